@@ -1,0 +1,115 @@
+/*
+ * Stack aggregation: the store behind `record` and `top`.
+ *
+ * Frame names are interned (one copy each) and a stack is an array of frame
+ * ids, root first; each distinct stack is kept once with its sample count.
+ * Memory therefore grows with the number of distinct frames and stacks, not
+ * with the number of samples: a long recording of a steady program stays
+ * small.
+ *
+ * Not thread-safe: one struct collapse belongs to one thread (the sampler's
+ * loop), or the caller locks.
+ */
+#ifndef STACKSPY_COLLAPSE_H
+#define STACKSPY_COLLAPSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct collapse;
+
+/* One distinct stack as seen through collapse_next(). */
+struct collapse_stack {
+	const uint32_t *ids;	/* frame ids, root first */
+	size_t n;		/* number of frames, at least 1 */
+	uint64_t count;		/* samples added for this stack */
+};
+
+/*
+ * Returns a new, empty store, or NULL with errno = ENOMEM.
+ * The caller owns it and releases it with collapse_free().
+ */
+struct collapse *collapse_new(void);
+
+/* Releases c and every name and stack it holds; NULL is accepted. */
+void collapse_free(struct collapse *c);
+
+/*
+ * Returns the id (>= 0) of the frame called name, copying name into c the
+ * first time it is seen; the same string always gives the same id, and ids
+ * are dense (0, 1, 2, ... in first-seen order). The caller keeps ownership of
+ * name. Returns -EINVAL for a NULL name, -ENOMEM, or -EOVERFLOW past
+ * INT32_MAX frames; c is unchanged on error.
+ */
+int collapse_intern(struct collapse *c, const char *name);
+
+/* Returns the id of name if it was interned, else -ENOENT. Never allocates. */
+int collapse_lookup(const struct collapse *c, const char *name);
+
+/*
+ * Returns the name of frame id, owned by c and valid until collapse_free(),
+ * or NULL if no frame has that id. The name is stored as given: see
+ * collapse_sanitize_frame() for what the folded writer changes.
+ */
+const char *collapse_frame_name(const struct collapse *c, uint32_t id);
+
+/*
+ * Adds count samples of the stack ids[0..n-1] (root first; ids from
+ * collapse_intern()). ids is copied on first sight and stays the caller's.
+ * A count of 0 adds nothing. Returns 0, -EINVAL (n == 0, an unknown id),
+ * -EOVERFLOW (the total would pass UINT64_MAX, or too many stacks), or
+ * -ENOMEM; c is unchanged on error.
+ */
+int collapse_add(struct collapse *c, const uint32_t *ids, size_t n,
+		 uint64_t count);
+
+/* Returns the samples added so far for ids[0..n-1]; 0 if never added. */
+uint64_t collapse_count(const struct collapse *c, const uint32_t *ids,
+			size_t n);
+
+/*
+ * Iterates the distinct stacks in first-seen order. Start with *cursor = 0;
+ * each call returns true and fills *out, then false at the end. out->ids is
+ * owned by c and valid until the next collapse_add() or collapse_free().
+ */
+bool collapse_next(const struct collapse *c, size_t *cursor,
+		   struct collapse_stack *out);
+
+/* Returns the sum of all counts added. */
+uint64_t collapse_total_samples(const struct collapse *c);
+
+/* Returns the number of distinct stacks. */
+size_t collapse_distinct_stacks(const struct collapse *c);
+
+/* Returns the number of distinct frame names. */
+size_t collapse_distinct_frames(const struct collapse *c);
+
+/*
+ * Returns the bytes c has requested from malloc (tables, names, stacks),
+ * without the allocator's own overhead. For tests and --verbose statistics.
+ */
+size_t collapse_memory_bytes(const struct collapse *c);
+
+/*
+ * Rewrites name in place so it is one valid frame of a folded line: ';'
+ * (the frame separator) becomes ':', and newlines and other control bytes
+ * become a space. Spaces are kept: readers of folded text (flamegraph.pl,
+ * inferno, speedscope) split the count off at the last space. Returns the
+ * number of bytes replaced.
+ */
+size_t collapse_sanitize_frame(char *name);
+
+/*
+ * Writes the folded format of DESIGN.md to out: one line per distinct stack,
+ * the frames root first joined by ';', a space, the count. Names go through
+ * collapse_sanitize_frame() on the way out (c is not changed); stacks that
+ * become equal by it are merged into one line. Lines are sorted bytewise, so
+ * the output equals `LC_ALL=C sort` of itself and two runs over the same
+ * samples give the same file. Does not close out.
+ * Returns 0, -ENOMEM, or -errno (-EIO if unknown) of a failed write.
+ */
+int collapse_write_folded(const struct collapse *c, FILE *out);
+
+#endif /* STACKSPY_COLLAPSE_H */

@@ -1,0 +1,390 @@
+/* ptrace/attach.c - seize every thread, keep up with their stops, detach.
+ *
+ * Rules (DESIGN.md "ptrace rules"): PTRACE_SEIZE only, never
+ * PTRACE_O_EXITKILL, so that a SIGKILLed stackspy leaves its tracees running
+ * (the kernel detaches seized tracees when the tracer dies).  A signal that
+ * stops a tracee on its way in is re-injected.  A group-stop (kill -STOP) is
+ * kept with PTRACE_LISTEN and left in place at detach.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrace/ptrace-internal.h"
+
+#define PF_KTHREAD 0x00200000
+
+/* Tracee stops are announced to the tracer with SIGCHLD: we keep SIGCHLD
+ * blocked and read it from a signalfd, so a wait can have a timeout without
+ * timers or signal handlers. */
+static int sigchld_fd = -1;
+
+static int
+sigchld_setup(void)
+{
+	if (sigchld_fd >= 0)
+		return 0;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	sigchld_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return sigchld_fd < 0 ? -errno : 0;
+}
+
+uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int
+tracee_wait(pid_t tid, int *status, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? 0 : now_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		pid_t r = waitpid(tid, status, WNOHANG | __WALL);
+		if (r == tid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r < 0)
+			continue;
+		struct timespec ts, *tsp = NULL;
+		if (timeout_ms >= 0) {
+			uint64_t now = now_ns();
+			if (now >= deadline)
+				return 0;
+			uint64_t left = deadline - now;
+			ts.tv_sec = (time_t)(left / 1000000000u);
+			ts.tv_nsec = (long)(left % 1000000000u);
+			tsp = &ts;
+		}
+		struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
+		int pr = ppoll(&pfd, 1, tsp, NULL);
+		if (pr > 0) {
+			struct signalfd_siginfo si;
+			while (read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				;
+		}
+	}
+}
+
+static bool
+is_group_stop(int st)
+{
+	if ((st >> 16) != PTRACE_EVENT_STOP)
+		return false;
+	switch (WSTOPSIG(st)) {
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int
+tracee_resume(struct tracee *th, int st)
+{
+	long r;
+	if (!WIFSTOPPED(st)) {
+		th->state = TRACEE_GONE;
+		return -ESRCH;
+	}
+	if ((st >> 16) == 0) {
+		/* signal-delivery-stop: deliver the signal as if we were not here. */
+		r = ptrace(PTRACE_CONT, th->tid, 0L, (long)WSTOPSIG(st));
+		th->state = TRACEE_RUNNING;
+	} else if (is_group_stop(st)) {
+		/* Stay stopped, but let SIGCONT end the stop as it would without us. */
+		r = ptrace(PTRACE_LISTEN, th->tid, 0L, 0L);
+		th->state = TRACEE_LISTENING;
+	} else {
+		r = ptrace(PTRACE_CONT, th->tid, 0L, 0L);
+		th->state = TRACEE_RUNNING;
+	}
+	if (r < 0) {
+		if (errno == ESRCH)
+			th->state = TRACEE_GONE;
+		return -errno;
+	}
+	return 0;
+}
+
+int
+ptrace_target_check(pid_t pid, char *why, size_t len)
+{
+	char path[64], buf[1024];
+	why[0] = '\0';
+	if (pid <= 0)
+		return -ESRCH;
+	if (pid == getpid()) {
+		snprintf(why, len, "it is stackspy itself");
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	char *cp = strrchr(buf, ')');
+	char *op = strchr(buf, '(');
+	if (!cp || !op || cp[1] != ' ')
+		return -ESRCH;
+	*cp = '\0';
+	char state = cp[2];
+	/* Fields after the comm: state ppid pgrp session tty_nr tpgid flags. */
+	int ppid = 0;
+	unsigned long flags = 0;
+	if (sscanf(cp + 2, "%*c %d %*d %*d %*d %*d %lu", &ppid, &flags) != 2)
+		return -ESRCH;
+	if (flags & PF_KTHREAD) {
+		snprintf(why, len, "it is a kernel thread (%s); kernel threads have no user-space stack", op + 1);
+		return -EINVAL;
+	}
+	if (state == 'Z' || state == 'X') {
+		/* A leader that called pthread_exit is a zombie while its other
+		 * threads run: that process is still worth a dump. */
+		pid_t *tids = NULL;
+		int n = procfs_list_tasks(pid, &tids);
+		int live = 0;
+		for (int i = 0; i < n; i++) {
+			char ts;
+			if (ptrace_thread_info(pid, tids[i], &ts, NULL, 0) == 0 && ts != 'Z' && ts != 'X')
+				live++;
+		}
+		free(tids);
+		if (live == 0) {
+			snprintf(why, len, "it is a zombie (it has exited and its parent %d has not reaped it yet)", ppid);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static struct tracee *
+target_add(struct ptrace_target *t, pid_t tid)
+{
+	if (t->nthreads == t->cap) {
+		size_t ncap = t->cap ? 2 * t->cap : 16;
+		struct tracee *nv = realloc(t->threads, ncap * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		t->threads = nv;
+		t->cap = ncap;
+	}
+	struct tracee *th = &t->threads[t->nthreads++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	return th;
+}
+
+static bool
+target_has(const struct ptrace_target *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+/* Seize one thread.  Returns 1 if added, 0 if it was gone or a zombie,
+ * negative errno on failure. */
+static int
+seize_thread(struct ptrace_target *t, pid_t tid)
+{
+	char state = '?';
+	char name[64] = "";
+	/* State and name before we touch it: afterwards every thread looks
+	 * traced. */
+	if (ptrace_thread_info(t->pid, tid, &state, name, sizeof(name)) < 0)
+		return 0;
+	struct tracee *th = target_add(t, tid);
+	if (!th)
+		return -ENOMEM;
+	th->proc_state = state;
+	snprintf(th->name, sizeof(th->name), "%s", name);
+	if (state == 'Z' || state == 'X') {
+		/* Exited thread (e.g. a leader after pthread_exit): nothing to
+		 * trace, but show it. */
+		th->state = TRACEE_GONE;
+		return 1;
+	}
+	if (ptrace(PTRACE_SEIZE, tid, 0L, 0L) < 0) {
+		int e = errno;
+		t->nthreads--;
+		if (e == ESRCH)
+			return 0;
+		return -e;
+	}
+	th->state = TRACEE_RUNNING;
+	if (state == 'T') {
+		/* Seizing a job-control-stopped thread makes it report its
+		 * group-stop to us; take that report and keep it stopped. */
+		int st;
+		if (tracee_wait(tid, &st, 100) == 1)
+			tracee_resume(th, st);
+	}
+	return 1;
+}
+
+int
+ptrace_target_rescan(struct ptrace_target *t)
+{
+	int added = 0;
+	/* Threads can be created while we scan: repeat until a pass finds
+	 * nothing new. */
+	for (int pass = 0; pass < 100; pass++) {
+		pid_t *tids = NULL;
+		int n = procfs_list_tasks(t->pid, &tids);
+		if (n < 0)
+			return n;
+		int new_here = 0;
+		for (int i = 0; i < n; i++) {
+			if (target_has(t, tids[i]))
+				continue;
+			int r = seize_thread(t, tids[i]);
+			if (r < 0 && tids[i] == t->pid && t->nthreads == 0) {
+				free(tids);
+				return r;
+			}
+			if (r > 0) {
+				new_here++;
+				added++;
+			}
+		}
+		free(tids);
+		if (new_here == 0)
+			break;
+	}
+	return added;
+}
+
+static int
+cmp_tracee(const void *a, const void *b)
+{
+	pid_t x = ((const struct tracee *)a)->tid, y = ((const struct tracee *)b)->tid;
+	return (x > y) - (x < y);
+}
+
+int
+ptrace_target_attach(struct ptrace_target *t, pid_t pid)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	int r = sigchld_setup();
+	if (r < 0)
+		return r;
+	/* The leader first: its failure (EPERM) is the process's failure. */
+	r = seize_thread(t, pid);
+	if (r < 0) {
+		ptrace_target_free(t);
+		return r;
+	}
+	r = ptrace_target_rescan(t);
+	if (r < 0) {
+		ptrace_target_detach(t);
+		ptrace_target_free(t);
+		return r;
+	}
+	if (t->nthreads == 0) {
+		ptrace_target_free(t);
+		return -ESRCH;
+	}
+	qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_tracee);
+	return 0;
+}
+
+static struct tracee *
+target_find(struct ptrace_target *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	return NULL;
+}
+
+void
+ptrace_target_poll(struct ptrace_target *t)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(-1, &st, WNOHANG | __WALL);
+		if (r <= 0)
+			return;
+		struct tracee *th = target_find(t, r);
+		if (!th)
+			continue;
+		if (!WIFSTOPPED(st)) {
+			th->state = TRACEE_GONE;
+			continue;
+		}
+		/* A listening tracee whose group-stop was ended by SIGCONT
+		 * reports an event-stop with SIGTRAP: resume() runs it again. */
+		tracee_resume(th, st);
+	}
+}
+
+/* Detach one thread: stop it (a running tracee cannot be detached), then
+ * PTRACE_DETACH, handing back a signal that was on its way in. */
+static void
+detach_one(struct tracee *th)
+{
+	if (th->state == TRACEE_GONE)
+		return;
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
+		th->state = TRACEE_GONE;
+		return;
+	}
+	for (;;) {
+		int st;
+		int r = tracee_wait(th->tid, &st, 1000);
+		if (r <= 0) {
+			/* Did not stop (uninterruptible sleep): the kernel detaches
+			 * it when we exit; nothing is pending on it that could stop
+			 * it for good. */
+			return;
+		}
+		if (!WIFSTOPPED(st)) {
+			th->state = TRACEE_GONE;
+			return;
+		}
+		long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
+		/* After a group-stop report the kernel puts the thread back in
+		 * group-stop by itself when we detach. */
+		if (ptrace(PTRACE_DETACH, th->tid, 0L, sig) == 0 || errno == ESRCH) {
+			th->state = TRACEE_GONE;
+			return;
+		}
+	}
+}
+
+void
+ptrace_target_detach(struct ptrace_target *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		detach_one(&t->threads[i]);
+	/* Reap leftover notifications so nothing of ours stays queued. */
+	int st;
+	while (waitpid(-1, &st, WNOHANG | __WALL) > 0)
+		;
+}
+
+void
+ptrace_target_free(struct ptrace_target *t)
+{
+	free(t->threads);
+	t->threads = NULL;
+	t->nthreads = t->cap = 0;
+}

@@ -1,0 +1,70 @@
+/* ptrace/eperm.c - say why the kernel refused PTRACE_SEIZE (strace's
+ * diagnose_attach_eperm is the model). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptrace/ptrace-internal.h"
+
+#define CAP_SYS_PTRACE_BIT 19
+
+static void
+comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (procfs_read(path, buf, len) < 0)
+		snprintf(buf, len, "?");
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+char *
+ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
+{
+	long tracer = 0, uid = -1;
+	char comm[64];
+
+	if (procfs_status_field(pid, "TracerPid", &tracer) == 0 && tracer > 0) {
+		comm_of((pid_t)tracer, comm, sizeof(comm));
+		snprintf(buf, len, "already traced by process %ld (%s); only one tracer "
+			 "at a time: detach it (or stop that debugger) first", tracer, comm);
+		return buf;
+	}
+	/* Uid: real effective saved fs — the real one is first. */
+	if (procfs_status_field(pid, "Uid", &uid) == 0 && geteuid() != 0 &&
+	    (uid_t)uid != geteuid()) {
+		snprintf(buf, len, "process %d belongs to uid %ld, you are uid %d; run "
+			 "stackspy as that user or as root", (int)pid, uid, (int)geteuid());
+		return buf;
+	}
+	char scope[16];
+	if (geteuid() != 0 &&
+	    procfs_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) > 0 &&
+	    scope[0] >= '1') {
+		snprintf(buf, len, "kernel.yama.ptrace_scope is %c, which only lets "
+			 "processes trace their own children; run stackspy as root, or "
+			 "'sysctl kernel.yama.ptrace_scope=0'", scope[0]);
+		return buf;
+	}
+	/* CapEff is hex; strtol base 10 in procfs_status_field does not fit,
+	 * so read it here. */
+	char status[4096];
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/status");
+	if (procfs_read(path, status, sizeof(status)) > 0) {
+		char *p = strstr(status, "CapEff:");
+		unsigned long long caps = 0;
+		if (p && sscanf(p + 7, "%llx", &caps) == 1 &&
+		    !(caps & (1ULL << CAP_SYS_PTRACE_BIT))) {
+			snprintf(buf, len, "stackspy lacks CAP_SYS_PTRACE (in a container, "
+				 "run it with --cap-add=SYS_PTRACE or from the host)");
+			return buf;
+		}
+	}
+	snprintf(buf, len, "the kernel refused to trace process %d (a security "
+		 "module such as SELinux or AppArmor may forbid it)", (int)pid);
+	return buf;
+}

@@ -1,0 +1,8 @@
+noinst_LIBRARIES += ptrace/libptrace.a
+ptrace_libptrace_a_SOURCES = \
+	ptrace/ptrace.h \
+	ptrace/ptrace-internal.h \
+	ptrace/attach.c \
+	ptrace/sample.c \
+	ptrace/procfs.c \
+	ptrace/eperm.c

@@ -1,0 +1,38 @@
+/* ptrace/ptrace-internal.h - private to ptrace/. */
+#ifndef STACKSPY_PTRACE_INTERNAL_H
+#define STACKSPY_PTRACE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptrace/ptrace.h"
+
+/* Read a small /proc file into buf (NUL-terminated).  Returns the length or
+ * a negative errno. */
+ssize_t procfs_read(const char *path, char *buf, size_t len);
+
+/* The value of a "Key:\tvalue" line of /proc/PID/status, as a long.  Returns
+ * 0 or -ENOENT. */
+int procfs_status_field(pid_t pid, const char *key, long *val);
+
+/* Thread IDs in /proc/PID/task.  *out is malloc'd.  Returns the count or a
+ * negative errno (-ESRCH when the process is gone). */
+int procfs_list_tasks(pid_t pid, pid_t **out);
+
+/* Wait for a state change of tid for at most timeout_ms (negative: forever).
+ * Returns 1 with *status filled, 0 on timeout, -ECHILD/-errno on error. */
+int tracee_wait(pid_t tid, int *status, int timeout_ms);
+
+/* Stack pointer from a raw NT_PRSTATUS of this host's architecture. */
+uint64_t regs_stack_pointer(const unsigned char *regs, size_t len);
+
+/* Bring tracee th back to running (or to listening when it is in group-stop)
+ * after a stop that we reaped with status st.  Used by sample, poll and
+ * attach.  Returns 0 or -errno. */
+int tracee_resume(struct tracee *th, int st);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t now_ns(void);
+
+#endif

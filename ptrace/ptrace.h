@@ -1,0 +1,106 @@
+/* ptrace/ptrace.h - the only module that calls ptrace(2).
+ *
+ * Attach with PTRACE_SEIZE to every thread of a process, take samples
+ * (registers + one stack copy, the thread stopped only for that), and detach
+ * so that the target is exactly as it was: running if it was running, still
+ * in group-stop if it was kill -STOPped.  Nothing here exits or prints.
+ */
+#ifndef STACKSPY_PTRACE_H
+#define STACKSPY_PTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Largest NT_PRSTATUS we accept (x86-64 uses 216 bytes, aarch64 272). */
+#define PTRACE_REGS_MAX 512
+
+/* What one sample captured.  The registers are the raw NT_PRSTATUS regset
+ * of the thread's architecture; unwind/ interprets them. */
+struct stack_snapshot {
+	pid_t tid;
+	unsigned char regs[PTRACE_REGS_MAX];
+	size_t regs_len;
+	uint64_t stack_start;     /* target address of stack[0] */
+	unsigned char *stack;     /* owned by the snapshot, stack_cap bytes */
+	size_t stack_len;         /* bytes actually copied */
+	size_t stack_cap;
+	uint64_t pause_ns;        /* time the thread was stopped for this sample */
+	bool group_stopped;       /* thread was (and stays) in a job-control stop */
+};
+
+/* Free the stack buffer of a snapshot (the struct itself is the caller's). */
+void stack_snapshot_release(struct stack_snapshot *s);
+
+enum tracee_state {
+	TRACEE_RUNNING,           /* seized, running */
+	TRACEE_LISTENING,         /* seized, in group-stop (PTRACE_LISTEN) */
+	TRACEE_GONE,              /* exited or reaped; no longer traced */
+};
+
+struct tracee {
+	pid_t tid;
+	enum tracee_state state;
+	char name[64];            /* /proc/PID/task/TID/comm before attach */
+	char proc_state;          /* state letter from /proc/.../stat before attach */
+	int error;                /* last sampling error (negative errno), 0 if none */
+};
+
+struct ptrace_target {
+	pid_t pid;
+	struct tracee *threads;
+	size_t nthreads;
+	size_t cap;
+};
+
+/* Tells ptrace_sample() where the stack mapping containing SP ends, so the
+ * copy is cut there.  Returns 0 when unknown (the copy is then bounded only
+ * by the window and by the first unreadable page). */
+typedef uint64_t (*stack_end_fn)(void *ctx, uint64_t sp);
+
+/* Can process PID be attached at all?  Returns 0, or -ESRCH (no such
+ * process), -EINVAL with why filled ("it is a kernel thread (kthreadd)",
+ * "it is a zombie ...", "it is stackspy itself"). */
+int ptrace_target_check(pid_t pid, char *why, size_t len);
+
+/* Seize every thread of process PID, rescanning /proc/PID/task until two
+ * passes agree.  Returns 0, or a negative errno: -ESRCH no such process,
+ * -EPERM not permitted (see ptrace_explain_eperm), -EINVAL kernel thread or
+ * stackspy itself.  On failure nothing stays attached. */
+int ptrace_target_attach(struct ptrace_target *t, pid_t pid);
+
+/* Seize threads created since the last scan.  Returns the number added. */
+int ptrace_target_rescan(struct ptrace_target *t);
+
+/* Sample one thread: PTRACE_INTERRUPT, wait for its stop (at most
+ * timeout_ms), one PTRACE_GETREGSET, one page-split process_vm_readv of up to
+ * `window` bytes from SP, then resume it at once.  Signal-delivery-stops seen
+ * while waiting are re-injected.  Returns 0, -ESRCH (the thread is gone),
+ * -ETIMEDOUT (it did not stop in time, e.g. uninterruptible sleep), or
+ * another negative errno.  out->stack is (re)allocated as needed. */
+int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
+		  stack_end_fn stack_end, void *ctx, int timeout_ms,
+		  struct stack_snapshot *out);
+
+/* Reap stops that arrived while we were not looking (signals to threads that
+ * we are not sampling right now) and re-inject them.  Cheap; call it between
+ * samples. */
+void ptrace_target_poll(struct ptrace_target *t);
+
+/* Detach every thread, re-injecting pending signals and leaving a group-stop
+ * in place.  Safe to call twice and from any exit path. */
+void ptrace_target_detach(struct ptrace_target *t);
+
+/* Release memory (after detach). */
+void ptrace_target_free(struct ptrace_target *t);
+
+/* Fill buf with why attaching to PID was refused (another tracer and its
+ * PID, another user, yama ptrace_scope, missing CAP_SYS_PTRACE) and a hint.
+ * Returns buf. */
+char *ptrace_explain_eperm(pid_t pid, char *buf, size_t len);
+
+/* Read /proc/PID/task/TID/stat state letter and comm.  Returns 0 or -errno. */
+int ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen);
+
+#endif

@@ -1,0 +1,151 @@
+/* ptrace/sample.c - one sample: the thread is stopped only for its
+ * registers and one copy of its stack (DESIGN.md, "The data path of one
+ * sample").  Everything else happens after PTRACE_CONT. */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptrace/ptrace-internal.h"
+
+#define PAGE 4096u
+#define MAX_IOV 64
+
+uint64_t
+regs_stack_pointer(const unsigned char *regs, size_t len)
+{
+#if defined(__x86_64__)
+	struct user_regs_struct r;
+	if (len < sizeof(r))
+		return 0;
+	memcpy(&r, regs, sizeof(r));
+	return r.rsp;
+#elif defined(__aarch64__)
+	struct user_pt_regs r;
+	if (len < sizeof(r))
+		return 0;
+	memcpy(&r, regs, sizeof(r));
+	return r.sp;
+#elif defined(__mips__)
+	/* o32/n64 NT_PRSTATUS: 6 padding words, then r0..r31. */
+	size_t w = sizeof(unsigned long);
+	if (len < (6 + 30) * w)
+		return 0;
+	unsigned long sp;
+	memcpy(&sp, regs + (6 + 29) * w, w);
+	return sp;
+#else
+	(void)regs; (void)len;
+	return 0;
+#endif
+}
+
+void
+stack_snapshot_release(struct stack_snapshot *s)
+{
+	free(s->stack);
+	s->stack = NULL;
+	s->stack_cap = s->stack_len = 0;
+}
+
+/* Copy [start, start+len) in one process_vm_readv.  The remote side is split
+ * at page boundaries so that an unmapped page ends the copy there instead of
+ * failing it whole.  Returns bytes copied. */
+static size_t
+copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
+{
+	struct iovec local = { .iov_base = dst, .iov_len = len };
+	struct iovec remote[MAX_IOV];
+	size_t n = 0;
+	uint64_t a = start, end = start + len;
+	while (a < end && n < MAX_IOV) {
+		uint64_t next = (a & ~(uint64_t)(PAGE - 1)) + PAGE;
+		if (next > end)
+			next = end;
+		remote[n].iov_base = (void *)(uintptr_t)a;
+		remote[n].iov_len = (size_t)(next - a);
+		n++;
+		a = next;
+	}
+	local.iov_len = (size_t)(a - start);
+	ssize_t r = process_vm_readv(tid, &local, 1, remote, n, 0);
+	return r < 0 ? 0 : (size_t)r;
+}
+
+int
+ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
+	      stack_end_fn stack_end, void *ctx, int timeout_ms,
+	      struct stack_snapshot *out)
+{
+	(void)t;
+	out->tid = th->tid;
+	out->regs_len = 0;
+	out->stack_len = 0;
+	out->pause_ns = 0;
+	out->group_stopped = false;
+	if (th->state == TRACEE_GONE)
+		return -ESRCH;
+	if (window > (size_t)MAX_IOV * PAGE - PAGE)
+		window = (size_t)MAX_IOV * PAGE - PAGE;
+	/* Allocate before stopping the thread, not while it waits on us. */
+	if (out->stack_cap < window) {
+		unsigned char *nb = realloc(out->stack, window);
+		if (!nb)
+			return -ENOMEM;
+		out->stack = nb;
+		out->stack_cap = window;
+	}
+
+	uint64_t t0 = now_ns();
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
+		if (errno == ESRCH)
+			th->state = TRACEE_GONE;
+		return -errno;
+	}
+	int st;
+	for (;;) {
+		int r = tracee_wait(th->tid, &st, timeout_ms);
+		if (r == 0)
+			return -ETIMEDOUT;  /* its stop is reaped later by poll/detach */
+		if (r < 0) {
+			th->state = TRACEE_GONE;
+			return -ESRCH;
+		}
+		if (!WIFSTOPPED(st)) {
+			th->state = TRACEE_GONE;
+			return -ESRCH;
+		}
+		if ((st >> 16) != 0)
+			break;
+		/* A signal arrived first: hand it on and wait for our stop. */
+		tracee_resume(th, st);
+	}
+
+	struct iovec iov = { .iov_base = out->regs, .iov_len = sizeof(out->regs) };
+	int err = 0;
+	if (ptrace(PTRACE_GETREGSET, th->tid, (void *)NT_PRSTATUS, &iov) < 0) {
+		err = -errno;
+	} else {
+		out->regs_len = iov.iov_len;
+		uint64_t sp = regs_stack_pointer(out->regs, out->regs_len);
+		uint64_t end = stack_end ? stack_end(ctx, sp) : 0;
+		size_t len = window;
+		if (end > sp && end - sp < len)
+			len = (size_t)(end - sp);
+		out->stack_start = sp;
+		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
+	}
+	out->group_stopped = ((st >> 16) == PTRACE_EVENT_STOP) && WSTOPSIG(st) != SIGTRAP;
+	int r = tracee_resume(th, st);
+	out->pause_ns = now_ns() - t0;
+	if (err)
+		return err;
+	return r == -ESRCH ? 0 : r;
+}

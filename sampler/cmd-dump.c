@@ -1,0 +1,326 @@
+/* sampler/cmd-dump.c - `stackspy dump`: one-shot stacks of every thread.
+ *
+ * All threads are sampled first (each stopped only for its registers and
+ * stack copy), the process is detached, and only then is anything unwound,
+ * symbolized or printed: the target is free before the slow part starts.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampler/sampler.h"
+
+#define DEFAULT_WINDOW   (64 * 1024)
+#define DEFAULT_DEPTH    256
+#define MAX_DEPTH        4096
+#define STOP_TIMEOUT_MS  250
+
+struct dump_options {
+	pid_t *pids;
+	int npids;
+	pid_t tid;                /* 0: all threads */
+	enum output_format format;
+	enum unwind_engine engine;
+	int max_depth;
+	unsigned sym_flags;
+};
+
+static void
+dump_usage(FILE *f)
+{
+	fputs("Usage: stackspy dump [-p] PID[,PID...] [OPTIONS]\n"
+	      "Print the stack of every thread of a running process, once: attach,\n"
+	      "stop each thread just long enough to copy its registers and stack,\n"
+	      "detach, then unwind and print.  The process keeps running (a process\n"
+	      "that was stopped with SIGSTOP stays stopped).\n"
+	      "\n"
+	      "Target:\n"
+	      "  -p, --pid PID[,PID...]  process(es) to dump (or give PID as an argument)\n"
+	      "  -t, --tid TID           only this thread\n"
+	      "\n"
+	      "Unwinding:\n"
+	      "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
+	      "                          frame pointers elsewhere), cfi, fp, mips\n"
+	      "  -m, --max-depth N       at most N frames per thread (default 256)\n"
+	      "\n"
+	      "Output:\n"
+	      "  -f, --format FORMAT     text (default) or json\n"
+	      "      --no-demangle       print C++/Rust symbols as they are in the binary\n"
+	      "  -h, --help              show this help\n"
+	      "\n"
+	      "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
+	      "output still written), 2 fatal error (nothing written), 64 usage error.\n",
+	      f);
+}
+
+static void
+parse_options(int argc, char **argv, struct dump_options *o)
+{
+	enum { OPT_NO_DEMANGLE = 256 };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "max-depth", required_argument, NULL, 'm' },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *pid_arg = NULL;
+	long v;
+	int c;
+
+	o->format = OUTPUT_TEXT;
+	o->engine = UNWIND_ENGINE_AUTO;
+	o->max_depth = DEFAULT_DEPTH;
+	/* Our own messages, not getopt's: one format for every error. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:t:f:e:m:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (pid_arg)
+				error_msg_and_help("dump", "only one PID list may be given");
+			pid_arg = optarg;
+			break;
+		case 't':
+			if (parse_long(optarg, 1, INT_MAX, &v) < 0)
+				error_msg_and_help("dump", "invalid --tid argument: '%s'", optarg);
+			o->tid = (pid_t)v;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") == 0)
+				o->format = OUTPUT_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				o->format = OUTPUT_JSON;
+			else
+				error_msg_and_help("dump", "invalid --format argument: '%s' (text or json)", optarg);
+			break;
+		case 'e':
+			if (unwind_engine_parse(optarg, &o->engine) < 0)
+				error_msg_and_help("dump", "invalid --engine argument: '%s' (auto, cfi, fp or mips)", optarg);
+			break;
+		case 'm':
+			if (parse_long(optarg, 1, MAX_DEPTH, &v) < 0)
+				error_msg_and_help("dump", "invalid --max-depth argument: '%s' (1 to %d)", optarg, MAX_DEPTH);
+			o->max_depth = (int)v;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->sym_flags |= UNWIND_SYM_NO_DEMANGLE;
+			break;
+		case 'h':
+			dump_usage(stdout);
+			exit(0);
+		case ':':
+			error_msg_and_help("dump", "option '%s' requires an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				error_msg_and_help("dump", "invalid option -- '%c'", optopt);
+			error_msg_and_help("dump", "unrecognized option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		if (pid_arg)
+			error_msg_and_help("dump", "unexpected argument '%s'", argv[optind]);
+		pid_arg = argv[optind++];
+	}
+	if (optind < argc)
+		error_msg_and_help("dump", "unexpected argument '%s'", argv[optind]);
+	if (!pid_arg)
+		error_msg_and_help("dump", "no process given: stackspy dump PID");
+	o->npids = parse_pid_list(pid_arg, &o->pids);
+	if (o->npids < 0)
+		error_msg_and_help("dump", "invalid PID: '%s'", pid_arg);
+	if (o->tid && o->npids > 1)
+		error_msg_and_help("dump", "--tid needs a single PID");
+}
+
+/* Report why PID cannot be attached.  Always an error line, maybe a hint. */
+static void
+report_attach_error(pid_t pid, int err)
+{
+	if (err == -EPERM) {
+		char why[512];
+		perror_msg(err, "cannot attach to process %d", (int)pid);
+		hint_msg("%s", ptrace_explain_eperm(pid, why, sizeof(why)));
+	} else {
+		perror_msg(err, "cannot attach to process %d", (int)pid);
+	}
+}
+
+static void
+read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "re");
+	buf[0] = '\0';
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/* Attach, sample the chosen threads, detach.  Fills p->threads and snaps.
+ * Returns 0 or a negative errno (nothing sampled, already reported). */
+static int
+sample_process(const struct dump_options *o, pid_t pid, struct unwind_target *ut,
+	       struct dump_process *p, struct stack_snapshot **snaps_out)
+{
+	struct ptrace_target pt;
+	int r = ptrace_target_attach(&pt, pid);
+	if (r < 0) {
+		report_attach_error(pid, r);
+		return r;
+	}
+	cleanup_register(&pt);
+
+	p->threads = calloc(pt.nthreads, sizeof(*p->threads));
+	struct stack_snapshot *snaps = calloc(pt.nthreads, sizeof(*snaps));
+	if (!p->threads || !snaps) {
+		free(snaps);
+		error_msg_and_die("out of memory");
+	}
+	for (size_t i = 0; i < pt.nthreads && !stop_signal; i++) {
+		struct tracee *th = &pt.threads[i];
+		if (o->tid && th->tid != o->tid)
+			continue;
+		struct dump_thread *d = &p->threads[p->nthreads];
+		d->tid = th->tid;
+		d->state = th->proc_state;
+		snprintf(d->name, sizeof(d->name), "%s", th->name);
+		if (th->proc_state == 'Z' || th->proc_state == 'X') {
+			p->nthreads++;
+			continue;
+		}
+		r = ptrace_sample(&pt, th, DEFAULT_WINDOW, unwind_target_stack_end, ut,
+				  STOP_TIMEOUT_MS, &snaps[p->nthreads]);
+		d->pause_us = (double)snaps[p->nthreads].pause_ns / 1000.0;
+		if (r == -ESRCH) {
+			/* Exited between the scan and now: not an error, not shown. */
+			stack_snapshot_release(&snaps[p->nthreads]);
+			continue;
+		}
+		if (r == -ETIMEDOUT)
+			d->error = "did not stop in time (uninterruptible sleep?)";
+		else if (r < 0)
+			d->error = strerror(-r);
+		else
+			d->sampled = true;
+		/* Keep only what was copied: a dump of 10,000 threads holds
+		 * all their stacks until the unwind. */
+		struct stack_snapshot *s = &snaps[p->nthreads];
+		if (s->stack_len < s->stack_cap) {
+			unsigned char *nb = realloc(s->stack, s->stack_len ? s->stack_len : 1);
+			if (nb) {
+				s->stack = nb;
+				s->stack_cap = s->stack_len ? s->stack_len : 1;
+			}
+		}
+		p->nthreads++;
+		ptrace_target_poll(&pt);
+	}
+	ptrace_target_detach(&pt);
+	cleanup_unregister(&pt);
+	ptrace_target_free(&pt);
+	*snaps_out = snaps;
+	return 0;
+}
+
+static int
+dump_one(const struct dump_options *o, pid_t pid, bool *partial)
+{
+	char why[256];
+	int r = ptrace_target_check(pid, why, sizeof(why));
+	if (r == -EINVAL) {
+		error_msg("cannot attach to process %d: %s", (int)pid, why);
+		return r;
+	}
+	if (r < 0) {
+		report_attach_error(pid, r);
+		return r;
+	}
+	struct dump_process p;
+	memset(&p, 0, sizeof(p));
+	p.pid = pid;
+	p.engine = o->engine;
+	read_comm(pid, p.comm, sizeof(p.comm));
+
+	/* The map and the vdso copy before attaching: none of it needs the
+	 * process stopped. */
+	struct unwind_target *ut = unwind_target_open(pid, &r);
+	if (!ut) {
+		report_attach_error(pid, r);
+		return r;
+	}
+	struct stack_snapshot *snaps = NULL;
+	r = sample_process(o, pid, ut, &p, &snaps);
+	if (r < 0) {
+		unwind_target_free(ut);
+		return r;
+	}
+	if (stop_signal) {
+		/* Detached already; nothing half-written goes out. */
+		unwind_target_free(ut);
+		signals_reraise();
+	}
+	if (o->tid && p.nthreads == 0) {
+		error_msg("thread %d is not a thread of process %d", (int)o->tid, (int)pid);
+		r = -ESRCH;
+	}
+	for (size_t i = 0; r == 0 && i < p.nthreads; i++) {
+		struct dump_thread *d = &p.threads[i];
+		if (d->error)
+			*partial = true;
+		if (!d->sampled)
+			continue;
+		d->frames = calloc((size_t)o->max_depth, sizeof(*d->frames));
+		if (!d->frames)
+			error_msg_and_die("out of memory");
+		d->nframes = unwind_walk(ut, o->engine, &snaps[i], d->frames, o->max_depth, &d->stop);
+	}
+	if (r == 0 && output_dump(stdout, o->format, &p, ut, o->sym_flags) < 0) {
+		perror_msg(errno ? errno : EIO, "cannot write the output");
+		r = -EIO;
+	}
+	for (size_t i = 0; i < p.nthreads; i++) {
+		free(p.threads[i].frames);
+		stack_snapshot_release(&snaps[i]);
+	}
+	free(snaps);
+	free(p.threads);
+	unwind_target_free(ut);
+	return r;
+}
+
+int
+cmd_dump(int argc, char **argv)
+{
+	struct dump_options o;
+	memset(&o, 0, sizeof(o));
+	parse_options(argc, argv, &o);
+
+	int failed = 0;
+	bool partial = false;
+	for (int i = 0; i < o.npids; i++) {
+		if (i > 0 && o.format == OUTPUT_TEXT)
+			putchar('\n');
+		if (dump_one(&o, o.pids[i], &partial) < 0)
+			failed++;
+	}
+	free(o.pids);
+	if (fflush(stdout) != 0) {
+		perror_msg(errno, "cannot write the output");
+		return EXIT_FATAL;
+	}
+	if (failed == o.npids)
+		return EXIT_FATAL;
+	return failed || partial ? EXIT_PARTIAL : 0;
+}

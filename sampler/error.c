@@ -1,0 +1,120 @@
+/* sampler/error.c - error printers and the exit path (strace's
+ * error_prints.c is the model).  Nothing exits while a tracee may be
+ * stopped: die() detaches first. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampler/sampler.h"
+
+#define MAX_TARGETS 64
+
+static struct ptrace_target *targets[MAX_TARGETS];
+
+void
+cleanup_register(struct ptrace_target *t)
+{
+	for (int i = 0; i < MAX_TARGETS; i++) {
+		if (!targets[i]) {
+			targets[i] = t;
+			return;
+		}
+	}
+}
+
+void
+cleanup_unregister(struct ptrace_target *t)
+{
+	for (int i = 0; i < MAX_TARGETS; i++)
+		if (targets[i] == t)
+			targets[i] = NULL;
+}
+
+void
+cleanup_detach_all(void)
+{
+	for (int i = 0; i < MAX_TARGETS; i++) {
+		if (targets[i]) {
+			ptrace_target_detach(targets[i]);
+			targets[i] = NULL;
+		}
+	}
+}
+
+/* Format "stackspy: <prefix><msg><suffix>\n" and write it at once, so that
+ * messages from several processes never interleave mid-line. */
+static void
+vprint(const char *prefix, const char *suffix, const char *fmt, va_list ap)
+{
+	char buf[2048];
+	int n = snprintf(buf, sizeof(buf), "stackspy: %s", prefix);
+	if (n < 0)
+		return;
+	int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	if (m < 0)
+		return;
+	size_t len = strlen(buf);
+	snprintf(buf + len, sizeof(buf) - len, "%s\n", suffix);
+	len = strlen(buf);
+	if (write(STDERR_FILENO, buf, len) < 0) {
+		/* nowhere left to report it */
+	}
+}
+
+void
+error_msg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("", "", fmt, ap);
+	va_end(ap);
+}
+
+void
+perror_msg(int err, const char *fmt, ...)
+{
+	char suffix[256];
+	snprintf(suffix, sizeof(suffix), ": %s", strerror(err < 0 ? -err : err));
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("", suffix, fmt, ap);
+	va_end(ap);
+}
+
+void
+hint_msg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("hint: ", "", fmt, ap);
+	va_end(ap);
+}
+
+void
+error_msg_and_die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("", "", fmt, ap);
+	va_end(ap);
+	cleanup_detach_all();
+	exit(EXIT_FATAL);
+}
+
+void
+error_msg_and_help(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("", "", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try 'stackspy%s%s --help' for more information.\n",
+		cmd ? " " : "", cmd ? cmd : "");
+	cleanup_detach_all();
+	exit(EXIT_USAGE);
+}

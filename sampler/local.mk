@@ -1,0 +1,10 @@
+bin_PROGRAMS += stackspy
+stackspy_SOURCES = \
+	sampler/sampler.h \
+	sampler/main.c \
+	sampler/options.c \
+	sampler/error.c \
+	sampler/signals.c \
+	sampler/cmd-dump.c \
+	sampler/output.c
+stackspy_LDADD = collapse/libcollapse.a $(UNWIND_LIBS)

@@ -1,0 +1,50 @@
+/* sampler/main.c - parse the command, run it, clean up. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/sampler.h"
+
+static void
+usage(FILE *f)
+{
+	fputs("Usage: stackspy COMMAND [OPTIONS]\n"
+	      "External stack sampler for native Linux processes: attaches with ptrace\n"
+	      "to running processes, without restarting them.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  dump      print the stack of every thread of a process, once\n"
+	      "\n"
+	      "Options:\n"
+	      "  -h, --help     show this help (stackspy COMMAND --help for a command's)\n"
+	      "  -V, --version  show the version\n"
+	      "\n"
+	      "Exit status: 0 success, 1 partial (some threads or frames failed, output\n"
+	      "still written), 2 fatal error (nothing written), 64 usage error.\n", f);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("stackspy %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	signals_install();
+	if (strcmp(cmd, "dump") == 0)
+		return cmd_dump(argc - 1, argv + 1);
+	if (cmd[0] == '-')
+		error_msg_and_help(NULL, "unrecognized option '%s'", cmd);
+	error_msg_and_help(NULL, "unknown command '%s'", cmd);
+}

@@ -1,0 +1,144 @@
+/* sampler/output.c - dump output: text for people, JSON for scripts
+ * (DESIGN.md, "dump --format json"). */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sampler/sampler.h"
+
+static void
+json_string(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	putc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\t': fputs("\\t", out); break;
+		case '\r': fputs("\\r", out); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(out, "\\u%04x", *p);
+			else
+				putc(*p, out);
+		}
+	}
+	putc('"', out);
+}
+
+static const char *
+state_name(char s)
+{
+	switch (s) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk sleep";
+	case 'T': return "stopped";
+	case 't': return "tracing stop";
+	case 'Z': return "zombie";
+	case 'X': return "dead";
+	case 'I': return "idle";
+	default: return "unknown";
+	}
+}
+
+/* Frames after the first are return addresses, named at ip - 1, except
+ * the one a signal interrupted (its ip is exact). */
+static bool
+is_caller(const struct dump_thread *d, int i)
+{
+	return i > 0 && !d->frames[i - 1].signal_frame;
+}
+
+static void
+text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
+{
+	fprintf(out, "\nThread %d \"%s\" state %c (%s)\n", (int)d->tid, d->name,
+		d->state, state_name(d->state));
+	if (d->error) {
+		fprintf(out, "  error: %s\n", d->error);
+		return;
+	}
+	if (!d->sampled) {
+		fprintf(out, "  (thread has exited)\n");
+		return;
+	}
+	for (int i = 0; i < d->nframes; i++) {
+		struct unwind_symbol sym;
+		uint64_t ip = d->frames[i].ip;
+		unwind_symbolize(t, ip, is_caller(d, i), flags, &sym);
+		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i, ip);
+		if (sym.function)
+			fprintf(out, "%s+0x%" PRIx64 " (%s)", sym.function, sym.offset,
+				sym.module ? sym.module : "[unknown]");
+		else if (sym.module)
+			fprintf(out, "?? (%s+0x%" PRIx64 ")", sym.module, sym.module_offset);
+		else
+			fputs("?? ([unknown])", out);
+		if (d->frames[i].signal_frame)
+			fputs(" <signal handler called>", out);
+		putc('\n', out);
+	}
+	if (d->stop != UNWIND_STOP_END)
+		fprintf(out, "  (unwinding stopped: %s)\n", unwind_stop_reason(d->stop));
+}
+
+static void
+json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
+{
+	fprintf(out, "{\"tid\": %d, \"name\": ", (int)d->tid);
+	json_string(out, d->name);
+	fprintf(out, ", \"state\": \"%c\", \"error\": ", d->state);
+	json_string(out, d->error);
+	fprintf(out, ", \"pause_us\": %.1f, \"stop\": ", d->pause_us);
+	json_string(out, d->sampled ? unwind_stop_reason(d->stop) : NULL);
+	fputs(", \"frames\": [", out);
+	for (int i = 0; i < d->nframes; i++) {
+		struct unwind_symbol sym;
+		uint64_t ip = d->frames[i].ip;
+		unwind_symbolize(t, ip, is_caller(d, i), flags, &sym);
+		fprintf(out, "%s\n    {\"ip\": \"0x%" PRIx64 "\", \"function\": ", i ? "," : "", ip);
+		json_string(out, sym.function);
+		if (sym.function)
+			fprintf(out, ", \"offset\": \"0x%" PRIx64 "\"", sym.offset);
+		else
+			fputs(", \"offset\": null", out);
+		fputs(", \"module\": ", out);
+		json_string(out, sym.module);
+		fprintf(out, ", \"module_offset\": \"0x%" PRIx64 "\", \"file\": null, \"line\": null, "
+			"\"inlined\": false, \"signal_frame\": %s, \"how\": \"%s\"}",
+			sym.module_offset, d->frames[i].signal_frame ? "true" : "false",
+			unwind_how_name(d->frames[i].how));
+	}
+	fputs("]}", out);
+}
+
+int
+output_dump(FILE *out, enum output_format f, const struct dump_process *p,
+	    struct unwind_target *t, unsigned flags)
+{
+	if (f == OUTPUT_TEXT) {
+		fprintf(out, "Process %d (%s), %zu thread%s, engine %s\n", (int)p->pid, p->comm,
+			p->nthreads, p->nthreads == 1 ? "" : "s", unwind_engine_name(p->engine));
+		for (size_t i = 0; i < p->nthreads; i++)
+			text_thread(out, &p->threads[i], t, flags);
+	} else {
+		fprintf(out, "{\"pid\": %d, \"comm\": ", (int)p->pid);
+		json_string(out, p->comm);
+		fprintf(out, ", \"engine\": \"%s\", \"threads\": [", unwind_engine_name(p->engine));
+		for (size_t i = 0; i < p->nthreads; i++) {
+			fputs(i ? ",\n  " : "\n  ", out);
+			json_thread(out, &p->threads[i], t, flags);
+		}
+		fputs("]}\n", out);
+	}
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,406 @@
+/*
+ * Unit tests of collapse/: interning, counting, the folded writer, and that
+ * memory follows distinct stacks rather than samples.
+ */
+#include "config.h"
+
+#include "collapse/collapse.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n",	\
+				__FILE__, __LINE__, #cond);		\
+			failures++;					\
+		}							\
+	} while (0)
+
+#define CHECK_EQ_U64(a, b)						\
+	do {								\
+		uint64_t a_ = (a), b_ = (b);				\
+		if (a_ != b_) {						\
+			fprintf(stderr, "%s:%d: %s == %" PRIu64		\
+				", expected %" PRIu64 "\n",		\
+				__FILE__, __LINE__, #a, a_, b_);	\
+			failures++;					\
+		}							\
+	} while (0)
+
+#define CHECK_STR(got, want)						\
+	do {								\
+		const char *g_ = (got), *w_ = (want);			\
+		if (!g_ || strcmp(g_, w_) != 0) {			\
+			fprintf(stderr, "%s:%d: %s is\n%s\nexpected\n%s\n", \
+				__FILE__, __LINE__, #got,		\
+				g_ ? g_ : "(null)", w_);		\
+			failures++;					\
+		}							\
+	} while (0)
+
+/* Returns the folded output of c as a string the caller frees. */
+static char *folded(const struct collapse *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		perror("open_memstream");
+		exit(99);
+	}
+	CHECK(collapse_write_folded(c, f) == 0);
+	fclose(f);
+	return buf;
+}
+
+static struct collapse *new_or_die(void)
+{
+	struct collapse *c = collapse_new();
+
+	if (!c) {
+		perror("collapse_new");
+		exit(99);
+	}
+	return c;
+}
+
+/* Interns names[0..n-1] into ids, checking each succeeds. */
+static void intern_all(struct collapse *c, const char *const *names,
+		       size_t n, uint32_t *ids)
+{
+	for (size_t i = 0; i < n; i++) {
+		int id = collapse_intern(c, names[i]);
+
+		CHECK(id >= 0);
+		ids[i] = id >= 0 ? (uint32_t)id : 0;
+	}
+}
+
+static void test_intern(void)
+{
+	struct collapse *c = new_or_die();
+	char buf[32];
+	int a, b, a2;
+
+	CHECK(collapse_lookup(c, "main") == -ENOENT);
+	a = collapse_intern(c, "main");
+	b = collapse_intern(c, "worker_main");
+	CHECK(a == 0 && b == 1);	/* dense, first-seen order */
+
+	/* the store keeps its own copy: the caller's buffer may change */
+	strcpy(buf, "main");
+	a2 = collapse_intern(c, buf);
+	CHECK(a2 == a);
+	strcpy(buf, "changed");
+	CHECK_STR(collapse_frame_name(c, (uint32_t)a), "main");
+
+	CHECK(collapse_intern(c, "") == 2);
+	CHECK(collapse_intern(c, "") == 2);
+	CHECK(collapse_intern(c, "Main") == 3);
+	CHECK(collapse_lookup(c, "worker_main") == b);
+	CHECK(collapse_intern(c, NULL) == -EINVAL);
+	CHECK(collapse_frame_name(c, 4) == NULL);
+	CHECK(collapse_distinct_frames(c) == 4);
+
+	/* enough names to grow the index several times */
+	for (int i = 0; i < 5000; i++) {
+		snprintf(buf, sizeof(buf), "fn_%d", i);
+		CHECK(collapse_intern(c, buf) == 4 + i);
+	}
+	for (int i = 0; i < 5000; i += 7) {
+		snprintf(buf, sizeof(buf), "fn_%d", i);
+		CHECK(collapse_lookup(c, buf) == 4 + i);
+		CHECK_STR(collapse_frame_name(c, (uint32_t)(4 + i)), buf);
+	}
+	CHECK(collapse_distinct_frames(c) == 5004);
+	collapse_free(c);
+	collapse_free(NULL);
+}
+
+static void test_counts(void)
+{
+	static const char *const names[] = { "main", "a", "b", "c" };
+	struct collapse *c = new_or_die();
+	struct collapse_stack st;
+	uint32_t id[4], s1[3], s2[3], s3[2];
+	uint64_t sum = 0;
+	size_t cursor = 0, seen = 0;
+
+	intern_all(c, names, 4, id);
+	s1[0] = id[0], s1[1] = id[1], s1[2] = id[2];	/* main;a;b */
+	s2[0] = id[0], s2[1] = id[2], s2[2] = id[1];	/* main;b;a */
+	s3[0] = id[0], s3[1] = id[1];			/* main;a */
+
+	CHECK(collapse_add(c, s1, 3, 1) == 0);
+	CHECK(collapse_add(c, s1, 3, 4) == 0);
+	CHECK(collapse_add(c, s2, 3, 2) == 0);
+	CHECK(collapse_add(c, s3, 2, 10) == 0);
+	CHECK(collapse_add(c, s3, 2, 0) == 0);
+	CHECK_EQ_U64(collapse_count(c, s1, 3), 5);
+	CHECK_EQ_U64(collapse_count(c, s2, 3), 2);
+	CHECK_EQ_U64(collapse_count(c, s3, 2), 10);
+	CHECK_EQ_U64(collapse_count(c, s1, 1), 0);	/* prefix of s1: another stack */
+	CHECK_EQ_U64(collapse_total_samples(c), 17);
+	CHECK(collapse_distinct_stacks(c) == 3);
+
+	/* bad input leaves the store as it was */
+	CHECK(collapse_add(c, s1, 0, 1) == -EINVAL);
+	s2[1] = 99;
+	CHECK(collapse_add(c, s2, 3, 1) == -EINVAL);
+	s2[1] = id[2];
+	CHECK(collapse_add(c, s1, 3, UINT64_MAX) == -EOVERFLOW);
+	CHECK_EQ_U64(collapse_total_samples(c), 17);
+	CHECK(collapse_distinct_stacks(c) == 3);
+
+	/* iteration: first-seen order, every stack once, counts sum up */
+	while (collapse_next(c, &cursor, &st)) {
+		if (seen == 0)
+			CHECK(st.n == 3 && memcmp(st.ids, s1, sizeof(s1)) == 0);
+		if (seen == 2)
+			CHECK(st.n == 2 && memcmp(st.ids, s3, sizeof(s3)) == 0);
+		sum += st.count;
+		seen++;
+	}
+	CHECK(seen == 3);
+	CHECK_EQ_U64(sum, 17);
+	CHECK(!collapse_next(c, &cursor, &st));
+	collapse_free(c);
+}
+
+static void add_named(struct collapse *c, const char *const *names, size_t n,
+		      uint64_t count)
+{
+	uint32_t ids[16];
+
+	intern_all(c, names, n, ids);
+	CHECK(collapse_add(c, ids, n, count) == 0);
+}
+
+static void test_folded(void)
+{
+	static const char *const crunch_primes[] = {
+		"main", "worker_main", "crunch", "compute_primes" };
+	static const char *const crunch_hash[] = {
+		"main", "worker_main", "crunch", "hash_block" };
+	static const char *const crunch[] = { "main", "worker_main", "crunch" };
+	static const char *const waiting[] = {
+		"start_thread", "wait_for_job", "pthread_cond_wait" };
+	static const char *const cxx[] = {
+		"main", "std::vector<int>::push_back", "operator new" };
+	struct collapse *c = new_or_die();
+	char *text;
+
+	text = folded(c);
+	CHECK_STR(text, "");
+	free(text);
+
+	add_named(c, waiting, 3, 7);
+	add_named(c, crunch_primes, 4, 30);
+	add_named(c, crunch_hash, 4, 10);
+	add_named(c, crunch, 3, 1);
+	add_named(c, cxx, 3, 2);
+	add_named(c, crunch_primes, 4, 3);
+	text = folded(c);
+	CHECK_STR(text,
+		  "main;std::vector<int>::push_back;operator new 2\n"
+		  "main;worker_main;crunch 1\n"
+		  "main;worker_main;crunch;compute_primes 33\n"
+		  "main;worker_main;crunch;hash_block 10\n"
+		  "start_thread;wait_for_job;pthread_cond_wait 7\n");
+	free(text);
+
+	/* the output does not depend on the order samples came in */
+	{
+		struct collapse *r = new_or_die();
+		char *rtext;
+
+		add_named(r, crunch_primes, 4, 3);
+		add_named(r, cxx, 3, 2);
+		add_named(r, crunch, 3, 1);
+		add_named(r, crunch_hash, 4, 10);
+		add_named(r, crunch_primes, 4, 30);
+		add_named(r, waiting, 3, 7);
+		text = folded(c);
+		rtext = folded(r);
+		CHECK_STR(rtext, text);
+		free(text);
+		free(rtext);
+		collapse_free(r);
+	}
+	collapse_free(c);
+}
+
+static void test_sanitize(void)
+{
+	static const char *const evil[] = {
+		"main", "a;b", "line\nbreak", "tab\there", "cr\r", "x y" };
+	static const char *const colon[] = { "main", "a:b" };
+	static const char *const semi[] = { "main", "a;b" };
+	static const char *const spaced[] = { "a", "b 1" };
+	static const char *const plain[] = { "a", "b" };
+	struct collapse *c = new_or_die();
+	char name[] = "ns;fn\nx y\x7f";
+	char *text;
+
+	CHECK(collapse_sanitize_frame(name) == 3);
+	CHECK_STR(name, "ns:fn x y ");
+	strcpy(name, "clean name");
+	CHECK(collapse_sanitize_frame(name) == 0);
+	CHECK_STR(name, "clean name");
+
+	add_named(c, evil, 6, 4);
+	text = folded(c);
+	CHECK_STR(text, "main;a:b;line break;tab here;cr ;x y 4\n");
+	free(text);
+	/* the store keeps names as given: other writers may want them */
+	CHECK(collapse_lookup(c, "a;b") >= 0);
+	collapse_free(c);
+
+	/* two stacks that print alike become one line */
+	c = new_or_die();
+	add_named(c, colon, 2, 1);
+	add_named(c, semi, 2, 2);
+	CHECK(collapse_distinct_stacks(c) == 2);
+	text = folded(c);
+	CHECK_STR(text, "main;a:b 3\n");
+	free(text);
+	collapse_free(c);
+
+	/* bytewise order of whole lines, as LC_ALL=C sort has it */
+	c = new_or_die();
+	add_named(c, plain, 2, 5);
+	add_named(c, spaced, 2, 7);
+	text = folded(c);
+	CHECK_STR(text, "a;b 1 7\na;b 5\n");
+	free(text);
+	collapse_free(c);
+}
+
+/* Fills ids with a depth-8 stack unique to i, over 1000 frame names. */
+static void make_stack(uint32_t i, const uint32_t *frame_ids, uint32_t *ids)
+{
+	ids[0] = frame_ids[0];
+	ids[1] = frame_ids[1 + i % 997];
+	ids[2] = frame_ids[1 + (i / 997) % 997];
+	for (int d = 3; d < 8; d++)
+		ids[d] = frame_ids[1 + (i * 31 + d) % 997];
+}
+
+static void test_many_stacks(void)
+{
+	enum { NSTACKS = 100000, DEPTH = 8, NFRAMES = 998 };
+	struct collapse *c = new_or_die();
+	uint32_t frame_ids[NFRAMES], ids[DEPTH];
+	struct collapse_stack st;
+	size_t cursor = 0, lines = 0, mem;
+	uint64_t sum = 0;
+	char name[32], *text;
+
+	for (int i = 0; i < NFRAMES; i++) {
+		int id;
+
+		snprintf(name, sizeof(name), "function_%04d", i);
+		id = collapse_intern(c, name);
+		CHECK(id == i);
+		frame_ids[i] = (uint32_t)i;
+	}
+	/* each stack twice, with counts 1 + i % 3 and 1 */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < NSTACKS; i++) {
+			make_stack(i, frame_ids, ids);
+			CHECK(collapse_add(c, ids, DEPTH,
+					   pass ? 1 : 1 + i % 3) == 0);
+		}
+	CHECK(collapse_distinct_stacks(c) == NSTACKS);
+	for (uint32_t i = 0; i < NSTACKS; i += 4999) {
+		make_stack(i, frame_ids, ids);
+		CHECK_EQ_U64(collapse_count(c, ids, DEPTH), 2 + i % 3);
+	}
+	while (collapse_next(c, &cursor, &st)) {
+		CHECK(st.n == DEPTH);
+		sum += st.count;
+	}
+	CHECK_EQ_U64(sum, collapse_total_samples(c));
+	/* sum of (2 + i % 3) over i < 100000: i % 3 adds 3 per full cycle */
+	CHECK_EQ_U64(sum, 2ull * NSTACKS + 33333 * 3);
+
+	text = folded(c);
+	for (char *p = text, *prev = NULL; p && *p; ) {
+		char *nl = strchr(p, '\n');
+
+		CHECK(nl != NULL);
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (prev)
+			CHECK(strcmp(prev, p) < 0);
+		prev = p;
+		p = nl + 1;
+		lines++;
+	}
+	CHECK(lines == NSTACKS);
+	free(text);
+
+	/* Stores ids (4 bytes each), a 32-byte record and an index slot per
+	 * stack: a generous bound, and at least the ids themselves. */
+	mem = collapse_memory_bytes(c);
+	CHECK(mem >= (size_t)NSTACKS * DEPTH * 4);
+	CHECK(mem <= (size_t)NSTACKS * (DEPTH * 4 + 32 + 4 * 4) * 2 +
+		     (size_t)NFRAMES * 64 + 4096);
+	collapse_free(c);
+}
+
+static void test_memory_follows_stacks(void)
+{
+	static const char *const names[] = {
+		"main", "loop", "step", "f0", "f1", "f2", "f3", "f4", "f5", "f6" };
+	struct collapse *c = new_or_die();
+	uint32_t id[10], stack[3];
+	size_t before;
+
+	intern_all(c, names, 10, id);
+	stack[0] = id[0], stack[1] = id[1];
+	for (int k = 0; k < 7; k++) {
+		stack[2] = id[3 + k];
+		CHECK(collapse_add(c, stack, 3, 1) == 0);
+	}
+	before = collapse_memory_bytes(c);
+
+	/* a million more samples of the same seven stacks: no growth */
+	for (int i = 0; i < 1000000; i++) {
+		stack[2] = id[3 + i % 7];
+		if (collapse_add(c, stack, 3, 1) != 0) {
+			CHECK(!"collapse_add failed");
+			break;
+		}
+	}
+	CHECK(collapse_memory_bytes(c) == before);
+	CHECK(collapse_distinct_stacks(c) == 7);
+	CHECK_EQ_U64(collapse_total_samples(c), 1000007);
+	CHECK(before < 8192);
+	collapse_free(c);
+}
+
+int main(void)
+{
+	test_intern();
+	test_counts();
+	test_folded();
+	test_sanitize();
+	test_many_stacks();
+	test_memory_follows_stacks();
+	if (failures) {
+		fprintf(stderr, "unit-collapse: %d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("unit-collapse: all checks passed\n");
+	return 0;
+}

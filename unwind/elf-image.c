@@ -1,0 +1,451 @@
+/* unwind/elf-image.c - ELF files behind the target's mappings.
+ *
+ * Each file is mmap'd whole and read-only once per (dev, inode) and kept for
+ * the life of the target: the memory reader serves reads of file-backed
+ * mappings from it, and symtab.c builds the symbol table from it.  libelf
+ * reads the headers through elf_memory() over our mapping, so nothing is
+ * read twice and nothing is written (with the native byte order libelf uses
+ * the bytes in place; otherwise it converts into its own buffers).
+ *
+ * The files come from other people's processes and containers: every offset
+ * and size is checked against the file size before use (tests/unit-symtab.c
+ * feeds truncated and corrupted copies).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwind/unwind-internal.h"
+
+#ifndef NT_GNU_BUILD_ID
+# define NT_GNU_BUILD_ID 3
+#endif
+
+/* 8-byte aligned notes (.note.gnu.property) have their own layout type in
+ * elfutils' libelf (since 0.175); gelf_getnote pads by it. */
+static Elf_Type note_type(uint64_t align)
+{
+	return align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+}
+
+/* Copy an NT_GNU_BUILD_ID descriptor out of a note buffer.  true if found. */
+static bool build_id_from_notes(struct elf_image *img, Elf_Data *d)
+{
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off, next;
+
+	if (!d || !d->d_buf)
+		return false;
+	while (off < d->d_size &&
+	       (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		/* gelf_getnote has checked name and desc against d_size. */
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 &&
+		    nh.n_descsz > 0 && nh.n_descsz <= sizeof(img->build_id)) {
+			memcpy(img->build_id, (const char *)d->d_buf + desc_off,
+			       nh.n_descsz);
+			img->build_id_len = nh.n_descsz;
+			return true;
+		}
+		off = next;
+	}
+	return false;
+}
+
+static bool range_in_file(const struct elf_image *img, uint64_t off, uint64_t len)
+{
+	return off <= img->size && len <= img->size - off;
+}
+
+/* Fill segs, the eh_frame_hdr location and the build-id from img->data.
+ * Returns 0, -ENOEXEC or -ENOMEM. */
+static int image_parse(struct elf_image *img)
+{
+	Elf *e;
+	GElf_Ehdr eh;
+	size_t phnum = 0;
+	int ret = 0;
+
+	if (img->size < EI_NIDENT || memcmp(img->data, ELFMAG, SELFMAG) != 0)
+		return -ENOEXEC;
+	elf_version(EV_CURRENT);
+	/* elf_memory wants a non-const buffer, but with ELF_C_READ_MMAP_PRIVATE
+	 * semantics it only ever reads it (see the comment at the top). */
+	e = elf_memory((char *)(uintptr_t)img->data, img->size);
+	if (!e)
+		return -ENOEXEC;
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+
+	/* A broken program header table leaves an image without segments: it
+	 * can still give names (a debug file opened by path) but no bias. */
+	if (elf_getphdrnum(e, &phnum) != 0)
+		phnum = 0;
+	if (phnum > 0 && phnum <= 65536) {
+		img->segs = calloc(phnum, sizeof(*img->segs));
+		if (!img->segs) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t i = 0; img->segs && i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			continue;
+		switch (ph.p_type) {
+		case PT_LOAD: {
+			struct elf_segment *s = &img->segs[img->nsegs];
+
+			if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+				break;          /* wraps: garbage */
+			s->vaddr = ph.p_vaddr;
+			s->memsz = ph.p_memsz;
+			s->offset = ph.p_offset;
+			/* Clamped to the file so that whoever reads
+			 * data[offset, offset + filesz) stays inside it. */
+			if (ph.p_offset >= img->size)
+				s->filesz = 0;
+			else if (ph.p_filesz > img->size - ph.p_offset)
+				s->filesz = img->size - ph.p_offset;
+			else
+				s->filesz = ph.p_filesz;
+			s->flags = ph.p_flags & (PF_R | PF_W | PF_X);
+			img->nsegs++;
+			break;
+		}
+		case PT_GNU_EH_FRAME:
+			img->eh_frame_hdr_vaddr = ph.p_vaddr;
+			img->eh_frame_hdr_size = ph.p_memsz;
+			break;
+		case PT_NOTE:
+			if (img->build_id_len == 0 && ph.p_filesz > 0 &&
+			    range_in_file(img, ph.p_offset, ph.p_filesz))
+				build_id_from_notes(img, elf_getdata_rawchunk(e,
+					(int64_t)ph.p_offset, ph.p_filesz,
+					note_type(ph.p_align)));
+			break;
+		default:
+			break;
+		}
+	}
+
+	/* Separate debug files keep the note section, but their program
+	 * headers may point at NOBITS space: look at the sections too. */
+	if (img->build_id_len == 0) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(e, scn)) != NULL) {
+			GElf_Shdr sh;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+				continue;
+			if ((sh.sh_flags & SHF_COMPRESSED) ||
+			    !range_in_file(img, sh.sh_offset, sh.sh_size))
+				continue;
+			if (build_id_from_notes(img, elf_getdata(scn, NULL)))
+				break;
+		}
+	}
+out:
+	elf_end(e);
+	return ret;
+}
+
+static struct elf_image *cache_find(const struct elf_cache *c, dev_t dev, ino_t ino)
+{
+	for (struct elf_image *img = c->head; img; img = img->next)
+		if (img->ino == ino && img->dev == dev && img->ino != 0)
+			return img;
+	return NULL;
+}
+
+static void image_free(struct elf_image *img)
+{
+	symtab_free(img->symtab);
+	if (img->mmapped)
+		munmap((void *)(uintptr_t)img->data, img->size);
+	else
+		free((void *)(uintptr_t)img->data);
+	free(img->segs);
+	free(img->path);
+	free(img);
+}
+
+/* Map the file open on fd and parse it.  dev/ino are the cache key.  Takes
+ * ownership of fd (closed here).  NULL and *err on failure. */
+static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
+				       const char *path, const struct stat *st,
+				       dev_t dev, ino_t ino, int *err)
+{
+	struct elf_image *img = NULL;
+	void *data;
+	int ret;
+
+	if (!S_ISREG(st->st_mode) || st->st_size < (off_t)sizeof(Elf32_Ehdr) ||
+	    (uintmax_t)st->st_size > SIZE_MAX) {
+		ret = -ENOEXEC;
+		goto fail;
+	}
+	data = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (data == MAP_FAILED) {
+		ret = -errno;
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+
+	img = calloc(1, sizeof(*img));
+	if (!img || !(img->path = strdup(path))) {
+		free(img);
+		munmap(data, (size_t)st->st_size);
+		ret = -ENOMEM;
+		goto fail;
+	}
+	img->data = data;
+	img->size = (size_t)st->st_size;
+	img->mmapped = true;
+	img->dev = dev;
+	img->ino = ino;
+	ret = image_parse(img);
+	if (ret < 0) {
+		image_free(img);
+		goto fail;
+	}
+	img->next = c->head;
+	c->head = img;
+	return img;
+
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		*err = ret;
+	return NULL;
+}
+
+struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
+				      int *err)
+{
+	struct elf_image *img;
+	struct stat st;
+	int fd;
+
+	if (!c || !path) {
+		if (err)
+			*err = -EINVAL;
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (err)
+			*err = -errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		if (err)
+			*err = -errno;
+		close(fd);
+		return NULL;
+	}
+	img = cache_find(c, st.st_dev, st.st_ino);
+	if (img) {
+		close(fd);
+		return img;
+	}
+	return image_from_fd(c, fd, path, &st, st.st_dev, st.st_ino, err);
+}
+
+struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
+				const struct mapping *m, int *err)
+{
+	struct elf_image *img;
+	struct stat st;
+	char *path = NULL;
+	int fd = -1, first_err = 0;
+
+	if (!c || !m) {
+		if (err)
+			*err = -EINVAL;
+		return NULL;
+	}
+	/* Anonymous memory and [vdso]/[stack]/... have no file to open. */
+	if (!m->path || m->path[0] != '/' || m->inode == 0) {
+		if (err)
+			*err = -ENOENT;
+		return NULL;
+	}
+	img = cache_find(c, m->dev, m->inode);
+	if (img)
+		return img;
+
+	/* Through the target's root so that a process in a container gets its
+	 * own files, not ours. */
+	if (!m->deleted) {
+		if (pid > 0) {
+			if (asprintf(&path, "/proc/%d/root%s", (int)pid, m->path) < 0)
+				path = NULL;
+		} else {
+			path = strdup(m->path);
+		}
+		if (!path) {
+			if (err)
+				*err = -ENOMEM;
+			return NULL;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			first_err = -errno;
+		} else if (fstat(fd, &st) < 0) {
+			first_err = -errno;
+			close(fd);
+			fd = -1;
+		} else if (st.st_ino != m->inode) {
+			/* Replaced on disk since it was mapped (an upgrade):
+			 * its symbols would name the wrong code.  The device
+			 * is not compared: on overlayfs st_dev is the
+			 * overlay's while maps shows the layer's. */
+			first_err = -ESTALE;
+			close(fd);
+			fd = -1;
+		}
+	}
+
+	/* The mapped object itself, whatever happened to its name.  Needs
+	 * CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) on most kernels. */
+	if (fd < 0) {
+		free(path);
+		path = NULL;
+		if (pid <= 0 ||
+		    asprintf(&path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			     (int)pid, m->start, m->end) < 0) {
+			path = NULL;
+			if (err)
+				*err = first_err ? first_err : -ENOENT;
+			return NULL;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			int e = -errno;
+
+			if (fd >= 0)
+				close(fd);
+			free(path);
+			if (err)
+				*err = first_err ? first_err : e;
+			return NULL;
+		}
+	}
+
+	img = image_from_fd(c, fd, path, &st, m->dev, m->inode, err);
+	free(path);
+	return img;
+}
+
+struct elf_image *elf_image_from_memory(struct elf_cache *c, void *buf,
+					size_t len, const char *name)
+{
+	struct elf_image *img;
+
+	/* Ownership of buf is taken whatever happens, so that the caller
+	 * never has to guess whether to free it. */
+	if (!c || !buf || len < sizeof(Elf32_Ehdr))
+		goto fail;
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		goto fail;
+	img->path = strdup(name ? name : "[memory]");
+	if (!img->path) {
+		free(img);
+		goto fail;
+	}
+	img->data = buf;
+	img->size = len;
+	img->mmapped = false;
+	if (image_parse(img) < 0) {
+		image_free(img);   /* frees buf */
+		return NULL;
+	}
+	img->next = c->head;
+	c->head = img;
+	return img;
+fail:
+	free(buf);
+	return NULL;
+}
+
+void elf_cache_free(struct elf_cache *c)
+{
+	struct elf_image *img, *next;
+
+	if (!c)
+		return;
+	for (img = c->head; img; img = next) {
+		next = img->next;
+		image_free(img);
+	}
+	c->head = NULL;
+}
+
+/* How well a segment's flags match a mapping's permissions: 2 exact, 1 the
+ * same X bit (a RELRO page is a PF_W segment mapped read-only after
+ * relocation), 0 otherwise. */
+static int perms_score(const struct elf_segment *s, const struct mapping *m)
+{
+	bool mx = m->perms & MAPPING_X, mw = m->perms & MAPPING_W;
+	bool sx = s->flags & PF_X, sw = s->flags & PF_W;
+
+	if (mx != sx)
+		return 0;
+	return mw == sw ? 2 : 1;
+}
+
+int elf_image_bias(const struct elf_image *img, const struct mapping *m,
+		   uint64_t *bias)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	uint64_t mask = ps > 0 ? (uint64_t)ps - 1 : 4095;
+	const struct elf_segment *best = NULL;
+	int best_score = -1;
+
+	if (!img || !m || !bias)
+		return -ENOENT;
+	/* Several segments can share a file page (text and data in old
+	 * binaries, rodata and RELRO in new ones); the mapping's permissions
+	 * pick among them, the first in file order wins a tie. */
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		uint64_t lo = s->offset & ~mask;
+		uint64_t hi = s->offset + s->filesz;
+		int score;
+
+		if (s->filesz == 0 || hi < s->offset)
+			continue;
+		hi = hi + mask < hi ? UINT64_MAX : (hi + mask) & ~mask;
+		if (m->offset < lo || m->offset >= hi)
+			continue;
+		score = perms_score(s, m);
+		if (score > best_score) {
+			best = s;
+			best_score = score;
+		}
+	}
+	if (!best)
+		return -ENOENT;
+	/* The kernel maps a segment at PAGE_DOWN(bias + p_vaddr) from file
+	 * offset PAGE_DOWN(p_offset). */
+	*bias = m->start - ((best->vaddr & ~mask) + (m->offset - (best->offset & ~mask)));
+	return 0;
+}

@@ -1,0 +1,17 @@
+noinst_LIBRARIES += unwind/libunwind-engines.a
+unwind_libunwind_engines_a_SOURCES = \
+	unwind/unwind.h \
+	unwind/unwind-internal.h \
+	unwind/unwind.c \
+	unwind/maps.c \
+	unwind/elf-image.c \
+	unwind/symtab.c \
+	unwind/memory.c \
+	unwind/arch-x86_64.c \
+	unwind/engine-fp.c \
+	unwind/engine-cfi.c
+unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS)
+
+# What every program linking unwind/ needs.
+UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a \
+	$(LIBUNWIND_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS)

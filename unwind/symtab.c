@@ -1,0 +1,564 @@
+/* unwind/symtab.c - function names for addresses of one ELF image.
+ *
+ * The table is built on the first lookup in an image (most mapped libraries
+ * are never hit by a sample) and then binary searched.  Names point into the
+ * string table of the mmap'd file (or of the separate debug file, which the
+ * table keeps mapped), so a table costs one small entry per function.
+ * Demangled forms are computed when first asked for and kept in the entry,
+ * so the pointer returned stays valid until the image is freed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifdef HAVE_DEMANGLE
+# include <libiberty/demangle.h>
+#endif
+
+#include "unwind/unwind-internal.h"
+
+/* A nested symbol (a size-0 label inside a sized function, a cold part
+ * placed inside its parent) hides the enclosing one from the plain "greatest
+ * start <= vaddr" search; look this far back for an enclosing symbol. */
+#define ENCLOSING_LOOKBACK 16
+
+#define SYM_DEM_TRIED    0x1
+#define SYM_DEM_NP_TRIED 0x2
+
+struct sym {
+	uint64_t start;
+	uint64_t end;             /* exclusive */
+	const char *name;         /* in a string table we keep mapped */
+	char *demangled;          /* with parameters, NULL if not mangled */
+	char *demangled_noparams;
+	unsigned tried;           /* SYM_DEM_* */
+};
+
+struct symtab {
+	struct sym *v;
+	size_t n;
+	/* Holds the separate debug file the names came from, if any. */
+	struct elf_cache debug;
+};
+
+/* Build-time form of a symbol: the fields that decide among aliases and
+ * bound size-0 symbols. */
+struct raw_sym {
+	uint64_t start, size;
+	uint64_t sec_end;         /* end of its section, 0 if unknown */
+	const char *name;
+	unsigned rank;            /* 0 GLOBAL, 1 WEAK, 2 other */
+	unsigned underscores;
+};
+
+static bool range_ok(size_t file_size, uint64_t off, uint64_t len)
+{
+	return off <= file_size && len <= file_size - off;
+}
+
+static unsigned leading_underscores(const char *s)
+{
+	unsigned n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->underscores != y->underscores)
+		return x->underscores < y->underscores ? -1 : 1;
+	/* Makes the choice among equals independent of qsort's order. */
+	return strcmp(x->name, y->name);
+}
+
+/* Append the functions of the first section of type `type` (SHT_SYMTAB or
+ * SHT_DYNSYM) of the ELF at data/size to *out.  Returns the number added,
+ * 0 when there is no such section or it is unusable, -ENOMEM. */
+static long collect(const unsigned char *data, size_t size, Elf64_Word type,
+		    struct raw_sym **out, size_t *n, size_t *cap)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL, *strscn;
+	GElf_Shdr sh, strsh;
+	Elf_Data *d;
+	const char *strtab;
+	size_t entsize, count, added = 0;
+	long ret = 0;
+
+	if (size < EI_NIDENT || memcmp(data, ELFMAG, SELFMAG) != 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)(uintptr_t)data, size);
+	if (!e)
+		return 0;
+	if (elf_kind(e) != ELF_K_ELF)
+		goto out;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			break;
+	}
+	if (!scn || (sh.sh_flags & SHF_COMPRESSED) ||
+	    !range_ok(size, sh.sh_offset, sh.sh_size))
+		goto out;
+
+	/* The string table is used in place: check it lies in the file, so
+	 * that a name is valid iff it is NUL-terminated inside it. */
+	strscn = elf_getscn(e, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) ||
+	    strsh.sh_type != SHT_STRTAB || (strsh.sh_flags & SHF_COMPRESSED) ||
+	    strsh.sh_size == 0 || !range_ok(size, strsh.sh_offset, strsh.sh_size))
+		goto out;
+	strtab = (const char *)data + strsh.sh_offset;
+
+	d = elf_getdata(scn, NULL);
+	entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	if (!d || entsize == 0)
+		goto out;
+	count = d->d_size / entsize;
+
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym s;
+		struct raw_sym *r;
+		unsigned t;
+
+		if (!gelf_getsym(d, (int)i, &s))
+			break;
+		t = GELF_ST_TYPE(s.st_info);
+		if (t != STT_FUNC && t != STT_GNU_IFUNC)
+			continue;
+		if (s.st_shndx == SHN_UNDEF || s.st_value == 0)
+			continue;
+		if (s.st_name == 0 || s.st_name >= strsh.sh_size ||
+		    !memchr(strtab + s.st_name, '\0', strsh.sh_size - s.st_name))
+			continue;
+
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 1024;
+			struct raw_sym *nv = realloc(*out, ncap * sizeof(*nv));
+
+			if (!nv) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			*out = nv;
+			*cap = ncap;
+		}
+		r = &(*out)[(*n)++];
+		r->start = s.st_value;
+		r->size = s.st_size;
+		r->name = strtab + s.st_name;
+		r->rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0 :
+			  GELF_ST_BIND(s.st_info) == STB_WEAK ? 1 : 2;
+		r->underscores = leading_underscores(r->name);
+		r->sec_end = 0;
+		/* The section bounds how far a size-0 symbol may reach. */
+		if (s.st_size == 0 && s.st_shndx < SHN_LORESERVE) {
+			Elf_Scn *ss = elf_getscn(e, s.st_shndx);
+			GElf_Shdr ssh;
+
+			if (ss && gelf_getshdr(ss, &ssh) && (ssh.sh_flags & SHF_ALLOC) &&
+			    ssh.sh_addr + ssh.sh_size > ssh.sh_addr &&
+			    s.st_value >= ssh.sh_addr &&
+			    s.st_value < ssh.sh_addr + ssh.sh_size)
+				r->sec_end = ssh.sh_addr + ssh.sh_size;
+		}
+		added++;
+	}
+	ret = (long)added;
+out:
+	elf_end(e);
+	return ret;
+}
+
+/* Sort, pick one name per address and compute each symbol's end. */
+static int finish(struct symtab *st, struct raw_sym *raw, size_t n)
+{
+	size_t k = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(raw, n, sizeof(*raw), cmp_raw);
+
+	/* Aliases: the first of a run of equal starts is the preferred name;
+	 * if it has no size, borrow the largest size of its aliases. */
+	for (size_t i = 0; i < n; ) {
+		size_t j = i + 1;
+
+		while (j < n && raw[j].start == raw[i].start) {
+			if (raw[i].size == 0 && raw[j].size > 0)
+				raw[i].size = raw[j].size;
+			if (raw[i].sec_end == 0)
+				raw[i].sec_end = raw[j].sec_end;
+			j++;
+		}
+		raw[k++] = raw[i];
+		i = j;
+	}
+
+	st->v = calloc(k, sizeof(*st->v));
+	if (!st->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < k; i++) {
+		struct sym *s = &st->v[i];
+		uint64_t end;
+
+		s->start = raw[i].start;
+		s->name = raw[i].name;
+		if (raw[i].size > 0) {
+			end = raw[i].start + raw[i].size;
+			if (end < raw[i].start)
+				end = UINT64_MAX;
+		} else {
+			/* Hand-written assembly often has no .size: it covers
+			 * up to the next function, within its section. */
+			end = i + 1 < k ? raw[i + 1].start : UINT64_MAX;
+			if (raw[i].sec_end > raw[i].start && raw[i].sec_end < end)
+				end = raw[i].sec_end;
+			if (end == UINT64_MAX)
+				end = raw[i].start + 1;
+		}
+		s->end = end;
+	}
+	st->n = k;
+	return 0;
+}
+
+/* zlib's CRC-32, which .gnu_debuglink records. */
+static uint32_t crc32_of(const unsigned char *p, size_t len)
+{
+	uint32_t table[256];
+	uint32_t crc = 0xffffffffu;
+
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int b = 0; b < 8; b++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		table[i] = c;
+	}
+	for (size_t i = 0; i < len; i++)
+		crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}
+
+/* "/proc/N/root" when path was opened through the target's root, else "". */
+static size_t root_prefix_len(const char *path)
+{
+	const char *p;
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return 0;
+	p = path + 6;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, "/root/", 6) != 0)
+		return 0;
+	return (size_t)(p + 5 - path);
+}
+
+/* Open a candidate debug file into st->debug and take its .symtab.  It must
+ * have img's build-id (when want_crc is false) or the given CRC.  Returns
+ * the number of functions added (0 if the file is missing, does not match
+ * or has no .symtab), or -ENOMEM. */
+static long try_debug_file(struct symtab *st, const struct elf_image *img,
+			   const char *path, bool want_crc, uint32_t crc,
+			   struct raw_sym **raw, size_t *n, size_t *cap)
+{
+	struct elf_cache tmp = { NULL };
+	struct elf_image *dbg;
+	struct stat sb;
+	int err;
+	long added;
+
+	/* Most candidates do not exist; stat is cheaper than open + fail. */
+	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	/* The image itself (a debuglink that names its own file). */
+	if (img->ino != 0 && sb.st_ino == img->ino && sb.st_dev == img->dev)
+		return 0;
+	dbg = elf_cache_open_path(&tmp, path, &err);
+	if (!dbg)
+		return err == -ENOMEM ? -ENOMEM : 0;
+	if (want_crc) {
+		if (crc32_of(dbg->data, dbg->size) != crc)
+			goto reject;
+	} else if (dbg->build_id_len != img->build_id_len ||
+		   memcmp(dbg->build_id, img->build_id, img->build_id_len) != 0) {
+		goto reject;
+	}
+	added = collect(dbg->data, dbg->size, SHT_SYMTAB, raw, n, cap);
+	if (added <= 0) {
+		elf_cache_free(&tmp);
+		return added;
+	}
+	st->debug = tmp;
+	return added;
+reject:
+	elf_cache_free(&tmp);
+	return 0;
+}
+
+static long from_build_id(struct symtab *st, const struct elf_image *img,
+			  struct raw_sym **raw, size_t *n, size_t *cap)
+{
+	char hex[2 * sizeof(img->build_id) + 1];
+	size_t rlen = root_prefix_len(img->path);
+	long added = 0;
+
+	/* A build-id of one byte cannot be split into "xx/rest". */
+	if (img->build_id_len < 2)
+		return 0;
+	for (size_t i = 0; i < img->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
+
+	/* The container's debug files first, then ours: the build-id check
+	 * makes either safe. */
+	for (int pass = rlen ? 0 : 1; pass < 2 && added == 0; pass++) {
+		char *path;
+
+		if (asprintf(&path, "%.*s/usr/lib/debug/.build-id/%.2s/%s.debug",
+			     pass == 0 ? (int)rlen : 0, img->path, hex, hex + 2) < 0)
+			return -ENOMEM;
+		added = try_debug_file(st, img, path, false, 0, raw, n, cap);
+		free(path);
+	}
+	return added;
+}
+
+/* Read .gnu_debuglink: a file name, padding to 4, and a CRC-32 in the
+ * file's byte order.  Returns false if absent or malformed. */
+static bool read_debuglink(const struct elf_image *img, char **name,
+			   uint32_t *crc)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	bool found = false;
+
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)(uintptr_t)img->data, img->size);
+	if (!e)
+		return false;
+	if (!gelf_getehdr(e, &eh) || elf_getshdrstrndx(e, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *sname, *p;
+		size_t nlen, crc_off;
+		uint32_t v;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		sname = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, ".gnu_debuglink") != 0)
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) ||
+		    !range_ok(img->size, sh.sh_offset, sh.sh_size) || sh.sh_size < 8)
+			break;
+		p = (const char *)img->data + sh.sh_offset;
+		nlen = strnlen(p, sh.sh_size);
+		crc_off = (nlen + 4) & ~(size_t)3;
+		if (nlen == 0 || crc_off + 4 > sh.sh_size)
+			break;
+		/* A name with a slash would escape the search directories. */
+		if (memchr(p, '/', nlen))
+			break;
+		memcpy(&v, p + crc_off, 4);
+		if ((eh.e_ident[EI_DATA] == ELFDATA2MSB) !=
+		    (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+			v = __builtin_bswap32(v);
+		*name = strndup(p, nlen);
+		*crc = v;
+		found = *name != NULL;
+		break;
+	}
+out:
+	elf_end(e);
+	return found;
+}
+
+static long from_debuglink(struct symtab *st, const struct elf_image *img,
+			   struct raw_sym **raw, size_t *n, size_t *cap)
+{
+	char *name = NULL, *dir, *slash;
+	uint32_t crc;
+	size_t rlen;
+	long added = 0;
+
+	/* An image opened through map_files has no directory to search. */
+	if (!img->path || img->path[0] != '/' || strstr(img->path, "/map_files/"))
+		return 0;
+	if (!read_debuglink(img, &name, &crc))
+		return 0;
+	dir = strdup(img->path);
+	if (!dir) {
+		free(name);
+		return -ENOMEM;
+	}
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	rlen = root_prefix_len(img->path);
+
+	/* GDB's order: next to the file, its .debug/, then the global debug
+	 * directory mirrored (inside the target's root first). */
+	for (int i = 0; i < 4 && added == 0; i++) {
+		char *path = NULL;
+		int r = -1;
+
+		switch (i) {
+		case 0:
+			r = asprintf(&path, "%s/%s", dir, name);
+			break;
+		case 1:
+			r = asprintf(&path, "%s/.debug/%s", dir, name);
+			break;
+		case 2:
+			if (rlen == 0)
+				continue;
+			r = asprintf(&path, "%.*s/usr/lib/debug%s/%s", (int)rlen,
+				     dir, dir + rlen, name);
+			break;
+		case 3:
+			r = asprintf(&path, "/usr/lib/debug%s/%s", dir + rlen, name);
+			break;
+		}
+		if (r < 0) {
+			added = -ENOMEM;
+			break;
+		}
+		added = try_debug_file(st, img, path, true, crc, raw, n, cap);
+		free(path);
+	}
+	free(dir);
+	free(name);
+	return added;
+}
+
+/* NULL only when out of memory; an image without symbols gets an empty
+ * table, so that it is not searched again. */
+static struct symtab *symtab_build(struct elf_image *img)
+{
+	struct symtab *st = calloc(1, sizeof(*st));
+	struct raw_sym *raw = NULL;
+	size_t n = 0, cap = 0;
+	long added;
+
+	if (!st)
+		return NULL;
+	/* .symtab is a superset of .dynsym: no need to merge them. */
+	added = collect(img->data, img->size, SHT_SYMTAB, &raw, &n, &cap);
+	if (added == 0)
+		added = from_build_id(st, img, &raw, &n, &cap);
+	if (added == 0)
+		added = from_debuglink(st, img, &raw, &n, &cap);
+	if (added == 0)
+		added = collect(img->data, img->size, SHT_DYNSYM, &raw, &n, &cap);
+	if (added < 0 || finish(st, raw, n) < 0) {
+		free(raw);
+		symtab_free(st);
+		return NULL;
+	}
+	free(raw);
+	return st;
+}
+
+static const struct sym *find(const struct symtab *st, uint64_t vaddr)
+{
+	size_t lo = 0, hi = st->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->v[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i > 0 && k < ENCLOSING_LOOKBACK; i--, k++) {
+		if (vaddr < st->v[i - 1].end)
+			return &st->v[i - 1];
+	}
+	return NULL;
+}
+
+const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
+			     unsigned flags, uint64_t *offset)
+{
+	struct sym *s;
+
+	if (!img)
+		return NULL;
+	if (!img->symtab_tried) {
+		img->symtab_tried = true;
+		img->symtab = symtab_build(img);
+	}
+	if (!img->symtab)
+		return NULL;
+	s = (struct sym *)find(img->symtab, vaddr);
+	if (!s)
+		return NULL;
+	if (offset)
+		*offset = vaddr - s->start;
+	if (flags & UNWIND_SYM_NO_DEMANGLE)
+		return s->name;
+	if (flags & UNWIND_SYM_NO_PARAMS) {
+		if (!(s->tried & SYM_DEM_NP_TRIED)) {
+			s->demangled_noparams = symbol_demangle(s->name, false);
+			s->tried |= SYM_DEM_NP_TRIED;
+		}
+		return s->demangled_noparams ? s->demangled_noparams : s->name;
+	}
+	if (!(s->tried & SYM_DEM_TRIED)) {
+		s->demangled = symbol_demangle(s->name, true);
+		s->tried |= SYM_DEM_TRIED;
+	}
+	return s->demangled ? s->demangled : s->name;
+}
+
+char *symbol_demangle(const char *name, bool with_params)
+{
+#ifdef HAVE_DEMANGLE
+	/* DMGL_AUTO tries Rust (legacy and v0) before the C++ ABI, as legacy
+	 * Rust names are valid C++ ones; without DMGL_VERBOSE the Rust hash
+	 * suffix is dropped. */
+	if (!name || !*name)
+		return NULL;
+	return cplus_demangle(name, DMGL_AUTO | DMGL_ANSI |
+			      (with_params ? DMGL_PARAMS : 0));
+#else
+	(void)name;
+	(void)with_params;
+	return NULL;
+#endif
+}
+
+void symtab_free(struct symtab *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].demangled);
+		free(s->v[i].demangled_noparams);
+	}
+	free(s->v);
+	elf_cache_free(&s->debug);
+	free(s);
+}

@@ -1,0 +1,97 @@
+/* unwind/unwind.h - turn a stack snapshot into frames, and frames into names.
+ *
+ * A `struct unwind_target` holds what is known about one target process: its
+ * memory map, the ELF files behind it (mmap'd once per (dev, inode)), their
+ * symbol tables and unwind tables, a copy of its vdso, and the libunwind
+ * address space.  Engines (fp, cfi, auto) walk a snapshot taken by ptrace/
+ * after the thread has been resumed.
+ */
+#ifndef STACKSPY_UNWIND_H
+#define STACKSPY_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptrace/ptrace.h"
+
+enum unwind_engine {
+	UNWIND_ENGINE_AUTO,
+	UNWIND_ENGINE_FP,
+	UNWIND_ENGINE_CFI,
+	UNWIND_ENGINE_MIPS,
+};
+
+/* How a frame was found. */
+enum unwind_how {
+	UNWIND_HOW_CFI,
+	UNWIND_HOW_FP,
+	UNWIND_HOW_MIPS,
+};
+
+/* Why a walk ended. */
+enum unwind_stop {
+	UNWIND_STOP_END,          /* reached the outermost frame */
+	UNWIND_STOP_DEPTH,        /* --max-depth reached */
+	UNWIND_STOP_NOINFO,       /* no unwind information for a frame */
+	UNWIND_STOP_BAD_FRAME,    /* frame outside the stack / not moving up */
+	UNWIND_STOP_MEMORY,       /* a read failed */
+	UNWIND_STOP_UNSUPPORTED,  /* engine not built in or not for this arch */
+};
+
+struct unwind_frame {
+	uint64_t ip;
+	enum unwind_how how;
+	bool signal_frame;        /* this frame is a signal trampoline: the next
+				   (older) frame was interrupted, its ip is exact */
+};
+
+/* Parse "auto|fp|cfi|mips".  Returns 0 or -EINVAL. */
+int unwind_engine_parse(const char *s, enum unwind_engine *out);
+const char *unwind_engine_name(enum unwind_engine e);
+const char *unwind_how_name(enum unwind_how h);
+/* A short phrase such as "no unwind information". */
+const char *unwind_stop_reason(enum unwind_stop s);
+
+struct unwind_target;
+
+/* Open a live process: reads /proc/PID/maps and copies the vdso.  Returns
+ * NULL and sets *err (negative errno) on failure.  Free with
+ * unwind_target_free(). */
+struct unwind_target *unwind_target_open(pid_t pid, int *err);
+void unwind_target_free(struct unwind_target *t);
+
+/* Re-read /proc/PID/maps (after dlopen, or when an IP falls outside every
+ * known mapping).  ELF files already opened stay cached.  Returns 0/-errno. */
+int unwind_target_reload_maps(struct unwind_target *t);
+
+/* End address of the mapping that contains sp, or 0 if none is known.
+ * Cheap (binary search); usable as a ptrace stack_end_fn. */
+uint64_t unwind_target_stack_end(void *target, uint64_t sp);
+
+/* Walk the stack in snapshot s with engine e.  Writes at most max frames,
+ * innermost first, and returns how many (>= 1 when the registers are valid).
+ * *stop says why the walk ended. */
+int unwind_walk(struct unwind_target *t, enum unwind_engine e,
+		const struct stack_snapshot *s, struct unwind_frame *frames,
+		int max, enum unwind_stop *stop);
+
+struct unwind_symbol {
+	const char *function;     /* NULL if no symbol covers the IP */
+	uint64_t offset;          /* ip - symbol start */
+	const char *module;       /* path of the mapped file, "[vdso]", or NULL */
+	uint64_t module_offset;   /* ip relative to the module's load bias */
+};
+
+#define UNWIND_SYM_NO_DEMANGLE 0x1
+#define UNWIND_SYM_NO_PARAMS   0x2  /* C++: drop the parameter list */
+
+/* Name the frame at ip.  `caller` means ip is a return address and is looked
+ * up at ip - 1 (the offset printed is still from ip).  The strings belong to
+ * the target's caches and stay valid until unwind_target_free().  Returns 0
+ * when a module was found, -ENOENT otherwise (sym is still filled). */
+int unwind_symbolize(struct unwind_target *t, uint64_t ip, bool caller,
+		     unsigned flags, struct unwind_symbol *sym);
+
+#endif
