@@ -199,6 +199,17 @@ static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
 		ret = -ENOEXEC;
 		goto fail;
 	}
+	/* Targets map plenty of files that are not ELF (locale archives,
+	 * fonts, databases): reject those before mapping them whole. */
+	{
+		unsigned char magic[SELFMAG];
+
+		if (pread(fd, magic, SELFMAG, 0) != SELFMAG ||
+		    memcmp(magic, ELFMAG, SELFMAG) != 0) {
+			ret = -ENOEXEC;
+			goto fail;
+		}
+	}
 	data = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (data == MAP_FAILED) {
 		ret = -errno;

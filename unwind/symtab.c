@@ -35,6 +35,7 @@ struct sym {
 	uint64_t start;
 	uint64_t end;             /* exclusive */
 	const char *name;         /* in a string table we keep mapped */
+	char *unversioned;        /* name without "@VERSION"/"@@VERSION", if it had one */
 	char *demangled;          /* with parameters, NULL if not mangled */
 	char *demangled_noparams;
 	unsigned tried;           /* SYM_DEM_* */
@@ -403,18 +404,19 @@ static long from_debuglink(struct symtab *st, const struct elf_image *img,
 	size_t rlen;
 	long added = 0;
 
-	/* An image opened through map_files has no directory to search. */
-	if (!img->path || img->path[0] != '/' || strstr(img->path, "/map_files/"))
+	/* An image opened through map_files has no directory to search, and
+	 * the vdso none at all. */
+	if (!img->path || img->path[0] == '[' || strstr(img->path, "/map_files/"))
 		return 0;
 	if (!read_debuglink(img, &name, &crc))
 		return 0;
-	dir = strdup(img->path);
+	/* A relative path (--exe ./prog) is searched from ".". */
+	slash = strrchr(img->path, '/');
+	dir = slash ? strndup(img->path, (size_t)(slash - img->path)) : strdup(".");
 	if (!dir) {
 		free(name);
 		return -ENOMEM;
 	}
-	slash = strrchr(dir, '/');
-	*slash = '\0';
 	rlen = root_prefix_len(img->path);
 
 	/* GDB's order: next to the file, its .debug/, then the global debug
@@ -431,12 +433,14 @@ static long from_debuglink(struct symtab *st, const struct elf_image *img,
 			r = asprintf(&path, "%s/.debug/%s", dir, name);
 			break;
 		case 2:
-			if (rlen == 0)
+			if (rlen == 0 || dir[0] != '/')
 				continue;
 			r = asprintf(&path, "%.*s/usr/lib/debug%s/%s", (int)rlen,
 				     dir, dir + rlen, name);
 			break;
 		case 3:
+			if (dir[0] != '/' && dir[0] != '\0')
+				continue;
 			r = asprintf(&path, "/usr/lib/debug%s/%s", dir + rlen, name);
 			break;
 		}
@@ -517,20 +521,30 @@ const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
 		return NULL;
 	if (offset)
 		*offset = vaddr - s->start;
+	/* Versioned names from a debug file's .symtab ("memcpy@@GLIBC_2.14"):
+	 * the version is not part of the function's name. */
+	const char *name = s->name;
+	const char *at = strchr(name, '@');
+	if (at && at != name) {
+		if (!s->unversioned)
+			s->unversioned = strndup(name, (size_t)(at - name));
+		if (s->unversioned)
+			name = s->unversioned;
+	}
 	if (flags & UNWIND_SYM_NO_DEMANGLE)
-		return s->name;
+		return name;
 	if (flags & UNWIND_SYM_NO_PARAMS) {
 		if (!(s->tried & SYM_DEM_NP_TRIED)) {
-			s->demangled_noparams = symbol_demangle(s->name, false);
+			s->demangled_noparams = symbol_demangle(name, false);
 			s->tried |= SYM_DEM_NP_TRIED;
 		}
-		return s->demangled_noparams ? s->demangled_noparams : s->name;
+		return s->demangled_noparams ? s->demangled_noparams : name;
 	}
 	if (!(s->tried & SYM_DEM_TRIED)) {
-		s->demangled = symbol_demangle(s->name, true);
+		s->demangled = symbol_demangle(name, true);
 		s->tried |= SYM_DEM_TRIED;
 	}
-	return s->demangled ? s->demangled : s->name;
+	return s->demangled ? s->demangled : name;
 }
 
 char *symbol_demangle(const char *name, bool with_params)
@@ -557,6 +571,7 @@ void symtab_free(struct symtab *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->v[i].demangled);
 		free(s->v[i].demangled_noparams);
+		free(s->v[i].unversioned);
 	}
 	free(s->v);
 	elf_cache_free(&s->debug);

@@ -1,0 +1,9 @@
+# tests/unit-symtab.mk - unit test of unwind/maps.c, elf-image.c, symtab.c:
+# maps parsing, load bias, symbol lookup (own, libc through
+# /usr/lib/debug/.build-id, vdso), demangling, damaged ELF files.
+check_PROGRAMS += tests/unit-symtab
+TESTS += tests/unit-symtab
+tests_unit_symtab_SOURCES = tests/unit-symtab.c
+tests_unit_symtab_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
+tests_unit_symtab_LDADD = unwind/libunwind-engines.a ptrace/libptrace.a \
+	$(LIBUNWIND_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS)
