@@ -11,10 +11,10 @@
  * Exit status: 0 ran, 2 COMMAND did not end within 30 s after the signal,
  * 99 usage or system error.
  */
+#include "target.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
-
-#include "target.h"
 
 static int
 tracer_of(int fd)

@@ -5,9 +5,9 @@
  * Usage: seize PID; prints "ready" once PID is seized, then sleeps until
  * killed (the kernel detaches PID then).
  */
-#include <sys/ptrace.h>
-
 #include "target.h"
+
+#include <sys/ptrace.h>
 
 int
 main(int argc, char **argv)

@@ -1,7 +1,7 @@
 /*
  * target.h: what every test target shares.
  *
- * The targets are the processes the integration tests (tests/*.test) point
+ * The targets are the processes the integration tests (tests/NAME.test) point
  * stackspy at.  Their call chains must be the same at -O0 and at -O2, so
  * every function of a chain is NOINLINE (gcc's noipa also forbids cloning
  * into foo.constprop.0 and identical-code folding) and is followed by
@@ -15,6 +15,10 @@
  */
 #ifndef STACKSPY_TARGET_H
 #define STACKSPY_TARGET_H
+
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE 1
+#endif
 
 #include <errno.h>
 #include <pthread.h>

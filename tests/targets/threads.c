@@ -19,10 +19,10 @@
  *
  * Usage: threads [LIBDLT]; LIBDLT defaults to libdlt.so beside the program.
  */
+#include "target.h"
+
 #include <dlfcn.h>
 #include <limits.h>
-
-#include "target.h"
 
 #define DEEP_LEVELS 48
 

@@ -4,9 +4,9 @@
  * Prints "zombie PID" and "ready" once the child is a zombie; reaps it and
  * exits on SIGTERM or SIGINT.
  */
-#include <sys/wait.h>
-
 #include "target.h"
+
+#include <sys/wait.h>
 
 int
 main(void)

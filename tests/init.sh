@@ -1,0 +1,373 @@
+# init.sh: sourced by every tests/*.test (POSIX sh).
+#
+# Exit status of a test: 0 pass, 1 fail (fail_), 77 skip (skip_ "why"),
+# 99 the framework itself broke (framework_failure_).  Each test runs in its
+# own temporary folder, removed at exit (set STACKSPY_KEEP_TMP=1 to keep it);
+# every process it starts with start_bg is killed at exit, and a test that
+# otherwise passed fails if one of them is left in a tracing stop.
+
+me=${0##*/}
+me=${me%.test}
+
+skip_() { echo "SKIP: $me: $*"; exit 77; }
+fail_() { echo "FAIL: $me: $*"; exit 1; }
+framework_failure_() { echo "ERROR: $me: $*"; exit 99; }
+
+[ -n "${abs_top_builddir-}" ] && [ -n "${abs_top_srcdir-}" ] ||
+	framework_failure_ "abs_top_builddir and abs_top_srcdir must be set (run through make check)"
+
+STACKSPY=$abs_top_builddir/stackspy
+TARGETS=$abs_top_builddir/tests/targets
+PYTHON=${PYTHON:-python3}
+JSONQ=$abs_top_srcdir/tests/jsonq.py
+
+[ -x "$STACKSPY" ] || framework_failure_ "no $STACKSPY"
+"$PYTHON" -c 'import json' 2>/dev/null || framework_failure_ "no $PYTHON"
+
+bg_pids=
+tmp_dir=$(mktemp -d "${TMPDIR:-/tmp}/stackspy-$me.XXXXXX") ||
+	framework_failure_ "mktemp failed"
+cd "$tmp_dir" || framework_failure_ "cannot enter $tmp_dir"
+
+cleanup_()
+{
+	for p in $bg_pids; do
+		if [ "$1" = 0 ] && traced_stop_ "$p"; then
+			echo "FAIL: $me: process $p left in a tracing stop"
+			ls_threads "$p"
+			set -- 1
+		fi
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	cd /
+	[ "${STACKSPY_KEEP_TMP-}" = 1 ] || rm -rf "$tmp_dir"
+	return "$1"
+}
+trap 'cleanup_ $?; exit $?' EXIT
+trap 'exit 99' HUP INT TERM
+
+# ---- processes --------------------------------------------------------------
+
+# start_bg NAME PROG [ARG...]: start PROG in the background; its stdin is the
+# FIFO NAME.in (opened read-write, so it never sees end of file until
+# killed), stdout NAME.out, stderr NAME.err; its pid goes into bg_pid, and
+# it is killed at exit.
+start_bg()
+{
+	_name=$1
+	shift
+	rm -f "$_name.in"
+	mkfifo "$_name.in" || framework_failure_ "mkfifo $_name.in"
+	"$@" <> "$_name.in" > "$_name.out" 2> "$_name.err" &
+	bg_pid=$!
+	bg_pids="$bg_pids $bg_pid"
+}
+
+# wait_ready NAME PID: wait until NAME.out has a "ready" line, then until
+# every thread of PID is asleep (S): the line is the last thing the main
+# thread writes before it blocks.
+wait_ready()
+{
+	_i=0
+	while ! grep -qx ready "$1.out" 2>/dev/null; do
+		if ! kill -0 "$2" 2>/dev/null; then
+			cat "$1.err"
+			framework_failure_ "$1 ($2) died before it was ready"
+		fi
+		_i=$((_i + 1))
+		[ $_i -lt 600 ] ||
+			framework_failure_ "$1 ($2) not ready after 30 s"
+		sleep 0.05
+	done
+	wait_asleep "$2"
+}
+
+# wait_asleep PID: wait until every thread of PID is in state S.
+wait_asleep()
+{
+	_i=0
+	while :; do
+		_all=yes
+		for _t in /proc/"$1"/task/*; do
+			[ "$(task_state_ "$_t")" = S ] || { _all=no; break; }
+		done
+		[ $_all = yes ] && return 0
+		_i=$((_i + 1))
+		[ $_i -lt 2000 ] || {
+			ls_threads "$1"
+			framework_failure_ "the threads of $1 are not all asleep"
+		}
+		sleep 0.01
+	done
+}
+
+# start_target NAME PROG [ARG...]: start_bg, then wait_ready; sets bg_pid.
+start_target()
+{
+	start_bg "$@"
+	wait_ready "$1" "$bg_pid"
+}
+
+# task_state_ /proc/PID/task/TID: the state letter, without a fork.
+task_state_()
+{
+	_line=
+	read -r _line < "$1/stat" 2>/dev/null || { echo gone; return; }
+	_s=${_line##*) }
+	echo "${_s%% *}"
+}
+
+# tracer_ /proc/PID/task/TID: its TracerPid.
+tracer_()
+{
+	while read -r _k _v; do
+		[ "$_k" = TracerPid: ] && { echo "$_v"; return; }
+	done < "$1/status"
+	echo gone
+}
+
+# traced_stop_ PID: true if a thread of PID is in a tracing stop (t).
+traced_stop_()
+{
+	for _t in /proc/"$1"/task/*; do
+		[ -d "$_t" ] || continue
+		[ "$(task_state_ "$_t")" = t ] && return 0
+	done
+	return 1
+}
+
+# ls_threads PID: each thread's tid, state, TracerPid, name (for logs).
+ls_threads()
+{
+	for _t in /proc/"$1"/task/*; do
+		[ -d "$_t" ] || continue
+		echo "  ${_t##*/} state $(task_state_ "$_t") TracerPid $(tracer_ "$_t") $(cat "$_t/comm" 2>/dev/null)"
+	done
+}
+
+# tids_of PID: the tids, sorted, one line.
+tids_of()
+{
+	ls /proc/"$1"/task | sort -n | tr '\n' ' ' | sed 's/ $//'
+}
+
+# assert_detached PID [STATE]: no thread of PID is traced or in a tracing
+# stop; with STATE (S or T), every thread is in that state.
+assert_detached()
+{
+	_bad=
+	for _t in /proc/"$1"/task/*; do
+		_s=$(task_state_ "$_t")
+		_tp=$(tracer_ "$_t")
+		[ "$_tp" = 0 ] || _bad="$_bad ${_t##*/}:TracerPid=$_tp"
+		[ "$_s" != t ] || _bad="$_bad ${_t##*/}:state=t"
+		[ -z "${2-}" ] || [ "$_s" = "$2" ] ||
+			_bad="$_bad ${_t##*/}:state=$_s(expected $2)"
+	done
+	[ -z "$_bad" ] || {
+		ls_threads "$1"
+		fail_ "process $1 not cleanly detached:$_bad"
+	}
+}
+
+# ping_target NAME PID: the main thread of a target still works (it answers
+# "ping" with "pong N" and blocks again), so stackspy left it runnable and
+# its read(2) did not fail with EINTR.
+ping_target()
+{
+	_before=$(grep -c '^pong' "$1.out")
+	echo ping > "$1.in"
+	_i=0
+	while [ "$(grep -c '^pong' "$1.out")" -le "$_before" ]; do
+		kill -0 "$2" 2>/dev/null || {
+			cat "$1.err"
+			fail_ "target $1 ($2) died"
+		}
+		_i=$((_i + 1))
+		[ $_i -lt 1000 ] || {
+			ls_threads "$2"
+			fail_ "target $1 ($2) does not answer ping"
+		}
+		sleep 0.01
+	done
+	wait_asleep "$2"
+}
+
+# wait_state PID STATE: wait until the main thread of PID is in STATE.
+wait_state()
+{
+	_i=0
+	while [ "$(task_state_ /proc/"$1"/task/"$1")" != "$2" ]; do
+		_i=$((_i + 1))
+		[ $_i -lt 1000 ] || framework_failure_ "$1 never reached state $2"
+		sleep 0.01
+	done
+}
+
+# ---- running stackspy -------------------------------------------------------
+
+# run_stackspy ARG...: run stackspy, stdout in out, stderr in err, exit
+# status in rc.  The command line is logged.
+run_stackspy()
+{
+	echo "+ stackspy $*"
+	rc=0
+	"$STACKSPY" "$@" > out 2> err || rc=$?
+	[ -s err ] && sed 's/^/  stderr: /' err | head -20
+	return 0
+}
+
+# expect_rc N: the last run_stackspy exited N.
+expect_rc()
+{
+	[ "$rc" = "$1" ] || {
+		head -c 4000 out
+		fail_ "stackspy exited $rc, expected $1"
+	}
+}
+
+# expect_err_line N TEXT: line N of err is exactly TEXT.
+expect_err_line()
+{
+	_got=$(sed -n "$1p" err)
+	[ "$_got" = "$2" ] || {
+		cat err
+		fail_ "stderr line $1 is '$_got', expected '$2'"
+	}
+}
+
+# expect_err_start N TEXT: line N of err begins with TEXT (a reason may
+# follow, e.g. "it is a zombie (its parent 123 has not reaped it)").
+expect_err_start()
+{
+	_got=$(sed -n "$1p" err)
+	case $_got in
+	"$2"*) ;;
+	*) cat err; fail_ "stderr line $1 is '$_got', expected '$2...'" ;;
+	esac
+}
+
+# expect_err_has TEXT: err contains TEXT (fixed string).
+expect_err_has()
+{
+	grep -qF -- "$1" err || {
+		cat err
+		fail_ "stderr does not contain '$1'"
+	}
+}
+
+# expect_no_out: nothing on stdout (a fatal error writes nothing).
+expect_no_out()
+{
+	[ ! -s out ] || { head -c 2000 out; fail_ "stdout is not empty"; }
+}
+
+# assert_eq ACTUAL EXPECTED WHAT
+assert_eq()
+{
+	[ "$1" = "$2" ] || fail_ "$3: got '$1', expected '$2'"
+}
+
+# jsonq SUBCOMMAND ARG...: tests/jsonq.py; a failed check fails the test.
+jsonq()
+{
+	"$PYTHON" "$JSONQ" "$@" || {
+		_rc=$?
+		[ $_rc = 99 ] && framework_failure_ "jsonq.py $1 usage"
+		fail_ "jsonq.py $1 check failed (see above)"
+	}
+}
+
+# ---- the threads target -----------------------------------------------------
+
+# check_names FILE PID NAME: the threads of the JSON dump FILE are those
+# NAME.out announced ("thread NAME TID"), with those names, and comm is
+# the main thread's name.
+check_names()
+{
+	_want=$(sed -n 's/^thread \([^ ]*\) \([0-9]*\)$/\2:\1/p' "$3.out" |
+		sort -n | tr '\n' ' ' | sed 's/ $//')
+	_got=$(jsonq get "$1" '" ".join("%d:%s" % (t["tid"], t["name"]) for t in d["threads"])')
+	assert_eq "$_got" "$_want" "threads (tid:name) of the dump"
+	_comm=$(sed -n 's/^thread \([^ ]*\) '"$2"'$/\1/p' "$3.out")
+	assert_eq "$(jsonq get "$1" 'd["comm"]')" "$_comm" "comm"
+}
+
+# check_states FILE STATE: every thread of the JSON dump FILE has "state"
+# STATE.
+check_states()
+{
+	assert_eq "$(jsonq get "$1" '" ".join(sorted(set(t["state"] for t in d["threads"])))')" \
+		"$2" "the thread states in the dump"
+}
+
+# recurse_x N: "recurse" N times.
+recurse_x()
+{
+	_n=0
+	while [ $_n -lt "$1" ]; do
+		printf ' recurse'
+		_n=$((_n + 1))
+	done
+}
+
+# DEEP_LEVELS in threads.c, plus one: recurse(48) down to recurse(0).
+deep_recurse=49
+
+# chain_ THREAD FUNC...: jsonq chain on $_f for the threads target $_p,
+# with the stop reason $_stop when set.
+chain_()
+{
+	_n=$1
+	shift
+	if [ -n "$_stop" ]; then
+		jsonq chain "$_f" "$_n" --own "$_p" --own libdlt.so \
+			--top-foreign --stop "$_stop" -- "$@"
+	else
+		jsonq chain "$_f" "$_n" --own "$_p" --own libdlt.so \
+			--top-foreign -- "$@"
+	fi
+}
+
+# check_threads_chains FILE PROG [STOP]: the call chain of every thread of
+# the threads target PROG (see tests/targets/threads.c) in the JSON dump
+# FILE: the frames in PROG and libdlt.so, in order, are exactly the
+# expected functions, and frame #0 is in libc; with STOP, every thread's
+# "stop" is STOP.
+check_threads_chains()
+{
+	_f=$1 _p=$2 _stop=${3-}
+	chain_ t-main main_f3 main_f2 main_f1 main _start
+	chain_ t-read read_f3 read_f2 read_f1 read_thread
+	chain_ t-mutex mutex_f3 mutex_f2 mutex_f1 mutex_thread
+	chain_ t-cond cond_f3 cond_f2 cond_f1 cond_thread
+	chain_ t-signal sig_f3 sig_f2 sig_f1 sig_handler \
+		sigwait_f2 sigwait_f1 signal_thread
+	chain_ t-dlopen dlt_f3 dlt_f2 dlt_f1 dlopen_thread
+	# shellcheck disable=SC2046
+	chain_ t-deep deep_leaf $(recurse_x $deep_recurse) deep_thread
+	# The dlopen()ed functions are named from libdlt.so itself.
+	assert_eq "$(jsonq get "$_f" '" ".join(sorted(set(f["module"].rsplit("/", 1)[-1] for t in d["threads"] if t["name"] == "t-dlopen" for f in t["frames"] if (f["function"] or "").startswith("dlt_"))))')" \
+		libdlt.so "module of dlt_f1..dlt_f3"
+}
+
+# dump_threads_target PROG [STACKSPY-ARG...]: start tests/targets/PROG,
+# dump it as JSON, check the contract, names, states and chains, then that
+# it was left running.  Sets pid.
+dump_threads_target()
+{
+	_prog=$1
+	shift
+	start_target target "$TARGETS/$_prog"
+	pid=$bg_pid
+	run_stackspy dump "$pid" --format json "$@"
+	expect_rc 0
+	jsonq validate out "$pid"
+	check_names out "$pid" target
+	check_states out S
+	check_threads_chains out "$_prog" 'end of stack'
+	assert_detached "$pid" S
+	ping_target target "$pid"
+	[ ! -s target.err ] || { cat target.err; fail_ "the target complained"; }
+}
