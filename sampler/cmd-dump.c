@@ -80,6 +80,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	o->format = OUTPUT_TEXT;
 	o->engine = UNWIND_ENGINE_AUTO;
 	o->max_depth = DEFAULT_DEPTH;
+	o->sym_flags = UNWIND_SYM_NO_PARAMS;
 	/* Our own messages, not getopt's: one format for every error. */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:t:f:e:m:h", longopts, NULL)) != -1) {
@@ -137,6 +138,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	o->npids = parse_pid_list(pid_arg, &o->pids);
 	if (o->npids < 0)
 		error_msg_and_help("dump", "invalid PID: '%s'", pid_arg);
+	if (!unwind_engine_available(o->engine))
+		error_msg_and_help("dump", "the %s engine is not available in this build",
+				   unwind_engine_name(o->engine));
 	if (o->tid && o->npids > 1)
 		error_msg_and_help("dump", "--tid needs a single PID");
 }
@@ -168,11 +172,12 @@ read_comm(pid_t pid, char *buf, size_t len)
 	}
 }
 
-/* Attach, sample the chosen threads, detach.  Fills p->threads and snaps.
- * Returns 0 or a negative errno (nothing sampled, already reported). */
+/* Attach, read the memory map, sample the chosen threads, detach.  Fills
+ * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
+ * (nothing sampled, already reported). */
 static int
-sample_process(const struct dump_options *o, pid_t pid, struct unwind_target *ut,
-	       struct dump_process *p, struct stack_snapshot **snaps_out)
+sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
+	       struct stack_snapshot **snaps_out, struct unwind_target **ut_out)
 {
 	struct ptrace_target pt;
 	int r = ptrace_target_attach(&pt, pid);
@@ -181,6 +186,18 @@ sample_process(const struct dump_options *o, pid_t pid, struct unwind_target *ut
 		return r;
 	}
 	cleanup_register(&pt);
+	/* The map and the vdso copy need no thread stopped.  After the
+	 * attach, so that a refusal is explained by the attach's EPERM
+	 * rather than by /proc's EACCES. */
+	struct unwind_target *ut = unwind_target_open(pid, &r);
+	if (!ut) {
+		ptrace_target_detach(&pt);
+		cleanup_unregister(&pt);
+		ptrace_target_free(&pt);
+		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
+		return r;
+	}
+	*ut_out = ut;
 
 	p->threads = calloc(pt.nthreads, sizeof(*p->threads));
 	struct stack_snapshot *snaps = calloc(pt.nthreads, sizeof(*snaps));
@@ -248,24 +265,16 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 		return r;
 	}
 	struct dump_process p;
+	struct unwind_target *ut = NULL;
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
 	p.engine = o->engine;
 	read_comm(pid, p.comm, sizeof(p.comm));
 
-	/* The map and the vdso copy before attaching: none of it needs the
-	 * process stopped. */
-	struct unwind_target *ut = unwind_target_open(pid, &r);
-	if (!ut) {
-		report_attach_error(pid, r);
-		return r;
-	}
 	struct stack_snapshot *snaps = NULL;
-	r = sample_process(o, pid, ut, &p, &snaps);
-	if (r < 0) {
-		unwind_target_free(ut);
+	r = sample_process(o, pid, &p, &snaps, &ut);
+	if (r < 0)
 		return r;
-	}
 	if (stop_signal) {
 		/* Detached already; nothing half-written goes out. */
 		unwind_target_free(ut);

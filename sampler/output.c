@@ -34,22 +34,6 @@ json_string(FILE *out, const char *s)
 	putc('"', out);
 }
 
-static const char *
-state_name(char s)
-{
-	switch (s) {
-	case 'R': return "running";
-	case 'S': return "sleeping";
-	case 'D': return "disk sleep";
-	case 'T': return "stopped";
-	case 't': return "tracing stop";
-	case 'Z': return "zombie";
-	case 'X': return "dead";
-	case 'I': return "idle";
-	default: return "unknown";
-	}
-}
-
 /* Frames after the first are return addresses, named at ip - 1, except
  * the one a signal interrupted (its ip is exact). */
 static bool
@@ -61,8 +45,7 @@ is_caller(const struct dump_thread *d, int i)
 static void
 text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
 {
-	fprintf(out, "\nThread %d \"%s\" state %c (%s)\n", (int)d->tid, d->name,
-		d->state, state_name(d->state));
+	fprintf(out, "\nThread %d \"%s\" state %c\n", (int)d->tid, d->name, d->state);
 	if (d->error) {
 		fprintf(out, "  error: %s\n", d->error);
 		return;

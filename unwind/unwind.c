@@ -197,6 +197,12 @@ engine_unwinder(enum unwind_engine e)
 	return NULL;
 }
 
+bool
+unwind_engine_available(enum unwind_engine e)
+{
+	return engine_unwinder(e) != NULL;
+}
+
 int
 unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	    const struct stack_snapshot *s, struct unwind_frame *frames, int max,

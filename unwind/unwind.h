@@ -50,6 +50,8 @@ struct unwind_frame {
 /* Parse "auto|fp|cfi|mips".  Returns 0 or -EINVAL. */
 int unwind_engine_parse(const char *s, enum unwind_engine *out);
 const char *unwind_engine_name(enum unwind_engine e);
+/* Is engine e built in and usable for live processes on this host? */
+bool unwind_engine_available(enum unwind_engine e);
 const char *unwind_how_name(enum unwind_how h);
 /* A short phrase such as "no unwind information". */
 const char *unwind_stop_reason(enum unwind_stop s);

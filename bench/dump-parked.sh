@@ -1,0 +1,62 @@
+#!/bin/sh
+# bench/dump-parked.sh - dump a process with N parked threads (default 1000)
+# with stackspy and with eu-stack, on the same process, alternating, and
+# report wall times and how long each thread was stopped by stackspy.
+#
+#   bench/dump-parked.sh [-n THREADS] [-r ROUNDS]
+# Run from the top of a built tree (needs ./stackspy and bench/parked).
+set -eu
+n=1000
+rounds=5
+while getopts n:r: opt; do
+	case $opt in
+	n) n=$OPTARG ;;
+	r) rounds=$OPTARG ;;
+	*) echo "usage: $0 [-n THREADS] [-r ROUNDS]" >&2; exit 64 ;;
+	esac
+done
+top=$(cd "$(dirname "$0")/.." && pwd)
+stackspy=$top/stackspy
+parked=$top/bench/parked
+[ -x "$stackspy" ] && [ -x "$parked" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
+tmp=$(mktemp -d)
+fifo=$tmp/in
+mkfifo "$fifo"
+# parked exits when its stdin closes: keep the fifo open from this shell.
+"$parked" -n "$n" <"$fifo" >"$tmp/pid" &
+exec 3>"$fifo"
+trap 'exec 3>&-; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+while [ ! -s "$tmp/pid" ]; do sleep 0.1; done
+pid=$(head -n1 "$tmp/pid")
+
+now() { date +%s%N; }
+have_eu=0
+command -v eu-stack >/dev/null 2>&1 && have_eu=1
+
+: >"$tmp/ss" ; : >"$tmp/eu"
+i=0
+while [ $i -lt "$rounds" ]; do
+	t0=$(now); "$stackspy" dump -f json "$pid" >"$tmp/out.json"; t1=$(now)
+	echo $(( (t1 - t0) / 1000 )) >>"$tmp/ss"
+	if [ $have_eu = 1 ]; then
+		t0=$(now); eu-stack -p "$pid" >/dev/null 2>&1 || true; t1=$(now)
+		echo $(( (t1 - t0) / 1000 )) >>"$tmp/eu"
+	fi
+	i=$((i + 1))
+done
+
+python3 - "$tmp/ss" "$tmp/eu" "$tmp/out.json" "$n" <<'PY'
+import json, statistics, sys
+ss = [int(x) for x in open(sys.argv[1])]
+eu = [int(x) for x in open(sys.argv[2])]
+d = json.load(open(sys.argv[3]))
+pauses = [t["pause_us"] for t in d["threads"] if t["error"] is None]
+frames = sum(len(t["frames"]) for t in d["threads"])
+print(f"threads: {len(d['threads'])} (asked {sys.argv[4]}), frames in last dump: {frames}")
+print(f"stackspy dump wall: median {statistics.median(ss)/1000:.1f} ms  (runs: {', '.join(f'{x/1000:.1f}' for x in ss)})")
+if eu:
+    print(f"eu-stack wall:      median {statistics.median(eu)/1000:.1f} ms  (runs: {', '.join(f'{x/1000:.1f}' for x in eu)})")
+    print(f"ratio stackspy/eu-stack: {statistics.median(ss)/statistics.median(eu):.3f}")
+print(f"per-thread pause (last dump): mean {statistics.mean(pauses):.1f} us, "
+      f"p99 {sorted(pauses)[int(len(pauses)*0.99)-1]:.1f} us, max {max(pauses):.1f} us")
+PY
