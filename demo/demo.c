@@ -234,7 +234,7 @@ static int start_workload(void)
 	for (size_t i = 0; i < NSLOTS; i++) {
 		err = pthread_create(&slots[i].thread, NULL, slots[i].fn, &slots[i]);
 		if (err)
-			return -err;	/* the process exits: no one to unwind */
+			return -err;	/* main exits; the started threads go with it */
 	}
 	pthread_barrier_wait(&started);
 	for (int tries = 0; tries < 1000; tries++) {
@@ -268,17 +268,18 @@ DEMO_NOINLINE static int wait_for_exit(const sigset_t *set, unsigned seconds)
 	uint64_t end = now_ns() + seconds * 1000000000ull;
 
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = now_ns(), left_ns = end - now;
 		struct timespec left;
 		int sig;
 
-		if (seconds && now >= end)
+		if (!seconds)
+			left_ns = 3600 * 1000000000ull;	/* same frames as with a limit */
+		else if (now >= end)
 			return 0;
-		left.tv_sec = (time_t)((end - now) / 1000000000u);
-		left.tv_nsec = (long)((end - now) % 1000000000u);
+		left.tv_sec = (time_t)(left_ns / 1000000000u);
+		left.tv_nsec = (long)(left_ns % 1000000000u);
 		/* EINTR also comes from a tracer's PTRACE_INTERRUPT */
-		sig = seconds ? sigtimedwait(set, NULL, &left)
-			      : sigwaitinfo(set, NULL);
+		sig = sigtimedwait(set, NULL, &left);
 		if (sig > 0)
 			return sig;
 	}

@@ -1,0 +1,5 @@
+# Stack aggregation and the output writers.
+noinst_LIBRARIES += collapse/libcollapse.a
+collapse_libcollapse_a_SOURCES = \
+	collapse/collapse.c \
+	collapse/collapse.h
