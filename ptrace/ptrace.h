@@ -36,7 +36,7 @@ void stack_snapshot_release(struct stack_snapshot *s);
 enum tracee_state {
 	TRACEE_RUNNING,           /* seized, running */
 	TRACEE_LISTENING,         /* seized, in group-stop (PTRACE_LISTEN) */
-	TRACEE_GONE,              /* exited or reaped; no longer traced */
+	TRACEE_GONE,              /* exited, or detached: no longer traced */
 };
 
 struct tracee {
@@ -73,15 +73,21 @@ int ptrace_target_attach(struct ptrace_target *t, pid_t pid);
 /* Seize threads created since the last scan.  Returns the number added. */
 int ptrace_target_rescan(struct ptrace_target *t);
 
+/* ptrace_sample() flags */
+#define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
+				     the second stop a later detach costs */
+
 /* Sample one thread: PTRACE_INTERRUPT, wait for its stop (at most
  * timeout_ms), one PTRACE_GETREGSET, one page-split process_vm_readv of up to
- * `window` bytes from SP, then resume it at once.  Signal-delivery-stops seen
- * while waiting are re-injected.  Returns 0, -ESRCH (the thread is gone),
- * -ETIMEDOUT (it did not stop in time, e.g. uninterruptible sleep), or
- * another negative errno.  out->stack is (re)allocated as needed. */
+ * `window` bytes from SP, then resume it at once (PTRACE_CONT, PTRACE_LISTEN
+ * in a group-stop, or PTRACE_DETACH with PTRACE_SAMPLE_DETACH).
+ * Signal-delivery-stops seen while waiting are re-injected.  Returns 0,
+ * -ESRCH (the thread is gone), -ETIMEDOUT (it did not stop in time, e.g.
+ * uninterruptible sleep), or another negative errno.  out->stack is
+ * (re)allocated as needed. */
 int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		  stack_end_fn stack_end, void *ctx, int timeout_ms,
-		  struct stack_snapshot *out);
+		  unsigned flags, struct stack_snapshot *out);
 
 /* Reap stops that arrived while we were not looking (signals to threads that
  * we are not sampling right now) and re-inject them.  Cheap; call it between

@@ -82,7 +82,7 @@ copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
 int
 ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 	      stack_end_fn stack_end, void *ctx, int timeout_ms,
-	      struct stack_snapshot *out)
+	      unsigned flags, struct stack_snapshot *out)
 {
 	(void)t;
 	out->tid = th->tid;
@@ -143,7 +143,14 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
 	}
 	out->group_stopped = ((st >> 16) == PTRACE_EVENT_STOP) && WSTOPSIG(st) != SIGTRAP;
-	int r = tracee_resume(th, st);
+	int r;
+	if (flags & PTRACE_SAMPLE_DETACH) {
+		/* From a group-stop the kernel puts it back into the stop. */
+		r = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) < 0 ? -errno : 0;
+		th->state = TRACEE_GONE;
+	} else {
+		r = tracee_resume(th, st);
+	}
 	out->pause_ns = now_ns() - t0;
 	if (err)
 		return err;

@@ -218,7 +218,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			continue;
 		}
 		r = ptrace_sample(&pt, th, DEFAULT_WINDOW, unwind_target_stack_end, ut,
-				  STOP_TIMEOUT_MS, &snaps[p->nthreads]);
+				  STOP_TIMEOUT_MS, PTRACE_SAMPLE_DETACH, &snaps[p->nthreads]);
 		d->pause_us = (double)snaps[p->nthreads].pause_ns / 1000.0;
 		if (r == -ESRCH) {
 			/* Exited between the scan and now: not an error, not shown. */

@@ -137,6 +137,7 @@ unwind_target_reload_maps(struct unwind_target *t)
 		return r;
 	module_map_free(&t->maps);
 	t->maps = fresh;
+	t->last_map = NULL;
 	t->maps_loaded_ns = mono_ns();
 	/* A library may now live where another one was. */
 	cfi_state_flush(t->cfi);
@@ -164,7 +165,10 @@ resolve_image(struct unwind_target *t, struct mapping *m)
 struct mapping *
 unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 {
-	struct mapping *m = module_map_find(&t->maps, addr);
+	struct mapping *m = t->last_map;
+	if (m && addr >= m->start && addr < m->end)
+		return m;
+	m = module_map_find(&t->maps, addr);
 	if (!m && t->pid > 0 && mono_ns() - t->maps_loaded_ns > 100000000u) {
 		/* Mapped since we last looked (dlopen, a new thread's stack):
 		 * re-read, at most ten times a second. */
@@ -173,6 +177,8 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	}
 	if (m && !m->image_tried)
 		resolve_image(t, m);
+	if (m)
+		t->last_map = m;
 	return m;
 }
 
