@@ -225,7 +225,7 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 		th->state = TRACEE_GONE;
 		return 1;
 	}
-	if (ptrace(PTRACE_SEIZE, tid, 0L, 0L) < 0) {
+	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)t->options) < 0) {
 		int e = errno;
 		t->nthreads--;
 		if (e == ESRCH)
@@ -285,8 +285,25 @@ cmp_tracee(const void *a, const void *b)
 int
 ptrace_target_attach(struct ptrace_target *t, pid_t pid)
 {
+	return ptrace_target_attach_opts(t, pid, 0);
+}
+
+void
+ptrace_target_prune(struct ptrace_target *t)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].state != TRACEE_GONE)
+			t->threads[kept++] = t->threads[i];
+	t->nthreads = kept;
+}
+
+int
+ptrace_target_attach_opts(struct ptrace_target *t, pid_t pid, unsigned long options)
+{
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
+	t->options = options;
 	int r = sigchld_setup();
 	if (r < 0)
 		return r;
@@ -344,8 +361,14 @@ ptrace_target_poll(struct ptrace_target *t)
 			continue;
 		if (!WIFSTOPPED(st)) {
 			th->state = TRACEE_GONE;
+			if (r == t->pid) {
+				t->leader_exited = true;
+				t->leader_status = st;
+			}
 			continue;
 		}
+		if ((st >> 16) == PTRACE_EVENT_EXEC)
+			t->exec_seen = true;
 		/* A listening tracee whose group-stop was ended by SIGCONT
 		 * reports an event-stop with SIGTRAP: resume() runs it again. */
 		tracee_resume(th, st);

@@ -52,6 +52,11 @@ struct ptrace_target {
 	struct tracee *threads;
 	size_t nthreads;
 	size_t cap;
+	unsigned long options;    /* PTRACE_O_* given to PTRACE_SEIZE */
+	bool exec_seen;           /* a thread reported PTRACE_EVENT_EXEC since
+				     the caller last cleared this */
+	bool leader_exited;       /* the leader's exit status was reaped */
+	int leader_status;        /* ... and this was it (wait status) */
 };
 
 /* Tells ptrace_sample() where the stack mapping containing SP ends, so the
@@ -69,6 +74,15 @@ int ptrace_target_check(pid_t pid, char *why, size_t len);
  * -EPERM not permitted (see ptrace_explain_eperm), -EINVAL kernel thread or
  * stackspy itself.  On failure nothing stays attached. */
 int ptrace_target_attach(struct ptrace_target *t, pid_t pid);
+
+/* The same with PTRACE_O_* options for every thread (e.g.
+ * PTRACE_O_TRACEEXEC, so that an exec is seen and maps reloaded). */
+int ptrace_target_attach_opts(struct ptrace_target *t, pid_t pid,
+			      unsigned long options);
+
+/* Forget threads that are gone (after a rescan), so long runs with thread
+ * churn do not grow.  Pointers into t->threads are invalidated. */
+void ptrace_target_prune(struct ptrace_target *t);
 
 /* Seize threads created since the last scan.  Returns the number added. */
 int ptrace_target_rescan(struct ptrace_target *t);

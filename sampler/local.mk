@@ -6,5 +6,7 @@ stackspy_SOURCES = \
 	sampler/error.c \
 	sampler/signals.c \
 	sampler/cmd-dump.c \
+	sampler/cmd-record.c \
+	sampler/profiler.c \
 	sampler/output.c
-stackspy_LDADD = collapse/libcollapse.a $(UNWIND_LIBS)
+stackspy_LDADD = collapse/libcollapse.a $(UNWIND_LIBS) -lm

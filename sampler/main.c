@@ -16,6 +16,7 @@ usage(FILE *f)
 	      "\n"
 	      "Commands:\n"
 	      "  dump      print the stack of every thread of a process, once\n"
+	      "  record    sample stacks periodically into a flamegraph (folded, SVG, speedscope)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -h, --help     show this help (stackspy COMMAND --help for a command's)\n"
@@ -44,6 +45,8 @@ main(int argc, char **argv)
 	signals_install();
 	if (strcmp(cmd, "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1);
+	if (strcmp(cmd, "record") == 0)
+		return cmd_record(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		error_msg_and_help(NULL, "unrecognized option '%s'", cmd);
 	error_msg_and_help(NULL, "unknown command '%s'", cmd);

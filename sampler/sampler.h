@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -53,9 +54,93 @@ int parse_pid_list(const char *s, pid_t **out);
 /* Parse a decimal in [min, max].  Returns 0 or -1. */
 int parse_long(const char *s, long min, long max, long *out);
 
+/* ---- profiler.c: the sampling loop behind record and top ------------------- */
+
+struct collapse;
+
+struct profiler_config {
+	pid_t *pids;              /* attach mode: these processes */
+	int npids;
+	char **argv;              /* launch mode: run this command (NULL-terminated) */
+	double rate_hz;           /* ticks per second */
+	bool threads;             /* a root frame per thread: comm-PID/TID */
+	bool idle;                /* wall-clock: sleeping threads too */
+	enum unwind_engine engine;
+	int max_depth;
+	unsigned sym_flags;       /* UNWIND_SYM_* */
+};
+
+/* Why a thread-sample failed, for the summary. */
+enum profiler_error {
+	PROF_ERR_TIMEOUT,         /* did not stop in time */
+	PROF_ERR_PTRACE,          /* another ptrace/read failure */
+	PROF_ERR_NOSTACK,         /* sampled, but no frame could be unwound */
+	PROF_ERR_MAX,
+};
+
+struct profiler_stats {
+	uint64_t ticks;           /* ticks run */
+	uint64_t missed_ticks;    /* deadlines that passed while a tick overran */
+	uint64_t samples;         /* stacks added (stopped + reused) */
+	uint64_t stopped;         /* thread-samples that stopped a thread */
+	uint64_t reused;          /* --idle: stacks reused, thread not stopped */
+	uint64_t errors[PROF_ERR_MAX];
+	size_t threads_seen;
+	double elapsed_s;         /* since the first tick */
+	double pause_mean_us;     /* per stopped thread-sample */
+	double pause_p99_us;
+	double pause_max_us;
+};
+
+struct profiler;
+
+/* Attach to cfg->pids (every thread) or launch cfg->argv and follow it from
+ * its first instruction.  Errors are reported here (stderr).  Returns 0
+ * with *out set, or a negative errno; attach mode succeeds when at least
+ * one process could be attached. */
+int profiler_start(const struct profiler_config *cfg, struct profiler **out);
+
+/* A descriptor that becomes readable when the next tick is due (poll it,
+ * then call profiler_tick). */
+int profiler_fd(const struct profiler *p);
+
+/* Run the tick that is due: sample every thread of every process, unwind,
+ * aggregate; then arm the next deadline.  Returns 1 while some target is
+ * alive, 0 when all have exited. */
+int profiler_tick(struct profiler *p);
+
+/* Run ticks until `seconds` (0: no limit) have passed, stop_signal is set,
+ * or every target has exited. */
+void profiler_run(struct profiler *p, double seconds);
+
+/* Detach from everything (idempotent; called by profiler_free too). */
+void profiler_stop(struct profiler *p);
+void profiler_free(struct profiler *p);
+
+/* The aggregated stacks, owned by p. */
+struct collapse *profiler_stacks(const struct profiler *p);
+/* Counters so far (pause figures computed on call). */
+const struct profiler_stats *profiler_stats(struct profiler *p);
+/* Launch mode: the command's wait status once it exited, else -1. */
+int profiler_command_status(const struct profiler *p);
+/* How many of the processes asked for were attached. */
+size_t profiler_attached_count(const struct profiler *p);
+/* Comm of the first process (for titles). */
+const char *profiler_comm(const struct profiler *p);
+
+/* Called for every sample added (top's rolling window uses it): ids root
+ * first, as added to the stacks. */
+typedef void (*profiler_hook)(void *arg, pid_t pid, pid_t tid, const uint32_t *ids,
+			      size_t n);
+void profiler_set_hook(struct profiler *p, profiler_hook fn, void *arg);
+
+/* Print the end-of-run summary on stderr. */
+void profiler_print_summary(struct profiler *p, const struct profiler_config *cfg);
+
 /* ---- commands -------------------------------------------------------------------- */
 
 int cmd_dump(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 /* ---- output.c -------------------------------------------------------------------- */
 

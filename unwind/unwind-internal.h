@@ -146,6 +146,7 @@ struct unwind_target {
 	struct cfi_state *cfi;    /* libunwind address space, per-module tables */
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */
+	unsigned generation;
 };
 
 /* The mapping containing addr with its image and bias resolved (image may be

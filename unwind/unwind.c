@@ -138,6 +138,7 @@ unwind_target_reload_maps(struct unwind_target *t)
 	module_map_free(&t->maps);
 	t->maps = fresh;
 	t->last_map = NULL;
+	t->generation++;
 	t->maps_loaded_ns = mono_ns();
 	/* A library may now live where another one was. */
 	cfi_state_flush(t->cfi);
@@ -180,6 +181,12 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	if (m)
 		t->last_map = m;
 	return m;
+}
+
+unsigned
+unwind_target_generation(const struct unwind_target *t)
+{
+	return t->generation;
 }
 
 uint64_t

@@ -68,6 +68,8 @@ void unwind_target_free(struct unwind_target *t);
  * known mapping).  ELF files already opened stay cached.  Returns 0/-errno. */
 int unwind_target_reload_maps(struct unwind_target *t);
 
+unsigned unwind_target_generation(const struct unwind_target *t);
+
 /* End address of the mapping that contains sp, or 0 if none is known.
  * Cheap (binary search); usable as a ptrace stack_end_fn. */
 uint64_t unwind_target_stack_end(void *target, uint64_t sp);

@@ -1,0 +1,282 @@
+/* sampler/cmd-record.c - `stackspy record`: sample a process periodically
+ * and write a flamegraph (folded stacks, SVG, speedscope). */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "collapse/collapse.h"
+#include "sampler/sampler.h"
+
+#define DEFAULT_RATE   99.0
+#define MAX_RATE       10000.0
+#define DEFAULT_DEPTH  256
+
+enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE };
+
+struct record_options {
+	struct profiler_config cfg;
+	double duration;          /* 0: until Ctrl-C or the command exits */
+	const char *output;       /* NULL: stdout */
+	enum record_format format;
+	bool format_given;
+};
+
+static void
+record_usage(FILE *f)
+{
+	fputs("Usage: stackspy record (-p PID[,PID...] | -- COMMAND [ARG...]) [OPTIONS]\n"
+	      "Sample the stacks of running processes (or of a command started here)\n"
+	      "periodically and write a flamegraph.  Each thread is stopped only to copy\n"
+	      "its registers and stack; unwinding happens after it runs again.\n"
+	      "\n"
+	      "Target:\n"
+	      "  -p, --pid PID[,PID...]  process(es) to sample (several add a root frame comm-PID)\n"
+	      "  -- COMMAND [ARG...]     run COMMAND and sample it from its first instruction;\n"
+	      "                          recording stops when it exits\n"
+	      "\n"
+	      "Sampling:\n"
+	      "  -r, --rate HZ           samples per second per thread (default 99, at most 10000)\n"
+	      "  -d, --duration SECONDS  stop after this long (default: Ctrl-C, or the command's exit)\n"
+	      "      --idle              wall-clock: sample sleeping threads too (a thread that has\n"
+	      "                          not run since its last sample is not stopped again)\n"
+	      "                          (default: on-CPU, only running threads)\n"
+	      "  -e, --engine ENGINE     auto (default), cfi, fp, mips\n"
+	      "  -m, --max-depth N       at most N frames per stack (default 256)\n"
+	      "\n"
+	      "Output:\n"
+	      "  -o, --output FILE       write here (default: standard output)\n"
+	      "  -f, --format FORMAT     folded (default), svg or speedscope; without -f, taken\n"
+	      "                          from the -o extension (.svg, .json)\n"
+	      "      --threads           a root frame per thread: comm-PID/TID\n"
+	      "      --no-demangle       keep C++/Rust symbols mangled\n"
+	      "  -h, --help              show this help\n"
+	      "\n"
+	      "SIGINT, SIGTERM or SIGHUP stop the recording: stackspy detaches, writes the\n"
+	      "complete output and exits 0.  A summary (samples, achieved rate, missed ticks,\n"
+	      "pause per thread-sample) goes to standard error.\n"
+	      "\n"
+	      "Exit status: 0 success, 1 partial (some processes could not be attached),\n"
+	      "2 fatal error (nothing written), 64 usage error.\n", f);
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int
+parse_format(const char *s, enum record_format *f)
+{
+	if (strcmp(s, "folded") == 0)
+		*f = FORMAT_FOLDED;
+	else if (strcmp(s, "svg") == 0)
+		*f = FORMAT_SVG;
+	else if (strcmp(s, "speedscope") == 0)
+		*f = FORMAT_SPEEDSCOPE;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+parse_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void
+parse_options(int argc, char **argv, struct record_options *o)
+{
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "max-depth", required_argument, NULL, 'm' },
+		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *pid_arg = NULL;
+	long v;
+	int c;
+
+	o->cfg.rate_hz = DEFAULT_RATE;
+	o->cfg.engine = UNWIND_ENGINE_AUTO;
+	o->cfg.max_depth = DEFAULT_DEPTH;
+	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
+	opterr = 0;
+	/* '+': options end at the command's name. */
+	while ((c = getopt_long(argc, argv, "+:p:r:d:o:f:e:m:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (pid_arg)
+				error_msg_and_help("record", "only one PID list may be given");
+			pid_arg = optarg;
+			break;
+		case 'r': {
+			char *end;
+			errno = 0;
+			double hz = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(hz > 0) || hz > MAX_RATE)
+				error_msg_and_help("record", "invalid --rate argument: '%s' (above 0, at most %.0f)",
+						   optarg, MAX_RATE);
+			o->cfg.rate_hz = hz;
+			break;
+		}
+		case 'd':
+			if (parse_seconds(optarg, &o->duration) < 0)
+				error_msg_and_help("record", "invalid --duration argument: '%s'", optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				error_msg_and_help("record", "invalid --output argument: ''");
+			o->output = optarg;
+			break;
+		case 'f':
+			if (parse_format(optarg, &o->format) < 0)
+				error_msg_and_help("record", "invalid --format argument: '%s' (folded, svg or speedscope)",
+						   optarg);
+			o->format_given = true;
+			break;
+		case 'e':
+			if (unwind_engine_parse(optarg, &o->cfg.engine) < 0)
+				error_msg_and_help("record", "invalid --engine argument: '%s' (auto, cfi, fp or mips)",
+						   optarg);
+			break;
+		case 'm':
+			if (parse_long(optarg, 1, 4096, &v) < 0)
+				error_msg_and_help("record", "invalid --max-depth argument: '%s' (1 to 4096)", optarg);
+			o->cfg.max_depth = (int)v;
+			break;
+		case OPT_THREADS:
+			o->cfg.threads = true;
+			break;
+		case OPT_IDLE:
+			o->cfg.idle = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->cfg.sym_flags |= UNWIND_SYM_NO_DEMANGLE;
+			break;
+		case 'h':
+			record_usage(stdout);
+			exit(0);
+		case ':':
+			error_msg_and_help("record", "option '%s' requires an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				error_msg_and_help("record", "invalid option -- '%c'", optopt);
+			error_msg_and_help("record", "unrecognized option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		if (pid_arg)
+			error_msg_and_help("record", "give either -p PID or -- COMMAND, not both");
+		/* getopt stops at "--" or at the first non-option. */
+		o->cfg.argv = argv + optind;
+	}
+	if (!pid_arg && !o->cfg.argv)
+		error_msg_and_help("record", "nothing to record: give -p PID or -- COMMAND");
+	if (pid_arg) {
+		o->cfg.npids = parse_pid_list(pid_arg, &o->cfg.pids);
+		if (o->cfg.npids < 0)
+			error_msg_and_help("record", "invalid PID: '%s'", pid_arg);
+	}
+	if (!o->format_given && o->output) {
+		if (ends_with(o->output, ".svg"))
+			o->format = FORMAT_SVG;
+		else if (ends_with(o->output, ".json"))
+			o->format = FORMAT_SPEEDSCOPE;
+	}
+	if (!unwind_engine_available(o->cfg.engine))
+		error_msg_and_help("record", "the %s engine is not available in this build",
+				   unwind_engine_name(o->cfg.engine));
+}
+
+static int
+write_output(FILE *out, const struct record_options *o, struct profiler *p)
+{
+	struct collapse *c = profiler_stacks(p);
+	switch (o->format) {
+	case FORMAT_FOLDED:
+		return collapse_write_folded(c, out);
+	case FORMAT_SVG:
+	case FORMAT_SPEEDSCOPE:
+		break;
+	}
+	return -ENOTSUP;
+}
+
+int
+cmd_record(int argc, char **argv)
+{
+	struct record_options o;
+	memset(&o, 0, sizeof(o));
+	parse_options(argc, argv, &o);
+
+	/* Before attaching: a bad path must not cost the target anything. */
+	FILE *out = stdout;
+	if (o.output) {
+		out = fopen(o.output, "we");
+		if (!out) {
+			perror_msg(errno, "cannot open '%s' for writing", o.output);
+			free(o.cfg.pids);
+			return EXIT_FATAL;
+		}
+	}
+	struct profiler *p;
+	int r = profiler_start(&o.cfg, &p);
+	if (r < 0) {
+		if (o.output) {
+			fclose(out);
+			remove(o.output);
+		}
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	profiler_run(p, o.duration);
+	profiler_stop(p);
+
+	int rc = 0;
+	r = write_output(out, &o, p);
+	if (r == 0 && fflush(out) != 0)
+		r = -errno;
+	if (o.output && fclose(out) != 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		perror_msg(r, "cannot write %s", o.output ? o.output : "the output");
+		rc = EXIT_FATAL;
+	}
+	profiler_print_summary(p, &o.cfg);
+	int st = profiler_command_status(p);
+	if (o.cfg.argv && st != -1) {
+		if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+			error_msg("%s exited with status %d", o.cfg.argv[0], WEXITSTATUS(st));
+		else if (WIFSIGNALED(st))
+			error_msg("%s was killed by signal %d", o.cfg.argv[0], WTERMSIG(st));
+	}
+	if (rc == 0 && o.cfg.npids > 1 && profiler_attached_count(p) < (size_t)o.cfg.npids)
+		rc = EXIT_PARTIAL;
+	profiler_free(p);
+	free(o.cfg.pids);
+	return rc;
+}
