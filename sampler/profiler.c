@@ -32,8 +32,11 @@
 #include "sampler/sampler.h"
 
 #define STACK_WINDOW      (64 * 1024)
-#define STOP_TIMEOUT_MS   20
-#define UNSTOPPABLE_NS    1000000000u  /* skip a thread this long after a timeout */
+#define STOP_TIMEOUT_MS   50
+/* A sleeping thread that does not stop in time is in uninterruptible sleep
+ * (D): leave it alone this long.  A runnable one that does not is only
+ * waiting for a CPU, and is tried again next tick. */
+#define UNSTOPPABLE_NS    1000000000u
 #define PAUSE_BUCKETS     20000        /* 1 us each; the last holds the rest */
 /* --idle: a sleeping thread whose CPU time moved less than this since its
  * last sample has not really run: our own stop costs it 15-30 us of CPU
@@ -388,7 +391,8 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 		return;
 	if (r == -ETIMEDOUT) {
 		p->stats.errors[PROF_ERR_TIMEOUT]++;
-		ts->skip_until_ns = now + UNSTOPPABLE_NS;
+		if (state != 'R')
+			ts->skip_until_ns = now + UNSTOPPABLE_NS;
 		return;
 	}
 	if (r < 0) {
@@ -688,10 +692,18 @@ launch(struct profiler *p, struct proc_state *ps)
 	}
 	ps->ut = unwind_target_open(child, &r);
 	if (!ps->ut) {
-		perror_msg(r, "cannot read the memory map of the command");
-		return r;
+		if (r != -ESRCH) {
+			perror_msg(r, "cannot read the memory map of the command");
+			return r;
+		}
+		/* It ran and exited before we could look: an empty profile. */
+		ps->exited = true;
+		ptrace_target_poll(&ps->pt);
+		if (ps->pt.leader_exited)
+			p->child_status = ps->pt.leader_status;
 	}
-	ps->ut_generation = unwind_target_generation(ps->ut);
+	if (ps->ut)
+		ps->ut_generation = unwind_target_generation(ps->ut);
 	snprintf(ps->comm, sizeof(ps->comm), "%s", strrchr(p->cfg.argv[0], '/') ?
 		 strrchr(p->cfg.argv[0], '/') + 1 : p->cfg.argv[0]);
 	return 0;
