@@ -194,13 +194,33 @@ target_add(struct ptrace_target *t, pid_t tid)
 	return th;
 }
 
+/* t->threads[0, sorted) is sorted by tid (rescan keeps it so); entries
+ * after it were appended by the current pass.  A record rescans every tick,
+ * so with 1000 threads a linear search here was a million compares a tick. */
 static bool
-target_has(const struct ptrace_target *t, pid_t tid)
+target_has(const struct ptrace_target *t, size_t sorted, pid_t tid)
 {
-	for (size_t i = 0; i < t->nthreads; i++)
+	size_t lo = 0, hi = sorted;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < sorted && t->threads[lo].tid == tid)
+		return true;
+	for (size_t i = sorted; i < t->nthreads; i++)
 		if (t->threads[i].tid == tid)
 			return true;
 	return false;
+}
+
+static int
+cmp_tracee(const void *a, const void *b)
+{
+	pid_t x = ((const struct tracee *)a)->tid, y = ((const struct tracee *)b)->tid;
+	return (x > y) - (x < y);
 }
 
 /* Seize one thread.  Returns 1 if added, 0 if it was gone or a zombie,
@@ -255,8 +275,9 @@ ptrace_target_rescan(struct ptrace_target *t)
 		if (n < 0)
 			return n;
 		int new_here = 0;
+		size_t sorted = t->nthreads;
 		for (int i = 0; i < n; i++) {
-			if (target_has(t, tids[i]))
+			if (target_has(t, sorted, tids[i]))
 				continue;
 			int r = seize_thread(t, tids[i]);
 			if (r < 0 && tids[i] == t->pid && t->nthreads == 0) {
@@ -269,17 +290,12 @@ ptrace_target_rescan(struct ptrace_target *t)
 			}
 		}
 		free(tids);
+		if (t->nthreads > sorted)
+			qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_tracee);
 		if (new_here == 0)
 			break;
 	}
 	return added;
-}
-
-static int
-cmp_tracee(const void *a, const void *b)
-{
-	pid_t x = ((const struct tracee *)a)->tid, y = ((const struct tracee *)b)->tid;
-	return (x > y) - (x < y);
 }
 
 int
@@ -323,7 +339,6 @@ ptrace_target_attach_opts(struct ptrace_target *t, pid_t pid, unsigned long opti
 		ptrace_target_free(t);
 		return -ESRCH;
 	}
-	qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_tracee);
 	return 0;
 }
 
