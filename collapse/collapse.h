@@ -112,4 +112,51 @@ size_t collapse_sanitize_frame(char *name);
  */
 int collapse_write_folded(const struct collapse *c, FILE *out);
 
+/* Options of collapse_write_svg(); collapse_svg_options_init() sets the
+ * defaults, then change what you need. */
+struct collapse_svg_options {
+	const char *title;	/* heading; NULL: "Flame Graph" */
+	const char *subtitle;	/* second line, e.g. "12,345 samples, 99 Hz,
+				 * 10 s, pid 123"; NULL or "": none */
+	unsigned int width;	/* of the image in pixels, 200-1000000;
+				 * default 1200 */
+	unsigned int frame_height;	/* pixels per stack level, 1-1000;
+					 * default 16 */
+	double min_width;	/* frames narrower than this (pixels) are left
+				 * out with all frames above them; 0 keeps
+				 * all; default 0.1 */
+};
+
+/* Fills opts with the defaults above. The strings are not copied. */
+void collapse_svg_options_init(struct collapse_svg_options *opts);
+
+/*
+ * Writes c to out as a self-contained interactive flamegraph (SVG with
+ * embedded JavaScript, no external resources): the layout of flamegraph.pl
+ * (root "all" at the bottom, width proportional to samples, frames merged
+ * by prefix and sorted by name per level, so the same samples always give
+ * the same bytes); click to zoom, Ctrl-F to search with a regular expression
+ * (the URL parameter ?s=REGEX too), tooltips with samples and percentage.
+ * Names are written as stored (no collapse_sanitize_frame()), escaped for
+ * XML; bytes that are not valid UTF-8 become U+FFFD. opts NULL means the
+ * defaults. An empty c gives a valid SVG that says "No samples". Does not
+ * close out. Returns 0, -EINVAL (an option out of range), -ENOMEM, or the
+ * -errno (-EIO if unknown) of a failed write.
+ */
+int collapse_write_svg(const struct collapse *c,
+		       const struct collapse_svg_options *opts, FILE *out);
+
+/*
+ * Writes c to out in speedscope's file format
+ * (https://www.speedscope.app/file-format-schema.json): every frame of c in
+ * "shared.frames" (index = frame id), one "sampled" profile called name
+ * (NULL: "stackspy") whose samples are the distinct stacks, root first, in
+ * the order of collapse_write_svg(), weighted by their counts. Strings are
+ * JSON-escaped; bytes that are not valid UTF-8 become U+FFFD. Does not close
+ * out. Returns 0, -ENOMEM, or the -errno (-EIO if unknown) of a failed
+ * write.
+ */
+int collapse_write_speedscope(const struct collapse *c, const char *name,
+			      FILE *out);
+
 #endif /* STACKSPY_COLLAPSE_H */

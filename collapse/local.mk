@@ -2,4 +2,8 @@
 noinst_LIBRARIES += collapse/libcollapse.a
 collapse_libcollapse_a_SOURCES = \
 	collapse/collapse.c \
-	collapse/collapse.h
+	collapse/collapse.h \
+	collapse/collapse-internal.h \
+	collapse/output.c \
+	collapse/speedscope.c \
+	collapse/svg.c

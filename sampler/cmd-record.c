@@ -216,14 +216,35 @@ static int
 write_output(FILE *out, const struct record_options *o, struct profiler *p)
 {
 	struct collapse *c = profiler_stacks(p);
+	const struct profiler_stats *st = profiler_stats(p);
+	char title[160], subtitle[256];
+	const char *what = o->cfg.idle ? "wall-clock" : "on-CPU";
+
+	if (o->cfg.argv)
+		snprintf(title, sizeof(title), "%s (%s)", o->cfg.argv[0], what);
+	else if (o->cfg.npids == 1)
+		snprintf(title, sizeof(title), "%s, pid %d (%s)", profiler_comm(p),
+			 (int)o->cfg.pids[0], what);
+	else
+		snprintf(title, sizeof(title), "%d processes (%s)", o->cfg.npids, what);
 	switch (o->format) {
 	case FORMAT_FOLDED:
 		return collapse_write_folded(c, out);
-	case FORMAT_SVG:
-	case FORMAT_SPEEDSCOPE:
-		break;
+	case FORMAT_SVG: {
+		struct collapse_svg_options so;
+		collapse_svg_options_init(&so);
+		snprintf(subtitle, sizeof(subtitle),
+			 "%llu samples at %.0f Hz over %.1f s, engine %s, stackspy %s",
+			 (unsigned long long)st->samples, o->cfg.rate_hz, st->elapsed_s,
+			 unwind_engine_name(o->cfg.engine), PACKAGE_VERSION);
+		so.title = title;
+		so.subtitle = subtitle;
+		return collapse_write_svg(c, &so, out);
 	}
-	return -ENOTSUP;
+	case FORMAT_SPEEDSCOPE:
+		return collapse_write_speedscope(c, title, out);
+	}
+	return -EINVAL;
 }
 
 int
