@@ -1,0 +1,54 @@
+#!/bin/sh
+# tests/fuzz/fuzz.sh - build and run the libFuzzer targets (not part of
+# make check: the runs take minutes).
+#
+#   tests/fuzz/fuzz.sh build [T...]     build tests/fuzz/fuzz-elf, fuzz-core
+#                                       (in the build tree) with clang,
+#                                       -fsanitize=fuzzer,address,undefined
+#   tests/fuzz/fuzz.sh run TARGET SECS  run TARGET (elf|core) for SECS seconds
+#                                       on a copy of its seed corpus
+#                                       (tests/fuzz/corpus-TARGET); crashes
+#                                       go to fuzz-TARGET-crashes/
+#
+# Needs clang and its libFuzzer runtime (Debian: clang, libclang-rt-14-dev).
+# Run from the build tree (where config.h is) after ./configure.
+set -e
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+CLANG=${CLANG:-clang}
+cmd=${1:-build}
+
+case $cmd in
+build)
+	flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+	cflags="-I. -I$srcdir $(pkg-config --cflags libelf libunwind-generic 2>/dev/null || true)"
+	libs="$(pkg-config --libs libelf libunwind-generic libunwind-ptrace) \
+		$(grep '^DEMANGLE_LIBS =' Makefile | sed 's/^DEMANGLE_LIBS = //') \
+		$(grep '^LZMA_LIBS =' Makefile | sed 's/^LZMA_LIBS = //')"
+	# The unwind/ sources the library has (taken from its make fragment).
+	srcs=$(sed -n 's/^[ 	]*\(unwind\/[a-z0-9_-]*\.c\).*/\1/p' "$srcdir/unwind/local.mk")
+	mkdir -p tests/fuzz
+	shift
+	for t in ${*:-elf core}; do
+		echo "  CLANG    tests/fuzz/fuzz-$t"
+		# shellcheck disable=SC2086
+		$CLANG $flags $cflags -o tests/fuzz/fuzz-$t "$srcdir/tests/fuzz/fuzz-$t.c" \
+			$(for s in $srcs; do echo "$srcdir/$s"; done) \
+			"$srcdir/ptrace/"*.c $libs
+	done
+	;;
+run)
+	t=$2 secs=${3:-300}
+	[ -x "tests/fuzz/fuzz-$t" ] || { echo "fuzz.sh: build first" >&2; exit 2; }
+	work=fuzz-$t-corpus
+	mkdir -p "$work" "fuzz-$t-crashes"
+	cp -n "$srcdir/tests/fuzz/corpus-$t/"* "$work/" 2>/dev/null || true
+	# -rss_limit_mb: the core target mmaps files the input names.
+	"tests/fuzz/fuzz-$t" -max_total_time="$secs" -timeout=10 \
+		-rss_limit_mb=4096 -max_len=1048576 \
+		-artifact_prefix="fuzz-$t-crashes/" "$work"
+	;;
+*)
+	echo "usage: fuzz.sh build | run elf|core SECONDS" >&2
+	exit 64
+	;;
+esac

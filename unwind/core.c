@@ -1,0 +1,1324 @@
+/* unwind/core.c - core files: kernel core dumps and gdb's gcore output.
+ *
+ * Two layers.  The reader (core_file_*) parses the ELF core by hand, for
+ * ELFCLASS32 and ELFCLASS64 in either byte order, and knows no
+ * architecture: it hands out each thread's pr_reg bytes, the PT_LOAD
+ * segments, NT_FILE, NT_AUXV and NT_PRPSINFO.  The target layer
+ * (unwind_target_open_core) turns that into what a live target has: a
+ * module map (from NT_FILE, else from the auxv and the dynamic linker's
+ * r_debug list in the core's memory), the ELF files behind it, the vdso.
+ *
+ * Cores come from containers we do not trust and stackspy runs as root:
+ * every count, offset and size read from the file is checked against the
+ * file before use, loops are bounded by the file's size, and files named
+ * by the core are opened without following them into FIFOs or devices.
+ * tests/fuzz/fuzz-core.c feeds this file random cores; tests/core-bad.test
+ * the truncated and corrupt ones.
+ */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwind/unwind-internal.h"
+
+#ifndef NT_FILE
+# define NT_FILE 0x46494c45
+#endif
+#ifndef DT_MIPS_RLD_MAP
+# define DT_MIPS_RLD_MAP 0x70000016
+#endif
+#ifndef DT_MIPS_RLD_MAP_REL
+# define DT_MIPS_RLD_MAP_REL 0x70000035
+#endif
+
+/* Bounds on what a core may ask of us (hostile input): */
+#define MAX_PATH_READ   4096      /* a string read from the core's memory */
+#define MAX_LINK_MAPS   4096      /* entries of the r_debug list */
+#define MAX_DYN_ENTRIES 4096      /* entries of a .dynamic scanned */
+#define MAX_PHDRS       512       /* program headers of an in-memory ELF */
+#define CORE_PAGE       4096u     /* page rounding of file mappings */
+
+/* ---- byte order ----------------------------------------------------------- */
+
+uint64_t
+core_get(const struct core_file *c, const unsigned char *p, size_t size)
+{
+	uint64_t v = 0;
+
+	if (size == 0)
+		size = c->elf_class == ELFCLASS64 ? 8 : 4;
+	for (size_t i = 0; i < size; i++) {
+		size_t k = c->big_endian ? i : size - 1 - i;
+		v = (v << 8) | p[k];
+	}
+	return v;
+}
+
+static size_t
+word_size(const struct core_file *c)
+{
+	return c->elf_class == ELFCLASS64 ? 8 : 4;
+}
+
+bool
+core_file_native(const struct core_file *c)
+{
+#if defined(__x86_64__)
+	return c->machine == EM_X86_64 && c->elf_class == ELFCLASS64 && !c->big_endian;
+#else
+	(void)c;
+	return false;
+#endif
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+static bool
+in_file(size_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
+
+static int
+cmp_seg(const void *a, const void *b)
+{
+	const struct core_segment *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return 0;
+}
+
+static int
+cmp_file_map(const void *a, const void *b)
+{
+	const struct core_file_map *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* NT_PRSTATUS: pr_pid and pr_reg sit at fixed offsets per class
+ * (elf_siginfo, pr_cursig, pr_sigpend, pr_sighold, then pr_pid; pr_reg after
+ * four timevals); pr_reg runs up to the int pr_fpvalid at the end (padded
+ * to 8 on 64-bit).  x86-64: 336 bytes, pr_reg 216; MIPS o32: 256, 180. */
+static int
+parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
+{
+	size_t pid_off = c->elf_class == ELFCLASS64 ? 32 : 24;
+	size_t reg_off = c->elf_class == ELFCLASS64 ? 112 : 72;
+	size_t tail = c->elf_class == ELFCLASS64 ? 8 : 4;
+	struct core_thread *th;
+
+	if (len < reg_off + tail + 4)
+		return 0;          /* too short to hold registers: ignored */
+	/* The count of NT_PRSTATUS notes is bounded by the file size. */
+	th = realloc(c->threads, (c->nthreads + 1) * sizeof(*th));
+	if (!th)
+		return -ENOMEM;
+	c->threads = th;
+	th = &c->threads[c->nthreads++];
+	th->cursig = (int)(int16_t)core_get(c, d + 12, 2);
+	th->tid = (pid_t)(int32_t)core_get(c, d + pid_off, 4);
+	th->regs = d + reg_off;
+	th->regs_len = len - reg_off - tail;
+	return 0;
+}
+
+/* NT_PRPSINFO: pr_fname[16] and pr_psargs[80] close the struct on every
+ * architecture, and pr_pid is 16 bytes before pr_fname (pid, ppid, pgrp,
+ * sid); what comes before differs (pr_flag is a long, pr_uid 2 or 4
+ * bytes).  So both are found from the end. */
+static void
+parse_prpsinfo(struct core_file *c, const unsigned char *d, size_t len)
+{
+	if (len < 96 + 16 + 4)
+		return;
+	size_t fname = len - 96;
+	c->has_prpsinfo = true;
+	c->state = d[1] >= 0x21 && d[1] < 0x7f ? (char)d[1] : '?';
+	c->pid = (pid_t)(int32_t)core_get(c, d + fname - 16, 4);
+	memcpy(c->comm, d + fname, 16);
+	c->comm[16] = '\0';
+	for (char *p = c->comm; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+/* NT_FILE: count, page size, count * (start, end, page offset), then count
+ * NUL-terminated names; all words of the core's class. */
+static int
+parse_nt_file(struct core_file *c, const unsigned char *d, size_t len)
+{
+	size_t w = word_size(c);
+	uint64_t count, page;
+	const char *names, *end;
+	size_t kept = 0;
+
+	/* Only the first NT_FILE counts (fuzz-core found a leak here when a
+	 * second one came after an empty first). */
+	if (c->files || len < 2 * w)
+		return 0;
+	count = core_get(c, d, w);
+	page = core_get(c, d + w, w);
+	/* Each entry takes 3 words and at least one name byte. */
+	if (count == 0 || count > (len - 2 * w) / (3 * w + 1))
+		return 0;
+	c->files = calloc((size_t)count, sizeof(*c->files));
+	if (!c->files)
+		return -ENOMEM;
+	names = (const char *)d + 2 * w + count * 3 * w;
+	end = (const char *)d + len;
+	for (uint64_t i = 0; i < count && names < end; i++) {
+		const unsigned char *e = d + 2 * w + i * 3 * w;
+		const char *nul = memchr(names, '\0', (size_t)(end - names));
+		struct core_file_map *f = &c->files[kept];
+		uint64_t pgoff = core_get(c, e + 2 * w, w);
+
+		if (!nul)
+			break;
+		f->start = core_get(c, e, w);
+		f->end = core_get(c, e + w, w);
+		if (page == 0 || pgoff > UINT64_MAX / page)
+			f->offset = 0;
+		else
+			f->offset = pgoff * page;
+		if (f->start < f->end && names[0] == '/') {
+			f->path = strndup(names, (size_t)(nul - names));
+			if (!f->path)
+				return -ENOMEM;
+			kept++;
+		}
+		names = nul + 1;
+	}
+	c->nfiles = kept;
+	c->has_nt_file = kept > 0;
+	if (kept == 0)
+		return 0;      /* c->files stays allocated: it marks "seen" */
+	if (kept > 1) {
+		size_t n = 0;
+
+		qsort(c->files, kept, sizeof(*c->files), cmp_file_map);
+		for (size_t i = 0; i < kept; i++) {
+			if (n > 0 && c->files[i].start < c->files[n - 1].end) {
+				free(c->files[i].path);
+				continue;
+			}
+			c->files[n++] = c->files[i];
+		}
+		c->nfiles = n;
+	}
+	return 0;
+}
+
+/* Walk the notes of one PT_NOTE segment [off, off + len). */
+static int
+parse_notes(struct core_file *c, uint64_t off, uint64_t len)
+{
+	const unsigned char *p = c->data + off, *end = p + len;
+
+	while ((size_t)(end - p) >= 12) {
+		uint64_t namesz = core_get(c, p, 4);
+		uint64_t descsz = core_get(c, p + 4, 4);
+		uint64_t type = core_get(c, p + 8, 4);
+		uint64_t name_pad = (namesz + 3) & ~(uint64_t)3;
+		uint64_t desc_pad = (descsz + 3) & ~(uint64_t)3;
+		size_t left = (size_t)(end - p) - 12;
+		const unsigned char *name = p + 12, *desc;
+		int r = 0;
+
+		if (name_pad > left || desc_pad > left - name_pad)
+			break;     /* truncated: keep what came before */
+		desc = name + name_pad;
+		/* "CORE" notes carry the process; "LINUX" ones the FPU state. */
+		if (namesz == 5 && memcmp(name, "CORE", 5) == 0) {
+			switch (type) {
+			case NT_PRSTATUS:
+				r = parse_prstatus(c, desc, descsz);
+				break;
+			case NT_PRPSINFO:
+				if (!c->has_prpsinfo)
+					parse_prpsinfo(c, desc, descsz);
+				break;
+			case NT_AUXV:
+				if (!c->auxv) {
+					c->auxv = desc;
+					c->auxv_len = descsz;
+				}
+				break;
+			case NT_FILE:
+				r = parse_nt_file(c, desc, descsz);
+				break;
+			default:
+				break;
+			}
+		}
+		if (r < 0)
+			return r;
+		p = desc + desc_pad;
+	}
+	return 0;
+}
+
+int
+core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
+		const char **why)
+{
+	const char *dummy;
+	uint64_t phoff, phnum, phentsize, shoff;
+	size_t nsegs = 0;
+	bool b64;
+	int r;
+
+	if (!why)
+		why = &dummy;
+	memset(c, 0, sizeof(*c));
+	c->data = data;
+	c->size = size;
+	c->state = '?';
+	if (size < EI_NIDENT || memcmp(data, ELFMAG, SELFMAG) != 0) {
+		*why = size == 0 ? "empty file" : "not an ELF file";
+		return -ENOEXEC;
+	}
+	if (data[EI_CLASS] != ELFCLASS32 && data[EI_CLASS] != ELFCLASS64) {
+		*why = "unknown ELF class";
+		return -ENOEXEC;
+	}
+	if (data[EI_DATA] != ELFDATA2LSB && data[EI_DATA] != ELFDATA2MSB) {
+		*why = "unknown ELF byte order";
+		return -ENOEXEC;
+	}
+	c->elf_class = data[EI_CLASS];
+	c->big_endian = data[EI_DATA] == ELFDATA2MSB;
+	b64 = c->elf_class == ELFCLASS64;
+	if (size < (b64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		*why = "truncated ELF header";
+		return -ENOEXEC;
+	}
+	if (core_get(c, data + 16, 2) != ET_CORE) {
+		*why = "not a core file (ELF type is not ET_CORE)";
+		return -ENOEXEC;
+	}
+	c->machine = (unsigned)core_get(c, data + 18, 2);
+	phoff = b64 ? core_get(c, data + 32, 8) : core_get(c, data + 28, 4);
+	shoff = b64 ? core_get(c, data + 40, 8) : core_get(c, data + 32, 4);
+	phentsize = core_get(c, data + (b64 ? 54 : 42), 2);
+	phnum = core_get(c, data + (b64 ? 56 : 44), 2);
+	/* More than 65534 segments: the real count is section 0's sh_info. */
+	if (phnum == PN_XNUM) {
+		size_t shsz = b64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+
+		if (!in_file(size, shoff, shsz)) {
+			*why = "section header 0 (segment count) outside the file";
+			return -ENOEXEC;
+		}
+		phnum = core_get(c, data + shoff + (b64 ? 44 : 28), 4);
+	}
+	if (phentsize != (b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    phnum == 0 || phnum > size / phentsize ||
+	    !in_file(size, phoff, phnum * phentsize)) {
+		*why = phnum == 0 ? "no program headers" :
+			"program header table outside the file";
+		return -ENOEXEC;
+	}
+
+	c->segs = calloc((size_t)phnum, sizeof(*c->segs));
+	if (!c->segs) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (uint64_t i = 0; i < phnum; i++) {
+		const unsigned char *ph = data + phoff + i * phentsize;
+		uint64_t type = core_get(c, ph, 4), off, vaddr, filesz, memsz, flags;
+
+		if (b64) {
+			flags = core_get(c, ph + 4, 4);
+			off = core_get(c, ph + 8, 8);
+			vaddr = core_get(c, ph + 16, 8);
+			filesz = core_get(c, ph + 32, 8);
+			memsz = core_get(c, ph + 40, 8);
+		} else {
+			off = core_get(c, ph + 4, 4);
+			vaddr = core_get(c, ph + 8, 4);
+			filesz = core_get(c, ph + 16, 4);
+			memsz = core_get(c, ph + 20, 4);
+			flags = core_get(c, ph + 24, 4);
+		}
+		if (type == PT_NOTE) {
+			/* A note segment cut by truncation still gives the
+			 * notes before the cut. */
+			if (off < size) {
+				r = parse_notes(c, off, filesz < size - off ? filesz : size - off);
+				if (r < 0)
+					goto fail;
+			}
+		} else if (type == PT_LOAD && memsz > 0 && vaddr + memsz > vaddr) {
+			struct core_segment *s = &c->segs[nsegs++];
+
+			s->vaddr = vaddr;
+			s->memsz = memsz;
+			s->offset = off;
+			/* Clamped: a truncated core (disk full, ulimit) keeps
+			 * the memory it has. */
+			s->filesz = filesz < memsz ? filesz : memsz;
+			if (off >= size)
+				s->filesz = 0;
+			else if (s->filesz > size - off)
+				s->filesz = size - off;
+			s->flags = (unsigned)flags & (PF_R | PF_W | PF_X);
+		}
+	}
+	if (nsegs > 1) {
+		size_t n = 0;
+
+		qsort(c->segs, nsegs, sizeof(*c->segs), cmp_seg);
+		for (size_t i = 0; i < nsegs; i++) {
+			if (n > 0 && c->segs[i].vaddr < c->segs[n - 1].vaddr + c->segs[n - 1].memsz)
+				continue;
+			c->segs[n++] = c->segs[i];
+		}
+		nsegs = n;
+	}
+	c->nsegs = nsegs;
+	if (c->nthreads == 0) {
+		*why = "no thread in the core (no NT_PRSTATUS note; truncated?)";
+		r = -ENOEXEC;
+		goto fail;
+	}
+	if (!c->has_prpsinfo)
+		c->pid = c->threads[0].tid;
+	return 0;
+fail:
+	if (r == -ENOMEM)
+		*why = NULL;
+	core_file_release(c);
+	return r;
+}
+
+void
+core_file_release(struct core_file *c)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		free(c->files[i].path);
+	for (size_t i = 0; i < c->nwarnings; i++)
+		free(c->warnings[i]);
+	free(c->warnings);
+	free(c->files);
+	free(c->threads);
+	free(c->segs);
+	c->files = NULL;
+	c->threads = NULL;
+	c->segs = NULL;
+	c->warnings = NULL;
+	c->nfiles = c->nthreads = c->nsegs = c->nwarnings = 0;
+}
+
+struct core_file *
+core_file_open(const char *path, int *err, const char **why)
+{
+	struct core_file *c;
+	struct stat st;
+	void *data;
+	int fd, r;
+
+	*why = NULL;
+	/* O_NONBLOCK: a FIFO given as a core must not hang the open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		*err = -errno;
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*err = -EINVAL;
+		*why = S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file";
+		close(fd);
+		return NULL;
+	}
+	if (st.st_size == 0 || (uintmax_t)st.st_size > SIZE_MAX) {
+		*err = -ENOEXEC;
+		*why = st.st_size == 0 ? "empty file" : "too large";
+		close(fd);
+		return NULL;
+	}
+	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	r = -errno;
+	close(fd);
+	if (data == MAP_FAILED) {
+		*err = r;
+		return NULL;
+	}
+	c = malloc(sizeof(*c));
+	if (!c) {
+		munmap(data, (size_t)st.st_size);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	r = core_file_parse(c, data, (size_t)st.st_size, why);
+	if (r == 0)
+		c->path = strdup(path);
+	if (r < 0 || !c->path) {
+		if (r == 0)
+			core_file_release(c);
+		munmap(data, (size_t)st.st_size);
+		free(c);
+		*err = r < 0 ? r : -ENOMEM;
+		return NULL;
+	}
+	c->mmapped = true;
+	return c;
+}
+
+void
+core_file_free(struct core_file *c)
+{
+	if (!c)
+		return;
+	core_file_release(c);
+	if (c->mmapped)
+		munmap((void *)(uintptr_t)c->data, c->size);
+	free(c->path);
+	free(c);
+}
+
+/* The segment containing addr (binary search), or NULL. */
+static const struct core_segment *
+seg_find(const struct core_file *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nsegs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->segs[mid].vaddr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct core_segment *s = &c->segs[lo - 1];
+	return addr - s->vaddr < s->memsz ? s : NULL;
+}
+
+int
+core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len)
+{
+	unsigned char *out = buf;
+
+	/* A read may straddle two adjacent segments (two VMAs). */
+	while (len > 0) {
+		const struct core_segment *s = seg_find(c, addr);
+		uint64_t in, n;
+
+		if (!s)
+			return -EFAULT;
+		in = addr - s->vaddr;
+		if (in >= s->filesz)
+			return -EFAULT;    /* not dumped (file-backed, or cut) */
+		n = s->filesz - in;
+		if (n > len)
+			n = len;
+		memcpy(out, c->data + s->offset + in, (size_t)n);
+		out += n;
+		addr += n;
+		len -= (size_t)n;
+		if (len > 0 && addr == 0)
+			return -EFAULT;    /* wrapped */
+	}
+	return 0;
+}
+
+int
+core_auxv(const struct core_file *c, uint64_t type, uint64_t *val)
+{
+	size_t w = word_size(c);
+
+	for (size_t off = 0; c->auxv && off + 2 * w <= c->auxv_len; off += 2 * w) {
+		uint64_t t = core_get(c, c->auxv + off, w);
+
+		if (t == AT_NULL)
+			break;
+		if (t == type) {
+			*val = core_get(c, c->auxv + off + w, w);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+
+/* ---- the target ----------------------------------------------------------- */
+
+static void warn(struct core_file *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+warn(struct core_file *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL, **nw;
+
+	if (c->nwarnings >= 32)
+		return;            /* a hostile core could name 10^5 files */
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	nw = realloc(c->warnings, (c->nwarnings + 1) * sizeof(*nw));
+	if (!nw) {
+		free(s);
+		return;
+	}
+	c->warnings = nw;
+	c->warnings[c->nwarnings++] = s;
+}
+
+/* A file region of the target: from NT_FILE, or from a loaded object's
+ * PT_LOAD (link_map path). */
+struct region {
+	uint64_t start, end, offset;
+	char *path;               /* malloc'd; becomes the mapping's */
+	unsigned perms;
+	struct elf_image *image;
+	bool bias_known;
+	uint64_t bias;
+};
+
+struct regions {
+	struct region *v;
+	size_t n, cap;
+};
+
+/* Append r; takes ownership of r->path whatever happens. */
+static int
+regions_add(struct regions *rs, struct region *r)
+{
+	if (rs->n == rs->cap) {
+		size_t ncap = rs->cap ? rs->cap * 2 : 64;
+		struct region *nv = realloc(rs->v, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(r->path);
+			return -ENOMEM;
+		}
+		rs->v = nv;
+		rs->cap = ncap;
+	}
+	rs->v[rs->n++] = *r;
+	return 0;
+}
+
+static void
+regions_free(struct regions *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		free(rs->v[i].path);
+	free(rs->v);
+}
+
+static int
+cmp_region(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+static unsigned
+perms_of_flags(unsigned pf)
+{
+	return (pf & PF_R ? MAPPING_R : 0) | (pf & PF_W ? MAPPING_W : 0) |
+	       (pf & PF_X ? MAPPING_X : 0);
+}
+
+/* Read a NUL-terminated string of at most max - 1 bytes from the core's
+ * memory.  Returns 0 or -EFAULT. */
+static int
+read_string(const struct core_file *c, uint64_t addr, char *buf, size_t max)
+{
+	for (size_t i = 0; i + 1 < max; i++) {
+		if (core_read(c, addr + i, &buf[i], 1) < 0)
+			return -EFAULT;
+		if (buf[i] == '\0')
+			return 0;
+	}
+	buf[max - 1] = '\0';
+	return -EFAULT;
+}
+
+/* Program headers, only the fields needed here. */
+struct phdr {
+	uint32_t type;
+	uint64_t offset, vaddr, filesz, memsz;
+	unsigned flags;
+};
+
+static void
+parse_phdr_table(const struct core_file *c, const unsigned char *raw,
+		 size_t n, struct phdr *out)
+{
+	bool b64 = c->elf_class == ELFCLASS64;
+	size_t es = b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *ph = raw + i * es;
+
+		out[i].type = (uint32_t)core_get(c, ph, 4);
+		if (b64) {
+			out[i].flags = (unsigned)core_get(c, ph + 4, 4);
+			out[i].offset = core_get(c, ph + 8, 8);
+			out[i].vaddr = core_get(c, ph + 16, 8);
+			out[i].filesz = core_get(c, ph + 32, 8);
+			out[i].memsz = core_get(c, ph + 40, 8);
+		} else {
+			out[i].offset = core_get(c, ph + 4, 4);
+			out[i].vaddr = core_get(c, ph + 8, 4);
+			out[i].filesz = core_get(c, ph + 16, 4);
+			out[i].memsz = core_get(c, ph + 20, 4);
+			out[i].flags = (unsigned)core_get(c, ph + 24, 4);
+		}
+	}
+}
+
+/* phnum program headers at addr in the core's memory.  Returns the count
+ * read, 0 when they are not in the core. */
+static size_t
+mem_phdrs(const struct core_file *c, uint64_t addr, uint64_t phnum, struct phdr *out)
+{
+	size_t es = c->elf_class == ELFCLASS64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	unsigned char raw[MAX_PHDRS * sizeof(Elf64_Phdr)];
+
+	if (phnum == 0 || phnum > MAX_PHDRS || core_read(c, addr, raw, (size_t)phnum * es) < 0)
+		return 0;
+	parse_phdr_table(c, raw, (size_t)phnum, out);
+	return (size_t)phnum;
+}
+
+/* The program headers of the ELF header at addr in the core's memory. */
+static size_t
+mem_elf_phdrs(const struct core_file *c, uint64_t addr, struct phdr *out)
+{
+	bool b64 = c->elf_class == ELFCLASS64;
+	unsigned char eh[sizeof(Elf64_Ehdr)];
+	size_t ehsz = b64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	uint64_t phoff, phnum;
+
+	if (core_read(c, addr, eh, ehsz) < 0 || memcmp(eh, ELFMAG, SELFMAG) != 0 ||
+	    eh[EI_CLASS] != c->elf_class)
+		return 0;
+	phoff = b64 ? core_get(c, eh + 32, 8) : core_get(c, eh + 28, 4);
+	phnum = core_get(c, eh + (b64 ? 56 : 44), 2);
+	if (phoff > UINT64_MAX - addr)
+		return 0;
+	return mem_phdrs(c, addr + phoff, phnum, out);
+}
+
+/* The program headers of a file image of the core's class and byte order
+ * (anything else is not this process's file).  *phoff gets e_phoff. */
+static size_t
+image_phdrs(const struct core_file *c, const struct elf_image *img,
+	    struct phdr *out, uint64_t *phoff_out)
+{
+	bool b64 = c->elf_class == ELFCLASS64;
+	size_t ehsz = b64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	size_t es = b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	uint64_t phoff, phnum;
+
+	if (img->size < ehsz || img->data[EI_CLASS] != c->elf_class ||
+	    img->data[EI_DATA] != (c->big_endian ? ELFDATA2MSB : ELFDATA2LSB))
+		return 0;
+	phoff = b64 ? core_get(c, img->data + 32, 8) : core_get(c, img->data + 28, 4);
+	phnum = core_get(c, img->data + (b64 ? 56 : 44), 2);
+	if (phnum > MAX_PHDRS || !in_file(img->size, phoff, phnum * es))
+		return 0;
+	parse_phdr_table(c, img->data + phoff, (size_t)phnum, out);
+	if (phoff_out)
+		*phoff_out = phoff;
+	return (size_t)phnum;
+}
+
+/* The GNU build-id of the ELF object whose header is at addr in the
+ * core's memory.  Returns its length, 0 if it is not in the core. */
+static size_t
+mem_build_id(const struct core_file *c, uint64_t addr, unsigned char *id, size_t max)
+{
+	struct phdr ph[MAX_PHDRS];
+	size_t n = mem_elf_phdrs(c, addr, ph);
+	uint64_t first = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].type == PT_LOAD && ph[i].offset == 0)
+			first = ph[i].vaddr & ~(uint64_t)(CORE_PAGE - 1);
+	for (size_t i = 0; i < n && first != UINT64_MAX; i++) {
+		unsigned char notes[1024];
+		size_t len = ph[i].filesz < sizeof(notes) ? (size_t)ph[i].filesz : sizeof(notes);
+
+		if (ph[i].type != PT_NOTE || ph[i].vaddr < first ||
+		    ph[i].vaddr - first > UINT64_MAX - addr)
+			continue;
+		if (core_read(c, addr + (ph[i].vaddr - first), notes, len) < 0)
+			continue;
+		for (size_t off = 0; off + 12 <= len;) {
+			uint64_t namesz = core_get(c, notes + off, 4);
+			uint64_t descsz = core_get(c, notes + off + 4, 4);
+			uint64_t type = core_get(c, notes + off + 8, 4);
+			uint64_t np = (namesz + 3) & ~(uint64_t)3, dp = (descsz + 3) & ~(uint64_t)3;
+
+			if (np > len - off - 12 || dp > len - off - 12 - np)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    memcmp(notes + off + 12, "GNU", 4) == 0 &&
+			    descsz > 0 && descsz <= max) {
+				memcpy(id, notes + off + 12 + np, (size_t)descsz);
+				return (size_t)descsz;
+			}
+			off += 12 + (size_t)np + (size_t)dp;
+		}
+	}
+	return 0;
+}
+
+struct opener {
+	struct unwind_target *t;
+	struct core_file *c;
+	const char *exe;          /* --exe, or NULL */
+	char *exe_path;           /* the core's name for the main executable */
+	const char *sysroot;      /* --sysroot, or NULL */
+};
+
+/* Open the file the core calls path: under the sysroot, or --exe for the
+ * main executable.  NULL, with a warning, when it cannot be opened. */
+static struct elf_image *
+open_file(struct opener *o, const char *path)
+{
+	struct elf_image *img;
+	char *full = NULL;
+	const char *p = path;
+	int err = 0;
+
+	if (o->exe && o->exe_path && strcmp(path, o->exe_path) == 0) {
+		p = o->exe;
+	} else if (o->sysroot) {
+		if (asprintf(&full, "%s%s", o->sysroot, path) < 0)
+			return NULL;
+		p = full;
+	}
+	img = elf_cache_open_path(&o->t->elves, p, &err);
+	if (!img)
+		warn(o->c, "cannot open '%s': %s", p, strerror(-err));
+	free(full);
+	return img;
+}
+
+/* The file has no (dev, inode) to check: compare its build-id with the
+ * object's in the core, when the core holds its first page at ehdr (0:
+ * not known).  false, with a warning, when they differ. */
+static bool
+check_build_id(struct opener *o, const struct elf_image *img, uint64_t ehdr)
+{
+	unsigned char id[64];
+	size_t n = ehdr ? mem_build_id(o->c, ehdr, id, sizeof(id)) : 0;
+
+	if (n > 0 && (n != img->build_id_len || memcmp(id, img->build_id, n) != 0)) {
+		warn(o->c, "'%s' is not the file the process had mapped (its build-id "
+		     "differs from the core's): not used", img->path);
+		return false;
+	}
+	if (n == 0 && img->build_id_len > 0)
+		warn(o->c, "cannot check '%s' against the core (its first page is "
+		     "not in the core): names are wrong if the file changed", img->path);
+	return true;
+}
+
+static struct elf_image *
+open_module(struct opener *o, const char *path, uint64_t ehdr)
+{
+	struct elf_image *img = open_file(o, path);
+
+	return img && check_build_id(o, img, ehdr) ? img : NULL;
+}
+
+/* Regions from NT_FILE; a run of entries of one file shares its image. */
+static int
+regions_from_nt_file(struct opener *o, struct regions *rs)
+{
+	struct core_file *c = o->c;
+
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const struct core_file_map *f = &c->files[i];
+		const struct core_segment *s = seg_find(c, f->start);
+		struct region r = { .start = f->start, .end = f->end, .offset = f->offset };
+
+		r.perms = s ? perms_of_flags(s->flags) : MAPPING_R;
+		if (rs->n > 0 && strcmp(rs->v[rs->n - 1].path, f->path) == 0)
+			r.image = rs->v[rs->n - 1].image;
+		else
+			r.image = open_module(o, f->path, f->offset == 0 ? f->start : 0);
+		r.path = strdup(f->path);
+		if (!r.path || regions_add(rs, &r) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Regions of one object loaded at bias (link_map path): one per PT_LOAD,
+ * page-rounded as the kernel and ld.so map them. */
+static int
+regions_of_object(struct opener *o, struct regions *rs, const char *path, uint64_t bias)
+{
+	struct phdr ph[MAX_PHDRS];
+	const uint64_t mask = CORE_PAGE - 1;
+	struct elf_image *img;
+	uint64_t ehdr = 0;
+	size_t n;
+
+	img = open_file(o, path);
+	if (!img)
+		return 0;
+	n = image_phdrs(o->c, img, ph, NULL);
+	/* Its first page, with the build-id note, is at the PT_LOAD of file
+	 * offset 0. */
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].type == PT_LOAD && ph[i].offset == 0)
+			ehdr = (ph[i].vaddr & ~mask) + bias;
+	if (!check_build_id(o, img, ehdr))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct region r = { .image = img, .bias = bias, .bias_known = true };
+		uint64_t lo, hi;
+
+		if (ph[i].type != PT_LOAD || ph[i].memsz == 0)
+			continue;
+		lo = (ph[i].vaddr & ~mask) + bias;
+		hi = ph[i].vaddr + ph[i].memsz + bias;
+		if (hi <= lo || hi > UINT64_MAX - mask)
+			continue;
+		r.start = lo;
+		r.end = (hi + mask) & ~mask;
+		r.offset = ph[i].offset & ~mask;
+		r.perms = perms_of_flags(ph[i].flags);
+		r.path = strdup(path);
+		if (!r.path || regions_add(rs, &r) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The address of r_debug: DT_DEBUG in the executable's dynamic section
+ * (ld.so fills it at start-up), or MIPS's DT_MIPS_RLD_MAP(_REL), which
+ * point at a word holding it (the MIPS .dynamic is read-only).  0 if none. */
+/* Read len bytes at addr from the core, else from the file img placed at
+ * bias: MIPS keeps .dynamic in the read-only text segment, which cores
+ * leave out (tests/mips-core.test, dynamic programs). */
+static int
+core_or_file_read(const struct core_file *c, const struct elf_image *img,
+		  uint64_t bias, uint64_t addr, void *buf, size_t len)
+{
+	if (core_read(c, addr, buf, len) == 0)
+		return 0;
+	for (size_t i = 0; img && addr >= bias && i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		uint64_t v = addr - bias;
+
+		if (v < s->vaddr || v - s->vaddr >= s->filesz || len > s->filesz - (v - s->vaddr))
+			continue;
+		if (!in_file(img->size, s->offset + (v - s->vaddr), len))
+			return -EFAULT;
+		memcpy(buf, img->data + s->offset + (v - s->vaddr), len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+static uint64_t
+find_r_debug(const struct core_file *c, uint64_t dyn, const struct elf_image *exe,
+	     uint64_t bias)
+{
+	size_t w = word_size(c);
+	unsigned char e[16], word[8];
+
+	for (uint64_t i = 0; i < MAX_DYN_ENTRIES; i++) {
+		uint64_t at = dyn + i * 2 * w, tag, val;
+
+		if (at < dyn || core_or_file_read(c, exe, bias, at, e, 2 * w) < 0)
+			return 0;
+		tag = core_get(c, e, w);
+		val = core_get(c, e + w, w);
+		if (tag == DT_NULL)
+			return 0;
+		if (tag == DT_DEBUG && val != 0)
+			return val;
+		if (c->machine == EM_MIPS &&
+		    (tag == DT_MIPS_RLD_MAP || tag == DT_MIPS_RLD_MAP_REL)) {
+			uint64_t p = tag == DT_MIPS_RLD_MAP ? val : at + val;
+			if (core_read(c, p, word, w) == 0 && core_get(c, word, w) != 0)
+				return core_get(c, word, w);
+		}
+	}
+	return 0;
+}
+
+/* Without NT_FILE: the executable from AT_PHDR (named by --exe or
+ * AT_EXECFN), the libraries from the r_debug link_map list, and the
+ * dynamic linker from AT_BASE and PT_INTERP if the list lacks it. */
+static int
+regions_from_link_map(struct opener *o, struct regions *rs)
+{
+	struct core_file *c = o->c;
+	struct phdr ph[MAX_PHDRS];
+	uint64_t at_phdr = 0, at_phnum = 0, at_base = 0, at_execfn = 0;
+	uint64_t bias = 0, dyn = 0, rdebug = 0, lm = 0, phoff = 0;
+	size_t w = word_size(c), n, fn = 0;
+	bool have_bias = false, have_ldso = false;
+	struct elf_image *exe = NULL;
+	char name[MAX_PATH_READ];
+	unsigned char word[8];
+	int r;
+
+	if (core_auxv(c, AT_PHDR, &at_phdr) < 0 || core_auxv(c, AT_PHNUM, &at_phnum) < 0) {
+		warn(c, "the core has no NT_FILE note and no AT_PHDR in its auxiliary "
+		     "vector: no module is known");
+		return 0;
+	}
+	core_auxv(c, AT_BASE, &at_base);
+	core_auxv(c, AT_EXECFN, &at_execfn);
+	if (at_execfn && read_string(c, at_execfn, name, sizeof(name)) == 0 && name[0] == '/')
+		o->exe_path = strdup(name);
+	else if (o->exe)
+		o->exe_path = strdup(o->exe);
+	if (!o->exe_path) {
+		warn(c, "the core does not name its executable: use --exe");
+		return 0;
+	}
+	exe = open_file(o, o->exe_path);
+
+	/* The executable's program headers: in the core (dumped with its
+	 * first page), else in the file. */
+	n = mem_phdrs(c, at_phdr, at_phnum, ph);
+	if (n == 0 && exe)
+		n = image_phdrs(c, exe, ph, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (ph[i].type == PT_PHDR) {
+			bias = at_phdr - ph[i].vaddr;
+			have_bias = true;
+		}
+	}
+	/* No PT_PHDR (static executables often lack one): the headers sit at
+	 * e_phoff of the PT_LOAD at file offset 0. */
+	fn = !have_bias && exe ? image_phdrs(c, exe, ph, &phoff) : 0;
+	for (size_t i = 0; i < fn && !have_bias; i++) {
+		if (ph[i].type == PT_LOAD && ph[i].offset == 0) {
+			bias = at_phdr - phoff - ph[i].vaddr;
+			have_bias = true;
+			n = fn;
+		}
+	}
+	if (!have_bias) {
+		warn(c, "cannot place the executable '%s' in the core's memory", o->exe_path);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].type == PT_DYNAMIC)
+			dyn = ph[i].vaddr + bias;
+	r = exe ? regions_of_object(o, rs, o->exe_path, bias) : 0;
+	if (r < 0)
+		return r;
+
+	rdebug = dyn ? find_r_debug(c, dyn, exe, bias) : 0;
+	/* r_debug: int r_version, then r_map (word-aligned). */
+	if (rdebug && core_read(c, rdebug + w, word, w) == 0)
+		lm = core_get(c, word, w);
+	for (size_t i = 0; lm && i < MAX_LINK_MAPS; i++) {
+		/* struct link_map: l_addr, l_name, l_ld, l_next, l_prev. */
+		unsigned char e[4 * 8];
+		uint64_t l_addr, l_name, l_next;
+
+		if (core_read(c, lm, e, 4 * w) < 0)
+			break;
+		l_addr = core_get(c, e, w);
+		l_name = core_get(c, e + w, w);
+		l_next = core_get(c, e + 3 * w, w);
+		/* The executable has an empty name, the vdso a bare soname. */
+		if (l_name && read_string(c, l_name, name, sizeof(name)) == 0 &&
+		    name[0] == '/' && strcmp(name, o->exe_path) != 0) {
+			if (at_base && l_addr == at_base)
+				have_ldso = true;
+			r = regions_of_object(o, rs, name, l_addr);
+			if (r < 0)
+				return r;
+		}
+		lm = l_next;
+	}
+
+	/* No r_debug (static-pie, or the process died before ld.so ran):
+	 * the dynamic linker is at AT_BASE, named by PT_INTERP. */
+	fn = at_base && !have_ldso && exe ? image_phdrs(c, exe, ph, NULL) : 0;
+	for (size_t i = 0; i < fn; i++) {
+		if (ph[i].type != PT_INTERP || ph[i].filesz < 2 || ph[i].filesz >= sizeof(name) ||
+		    !in_file(exe->size, ph[i].offset, ph[i].filesz))
+			continue;
+		memcpy(name, exe->data + ph[i].offset, (size_t)ph[i].filesz);
+		name[ph[i].filesz] = '\0';
+		if (name[0] == '/')
+			return regions_of_object(o, rs, name, at_base);
+	}
+	return 0;
+}
+
+static int
+cmp_mapping_start(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* Add m to the map (takes m->path). */
+static int
+map_add(struct module_map *mm, size_t *cap, struct mapping *m)
+{
+	if (mm->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct mapping *nv = realloc(mm->v, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(m->path);
+			return -ENOMEM;
+		}
+		mm->v = nv;
+		*cap = ncap;
+	}
+	mm->v[mm->n++] = *m;
+	return 0;
+}
+
+/* The module map: the file regions (overlaps dropped), and the parts of the
+ * core's segments no region covers as anonymous memory (stacks, heap,
+ * the vdso).  Every mapping is resolved here (image_tried), so unwind.c
+ * never looks for its file through /proc. */
+static int
+build_map(struct unwind_target *t, struct regions *rs)
+{
+	struct core_file *c = t->core;
+	struct module_map *mm = &t->maps;
+	size_t cap = 0, kept = 0, j = 0;
+	int r;
+
+	if (rs->n > 1)
+		qsort(rs->v, rs->n, sizeof(*rs->v), cmp_region);
+	for (size_t i = 0; i < rs->n; i++) {
+		if (kept > 0 && rs->v[i].start < rs->v[kept - 1].end) {
+			free(rs->v[i].path);
+			continue;
+		}
+		rs->v[kept++] = rs->v[i];
+	}
+	rs->n = kept;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		struct region *g = &rs->v[i];
+		struct mapping m = { .start = g->start, .end = g->end, .offset = g->offset,
+				     .perms = g->perms, .path = g->path, .image = g->image,
+				     .image_tried = true, .bias_known = g->bias_known,
+				     .bias = g->bias };
+
+		g->path = NULL;
+		if (m.image && !m.bias_known && elf_image_bias(m.image, &m, &m.bias) == 0)
+			m.bias_known = true;
+		r = map_add(mm, &cap, &m);
+		if (r < 0)
+			return r;
+	}
+	/* Anonymous gaps: both lists are sorted and disjoint, one pass. */
+	for (size_t i = 0; i < c->nsegs; i++) {
+		const struct core_segment *s = &c->segs[i];
+		uint64_t at = s->vaddr, end = s->vaddr + s->memsz;
+
+		while (j < rs->n && rs->v[j].end <= at)
+			j++;
+		for (size_t k = j; at < end; k++) {
+			uint64_t stop = k < rs->n && rs->v[k].start < end ? rs->v[k].start : end;
+
+			if (stop > at) {
+				struct mapping m = { .start = at, .end = stop,
+						     .perms = perms_of_flags(s->flags),
+						     .image_tried = true };
+				if (t->vdso && at == t->vdso_start) {
+					m.path = strdup("[vdso]");
+					m.image = t->vdso;
+					if (!m.path)
+						return -ENOMEM;
+					if (elf_image_bias(m.image, &m, &m.bias) == 0)
+						m.bias_known = true;
+				}
+				r = map_add(mm, &cap, &m);
+				if (r < 0)
+					return r;
+			}
+			if (k >= rs->n || rs->v[k].start >= end)
+				break;
+			at = rs->v[k].end;
+		}
+	}
+	if (mm->n > 1) {
+		size_t n = 0;
+
+		qsort(mm->v, mm->n, sizeof(*mm->v), cmp_mapping_start);
+		for (size_t i = 0; i < mm->n; i++) {
+			if (n > 0 && mm->v[i].start < mm->v[n - 1].end) {
+				free(mm->v[i].path);
+				continue;
+			}
+			mm->v[n++] = mm->v[i];
+		}
+		mm->n = n;
+	}
+	return 0;
+}
+
+/* The vdso: AT_SYSINFO_EHDR, copied out of the core (the kernel and gdb
+ * both dump it). */
+static void
+core_vdso(struct unwind_target *t)
+{
+	const struct core_segment *s;
+	uint64_t at;
+	void *buf;
+
+	if (core_auxv(t->core, AT_SYSINFO_EHDR, &at) < 0 || !(s = seg_find(t->core, at)) ||
+	    s->vaddr != at || s->filesz == 0 || s->filesz > (64u << 20))
+		return;
+	buf = malloc((size_t)s->filesz);
+	if (!buf)
+		return;
+	memcpy(buf, t->core->data + s->offset, (size_t)s->filesz);
+	t->vdso = elf_image_from_memory(&t->elves, buf, (size_t)s->filesz, "[vdso]");
+	if (t->vdso) {
+		t->vdso_start = s->vaddr;
+		t->vdso_end = s->vaddr + s->filesz;
+	}
+}
+
+struct unwind_target *
+unwind_target_open_core(const char *core, const char *exe, const char *sysroot,
+			int *err, char *why, size_t whylen)
+{
+	struct unwind_target *t;
+	struct regions rs = { NULL, 0, 0 };
+	struct opener o;
+	const char *reason = NULL;
+	uint64_t entry;
+	int r;
+
+	if (why && whylen)
+		why[0] = '\0';
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	t->core = core_file_open(core, err, &reason);
+	if (!t->core) {
+		if (reason && why && whylen)
+			snprintf(why, whylen, "%s", reason);
+		free(t);
+		return NULL;
+	}
+	memset(&o, 0, sizeof(o));
+	o.t = t;
+	o.c = t->core;
+	o.exe = exe;
+	o.sysroot = sysroot && sysroot[0] ? sysroot : NULL;
+	core_vdso(t);
+	if (t->core->has_nt_file) {
+		/* The main executable is the file mapped at AT_ENTRY. */
+		for (size_t i = 0; i < t->core->nfiles && core_auxv(t->core, AT_ENTRY, &entry) == 0; i++) {
+			const struct core_file_map *f = &t->core->files[i];
+
+			if (entry >= f->start && entry < f->end) {
+				o.exe_path = strdup(f->path);
+				break;
+			}
+		}
+		if (exe && !o.exe_path)
+			warn(t->core, "cannot tell which file of the core is the executable: "
+			     "--exe '%s' not used", exe);
+		r = regions_from_nt_file(&o, &rs);
+	} else {
+		r = regions_from_link_map(&o, &rs);
+	}
+	if (r == 0)
+		r = build_map(t, &rs);
+	regions_free(&rs);
+	free(o.exe_path);
+	if (r < 0) {
+		*err = r;
+		unwind_target_free(t);
+		return NULL;
+	}
+	t->cfi = cfi_state_new(t);
+	return t;
+}
+
+int
+unwind_core_info(const struct unwind_target *t, struct unwind_core_info *info)
+{
+	const struct core_file *c = t ? t->core : NULL;
+
+	memset(info, 0, sizeof(*info));
+	if (!c)
+		return -EINVAL;
+	info->pid = c->pid;
+	memcpy(info->comm, c->comm, sizeof(info->comm));
+	info->state = c->state;
+	info->signal = c->threads[0].cursig;
+	info->machine = c->machine;
+	info->elf_class = c->elf_class == ELFCLASS64 ? 64 : 32;
+	info->big_endian = c->big_endian;
+	info->native = core_file_native(c);
+	info->nthreads = c->nthreads;
+	return 0;
+}
+
+int
+unwind_core_thread(const struct unwind_target *t, size_t i, struct stack_snapshot *out)
+{
+	const struct core_file *c = t ? t->core : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!c || i >= c->nthreads || c->threads[i].regs_len > sizeof(out->regs))
+		return -EINVAL;
+	out->tid = c->threads[i].tid;
+	memcpy(out->regs, c->threads[i].regs, c->threads[i].regs_len);
+	out->regs_len = c->threads[i].regs_len;
+	return 0;
+}
+
+const char *
+unwind_core_warning(const struct unwind_target *t, size_t i)
+{
+	if (!t || !t->core || i >= t->core->nwarnings)
+		return NULL;
+	return t->core->warnings[i];
+}
