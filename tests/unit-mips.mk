@@ -1,0 +1,13 @@
+# tests/unit-mips.mk - unit test of the MIPS prologue-analysis unwinder
+# (unwind/engine-mips.c) and the o32 register layout (unwind/arch-mips.c)
+# on hand-assembled instruction arrays, both byte orders.  Runs on any host.
+check_PROGRAMS += tests/unit-mips
+TESTS += tests/unit-mips
+tests_unit_mips_SOURCES = tests/unit-mips.c
+tests_unit_mips_LDADD = $(UNWIND_LIBS)
+
+# MIPS core files on this host: tests/targets/mips/chain.c is cross-compiled
+# by the test itself (mipsel-linux-gnu-gcc; mips-linux-gnu-gcc when
+# installed) and run under qemu-user; it skips, saying why, without them.
+TESTS += tests/mips-core.test
+EXTRA_DIST += tests/mips-core.test tests/targets/mips/chain.c

@@ -1,0 +1,802 @@
+/* unwind/engine-mips.c - MIPS unwinding by prologue analysis (o32 first).
+ *
+ * MIPS code often has no usable CFI (Debian's mipsel GCC emits an empty
+ * .eh_frame for C), so the frame of each function is read from its code:
+ *
+ *   addiu sp,sp,-N     frame size (daddiu on 64-bit; or lui/ori + subu for
+ *                      frames over 32 KiB)
+ *   sw ra,K(sp)        where the return address is saved (sd on 64-bit),
+ *   sw s0..s8,K(sp)    and the callee-saved registers
+ *   move s8,sp         a frame pointer (alloca, -fno-omit-frame-pointer):
+ *                      the frame is then found from s8, not sp
+ *
+ * The scan runs forward from the function start (symbol table) to the pc.
+ * Without a symbol it first scans backward from the pc to the frame
+ * allocation or to a function boundary (a positive `addiu sp`, `jr ra`, or
+ * the `lui gp` of a PIC preamble), never below the code mapping.  A frame
+ * whose pc is exact (the innermost one, or one interrupted by a signal) may
+ * be in an epilogue or a leaf: the code ahead of the pc tells how much of
+ * the frame is still there, and `ra` comes from the register.  Caller
+ * frames never use the `ra` register (the call overwrote it).
+ *
+ * Every scan is bounded (MIPS_SCAN_MAX instructions) and every step must
+ * move the stack pointer up, so garbage ends the walk, it never loops.
+ * mips_step() is pure code over callbacks (struct mips_env): the same code
+ * unwinds a live MIPS process and a MIPS core file on an x86-64 host, and
+ * tests/unit-mips.c feeds it hand-assembled instruction arrays.
+ */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "unwind/unwind-internal.h"
+
+#define MIPS_SCAN_MAX  1024   /* instructions per prologue scan */
+#define MIPS_EPI_MAX   32     /* instructions looked at ahead of the pc */
+
+enum {
+	R_ZERO = 0, R_V0 = 2, R_GP = 28, R_SP = 29, R_S8 = 30, R_RA = 31,
+	R_PC = 32,
+};
+
+/* Opcodes (bits 31..26) and SPECIAL function codes. */
+enum {
+	OP_SPECIAL = 0x00, OP_REGIMM = 0x01, OP_J = 0x02, OP_JAL = 0x03,
+	OP_BEQ = 0x04, OP_BGTZ = 0x07, OP_ADDIU = 0x09, OP_ORI = 0x0d,
+	OP_LUI = 0x0f, OP_COP1 = 0x11, OP_BEQL = 0x14, OP_BGTZL = 0x17,
+	OP_DADDIU = 0x19, OP_LW = 0x23, OP_SW = 0x2b, OP_LD = 0x37,
+	OP_SD = 0x3f,
+};
+enum {
+	FN_JR = 0x08, FN_JALR = 0x09, FN_SYSCALL = 0x0c, FN_ADDU = 0x21,
+	FN_SUBU = 0x23, FN_OR = 0x25, FN_DADDU = 0x2d, FN_DSUBU = 0x2f,
+};
+
+#define OP(i)    ((i) >> 26)
+#define RS(i)    (((i) >> 21) & 31)
+#define RT(i)    (((i) >> 16) & 31)
+#define RD(i)    (((i) >> 11) & 31)
+#define FN(i)    ((i) & 63)
+#define SIMM(i)  ((int64_t)(int16_t)((i) & 0xffff))
+
+#define NR_O32_SIGRETURN     4119
+#define NR_O32_RT_SIGRETURN  4193
+/* Where the sigcontext lies above the sp the handler was entered with:
+ * struct sigframe { u32 sf_ass[4], sf_pad[2]; struct sigcontext sf_sc; }
+ * and struct rt_sigframe { u32 rs_ass[4], rs_pad[2]; siginfo_t rs_info
+ * (128); struct ucontext rs_uc; } whose uc_mcontext follows uc_flags,
+ * uc_link and a 12-byte stack_t, 8-aligned: 24 + 128 + 24.  (Kernel
+ * arch/mips/kernel/signal.c; qemu's linux-user/mips/signal.c matches.) */
+#define SIGFRAME_SC          24
+#define RT_SIGFRAME_SC       176
+/* struct sigcontext: u32 sc_regmask, sc_status; u64 sc_pc; u64 sc_regs[32] */
+#define SC_PC                8
+#define SC_REGS              16
+
+/* Registers a function saves in its frame and a caller may rely on. */
+#define CALLEE_SAVED  (UINT64_C(0xff) << 16 | UINT64_C(1) << R_S8)
+
+struct frame_info {
+	int64_t size;             /* bytes allocated below the CFA at the pc */
+	bool fp_based;            /* CFA = s8 + fp_cfa */
+	int64_t fp_cfa;
+	int64_t save[32];         /* slot of register i, relative to the CFA */
+	uint32_t saved;           /* bit i: save[i] is known */
+};
+
+static bool
+is_sp_adjust(uint32_t i, bool wide, int64_t *imm)
+{
+	if ((OP(i) == OP_ADDIU || (wide && OP(i) == OP_DADDIU)) &&
+	    RS(i) == R_SP && RT(i) == R_SP) {
+		*imm = SIMM(i);
+		return true;
+	}
+	return false;
+}
+
+static bool
+is_store_sp(uint32_t i, bool wide)
+{
+	return (OP(i) == OP_SW || (wide && OP(i) == OP_SD)) && RS(i) == R_SP;
+}
+
+static bool
+is_load_sp(uint32_t i, bool wide)
+{
+	return (OP(i) == OP_LW || (wide && OP(i) == OP_LD)) && RS(i) == R_SP;
+}
+
+/* move rd,rs is addu/or/daddu rd,rs,zero (either operand order). */
+static bool
+is_move(uint32_t i, unsigned rd, unsigned rs)
+{
+	if (OP(i) != OP_SPECIAL || RD(i) != rd)
+		return false;
+	if (FN(i) != FN_ADDU && FN(i) != FN_OR && FN(i) != FN_DADDU)
+		return false;
+	return (RS(i) == rs && RT(i) == R_ZERO) || (RT(i) == rs && RS(i) == R_ZERO);
+}
+
+/* The register an ALU or load instruction writes, or -1. */
+static int
+dest_reg(uint32_t i)
+{
+	unsigned op = OP(i);
+	if (op == OP_SPECIAL)
+		return FN(i) == FN_JR || FN(i) == FN_SYSCALL ? -1 : (int)RD(i);
+	if (op == OP_REGIMM || op == OP_J || (op >= OP_BEQ && op <= OP_BGTZ) ||
+	    (op >= OP_BEQL && op <= OP_BGTZL) || (op >= 0x10 && op <= 0x13))
+		return -1;
+	if (op == OP_JAL)
+		return R_RA;
+	if ((op >= 0x28 && op <= 0x2f) || op >= 0x38)
+		return -1;        /* stores */
+	return (int)RT(i);
+}
+
+/* Does i (not a branch) write sp otherwise than addiu sp,sp,imm? */
+static bool
+writes_sp(uint32_t i)
+{
+	unsigned op = OP(i);
+	if (op == OP_SPECIAL)
+		return RD(i) == R_SP;
+	bool store = (op >= 0x28 && op <= 0x2f) || op >= 0x38;
+	bool cop = op >= 0x10 && op <= 0x13;
+	return !store && !cop && RT(i) == R_SP;
+}
+
+static bool
+is_jr_ra(uint32_t i)
+{
+	/* jr ra; release 6 encodes it as jalr zero,ra. */
+	return OP(i) == OP_SPECIAL && RS(i) == R_RA &&
+	       (FN(i) == FN_JR || (FN(i) == FN_JALR && RD(i) == R_ZERO));
+}
+
+/* Jumps and calls: after one of these (and its delay slot) the prologue is
+ * over.  Conditional branches are not: shrink-wrapped functions test and
+ * return early before they allocate their frame. */
+static bool
+is_jump(uint32_t i)
+{
+	if (OP(i) == OP_J || OP(i) == OP_JAL)
+		return true;
+	if (OP(i) == OP_SPECIAL && (FN(i) == FN_JR || FN(i) == FN_JALR))
+		return true;
+	/* bal/bltzal/bgezal */
+	return OP(i) == OP_REGIMM && (RT(i) & 0x1e) == 0x10;
+}
+
+static bool
+is_branch(uint32_t i)
+{
+	if (is_jump(i))
+		return true;
+	if ((OP(i) >= OP_BEQ && OP(i) <= OP_BGTZ) || (OP(i) >= OP_BEQL && OP(i) <= OP_BGTZL))
+		return true;
+	if (OP(i) == OP_REGIMM)
+		return true;
+	return OP(i) == OP_COP1 && RS(i) == 8;  /* bc1f/bc1t */
+}
+
+static int
+read_insn(const struct mips_env *env, uint64_t addr, uint32_t *out)
+{
+	unsigned char b[4];
+	if (env->read(env->ctx, addr, b, 4) < 0)
+		return -EFAULT;
+	*out = env->arch->big_endian
+		? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+		: (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+	return 0;
+}
+
+static int
+read_uint(const struct mips_env *env, uint64_t addr, unsigned size, uint64_t *out)
+{
+	unsigned char b[8];
+	if (size > sizeof(b) || env->read(env->ctx, addr, b, size) < 0)
+		return -EFAULT;
+	uint64_t v = 0;
+	for (unsigned k = 0; k < size; k++)
+		v = v << 8 | b[env->arch->big_endian ? k : size - 1 - k];
+	*out = v;
+	return 0;
+}
+
+static uint64_t
+mask_word(const struct mips_env *env, uint64_t v)
+{
+	return env->arch->word_size == 4 ? (uint32_t)v : v;
+}
+
+/* The sigreturn trampoline: li v0,NR; syscall.  Returns the offset of the
+ * sigcontext above sp, or 0 if pc is not a trampoline. */
+static int64_t
+sigtramp_sc(const struct mips_env *env, uint64_t pc)
+{
+	uint32_t i0, i1;
+	if ((pc & 3) || read_insn(env, pc, &i0) < 0 || read_insn(env, pc + 4, &i1) < 0)
+		return 0;
+	if (OP(i1) != OP_SPECIAL || FN(i1) != FN_SYSCALL)
+		return 0;
+	if (OP(i0) != OP_ADDIU || RS(i0) != R_ZERO || RT(i0) != R_V0)
+		return 0;
+	if (SIMM(i0) == NR_O32_SIGRETURN)
+		return SIGFRAME_SC;
+	if (SIMM(i0) == NR_O32_RT_SIGRETURN)
+		return RT_SIGFRAME_SC;
+	return 0;
+}
+
+/* Start of the function containing pc when there is no symbol: scan back
+ * to its frame allocation or to the end of the function before it. */
+static int
+scan_back(const struct mips_env *env, uint64_t pc, uint64_t *start)
+{
+	bool wide = env->arch->word_size == 8;
+	uint64_t lo = 0, hi = 0;
+	if (env->code(env->ctx, pc, &lo, &hi) < 0)
+		lo = pc > 4 * MIPS_SCAN_MAX ? pc - 4 * MIPS_SCAN_MAX : 0;
+	uint64_t a = pc;
+	for (int n = 0; n < MIPS_SCAN_MAX && a >= lo + 4; n++) {
+		a -= 4;
+		uint32_t i;
+		int64_t imm;
+		if (read_insn(env, a, &i) < 0) {
+			*start = a + 4;
+			return 0;
+		}
+		if (is_sp_adjust(i, wide, &imm)) {
+			/* Our own allocation, or the last instruction (usually a
+			 * delay slot) of the function before. */
+			*start = imm < 0 ? a : a + 4;
+			return 0;
+		}
+		if (is_jr_ra(i)) {
+			*start = a + 8;   /* past its delay slot */
+			return 0;
+		}
+		if (OP(i) == OP_LUI && RT(i) == R_GP) {
+			*start = a;       /* PIC preamble: lui gp,%hi(_gp_disp) */
+			return 0;
+		}
+	}
+	if (a <= lo && lo != 0) {
+		*start = lo;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Scan [start, pc) for the frame set up so far. */
+static int
+scan_prologue(const struct mips_env *env, uint64_t start, uint64_t pc,
+	      struct frame_info *fi)
+{
+	bool wide = env->arch->word_size == 8;
+	int64_t konst[32];
+	uint32_t known = 0;
+	uint64_t stop_at = 0;
+	bool allocated = false;
+
+	memset(fi, 0, sizeof(*fi));
+	uint64_t a = start;
+	for (int n = 0; n < MIPS_SCAN_MAX && a < pc; n++, a += 4) {
+		uint32_t i;
+		int64_t imm;
+		if (read_insn(env, a, &i) < 0)
+			return -EFAULT;
+		if (is_sp_adjust(i, wide, &imm)) {
+			if (imm > 0)
+				break;    /* an epilogue: the prologue is behind us */
+			fi->size -= imm;
+			allocated = true;
+		} else if (OP(i) == OP_SPECIAL && RD(i) == R_SP && RS(i) == R_SP &&
+			   (FN(i) == FN_SUBU || FN(i) == FN_DSUBU) &&
+			   (known & (1u << RT(i)))) {
+			/* Frames over 32 KiB: li t0,N; subu sp,sp,t0. */
+			fi->size += konst[RT(i)];
+			allocated = true;
+		} else if (OP(i) == OP_SPECIAL && RD(i) == R_SP && RS(i) == R_SP &&
+			   (FN(i) == FN_ADDU || FN(i) == FN_DADDU) &&
+			   (known & (1u << RT(i))) && konst[RT(i)] < 0) {
+			fi->size -= konst[RT(i)];
+			allocated = true;
+		} else if (is_store_sp(i, wide)) {
+			unsigned r = RT(i);
+			if (((CALLEE_SAVED | UINT64_C(1) << R_RA) >> r & 1) &&
+			    !(fi->saved & (1u << r))) {
+				fi->save[r] = SIMM(i) - fi->size;
+				fi->saved |= 1u << r;
+			}
+		} else if (is_move(i, R_S8, R_SP)) {
+			fi->fp_based = true;
+			fi->fp_cfa = fi->size;
+		} else if ((OP(i) == OP_ADDIU || (wide && OP(i) == OP_DADDIU)) &&
+			   RT(i) == R_S8 && RS(i) == R_SP) {
+			fi->fp_based = true;
+			fi->fp_cfa = fi->size - SIMM(i);
+		} else if (OP(i) == OP_LUI) {
+			konst[RT(i)] = (int64_t)(int32_t)((i & 0xffff) << 16);
+			known |= 1u << RT(i);
+		} else if (OP(i) == OP_ORI && (known & (1u << RS(i)))) {
+			konst[RT(i)] = konst[RS(i)] | (int64_t)(i & 0xffff);
+			known |= 1u << RT(i);
+		} else if (OP(i) == OP_ADDIU && RS(i) == R_ZERO) {
+			konst[RT(i)] = SIMM(i);
+			known |= 1u << RT(i);
+		} else {
+			/* Anything else written is no longer a known constant. */
+			int d = dest_reg(i);
+			if (d > 0)
+				known &= ~(1u << d);
+		}
+		if (a == stop_at)
+			break;            /* the delay slot of the first jump */
+		if (allocated && !stop_at && is_jump(i))
+			stop_at = a + 4;
+	}
+	if (fi->size < 0 || fi->size > (1 << 24))
+		return -EINVAL;
+	return 0;
+}
+
+/* What the code ahead of an exact pc says: returns 1 if pc is in an
+ * epilogue whose sp is already (partly) restored, filling *fi relative to
+ * the current sp (size = what is still to be popped; save = loads still to
+ * come); 0 if not, or if the frame pointer is still to be moved into sp
+ * (then the prologue scan knows better). */
+static int
+scan_epilogue(const struct mips_env *env, uint64_t pc, struct frame_info *fi)
+{
+	bool wide = env->arch->word_size == 8;
+	memset(fi, 0, sizeof(*fi));
+	uint64_t a = pc;
+	for (int n = 0; n < MIPS_EPI_MAX; n++, a += 4) {
+		uint32_t i;
+		int64_t imm;
+		if (read_insn(env, a, &i) < 0)
+			return 0;
+		if (is_jr_ra(i)) {
+			uint32_t d;
+			if (read_insn(env, a + 4, &d) < 0)
+				return 0;
+			if (is_sp_adjust(d, wide, &imm)) {
+				if (imm < 0)
+					return 0;
+				fi->size += imm;
+			}
+			break;
+		}
+		if (is_branch(i))
+			return 0;
+		if (is_move(i, R_SP, R_S8))
+			return 0;
+		if (is_sp_adjust(i, wide, &imm)) {
+			if (imm < 0)
+				return 0;
+			fi->size += imm;
+		} else if (is_load_sp(i, wide)) {
+			unsigned r = RT(i);
+			if (((CALLEE_SAVED | UINT64_C(1) << R_RA) >> r & 1) &&
+			    !(fi->saved & (1u << r))) {
+				/* Offsets from the CFA, which is sp + the total
+				 * still to pop: fixed up below. */
+				fi->save[r] = SIMM(i) + fi->size;
+				fi->saved |= 1u << r;
+			}
+		} else if (OP(i) == OP_SPECIAL && FN(i) == FN_SYSCALL) {
+			return 0;
+		} else if (writes_sp(i)) {
+			return 0;         /* not an epilogue we know */
+		}
+		if (n == MIPS_EPI_MAX - 1)
+			return 0;
+	}
+	for (unsigned r = 0; r < 32; r++)
+		if (fi->saved & (1u << r))
+			fi->save[r] -= fi->size;
+	return 1;
+}
+
+static bool
+code_ok(const struct mips_env *env, uint64_t pc)
+{
+	uint64_t lo, hi;
+	if (env->code(env->ctx, pc & ~(uint64_t)1, &lo, &hi) == 0)
+		return true;
+	/* Older kernels and qemu put the trampoline on the stack. */
+	return sigtramp_sc(env, pc) != 0;
+}
+
+static int
+step_signal(const struct mips_env *env, struct unwind_regs *regs, int64_t sc_off,
+	    enum unwind_stop *stop)
+{
+	uint64_t sc = mask_word(env, regs->r[R_SP] + (uint64_t)sc_off);
+	uint64_t v[33];
+	for (int k = 0; k < 32; k++) {
+		if (read_uint(env, sc + SC_REGS + 8 * (uint64_t)k, 8, &v[k]) < 0) {
+			*stop = UNWIND_STOP_MEMORY;
+			return -1;
+		}
+	}
+	if (read_uint(env, sc + SC_PC, 8, &v[32]) < 0) {
+		*stop = UNWIND_STOP_MEMORY;
+		return -1;
+	}
+	for (int k = 0; k < 33; k++)
+		regs->r[k] = mask_word(env, v[k]);
+	regs->r[R_ZERO] = 0;
+	/* The interrupted frame is exact: ra too may be used if it is a
+	 * leaf (tests/unit-mips.c "signal in a leaf"). */
+	regs->valid = ((UINT64_C(1) << 33) - 1) & ~(UINT64_C(3) << 26);
+	return 0;
+}
+
+int
+mips_step(const struct mips_env *env, struct unwind_regs *regs, bool *signal,
+	  enum unwind_stop *stop)
+{
+	const uint64_t bit_ra = UINT64_C(1) << R_RA;
+	uint64_t pc = regs->r[R_PC], sp = regs->r[R_SP];
+	bool exact = regs->valid & bit_ra;   /* innermost, or interrupted */
+	unsigned ws = env->arch->word_size;
+
+	*signal = false;
+	if (!(regs->valid & (UINT64_C(1) << R_PC)) || !(regs->valid & (UINT64_C(1) << R_SP))) {
+		*stop = UNWIND_STOP_NOINFO;
+		return -1;
+	}
+	if (pc & 1) {
+		/* microMIPS and MIPS16 code: other encodings, not decoded. */
+		*stop = UNWIND_STOP_ISA;
+		return -1;
+	}
+	if (pc & 3) {
+		*stop = UNWIND_STOP_BAD_FRAME;
+		return -1;
+	}
+	int64_t sc_off = sigtramp_sc(env, pc);
+	if (sc_off) {
+		if (step_signal(env, regs, sc_off, stop) < 0)
+			return -1;
+		*signal = true;
+		return 0;
+	}
+
+	struct frame_info fi;
+	uint64_t cfa, ra;
+	bool have_frame = false;
+	uint32_t insn;
+	const char *name = NULL;
+	if (read_insn(env, pc, &insn) < 0) {
+		/* A call through a bad pointer: the caller is in ra. */
+		if (!exact) {
+			*stop = UNWIND_STOP_MEMORY;
+			return -1;
+		}
+		memset(&fi, 0, sizeof(fi));
+	} else if (exact && scan_epilogue(env, pc, &fi) == 1) {
+		/* Past the point where the frame is torn down (or a leaf). */
+	} else {
+		/* A return address follows the call and its delay slot: the
+		 * call itself is what belongs to the caller's function. */
+		uint64_t look = exact ? pc : pc - 4, start;
+		if (env->func(env->ctx, look, &start, &name) < 0 || start > look) {
+			name = NULL;
+			if (scan_back(env, exact ? pc + 4 : pc, &start) < 0) {
+				*stop = UNWIND_STOP_NOINFO;
+				return -1;
+			}
+		}
+		if (scan_prologue(env, start, pc, &fi) < 0) {
+			*stop = UNWIND_STOP_NOINFO;
+			return -1;
+		}
+		have_frame = true;
+	}
+
+	if (have_frame && fi.fp_based) {
+		if (!(regs->valid & (UINT64_C(1) << R_S8))) {
+			*stop = UNWIND_STOP_NOINFO;
+			return -1;
+		}
+		cfa = mask_word(env, regs->r[R_S8] + (uint64_t)fi.fp_cfa);
+	} else {
+		cfa = mask_word(env, sp + (uint64_t)fi.size);
+	}
+
+	if (fi.saved & (1u << R_RA)) {
+		if (read_uint(env, cfa + (uint64_t)fi.save[R_RA], ws, &ra) < 0) {
+			*stop = UNWIND_STOP_MEMORY;
+			return -1;
+		}
+	} else if (exact) {
+		ra = regs->r[R_RA];   /* a leaf, or ra not stored yet */
+	} else if (name && (strcmp(name, "__start") == 0 || strcmp(name, "_start") == 0 ||
+			    strcmp(name, "__thread_start") == 0)) {
+		/* glibc's entry points never return and save no ra. */
+		*stop = UNWIND_STOP_END;
+		return -1;
+	} else {
+		*stop = UNWIND_STOP_NOINFO;
+		return -1;
+	}
+
+	if (ra == 0) {
+		*stop = UNWIND_STOP_END;
+		return -1;
+	}
+	/* The stack grows down: a caller's frame is never below ours, and only
+	 * a frameless exact frame may leave sp where it was. */
+	if (cfa < sp || (cfa == sp && !exact) || (cfa & 3)) {
+		*stop = UNWIND_STOP_BAD_FRAME;
+		return -1;
+	}
+	uint64_t lo, hi;
+	if (env->stack && env->stack(env->ctx, sp, &lo, &hi) == 0 && cfa > hi) {
+		*stop = UNWIND_STOP_BAD_FRAME;
+		return -1;
+	}
+	if (!code_ok(env, ra)) {
+		*stop = UNWIND_STOP_BAD_FRAME;
+		return -1;
+	}
+
+	uint64_t restored[32];
+	uint32_t got = 0;
+	for (unsigned r = 16; r <= R_S8; r++) {
+		if (r > 23 && r != R_S8)
+			continue;
+		if (!(fi.saved & (1u << r)))
+			continue;
+		uint64_t v;
+		if (read_uint(env, cfa + (uint64_t)fi.save[r], ws, &v) < 0) {
+			*stop = UNWIND_STOP_MEMORY;
+			return -1;
+		}
+		restored[r] = v;
+		got |= 1u << r;
+	}
+	for (unsigned r = 16; r <= R_S8; r++)
+		if (got & (1u << r))
+			regs->r[r] = restored[r];
+	/* Caller-saved registers are unknown in the caller; so is its ra,
+	 * which its call overwrote. */
+	regs->valid &= CALLEE_SAVED;
+	regs->valid |= (uint64_t)got | UINT64_C(1) << R_SP | UINT64_C(1) << R_PC;
+	regs->r[R_SP] = cfa;
+	regs->r[R_PC] = ra;
+	return 0;
+}
+
+/* ---- over an unwind_target ----------------------------------------------- */
+
+struct target_ctx {
+	struct unwind_target *t;
+	struct memory_reader *mr;
+};
+
+static int
+tgt_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct target_ctx *c = ctx;
+	return memory_read(c->mr, addr, buf, len);
+}
+
+/* Bytes of img at ELF virtual address vaddr, or NULL. */
+static const unsigned char *
+image_at(const struct elf_image *img, uint64_t vaddr, size_t len)
+{
+	for (size_t k = 0; k < img->nsegs; k++) {
+		const struct elf_segment *g = &img->segs[k];
+		if (vaddr < g->vaddr || vaddr - g->vaddr >= g->filesz ||
+		    len > g->filesz - (vaddr - g->vaddr))
+			continue;
+		uint64_t off = g->offset + (vaddr - g->vaddr);
+		if (off > img->size || len > img->size - off)
+			return NULL;
+		return img->data + off;
+	}
+	return NULL;
+}
+
+static uint64_t
+get_uint(const unsigned char *p, unsigned size, bool be)
+{
+	uint64_t v = 0;
+	for (unsigned k = 0; k < size; k++)
+		v = v << 8 | p[be ? k : size - 1 - k];
+	return v;
+}
+
+static uint64_t
+uleb(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The FDE's pointer encoding, from its CIE's "zR" augmentation. */
+static int
+cie_fde_encoding(const struct elf_image *img, uint64_t cie, bool be)
+{
+	const unsigned char *p = image_at(img, cie, 64);
+	if (!p)
+		return -1;
+	const unsigned char *end = p + 64;
+	if (get_uint(p + 4, 4, be) != 0)
+		return -1;        /* not a CIE */
+	unsigned version = p[8];
+	const char *aug = (const char *)p + 9;
+	size_t alen = strnlen(aug, 16);
+	if (alen == 16 || aug[0] != 'z')
+		return aug[0] == '\0' ? 0 : -1;   /* absptr */
+	p = (const unsigned char *)aug + alen + 1;
+	uleb(&p, end);            /* code alignment */
+	uleb(&p, end);            /* data alignment (sleb: skipped alike) */
+	if (version == 1)
+		p++;
+	else
+		uleb(&p, end);    /* return address register */
+	uleb(&p, end);            /* augmentation data length */
+	for (size_t k = 1; k < alen && p < end; k++) {
+		switch (aug[k]) {
+		case 'R': return *p;
+		case 'L': p++; break;
+		case 'P': return -1;  /* C++ personality: rare in C, not parsed */
+		default: return -1;
+		}
+	}
+	return 0;
+}
+
+/* Start of the function containing vaddr from .eh_frame_hdr's table of FDEs,
+ * for stripped libraries: even when nothing unwinds with the CFI, its
+ * ranges are the function bounds (libc has them; mid-function epilogues
+ * otherwise stop the backward scan: tests/mips-core.test, dynamic abort). */
+static int
+fde_start(const struct elf_image *img, const struct arch_ops *a, uint64_t vaddr,
+	  uint64_t *start)
+{
+	bool be = a->big_endian;
+	uint64_t hdr = img->eh_frame_hdr_vaddr;
+	const unsigned char *h = hdr ? image_at(img, hdr, 12) : NULL;
+	/* version 1, table of (initial location, FDE) as datarel sdata4 with
+	 * a udata4 count: what GNU ld writes. */
+	if (!h || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b || (h[1] & 0x0f) != 0x0b)
+		return -ENOENT;
+	uint64_t count = get_uint(h + 8, 4, be);
+	const unsigned char *tab = image_at(img, hdr + 12, (size_t)count * 8);
+	if (!tab || count == 0 || count > (1u << 24))
+		return -ENOENT;
+	uint64_t lo = 0, hi = count;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)get_uint(tab + 8 * mid, 4, be);
+		if (loc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)get_uint(tab + 8 * lo, 4, be);
+	uint64_t fde = hdr + (uint64_t)(int64_t)(int32_t)get_uint(tab + 8 * lo + 4, 4, be);
+	if (loc > vaddr)
+		return -ENOENT;
+	const unsigned char *f = image_at(img, fde, 24);
+	if (!f || get_uint(f, 4, be) == 0xffffffffu)
+		return -ENOENT;
+	uint64_t cie = fde + 4 - get_uint(f + 4, 4, be);
+	int enc = cie_fde_encoding(img, cie, be);
+	unsigned size;
+	switch (enc < 0 ? -1 : enc & 0x0f) {
+	case 0x00: size = a->word_size; break;
+	case 0x02: case 0x0a: size = 2; break;
+	case 0x03: case 0x0b: size = 4; break;
+	case 0x04: case 0x0c: size = 8; break;
+	default: return -ENOENT;
+	}
+	uint64_t range = get_uint(f + 8 + size, size, be);
+	if (vaddr - loc >= range)
+		return -ENOENT;   /* in a gap no FDE covers */
+	*start = loc;
+	return 0;
+}
+
+static int
+tgt_func(void *ctx, uint64_t addr, uint64_t *start, const char **name)
+{
+	struct target_ctx *c = ctx;
+	struct mapping *m = unwind_target_mapping(c->t, addr);
+	if (!m || !m->image || !m->bias_known)
+		return -ENOENT;
+	uint64_t off = 0;
+	const char *s = elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off);
+	if (!s) {
+		uint64_t v;
+		if (fde_start(m->image, unwind_target_arch(c->t), addr - m->bias, &v) < 0)
+			return -ENOENT;
+		*start = v + m->bias;
+		*name = NULL;
+		return 0;
+	}
+	*start = addr - off;
+	*name = s;
+	return 0;
+}
+
+static int
+tgt_code(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	struct target_ctx *c = ctx;
+	struct mapping *m = unwind_target_mapping(c->t, addr);
+	if (!m || !(m->perms & MAPPING_X))
+		return -ENOENT;
+	*lo = m->start;
+	*hi = m->end;
+	return 0;
+}
+
+static int
+tgt_stack(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	struct target_ctx *c = ctx;
+	struct mapping *m = module_map_find(&c->t->maps, addr);
+	if (!m || (m->perms & MAPPING_X))
+		return -ENOENT;
+	*lo = m->start;
+	*hi = m->end;
+	return 0;
+}
+
+static enum unwind_stop
+mips_walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs,
+	  struct unwind_frame *frames, int *n, int max)
+{
+	struct target_ctx ctx = { .t = t, .mr = mr };
+	const struct mips_env env = {
+		.arch = unwind_target_arch(t),
+		.ctx = &ctx,
+		.read = tgt_read,
+		.func = tgt_func,
+		.code = tgt_code,
+		.stack = tgt_stack,
+	};
+	if (env.arch->e_machine != EM_MIPS)
+		return UNWIND_STOP_UNSUPPORTED;
+	while (*n < max) {
+		enum unwind_stop stop;
+		bool signal;
+		uint64_t pc = regs->r[R_PC], sp = regs->r[R_SP];
+		if (mips_step(&env, regs, &signal, &stop) < 0)
+			return stop;
+		/* A sigcontext pointing at itself must not repeat forever. */
+		if (regs->r[R_PC] == pc && regs->r[R_SP] == sp)
+			return UNWIND_STOP_BAD_FRAME;
+		if (signal)
+			frames[*n - 1].signal_frame = true;
+		frames[*n].ip = regs->r[R_PC];
+		frames[*n].how = UNWIND_HOW_MIPS;
+		frames[*n].signal_frame = false;
+		(*n)++;
+	}
+	return UNWIND_STOP_DEPTH;
+}
+
+const struct unwinder unwinder_mips = {
+	.name = "mips",
+	.first_how = UNWIND_HOW_MIPS,
+	.walk = mips_walk,
+};
