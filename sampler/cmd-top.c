@@ -1,0 +1,491 @@
+/* sampler/cmd-top.c - `stackspy top`: a live view of the hottest functions.
+ *
+ * One thread, one poll loop over: the profiler's tick timer, the keyboard,
+ * and a self-pipe that the SIGWINCH and SIGTSTP handlers write to.  Ticks
+ * come first: a redraw happens only once no tick is due, so the screen never
+ * delays a sample by more than one redraw (bench/top-rate.sh measures the
+ * achieved rate against `record`).  Every exit path detaches (profiler_stop)
+ * before it gives the terminal back (endwin), and the terminal is back
+ * before any message is printed (cleanup_set_terminal).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler/sampler.h"
+#include "ui/ui.h"
+
+#define DEFAULT_RATE   99.0
+#define MAX_RATE       10000.0
+#define DEFAULT_DEPTH  256
+#define DEFAULT_WINDOW 10
+
+struct top_options {
+	struct profiler_config cfg;
+	double delay;             /* seconds between refreshes */
+	long iterations;          /* 0: until q */
+	long window;              /* seconds of the rolling window */
+	bool split_threads;       /* --threads */
+};
+
+struct top {
+	struct top_options *o;
+	struct profiler *p;
+	struct ui_model *model;
+	struct ui_screen *ui;
+	double start;
+	bool paused, ended;
+	char ended_why[96];
+	/* the achieved rate leaves pauses out, and restarts at a reset */
+	uint64_t ticks_base;
+	double active_before;     /* seconds sampled before active_since */
+	double active_since;
+};
+
+static int sig_pipe[2] = { -1, -1 };
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+top_usage(FILE *f)
+{
+	fputs("Usage: stackspy top (-p PID[,PID...] | -- COMMAND [ARG...]) [OPTIONS]\n"
+	      "A live view of the functions where the threads of a process spend their\n"
+	      "time (like perf top), sampled from outside with ptrace.\n"
+	      "\n"
+	      "Target:\n"
+	      "  -p, --pid PID[,PID...]  process(es) to sample\n"
+	      "  -- COMMAND [ARG...]     run COMMAND and sample it (it shares the terminal)\n"
+	      "\n"
+	      "Sampling:\n"
+	      "  -r, --rate HZ           samples per second per thread (default 99, at most 10000)\n"
+	      "      --idle              wall-clock: sample sleeping threads too\n"
+	      "                          (default: on-CPU, only running threads)\n"
+	      "  -e, --engine ENGINE     auto (default), cfi, fp, mips\n"
+	      "\n"
+	      "View:\n"
+	      "      --delay SECONDS     refresh every SECONDS (default 1)\n"
+	      "      --iterations N      exit after N refreshes (for scripts and tests)\n"
+	      "      --threads           a row per (thread, function), with a Thread column\n"
+	      "      --window SECONDS    length of the rolling window of the w key (default 10)\n"
+	      "  -h, --help              show this help\n"
+	      "\n"
+	      "Columns: %Self (the function was on top of the stack), %Total (it was\n"
+	      "anywhere in the stack), the same as time (samples / achieved rate), Function,\n"
+	      "Module.  The header shows the achieved rate and stackspy's own cost: the mean\n"
+	      "time a thread is stopped per sample.\n"
+	      "\n"
+	      "Keys: q quit, p pause/resume, s next sort column, t choose a thread, / filter\n"
+	      "by name, r reset counters, w cumulative / rolling window, arrows PgUp PgDn\n"
+	      "Home End move, Enter callers and callees (and the full name), ? help.\n"
+	      "\n"
+	      "Standard output must be a terminal.  q, SIGINT or SIGTERM detach from the\n"
+	      "process (it runs on) and restore the terminal.  When the process exits the\n"
+	      "last view stays until q.\n"
+	      "\n"
+	      "Exit status: 0 success, 2 fatal error (no terminal, nothing attached, or top\n"
+	      "not built in), 64 usage error.\n", f);
+}
+
+static int
+parse_seconds(const char *s, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= min) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void
+parse_options(int argc, char **argv, struct top_options *o)
+{
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_DELAY, OPT_ITERATIONS, OPT_WINDOW };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "delay", required_argument, NULL, OPT_DELAY },
+		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *pid_arg = NULL;
+	int c;
+
+	o->cfg.rate_hz = DEFAULT_RATE;
+	o->cfg.engine = UNWIND_ENGINE_AUTO;
+	o->cfg.max_depth = DEFAULT_DEPTH;
+	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
+	o->delay = 1.0;
+	o->window = DEFAULT_WINDOW;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:r:e:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (pid_arg)
+				error_msg_and_help("top", "only one PID list may be given");
+			pid_arg = optarg;
+			break;
+		case 'r':
+			if (parse_seconds(optarg, 1e-9, MAX_RATE, &o->cfg.rate_hz) < 0)
+				error_msg_and_help("top", "invalid --rate argument: '%s' (above 0, at most %.0f)",
+						   optarg, MAX_RATE);
+			break;
+		case 'e':
+			if (unwind_engine_parse(optarg, &o->cfg.engine) < 0)
+				error_msg_and_help("top", "invalid --engine argument: '%s' (auto, cfi, fp or mips)",
+						   optarg);
+			break;
+		case OPT_DELAY:
+			if (parse_seconds(optarg, 0.05, 3600, &o->delay) < 0)
+				error_msg_and_help("top", "invalid --delay argument: '%s' (0.05 to 3600 seconds)",
+						   optarg);
+			break;
+		case OPT_ITERATIONS:
+			if (parse_long(optarg, 1, 1000000000, &o->iterations) < 0)
+				error_msg_and_help("top", "invalid --iterations argument: '%s'", optarg);
+			break;
+		case OPT_WINDOW:
+			if (parse_long(optarg, 1, 3600, &o->window) < 0)
+				error_msg_and_help("top", "invalid --window argument: '%s' (1 to 3600 seconds)",
+						   optarg);
+			break;
+		case OPT_THREADS:
+			o->split_threads = true;
+			break;
+		case OPT_IDLE:
+			o->cfg.idle = true;
+			break;
+		case 'h':
+			top_usage(stdout);
+			exit(0);
+		case ':':
+			error_msg_and_help("top", "option '%s' requires an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				error_msg_and_help("top", "invalid option -- '%c'", optopt);
+			error_msg_and_help("top", "unrecognized option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		if (pid_arg)
+			error_msg_and_help("top", "give either -p PID or -- COMMAND, not both");
+		o->cfg.argv = argv + optind;
+	}
+	if (!pid_arg && !o->cfg.argv)
+		error_msg_and_help("top", "nothing to watch: give -p PID or -- COMMAND");
+	if (pid_arg) {
+		o->cfg.npids = parse_pid_list(pid_arg, &o->cfg.pids);
+		if (o->cfg.npids < 0)
+			error_msg_and_help("top", "invalid PID: '%s'", pid_arg);
+	}
+	if (!unwind_engine_available(o->cfg.engine))
+		error_msg_and_help("top", "the %s engine cannot be used here: %s",
+				   unwind_engine_name(o->cfg.engine),
+				   unwind_engine_unavailable_reason(o->cfg.engine));
+	/* The thread root frame tells the model which thread a stack is
+	 * from (and its name); the model strips it. */
+	o->cfg.threads = true;
+}
+
+/* ---- signals: SIGWINCH and SIGTSTP through a self-pipe ------------------- */
+
+static void
+on_signal_byte(int sig)
+{
+	int saved = errno;
+	char c = sig == SIGWINCH ? 'w' : 'z';
+	if (write(sig_pipe[1], &c, 1) < 0) {
+		/* the pipe is full: a byte is already waiting */
+	}
+	errno = saved;
+}
+
+static int
+signals_setup(void)
+{
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_byte;
+	sigemptyset(&sa.sa_mask);
+	/* Installed before curses starts, which then leaves them alone: its
+	 * own SIGTSTP handler would stop us anywhere, even while a thread of
+	 * the target is held in a sample. */
+	sigaction(SIGWINCH, &sa, NULL);
+	sigaction(SIGTSTP, &sa, NULL);
+	return 0;
+}
+
+static void
+signals_teardown(void)
+{
+	signal(SIGWINCH, SIG_DFL);
+	signal(SIGTSTP, SIG_DFL);
+	if (sig_pipe[0] >= 0)
+		close(sig_pipe[0]);
+	if (sig_pipe[1] >= 0)
+		close(sig_pipe[1]);
+	sig_pipe[0] = sig_pipe[1] = -1;
+}
+
+/* ---- the header ----------------------------------------------------------- */
+
+static const char *
+module_of(void *arg, uint32_t id)
+{
+	return profiler_frame_module(arg, id);
+}
+
+static void
+fill_header(struct top *t, struct ui_header *h)
+{
+	const struct profiler_stats *st = profiler_stats(t->p);
+	double now = now_s();
+	double active = t->active_before + (t->paused || t->ended ? 0 : now - t->active_since);
+	memset(h, 0, sizeof(*h));
+	h->pid = profiler_pid(t->p);
+	h->comm = profiler_comm(t->p);
+	h->npids = t->o->cfg.argv ? 1 : (size_t)t->o->cfg.npids;
+	h->threads_sampled = ui_model_thread_count(t->model);
+	h->threads_seen = st->threads_seen;
+	h->rate_hz = t->o->cfg.rate_hz;
+	h->achieved_hz = active > 0.05 ? (double)(st->ticks - t->ticks_base) / active : 0;
+	h->samples = ui_model_samples(t->model);
+	h->elapsed_s = st->elapsed_s;
+	h->engine = unwind_engine_name(t->o->cfg.engine);
+	h->pause_mean_us = st->pause_mean_us;
+	h->paused = t->paused;
+	h->ended = t->ended ? t->ended_why : NULL;
+}
+
+static void
+mark_ended(struct top *t)
+{
+	double now = now_s();
+	if (!t->paused)
+		t->active_before += now - t->active_since;
+	t->ended = true;
+	profiler_stop(t->p);
+	int st = profiler_command_status(t->p);
+	if (st != -1 && WIFEXITED(st))
+		snprintf(t->ended_why, sizeof(t->ended_why), "exited with status %d", WEXITSTATUS(st));
+	else if (st != -1 && WIFSIGNALED(st))
+		snprintf(t->ended_why, sizeof(t->ended_why), "was killed by signal %d", WTERMSIG(st));
+	else
+		snprintf(t->ended_why, sizeof(t->ended_why), "exited");
+}
+
+static void
+toggle_pause(struct top *t)
+{
+	double now = now_s();
+	if (t->ended)
+		return;
+	if (t->paused)
+		t->active_since = now;
+	else
+		t->active_before += now - t->active_since;
+	t->paused = !t->paused;
+}
+
+static void
+reset_counts(struct top *t)
+{
+	ui_model_reset(t->model);
+	t->ticks_base = profiler_stats(t->p)->ticks;
+	t->active_before = 0;
+	t->active_since = now_s();
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+/* Returns when q was pressed, a stop signal came, or --iterations ran out. */
+static void
+run(struct top *t)
+{
+	struct ui_header h;
+	long refreshes = 0;
+	bool keys = isatty(STDIN_FILENO);
+	double next_draw = t->start + t->o->delay;
+
+	fill_header(t, &h);
+	ui_screen_draw(t->ui, &h);
+	while (!stop_signal) {
+		struct pollfd pfd[3] = {
+			{ .fd = t->paused || t->ended ? -1 : profiler_fd(t->p), .events = POLLIN },
+			{ .fd = keys ? STDIN_FILENO : -1, .events = POLLIN },
+			{ .fd = sig_pipe[0], .events = POLLIN },
+		};
+		double now = now_s();
+		int timeout = next_draw > now ? (int)((next_draw - now) * 1000) + 1 : 0;
+		int r = poll(pfd, 3, timeout);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (stop_signal)
+			break;
+		if (r > 0 && (pfd[0].revents & POLLIN)) {
+			ui_model_set_time(t->model, now_s() - t->start);
+			if (profiler_tick(t->p) == 0) {
+				mark_ended(t);
+				next_draw = 0;  /* say so at once */
+			}
+			/* A tick that is due again goes before keys and drawing. */
+			continue;
+		}
+		if (r > 0 && (pfd[2].revents & POLLIN)) {
+			char buf[16];
+			ssize_t n = read(sig_pipe[0], buf, sizeof(buf));
+			bool winch = false, tstp = false;
+			for (ssize_t i = 0; i < n; i++) {
+				winch |= buf[i] == 'w';
+				tstp |= buf[i] == 'z';
+			}
+			fill_header(t, &h);
+			if (tstp) {
+				/* Here, between ticks, no thread of the target
+				 * is held: stopping ourselves costs it nothing. */
+				ui_screen_suspend(t->ui);
+				raise(SIGSTOP);
+				ui_screen_resume(t->ui, &h);
+			} else if (winch) {
+				ui_screen_resize(t->ui, &h);
+			}
+		}
+		if (r > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			if (!(pfd[1].revents & POLLIN)) {
+				keys = false;  /* the terminal went away */
+				continue;
+			}
+			fill_header(t, &h);
+			enum ui_action a = ui_screen_input(t->ui, &h);
+			if (a == UI_ACTION_QUIT)
+				return;
+			if (a == UI_ACTION_PAUSE)
+				toggle_pause(t);
+			else if (a == UI_ACTION_RESET)
+				reset_counts(t);
+			if (a != UI_ACTION_NONE) {
+				fill_header(t, &h);
+				ui_screen_draw(t->ui, &h);
+			}
+		}
+		now = now_s();
+		if (now >= next_draw) {
+			ui_model_set_time(t->model, now - t->start);
+			if (t->o->cfg.argv)
+				ui_screen_invalidate(t->ui);  /* the command may write */
+			fill_header(t, &h);
+			ui_screen_draw(t->ui, &h);
+			if (t->o->iterations && ++refreshes >= t->o->iterations)
+				return;
+			/* Fixed cadence; after a stall, the next one from now. */
+			next_draw = next_draw + t->o->delay > now ? next_draw + t->o->delay :
+				    now + t->o->delay;
+		}
+	}
+}
+
+int
+cmd_top(int argc, char **argv)
+{
+	struct top_options o;
+	memset(&o, 0, sizeof(o));
+	parse_options(argc, argv, &o);
+
+	if (!ui_available()) {
+		error_msg("top is not built in: stackspy was configured without ncursesw");
+		hint_msg("install libncurses-dev (ncursesw) and rebuild; 'stackspy record' works without it");
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	/* Before attaching: no terminal must not cost the target anything. */
+	if (!isatty(STDOUT_FILENO)) {
+		error_msg("top needs a terminal: standard output is not a terminal");
+		hint_msg("to write samples to a file or a pipe use 'stackspy record'");
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	if (signals_setup() < 0) {
+		perror_msg(errno, "pipe");
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+
+	struct top t;
+	memset(&t, 0, sizeof(t));
+	t.o = &o;
+	int r = profiler_start(&o.cfg, &t.p);
+	if (r < 0) {
+		signals_teardown();
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	size_t roots = 1 + (o.cfg.argv ? 0 : o.cfg.npids > 1);
+	t.model = ui_model_new(profiler_stacks(t.p), roots, (unsigned)o.window, module_of, t.p);
+	if (!t.model) {
+		profiler_free(t.p);
+		signals_teardown();
+		error_msg("out of memory");
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	profiler_set_hook(t.p, ui_model_hook, t.model);
+	r = ui_screen_open(t.model, o.split_threads, &t.ui);
+	if (r < 0) {
+		profiler_stop(t.p);
+		if (r == -EINVAL)
+			error_msg("cannot use the terminal: TERM=%s is not known to curses",
+				  getenv("TERM") ? getenv("TERM") : "(unset)");
+		else
+			perror_msg(r, "cannot use the terminal");
+		profiler_free(t.p);
+		ui_model_free(t.model);
+		signals_teardown();
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	cleanup_set_terminal(ui_screen_restore_terminal);
+	t.start = now_s();
+	t.active_since = t.start;
+
+	run(&t);
+
+	/* Detach, then the terminal, then messages. */
+	profiler_stop(t.p);
+	ui_screen_close(t.ui);
+	cleanup_set_terminal(NULL);
+	signals_teardown();
+	profiler_print_summary(t.p, &o.cfg);
+	if (t.ended)
+		error_msg("%s (%d) %s", profiler_comm(t.p), (int)profiler_pid(t.p), t.ended_why);
+	profiler_free(t.p);
+	ui_model_free(t.model);
+	free(o.cfg.pids);
+	if (stop_signal)
+		signals_reraise();
+	return 0;
+}

@@ -1,0 +1,850 @@
+/* ui/draw.c - the ncursesw screen of `stackspy top`.
+ *
+ * Everything is drawn from the model on each refresh (erase, then the whole
+ * view): curses sends only the cells that changed, so a steady profile
+ * costs almost nothing on the wire.  Names go through ui_text_fit(): cut by
+ * display width with an ellipsis, never mid-character; the detail view
+ * (Enter) shows the full name.  Any terminal size works: sections that do
+ * not fit are left out, top to bottom.
+ */
+#include "config.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "ui/ui-internal.h"
+#include "ui/ui.h"
+
+#define WBUF 4096
+#define FILTER_MAX 256
+#define KEY_CTRL(c) ((c) & 0x1f)
+
+enum mode { MODE_TABLE, MODE_DETAIL, MODE_THREADS, MODE_HELP };
+
+struct ui_screen {
+	struct ui_model *m;
+	SCREEN *scr;
+	struct ui_query q;
+	enum mode mode;
+	bool editing;             /* typing after '/' */
+	char filter[FILTER_MAX];  /* multibyte, as typed */
+	struct ui_table table;
+	size_t sel, top;          /* selected row, first row shown */
+	bool sel_valid;           /* sel_function/thread name the selection */
+	uint32_t sel_function;
+	long sel_thread;
+	int body_rows;            /* rows of the table at the last draw */
+	uint32_t detail_function;
+	struct ui_detail detail;
+	size_t detail_sel;        /* over callers, then callees */
+	size_t thread_sel, thread_top;  /* 0 = all, i + 1 = thread i */
+	bool repaint;
+	const struct ui_header *last;
+	wchar_t wbuf[WBUF];
+};
+
+/* For ui_screen_restore_terminal(): error printers may run anywhere. */
+static bool curses_on;
+
+static const char *const sort_names[UI_SORT_MAX] = {
+	[UI_SORT_SELF] = "%Self",
+	[UI_SORT_TOTAL] = "%Total",
+	[UI_SORT_NAME] = "Function",
+	[UI_SORT_MODULE] = "Module",
+};
+
+/* ---- primitives --------------------------------------------------------- */
+
+/* Text at (y, x) in at most width columns, padded with spaces to exactly
+ * width when pad. */
+static void
+put(struct ui_screen *s, int y, int x, int width, const char *text, bool pad)
+{
+	if (y < 0 || y >= LINES || x >= COLS || width <= 0)
+		return;
+	if (x + width > COLS)
+		width = COLS - x;
+	int used = ui_text_fit(text, width, s->wbuf, WBUF);
+	mvaddnwstr(y, x, s->wbuf, -1);
+	if (pad)
+		for (int i = used; i < width; i++)
+			mvaddch(y, x + i, ' ');
+}
+
+/* Right-aligned ASCII in a field of width columns. */
+static void
+put_right(struct ui_screen *s, int y, int x, int width, const char *text)
+{
+	int len = (int)strlen(text);
+	if (len > width)
+		len = width;
+	char pad[64];
+	snprintf(pad, sizeof(pad), "%*s", width - len, "");
+	put(s, y, x, width - len, pad, false);
+	put(s, y, x + width - len, len, text, false);
+}
+
+static void
+fmt_pct(char *buf, size_t len, uint64_t n, uint64_t of)
+{
+	snprintf(buf, len, "%.1f%%", of ? 100.0 * (double)n / (double)of : 0.0);
+}
+
+static void
+fmt_time(char *buf, size_t len, uint64_t n, double hz)
+{
+	if (hz > 0)
+		ui_format_seconds((double)n / hz, buf, len);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void
+fmt_count(char *buf, size_t len, uint64_t n)
+{
+	/* 1234567 -> 1,234,567 without the locale's LC_NUMERIC */
+	char tmp[32];
+	int k = snprintf(tmp, sizeof(tmp), "%" PRIu64, n), j = 0;
+	for (int i = 0; i < k && (size_t)j + 2 < len; i++) {
+		if (i && (k - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
+}
+
+static void
+fmt_elapsed(char *buf, size_t len, double s)
+{
+	long t = (long)s;
+	if (t >= 3600)
+		snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+static const char *
+thread_label(struct ui_screen *s, long thread)
+{
+	if (thread < 0)
+		return "all";
+	const char *n = ui_model_thread(s->m, (size_t)thread, NULL, NULL);
+	return n ? n : "?";
+}
+
+/* ---- header ---------------------------------------------------------------- */
+
+static int
+header_lines(void)
+{
+	return LINES >= 12 ? 4 : LINES >= 6 ? 1 : 0;
+}
+
+static void
+draw_header(struct ui_screen *s, const struct ui_header *h)
+{
+	char line[1024], cnt[32], el[32], more[32] = "", state[160] = "";
+	int n = header_lines();
+	if (n == 0)
+		return;
+	if (h->npids > 1)
+		snprintf(more, sizeof(more), " (+%zu more)", h->npids - 1);
+	if (h->ended)
+		snprintf(state, sizeof(state), "  [target %s; q quits]", h->ended);
+	else if (h->paused)
+		snprintf(state, sizeof(state), "  [paused; p resumes]");
+	snprintf(line, sizeof(line), "PID %d %s%s%s  Threads: %zu sampled, %zu seen  Engine: %s",
+		 (int)h->pid, h->comm ? h->comm : "", more, state, h->threads_sampled,
+		 h->threads_seen, h->engine ? h->engine : "?");
+	attron(A_BOLD);
+	put(s, 0, 0, COLS, line, true);
+	attroff(A_BOLD);
+	if (n < 4)
+		return;
+	fmt_count(cnt, sizeof(cnt), h->samples);
+	fmt_elapsed(el, sizeof(el), h->elapsed_s);
+	snprintf(line, sizeof(line), "Rate: %.0f Hz asked, %.1f Hz achieved  Samples: %s  Elapsed: %s",
+		 h->rate_hz, h->achieved_hz, cnt, el);
+	put(s, 1, 0, COLS, line, true);
+	snprintf(line, sizeof(line), "Cost: %.1f us mean pause per thread-sample", h->pause_mean_us);
+	put(s, 2, 0, COLS, line, true);
+	char view[32];
+	if (s->q.window)
+		snprintf(view, sizeof(view), "last %us", ui_model_window(s->m));
+	else
+		snprintf(view, sizeof(view), "cumulative");
+	snprintf(line, sizeof(line), "View: %s  Sort: %s  Thread: %s%s%s%s", view,
+		 sort_names[s->q.sort], thread_label(s, s->q.thread),
+		 s->filter[0] ? "  Filter: '" : "", s->filter, s->filter[0] ? "'" : "");
+	put(s, 3, 0, COLS, line, true);
+}
+
+static void
+draw_status(struct ui_screen *s)
+{
+	if (LINES < 2 && s->mode == MODE_TABLE && !s->editing)
+		return;
+	char line[512];
+	const char *text;
+	if (s->editing) {
+		snprintf(line, sizeof(line), "Filter: %s_   (Enter: keep, Esc: clear)", s->filter);
+		text = line;
+	} else if (s->mode == MODE_DETAIL) {
+		text = "Esc back  Up/Down choose  Enter go to  p pause  q quit  ? help";
+	} else if (s->mode == MODE_THREADS) {
+		text = "Up/Down choose  Enter select  Esc cancel";
+	} else if (s->mode == MODE_HELP) {
+		text = "Press any key to return";
+	} else {
+		text = "q quit  p pause  s sort  t thread  / filter  r reset  w window  "
+		       "Enter callers/callees  ? help";
+	}
+	attron(A_REVERSE);
+	put(s, LINES - 1, 0, COLS, text, true);
+	attroff(A_REVERSE);
+}
+
+/* ---- table ------------------------------------------------------------------- */
+
+struct columns {
+	bool times, module, thread;
+	int func_x, func_w, mod_x, mod_w, thr_x, thr_w;
+};
+
+static void
+layout(struct ui_screen *s, struct columns *c)
+{
+	memset(c, 0, sizeof(*c));
+	int x = 16;                       /* %Self %Total */
+	c->times = COLS >= 50;
+	if (c->times)
+		x += 18;
+	c->thread = s->q.split_threads && COLS >= 70;
+	if (c->thread) {
+		c->thr_x = x;
+		c->thr_w = COLS >= 120 ? 24 : 16;
+		x += c->thr_w + 1;
+	}
+	c->module = COLS >= 60;
+	if (c->module) {
+		c->mod_w = COLS / 5 > 24 ? 24 : COLS / 5;
+		c->mod_x = COLS - c->mod_w;
+	}
+	c->func_x = x;
+	c->func_w = (c->module ? c->mod_x - 1 : COLS) - x;
+}
+
+static void
+sync_selection(struct ui_screen *s)
+{
+	size_t n = s->table.nrows;
+	if (s->sel_valid) {
+		for (size_t i = 0; i < n; i++)
+			if (s->table.rows[i].function == s->sel_function &&
+			    s->table.rows[i].thread == s->sel_thread) {
+				s->sel = i;
+				break;
+			}
+	}
+	if (s->sel >= n)
+		s->sel = n ? n - 1 : 0;
+	if (n) {
+		s->sel_valid = true;
+		s->sel_function = s->table.rows[s->sel].function;
+		s->sel_thread = s->table.rows[s->sel].thread;
+	}
+}
+
+static void
+draw_table(struct ui_screen *s, const struct ui_header *h, int y0)
+{
+	struct columns c;
+	char a[32], b[32];
+	if (y0 >= LINES - 1)
+		return;
+	layout(s, &c);
+	attron(A_REVERSE);
+	put(s, y0, 0, COLS, "", true);
+	put_right(s, y0, 0, 7, s->q.sort == UI_SORT_SELF ? "%Self*" : "%Self");
+	put_right(s, y0, 8, 7, s->q.sort == UI_SORT_TOTAL ? "%Total*" : "%Total");
+	if (c.times) {
+		put_right(s, y0, 16, 8, "Self");
+		put_right(s, y0, 25, 8, "Total");
+	}
+	if (c.thread)
+		put(s, y0, c.thr_x, c.thr_w, "Thread", false);
+	put(s, y0, c.func_x, c.func_w, s->q.sort == UI_SORT_NAME ? "Function*" : "Function", false);
+	if (c.module)
+		put(s, y0, c.mod_x, c.mod_w, s->q.sort == UI_SORT_MODULE ? "Module*" : "Module", false);
+	attroff(A_REVERSE);
+
+	int rows = LINES - 1 - (y0 + 1);
+	s->body_rows = rows > 0 ? rows : 0;
+	if (rows <= 0)
+		return;
+	if (s->table.nrows == 0) {
+		put(s, y0 + 1, 0, COLS,
+		    s->filter[0] ? "(no function matches the filter)" :
+		    s->q.window ? "(no samples in the window yet)" : "(no samples yet: "
+		    "only threads that run are sampled; --idle samples sleeping ones too)", true);
+		return;
+	}
+	if (s->sel < s->top)
+		s->top = s->sel;
+	if (s->sel >= s->top + (size_t)rows)
+		s->top = s->sel - (size_t)rows + 1;
+	if (s->top + (size_t)rows > s->table.nrows)
+		s->top = s->table.nrows > (size_t)rows ? s->table.nrows - (size_t)rows : 0;
+	for (int i = 0; i < rows && s->top + (size_t)i < s->table.nrows; i++) {
+		const struct ui_row *r = &s->table.rows[s->top + (size_t)i];
+		int y = y0 + 1 + i;
+		bool sel = s->top + (size_t)i == s->sel;
+		if (sel)
+			attron(A_REVERSE);
+		put(s, y, 0, COLS, "", true);
+		fmt_pct(a, sizeof(a), r->self, s->table.samples);
+		put_right(s, y, 0, 7, a);
+		fmt_pct(a, sizeof(a), r->total, s->table.samples);
+		put_right(s, y, 8, 7, a);
+		if (c.times) {
+			fmt_time(a, sizeof(a), r->self, h->achieved_hz);
+			fmt_time(b, sizeof(b), r->total, h->achieved_hz);
+			put_right(s, y, 16, 8, a);
+			put_right(s, y, 25, 8, b);
+		}
+		if (c.thread)
+			put(s, y, c.thr_x, c.thr_w, thread_label(s, r->thread), false);
+		put(s, y, c.func_x, c.func_w, ui_model_function_name(s->m, r->function), false);
+		if (c.module)
+			put(s, y, c.mod_x, c.mod_w, ui_model_function_module(s->m, r->function), false);
+		if (sel)
+			attroff(A_REVERSE);
+	}
+}
+
+/* ---- detail: callers and callees ------------------------------------------- */
+
+static void
+draw_edges(struct ui_screen *s, const struct ui_header *h, int *y, int ymax, const char *title,
+	   const struct ui_edge *e, size_t n, size_t sel_base)
+{
+	char line[128], a[32], b[32];
+	if (*y >= ymax)
+		return;
+	snprintf(line, sizeof(line), "%s (%zu):  %%of function  time", title, n);
+	attron(A_BOLD);
+	put(s, (*y)++, 0, COLS, line, true);
+	attroff(A_BOLD);
+	if (n == 0 && *y < ymax)
+		put(s, (*y)++, 2, COLS - 2, "(none)", true);
+	for (size_t i = 0; i < n && *y < ymax; i++) {
+		if (*y == ymax - 1 && i + 1 < n) {
+			snprintf(line, sizeof(line), "  ... %zu more", n - i);
+			put(s, (*y)++, 0, COLS, line, true);
+			break;
+		}
+		bool sel = s->detail_sel == sel_base + i;
+		if (sel)
+			attron(A_REVERSE);
+		put(s, *y, 0, COLS, "", true);
+		fmt_pct(a, sizeof(a), e[i].count, s->detail.total);
+		put_right(s, *y, 2, 7, a);
+		fmt_time(b, sizeof(b), e[i].count, h->achieved_hz);
+		put_right(s, *y, 10, 8, b);
+		put(s, *y, 20, COLS - 20, ui_model_function_name(s->m, e[i].function), false);
+		if (sel)
+			attroff(A_REVERSE);
+		(*y)++;
+	}
+}
+
+static void
+draw_detail(struct ui_screen *s, const struct ui_header *h, int y)
+{
+	int ymax = LINES - 1;
+	char line[256], a[32], b[32], c[32], d[32];
+	ui_detail_release(&s->detail);
+	if (ui_model_detail(s->m, &s->q, s->detail_function, &s->detail) < 0) {
+		put(s, y, 0, COLS, "(out of memory)", true);
+		return;
+	}
+	struct ui_detail *dt = &s->detail;
+	size_t nsel = dt->ncallers + dt->ncallees;
+	if (s->detail_sel >= nsel)
+		s->detail_sel = nsel ? nsel - 1 : 0;
+	/* The full name, wrapped over up to 6 lines, cut by columns. */
+	const char *name = ui_model_function_name(s->m, s->detail_function);
+	attron(A_BOLD);
+	if (y < ymax)
+		put(s, y++, 0, COLS, "Function:", true);
+	attroff(A_BOLD);
+	const char *p = name;
+	mbstate_t st;
+	memset(&st, 0, sizeof(st));
+	for (int k = 0; *p && y < ymax && k < 6; k++) {
+		/* Take as many bytes as fit in COLS - 2 columns. */
+		char chunk[1024];
+		size_t len = 0;
+		int w = 0;
+		while (p[len] && len + 8 < sizeof(chunk)) {
+			wchar_t wc;
+			mbstate_t st2 = st;
+			size_t r = mbrtowc(&wc, p + len, strlen(p + len), &st2);
+			size_t adv = r == (size_t)-1 || r == (size_t)-2 || r == 0 ? 1 : r;
+			int cw = r == (size_t)-1 || r == (size_t)-2 || r == 0 ? 1 : wcwidth(wc);
+			if (cw < 0)
+				cw = 1;
+			if (w + cw > COLS - 2)
+				break;
+			st = st2;
+			w += cw;
+			len += adv;
+		}
+		if (len == 0)
+			break;
+		memcpy(chunk, p, len);
+		chunk[len] = '\0';
+		p += len;
+		put(s, y++, 2, COLS - 2, chunk, true);
+	}
+	const char *mod = ui_model_function_module(s->m, s->detail_function);
+	fmt_pct(a, sizeof(a), dt->self, dt->samples);
+	fmt_time(b, sizeof(b), dt->self, h->achieved_hz);
+	fmt_pct(c, sizeof(c), dt->total, dt->samples);
+	fmt_time(d, sizeof(d), dt->total, h->achieved_hz);
+	snprintf(line, sizeof(line), "Module: %s  Self: %s (%s)  Total: %s (%s)",
+		 mod[0] ? mod : "?", a, b, c, d);
+	if (y < ymax)
+		put(s, y++, 0, COLS, line, true);
+	if (y < ymax)
+		put(s, y++, 0, COLS, "", true);
+	int left = ymax - y;
+	int half = left / 2 > 2 ? left / 2 : 2;
+	int callers_end = y + half < ymax ? y + half : ymax;
+	draw_edges(s, h, &y, callers_end, "Callers", dt->callers, dt->ncallers, 0);
+	draw_edges(s, h, &y, ymax, "Callees", dt->callees, dt->ncallees, dt->ncallers);
+}
+
+/* ---- threads chooser, help ------------------------------------------------------ */
+
+static void
+draw_threads(struct ui_screen *s, int y0)
+{
+	size_t n = ui_model_thread_count(s->m) + 1;
+	int rows = LINES - 1 - (y0 + 1);
+	char line[512], cnt[32];
+	if (rows <= 0 || y0 >= LINES - 1)
+		return;
+	attron(A_REVERSE);
+	put(s, y0, 0, COLS, "Choose a thread:        Samples", true);
+	attroff(A_REVERSE);
+	if (s->thread_sel >= n)
+		s->thread_sel = n - 1;
+	if (s->thread_sel < s->thread_top)
+		s->thread_top = s->thread_sel;
+	if (s->thread_sel >= s->thread_top + (size_t)rows)
+		s->thread_top = s->thread_sel - (size_t)rows + 1;
+	for (int i = 0; i < rows && s->thread_top + (size_t)i < n; i++) {
+		size_t k = s->thread_top + (size_t)i;
+		uint64_t samples;
+		const char *name;
+		if (k == 0) {
+			name = "all threads";
+			samples = ui_model_samples(s->m);
+		} else {
+			name = ui_model_thread(s->m, k - 1, NULL, &samples);
+		}
+		fmt_count(cnt, sizeof(cnt), samples);
+		snprintf(line, sizeof(line), "%c %-30s %12s", k == (size_t)(s->q.thread + 1) ? '*' : ' ',
+			 name, cnt);
+		if (k == s->thread_sel)
+			attron(A_REVERSE);
+		put(s, y0 + 1 + i, 0, COLS, line, true);
+		if (k == s->thread_sel)
+			attroff(A_REVERSE);
+	}
+}
+
+static const char *const help_text[] = {
+	"stackspy top: the functions where the sampled threads spend their time",
+	"",
+	"  %Self   samples with the function on top of the stack (it was running)",
+	"  %Total  samples with the function anywhere in the stack (it or its callees)",
+	"  Self, Total   the same as time: samples / achieved rate",
+	"",
+	"  q          quit (stackspy detaches; the program runs on)",
+	"  p          pause / resume sampling",
+	"  s          sort by the next column: %Self, %Total, Function, Module",
+	"  t          show one thread, or all",
+	"  /          filter by function name (substring, any case); Esc clears",
+	"  r          reset the counters",
+	"  w          cumulative / rolling window (--window seconds)",
+	"  Up, Down, PgUp, PgDn, Home, End   move",
+	"  Enter      callers and callees of the selected function, full name",
+	"  Ctrl-L     repaint the screen",
+	"  ?          this help",
+	"",
+	"Cost: the mean time one thread is stopped per sample.",
+};
+
+static void
+draw_help(struct ui_screen *s, int y0)
+{
+	for (size_t i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++)
+		if (y0 + (int)i < LINES - 1)
+			put(s, y0 + (int)i, 0, COLS, help_text[i], true);
+}
+
+/* ---- the screen -------------------------------------------------------------------- */
+
+static void
+requery(struct ui_screen *s)
+{
+	s->q.filter = s->filter;
+	if (ui_model_query(s->m, &s->q, &s->table) < 0)
+		memset(&s->table, 0, sizeof(s->table));
+	sync_selection(s);
+}
+
+void
+ui_screen_draw(struct ui_screen *s, const struct ui_header *h)
+{
+	s->last = h;
+	erase();
+	draw_header(s, h);
+	int y0 = header_lines();
+	switch (s->mode) {
+	case MODE_TABLE:
+		requery(s);
+		draw_table(s, h, y0);
+		break;
+	case MODE_DETAIL:
+		draw_detail(s, h, y0);
+		break;
+	case MODE_THREADS:
+		draw_threads(s, y0);
+		break;
+	case MODE_HELP:
+		draw_help(s, y0);
+		break;
+	}
+	draw_status(s);
+	if (s->repaint) {
+		clearok(curscr, TRUE);
+		s->repaint = false;
+	}
+	refresh();
+}
+
+void
+ui_screen_invalidate(struct ui_screen *s)
+{
+	s->repaint = true;
+}
+
+int
+ui_screen_open(struct ui_model *m, bool split_threads, struct ui_screen **out)
+{
+	*out = NULL;
+	if (!isatty(STDOUT_FILENO))
+		return -ENOTTY;
+	struct ui_screen *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->m = m;
+	s->q.thread = -1;
+	s->q.split_threads = split_threads;
+	s->q.sort = UI_SORT_SELF;
+	s->q.filter = s->filter;
+	/* Only the character type: numbers in messages stay "12.5", not
+	 * "12,5". */
+	setlocale(LC_CTYPE, "");
+	s->scr = newterm(NULL, stdout, stdin);
+	if (!s->scr) {
+		free(s);
+		return -EINVAL;  /* TERM unknown */
+	}
+	curses_on = true;
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(50);
+	curs_set(0);
+	*out = s;
+	return 0;
+}
+
+void
+ui_screen_restore_terminal(void)
+{
+	if (!curses_on)
+		return;
+	curses_on = false;
+	curs_set(1);
+	endwin();
+	fflush(stdout);
+}
+
+void
+ui_screen_close(struct ui_screen *s)
+{
+	if (!s)
+		return;
+	ui_screen_restore_terminal();
+	ui_detail_release(&s->detail);
+	delscreen(s->scr);
+	free(s);
+}
+
+void
+ui_screen_resize(struct ui_screen *s, const struct ui_header *h)
+{
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+		resizeterm(ws.ws_row, ws.ws_col);
+	s->repaint = true;
+	ui_screen_draw(s, h);
+}
+
+void
+ui_screen_suspend(struct ui_screen *s)
+{
+	(void)s;
+	if (curses_on)
+		endwin();
+}
+
+void
+ui_screen_resume(struct ui_screen *s, const struct ui_header *h)
+{
+	ui_screen_resize(s, h);  /* the size may have changed meanwhile */
+}
+
+/* ---- keys ------------------------------------------------------------------------------ */
+
+static void
+move_sel(size_t *sel, size_t n, long delta)
+{
+	if (n == 0) {
+		*sel = 0;
+		return;
+	}
+	long v = (long)*sel + delta;
+	if (v < 0)
+		v = 0;
+	if (v >= (long)n)
+		v = (long)n - 1;
+	*sel = (size_t)v;
+}
+
+/* Up/Down/PgUp/PgDn/Home/End over n items; page is the visible rows. */
+static bool
+nav_key(int key, size_t *sel, size_t n, int page)
+{
+	if (page < 1)
+		page = 1;
+	switch (key) {
+	case KEY_UP:
+		move_sel(sel, n, -1);
+		return true;
+	case KEY_DOWN:
+		move_sel(sel, n, 1);
+		return true;
+	case KEY_PPAGE:
+		move_sel(sel, n, -page);
+		return true;
+	case KEY_NPAGE:
+		move_sel(sel, n, page);
+		return true;
+	case KEY_HOME:
+		*sel = 0;
+		return true;
+	case KEY_END:
+		*sel = n ? n - 1 : 0;
+		return true;
+	}
+	return false;
+}
+
+static void
+filter_append(struct ui_screen *s, wchar_t wc)
+{
+	char mb[MB_LEN_MAX];
+	mbstate_t st;
+	memset(&st, 0, sizeof(st));
+	size_t k = wcrtomb(mb, wc, &st);
+	size_t len = strlen(s->filter);
+	if (k == (size_t)-1 || len + k + 1 > sizeof(s->filter))
+		return;
+	memcpy(s->filter + len, mb, k);
+	s->filter[len + k] = '\0';
+}
+
+static void
+filter_backspace(struct ui_screen *s)
+{
+	size_t len = strlen(s->filter);
+	/* Back over UTF-8 continuation bytes to the start of a character. */
+	while (len > 0) {
+		len--;
+		if (((unsigned char)s->filter[len] & 0xc0) != 0x80)
+			break;
+	}
+	s->filter[len] = '\0';
+}
+
+static bool
+is_enter(bool fkey, int key)
+{
+	return fkey ? key == KEY_ENTER : key == '\n' || key == '\r';
+}
+
+static bool
+is_backspace(bool fkey, int key)
+{
+	return fkey ? key == KEY_BACKSPACE : key == 127 || key == KEY_CTRL('h');
+}
+
+/* One key; returns the action for the command (NONE if the view took it). */
+static enum ui_action
+key(struct ui_screen *s, bool fkey, int k)
+{
+	if (fkey && k == KEY_RESIZE) {
+		s->repaint = true;
+		return UI_ACTION_NONE;
+	}
+	if (!fkey && k == KEY_CTRL('l')) {
+		s->repaint = true;
+		return UI_ACTION_NONE;
+	}
+	if (s->editing) {
+		if (is_enter(fkey, k)) {
+			s->editing = false;
+		} else if (!fkey && k == 27) {
+			s->editing = false;
+			s->filter[0] = '\0';
+		} else if (is_backspace(fkey, k)) {
+			filter_backspace(s);
+		} else if (!fkey && k >= ' ') {
+			filter_append(s, (wchar_t)k);
+		}
+		s->sel_valid = false;
+		s->sel = s->top = 0;
+		return UI_ACTION_NONE;
+	}
+	if (!fkey && (k == 'q' || k == 'Q'))
+		return UI_ACTION_QUIT;
+	if (!fkey && k == 'p')
+		return UI_ACTION_PAUSE;
+	if (!fkey && k == 'r')
+		return UI_ACTION_RESET;
+	if (s->mode == MODE_HELP) {
+		s->mode = MODE_TABLE;
+		return UI_ACTION_NONE;
+	}
+	if (s->mode == MODE_THREADS) {
+		size_t n = ui_model_thread_count(s->m) + 1;
+		if (fkey && nav_key(k, &s->thread_sel, n, LINES - 5))
+			return UI_ACTION_NONE;
+		if (is_enter(fkey, k)) {
+			s->q.thread = (long)s->thread_sel - 1;
+			s->mode = MODE_TABLE;
+			s->sel_valid = false;
+			s->sel = s->top = 0;
+		} else if ((!fkey && (k == 27 || k == 't')) || is_backspace(fkey, k)) {
+			s->mode = MODE_TABLE;
+		}
+		return UI_ACTION_NONE;
+	}
+	if (s->mode == MODE_DETAIL) {
+		size_t n = s->detail.ncallers + s->detail.ncallees;
+		if (fkey && nav_key(k, &s->detail_sel, n, LINES / 2))
+			return UI_ACTION_NONE;
+		if (is_enter(fkey, k) && n) {
+			const struct ui_edge *e = s->detail_sel < s->detail.ncallers ?
+				&s->detail.callers[s->detail_sel] :
+				&s->detail.callees[s->detail_sel - s->detail.ncallers];
+			s->detail_function = e->function;
+			s->detail_sel = 0;
+		} else if ((!fkey && k == 27) || is_backspace(fkey, k) || (fkey && k == KEY_LEFT)) {
+			s->mode = MODE_TABLE;
+		} else if (!fkey && k == '?') {
+			s->mode = MODE_HELP;
+		}
+		return UI_ACTION_NONE;
+	}
+	/* the table */
+	if (fkey && nav_key(k, &s->sel, s->table.nrows, s->body_rows)) {
+		if (s->table.nrows) {
+			s->sel_function = s->table.rows[s->sel].function;
+			s->sel_thread = s->table.rows[s->sel].thread;
+			s->sel_valid = true;
+		}
+		return UI_ACTION_NONE;
+	}
+	if (is_enter(fkey, k) && s->table.nrows) {
+		s->detail_function = s->table.rows[s->sel].function;
+		s->detail_sel = 0;
+		s->mode = MODE_DETAIL;
+		return UI_ACTION_NONE;
+	}
+	if (fkey)
+		return UI_ACTION_NONE;
+	switch (k) {
+	case 's':
+		s->q.sort = (enum ui_sort)((s->q.sort + 1) % UI_SORT_MAX);
+		s->sel = s->top = 0;
+		s->sel_valid = false;
+		break;
+	case 't':
+		s->thread_sel = (size_t)(s->q.thread + 1);
+		s->mode = MODE_THREADS;
+		break;
+	case '/':
+		s->filter[0] = '\0';
+		s->editing = true;
+		break;
+	case 27:
+		s->filter[0] = '\0';  /* Esc in the table clears the filter */
+		break;
+	case 'w':
+		s->q.window = !s->q.window;
+		break;
+	case '?':
+	case 'h':
+		s->mode = MODE_HELP;
+		break;
+	}
+	return UI_ACTION_NONE;
+}
+
+enum ui_action
+ui_screen_input(struct ui_screen *s, const struct ui_header *h)
+{
+	enum ui_action act = UI_ACTION_NONE;
+	bool any = false;
+	for (;;) {
+		wint_t wc;
+		int r = wget_wch(stdscr, &wc);
+		if (r == ERR)
+			break;
+		any = true;
+		act = key(s, r == KEY_CODE_YES, (int)wc);
+		if (act != UI_ACTION_NONE)
+			break;
+	}
+	if (any && act != UI_ACTION_QUIT)
+		ui_screen_draw(s, h);
+	return act;
+}

@@ -1,0 +1,21 @@
+# ui/: the `stackspy top` view.  The model (and the text fitting) needs no
+# terminal and is always built, so tests/unit-uimodel runs everywhere; the
+# curses screen only when configure found ncursesw (ui/ui.h has the stubs).
+noinst_LIBRARIES += ui/libui.a
+ui_libui_a_SOURCES = ui/ui.h ui/ui-internal.h ui/model.c ui/text.c
+if HAVE_NCURSES
+ui_libui_a_SOURCES += ui/draw.c
+endif
+ui_libui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
+
+# Unit tests of the model: aggregation, recursion, threads, the rolling
+# window, callers/callees, sorting, text fitting.
+check_PROGRAMS += tests/unit-uimodel
+TESTS += tests/unit-uimodel
+tests_unit_uimodel_SOURCES = tests/unit-uimodel.c
+tests_unit_uimodel_LDADD = ui/libui.a collapse/libcollapse.a
+
+# `stackspy top` driven in tmux.
+TESTS += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test
+EXTRA_DIST += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test \
+	tests/top-lib.sh bench/top-rate.sh

@@ -1,0 +1,27 @@
+/* ui/ui-internal.h - pieces of the screen that need no terminal, shared by
+ * draw.c and tests/unit-uimodel.c. */
+#ifndef STACKSPY_UI_INTERNAL_H
+#define STACKSPY_UI_INTERNAL_H
+
+#include <stddef.h>
+#include <wchar.h>
+
+/*
+ * Converts the multibyte (UTF-8 in a UTF-8 locale) string s into at most
+ * `width` terminal columns of wide characters in out[0..cap-1], NUL
+ * terminated.  Bytes that do not decode and characters that cannot be
+ * printed become '?'.  If s is wider than width it is cut and ends with an
+ * ellipsis: U+2026 when the locale can show it, else "...".  Columns are
+ * counted with wcwidth(), so double-width characters count two and a
+ * character is never cut in half.  Returns the columns used.
+ */
+int ui_text_fit(const char *s, int width, wchar_t *out, size_t cap);
+
+/* Columns s takes on the terminal (same rules as ui_text_fit). */
+int ui_text_width(const char *s);
+
+/* A duration in at most 7 columns: "0.00s", "12.3s", "999s", "16m40s",
+ * "27h46m". */
+void ui_format_seconds(double s, char *buf, size_t len);
+
+#endif
