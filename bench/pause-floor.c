@@ -1,0 +1,272 @@
+/*
+ * bench/pause-floor.c - the physical floor of one thread-sample, to hold
+ * `stackspy record`'s pause figures against (bench/record-pause.sh).
+ *
+ * It does only what DESIGN.md's data path says a sample must do, with raw
+ * system calls and nothing else: PTRACE_SEIZE every thread once, then at
+ * each tick, for each thread that is running ('R', as record's on-CPU mode
+ * selects them): PTRACE_INTERRUPT, waitpid(__WALL) for its stop, one
+ * PTRACE_GETREGSET NT_PRSTATUS, one page-split process_vm_readv of at most
+ * 64 KiB from SP cut at the end of the stack mapping, PTRACE_CONT.  The
+ * pause is timed from before the INTERRUPT to after the CONT, as
+ * ptrace_sample() times it.  Like ptrace_sample(), it runs SCHED_FIFO 1
+ * between the two (so the figures compare like with like); --no-boost
+ * measures without.
+ *
+ *   bench/pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost]
+ *
+ * Prints "floor: N thread-samples: mean X us, p50 Y us, p99 Z us, max W us".
+ * Signal-delivery-stops are re-injected; no signal handling beyond that,
+ * and SIGINT kills it (the kernel detaches seized tracees).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WINDOW   (64 * 1024)
+#define PAGE     4096u
+#define MAX_TIDS 1024
+#define MAX_MAPS 4096
+
+struct map { uint64_t start, end; };
+
+static struct map maps[MAX_MAPS];
+static size_t nmaps;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+read_maps(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	nmaps = 0;
+	if (!f)
+		return;
+	while (nmaps < MAX_MAPS && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2)
+			maps[nmaps++] = (struct map){ s, e };
+	}
+	fclose(f);
+}
+
+/* End of the mapping holding sp (re-read the maps once if none does). */
+static uint64_t
+stack_end(pid_t pid, uint64_t sp)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < nmaps; i++)
+			if (sp >= maps[i].start && sp < maps[i].end)
+				return maps[i].end;
+		read_maps(pid);
+	}
+	return 0;
+}
+
+static int
+list_tids(pid_t pid, pid_t *tids)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	int n = 0;
+	struct dirent *de;
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) && n < MAX_TIDS)
+		if (de->d_name[0] != '.')
+			tids[n++] = atoi(de->d_name);
+	closedir(d);
+	return n;
+}
+
+static char
+thread_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void
+boost(int on)
+{
+	static struct sched_param normal;
+	struct sched_param rt = { .sched_priority = 1 };
+	if (on)
+		sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt);
+	else
+		sched_setscheduler(0, SCHED_OTHER, &normal);
+}
+
+/* One thread-sample; returns the pause in ns, 0 if the thread is gone. */
+static uint64_t
+sample(pid_t pid, pid_t tid, unsigned char *stack, int use_boost)
+{
+	unsigned char regs[512];
+	struct iovec iov = { regs, sizeof(regs) };
+	int st;
+
+	if (use_boost)
+		boost(1);
+	uint64_t t0 = now_ns();
+	if (ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0)
+		goto gone;
+	for (;;) {
+		if (waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st))
+			goto gone;
+		if ((st >> 16) != 0)
+			break;
+		/* A signal-delivery-stop: re-inject it, wait for ours. */
+		ptrace(PTRACE_CONT, tid, 0L, (long)WSTOPSIG(st));
+	}
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) == 0) {
+#if defined(__x86_64__)
+		uint64_t sp = ((const uint64_t *)regs)[19];  /* user_regs_struct.rsp */
+#elif defined(__aarch64__)
+		uint64_t sp = ((const uint64_t *)regs)[31];
+#else
+		uint64_t sp = 0;
+#endif
+		uint64_t end = stack_end(pid, sp), len = WINDOW;
+		if (end > sp && end - sp < len)
+			len = end - sp;
+		struct iovec local = { stack, (size_t)len }, remote[WINDOW / PAGE + 1];
+		size_t n = 0;
+		for (uint64_t a = sp; a < sp + len; n++) {
+			uint64_t next = (a & ~(uint64_t)(PAGE - 1)) + PAGE;
+			if (next > sp + len)
+				next = sp + len;
+			remote[n] = (struct iovec){ (void *)(uintptr_t)a, (size_t)(next - a) };
+			a = next;
+		}
+		if (sp && len)
+			process_vm_readv(tid, &local, 1, remote, n, 0);
+	}
+	ptrace(PTRACE_CONT, tid, 0L, 0L);
+	uint64_t t = now_ns() - t0;
+	if (use_boost)
+		boost(0);
+	return t ? t : 1;
+gone:
+	if (use_boost)
+		boost(0);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "no-boost", no_argument, NULL, 'B' },
+		{ NULL, 0, NULL, 0 },
+	};
+	pid_t pid = 0, tids[MAX_TIDS];
+	double rate = 1000, secs = 5;
+	int use_boost = 1, c;
+
+	while ((c = getopt_long(argc, argv, "p:r:d:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pid = atoi(optarg); break;
+		case 'r': rate = atof(optarg); break;
+		case 'd': secs = atof(optarg); break;
+		case 'B': use_boost = 0; break;
+		default:
+			fprintf(stderr, "usage: pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost]\n");
+			return 64;
+		}
+	}
+	if (pid <= 0 || !(rate > 0) || !(secs > 0)) {
+		fprintf(stderr, "usage: pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost]\n");
+		return 64;
+	}
+	int n = list_tids(pid, tids);
+	if (n <= 0) {
+		fprintf(stderr, "pause-floor: no process %d\n", (int)pid);
+		return 2;
+	}
+	for (int i = 0; i < n; i++)
+		if (ptrace(PTRACE_SEIZE, tids[i], 0L, 0L) < 0) {
+			perror("pause-floor: PTRACE_SEIZE");
+			return 2;
+		}
+	read_maps(pid);
+
+	unsigned char *stack = malloc(WINDOW);
+	size_t cap = (size_t)(rate * secs * n) + 16, ns = 0;
+	uint64_t *pauses = malloc(cap * sizeof(*pauses));
+	if (!stack || !pauses)
+		return 2;
+	uint64_t period = (uint64_t)(1e9 / rate), start = now_ns();
+	uint64_t end = start + (uint64_t)(secs * 1e9);
+	for (uint64_t k = 1;; k++) {
+		uint64_t at = start + k * period;
+		if (at >= end)
+			break;
+		struct timespec ts = { (time_t)(at / 1000000000u), (long)(at % 1000000000u) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		for (int i = 0; i < n; i++) {
+			if (thread_state(pid, tids[i]) != 'R')
+				continue;
+			uint64_t t = sample(pid, tids[i], stack, use_boost);
+			if (t && ns < cap)
+				pauses[ns++] = t;
+		}
+	}
+	/* No PTRACE_DETACH: it needs a stopped tracee; our exit detaches
+	 * every running one. */
+	if (!ns) {
+		printf("floor: no thread was running\n");
+		return 1;
+	}
+	qsort(pauses, ns, sizeof(*pauses), cmp_u64);
+	double sum = 0;
+	for (size_t i = 0; i < ns; i++)
+		sum += (double)pauses[i];
+	printf("floor: %zu thread-samples: mean %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us (boost %s)\n",
+	       ns, sum / (double)ns / 1000, (double)pauses[ns / 2] / 1000,
+	       (double)pauses[ns - 1 - ns / 100] / 1000, (double)pauses[ns - 1] / 1000,
+	       use_boost ? "on" : "off");
+	free(stack);
+	free(pauses);
+	return 0;
+}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# bench/record-overhead.sh - the slowdown a CPU-bound program suffers when
+# sampled at 1000 Hz: bench/fixed-work (fixed work, timing itself) run
+# alone, under `stackspy record -r 1000`, and under `perf record -F 1000
+# --call-graph dwarf`, alternating, ROUNDS times; prints the median wall
+# and CPU time of each and the slowdowns against no profiler.
+#
+#   bench/record-overhead.sh [-n ROUNDS] [-u UNITS]
+#     -n ROUNDS  (default 7)
+#     -u UNITS   work per run (default 4000: about 2 s of CPU)
+# Run from the top of a built tree.  Goal (issue 4): stackspy <= 1.5 %.
+# On a loaded machine the wall times are mostly scheduling noise: look at
+# the spread (min-max) printed too.
+set -eu
+rounds=7
+units=4000
+while getopts n:u: opt; do
+	case $opt in
+	n) rounds=$OPTARG ;;
+	u) units=$OPTARG ;;
+	*) echo "usage: $0 [-n ROUNDS] [-u UNITS]" >&2; exit 64 ;;
+	esac
+done
+top=$(cd "$(dirname "$0")/.." && pwd)
+stackspy=$top/stackspy
+work=$top/bench/fixed-work
+[ -x "$stackspy" ] && [ -x "$work" ] || { echo "build first (make)" >&2; exit 2; }
+have_perf=0
+if command -v perf >/dev/null 2>&1 &&
+   perf record -F 1000 --call-graph dwarf -o /dev/null -- true >/dev/null 2>&1; then
+	have_perf=1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/none"; : >"$tmp/stackspy"; : >"$tmp/perf"
+
+i=0
+while [ $i -lt "$rounds" ]; do
+	"$work" "$units" >>"$tmp/none"
+	"$stackspy" record -r 1000 -o "$tmp/out.folded" -- "$work" "$units" \
+		>>"$tmp/stackspy" 2>"$tmp/stackspy.err"
+	if [ $have_perf = 1 ]; then
+		perf record -q -F 1000 --call-graph dwarf -o "$tmp/perf.data" -- \
+			"$work" "$units" >>"$tmp/perf" 2>/dev/null
+	fi
+	i=$((i + 1))
+done
+echo "last stackspy summary:"
+sed 's/^/  /' "$tmp/stackspy.err"
+
+# median FILE FIELD: the median of field FIELD (2: wall, 4: cpu).
+median() { awk -v f="$2" '{ print $f }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+spread() { awk -v f="$2" '{ print $f }' "$1" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f-%.3f", lo, hi }'; }
+
+bw=$(median "$tmp/none" 2); bc=$(median "$tmp/none" 4)
+printf "%-9s wall %.3f s (%s)  cpu %.3f s\n" "none" "$bw" "$(spread "$tmp/none" 2)" "$bc"
+for mode in stackspy perf; do
+	[ -s "$tmp/$mode" ] || { echo "$mode: not run (perf cannot sample here?)"; continue; }
+	w=$(median "$tmp/$mode" 2); c=$(median "$tmp/$mode" 4)
+	awk -v m="$mode" -v w="$w" -v c="$c" -v bw="$bw" -v bc="$bc" -v sp="$(spread "$tmp/$mode" 2)" 'BEGIN {
+		printf "%-9s wall %.3f s (%s)  cpu %.3f s  slowdown: wall %+.1f %%, cpu %+.1f %%\n",
+			m, w, sp, c, 100 * (w / bw - 1), 100 * (c / bc - 1)
+	}'
+done
+echo "($rounds rounds of $units units, alternating; medians)"

@@ -1,0 +1,72 @@
+#!/bin/sh
+# bench/record-pause.sh - how long `stackspy record` stops a thread per
+# sample, next to the floor: bench/pause-floor doing only INTERRUPT +
+# waitpid + GETREGSET + one stack copy + CONT on the same target at the
+# same rate.  Alternating, ROUNDS times, on tests/targets/ratio (one
+# CPU-bound worker) and on the demo (two CPU-bound workers).  Prints each
+# run's mean and p99 and the ratio of stackspy's to the floor's.
+#
+#   bench/record-pause.sh [-n ROUNDS] [-d SECONDS] [-r HZ]
+#     defaults: 3 rounds of 3 s at 1000 Hz
+# Run from the top of a built tree after `make check` (tests/targets/ratio)
+# or `make tests/targets/ratio`.  Goal (issue 4): stackspy <= 1.25 x floor.
+set -eu
+rounds=3
+secs=3
+rate=1000
+while getopts n:d:r: opt; do
+	case $opt in
+	n) rounds=$OPTARG ;;
+	d) secs=$OPTARG ;;
+	r) rate=$OPTARG ;;
+	*) echo "usage: $0 [-n ROUNDS] [-d SECONDS] [-r HZ]" >&2; exit 64 ;;
+	esac
+done
+top=$(cd "$(dirname "$0")/.." && pwd)
+stackspy=$top/stackspy
+floor=$top/bench/pause-floor
+ratio=$top/tests/targets/ratio
+demo=$top/demo/stackspy-demo
+for f in "$stackspy" "$floor" "$ratio" "$demo"; do
+	[ -x "$f" ] || { echo "$0: no $f (make; make tests/targets/ratio)" >&2; exit 2; }
+done
+tmp=$(mktemp -d)
+pids=
+trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+measure()
+{
+	name=$1 pid=$2
+	: >"$tmp/$name.floor"; : >"$tmp/$name.ss"
+	i=0
+	while [ $i -lt "$rounds" ]; do
+		"$floor" -p "$pid" -r "$rate" -d "$secs" |
+			sed -n 's/.*mean \([0-9.]*\) us, p50 [0-9.]* us, p99 \([0-9.]*\) us.*/\1 \2/p' \
+			>>"$tmp/$name.floor"
+		"$stackspy" record -p "$pid" -r "$rate" -d "$secs" -o /dev/null 2>"$tmp/err"
+		sed -n 's/.*pause per thread-sample: mean \([0-9.]*\) us, p99 \([0-9.]*\) us.*/\1 \2/p' \
+			"$tmp/err" >>"$tmp/$name.ss"
+		i=$((i + 1))
+	done
+	echo "$name (pid $pid), $rounds x $secs s at $rate Hz:"
+	paste "$tmp/$name.floor" "$tmp/$name.ss" | awk '{
+		printf "  floor mean %7.1f us p99 %8.1f us | stackspy mean %7.1f us p99 %8.1f us | ratio mean %.2f p99 %.2f\n",
+			$1, $2, $3, $4, $3 / $1, $4 / $2
+		fm += $1; fp += $2; sm += $3; sp += $4
+	} END {
+		printf "  average: floor mean %.1f p99 %.1f, stackspy mean %.1f p99 %.1f: stackspy/floor %.2f (mean), %.2f (p99)\n",
+			fm / NR, fp / NR, sm / NR, sp / NR, sm / fm, sp / fp
+	}'
+}
+
+: >"$tmp/ratio.out"
+"$ratio" -s 3600 </dev/null >"$tmp/ratio.out" &
+rpid=$!
+pids="$pids $rpid"
+while ! grep -qx ready "$tmp/ratio.out"; do sleep 0.05; done
+measure ratio "$rpid"
+
+dpid=$("$demo" --daemon --seconds 3600)
+pids="$pids $dpid"
+sleep 0.5
+measure demo "$dpid"

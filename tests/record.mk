@@ -1,0 +1,21 @@
+# The tests of `stackspy record` (issue 4) and their target, tests/targets/
+# ratio.c: a CPU-bound workload whose two functions take a known 3:1 share.
+# Built by an explicit rule like the targets of tests/local.mk (same reason:
+# nothing may change its flags), with the TARGET_* variables from there.
+
+record_tests = \
+	tests/record-ratio.test \
+	tests/record-perf.test \
+	tests/record-signals.test \
+	tests/record-threads.test \
+	tests/record-errors.test
+TESTS += $(record_tests)
+EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c
+
+check_DATA += tests/targets/ratio
+CLEANFILES += tests/targets/ratio
+
+tests/targets/ratio: tests/targets/ratio.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) \
+		-o $@ $(srcdir)/tests/targets/ratio.c

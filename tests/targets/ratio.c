@@ -1,0 +1,193 @@
+/*
+ * ratio.c: a CPU-bound workload with known proportions, for the record
+ * tests (tests/record-*.test) and benchmarks (bench/record-*.sh).
+ *
+ * Each worker thread loops forever: work_heavy() then work_light(), the
+ * same arithmetic loop (a dependent multiply-add chain, no memory traffic,
+ * no system calls) run RATIO_HEAVY and RATIO_LIGHT times as many
+ * iterations, so an on-CPU profiler must find the two functions' self
+ * time in the ratio 3:1 -- no matter how fast the machine is or how busy.
+ * At start the main thread measures that ratio on its own CPU clock and
+ * prints it ("calibration heavy/light R cpu/wall C"): C near 1 shows the
+ * work is CPU-bound, and the tests compare against R, not against 3.
+ *
+ * Usage: ratio [-w WORKERS] [-l LATE_MS] [-s SECONDS] [-x]
+ *   -w N     N worker threads "r-work-I" (default 1)
+ *   -l MS    MS ms after "ready", start one more worker "r-late" and print
+ *            "thread r-late TID" (threads created mid-run)
+ *   -s S     exit(0) after S seconds (launch mode: the command ends the
+ *            recording); without it the main thread serves stdin as in
+ *            target.h and exits at end of file
+ *   -x       the main thread works too, instead of sleeping (a process
+ *            with a single thread)
+ *
+ * Prints "thread NAME TID" for each thread, then "ready".  The workers
+ * never sleep, so tests must not use wait_ready/wait_asleep on it.
+ */
+#include "target.h"
+
+#define RATIO_HEAVY 3
+#define RATIO_LIGHT 1
+#define RATIO_UNIT  20000  /* iterations: ~50 us per unit on a 2 GHz core */
+#define MAX_WORKERS 64
+
+/* The chains' results go here, so the loops cannot be dropped. */
+static volatile unsigned long sink;
+static volatile pid_t tids[MAX_WORKERS + 1];
+static volatile int go_late;
+
+unsigned long work_heavy(unsigned long x);
+unsigned long work_light(unsigned long x);
+void *worker(void *arg);
+
+/* The same loop twice (noipa keeps gcc from folding them into one). */
+NOINLINE unsigned long
+work_heavy(unsigned long x)
+{
+	for (long i = 0; i < RATIO_HEAVY * RATIO_UNIT; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	BARRIER();
+	return x;
+}
+
+NOINLINE unsigned long
+work_light(unsigned long x)
+{
+	for (long i = 0; i < RATIO_LIGHT * RATIO_UNIT; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	BARRIER();
+	return x;
+}
+
+static NOINLINE void
+work_forever(void)
+{
+	unsigned long x = (unsigned long) target_gettid();
+
+	for (;;) {
+		x = work_heavy(x);
+		BARRIER();
+		x = work_light(x);
+		BARRIER();
+		sink = x;
+	}
+}
+
+NOINLINE void *
+worker(void *arg)
+{
+	long i = (long) arg;
+	char name[16];
+
+	if (i == MAX_WORKERS)
+		snprintf(name, sizeof name, "r-late");
+	else
+		snprintf(name, sizeof name, "r-work-%ld", i);
+	target_register(name, &tids[i]);
+	work_forever();
+	return arg;
+}
+
+static double
+clock_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* Heavy and light, each timed on this thread's CPU clock over ~0.1 s. */
+static NOINLINE void
+calibrate(void)
+{
+	double heavy = 0, light = 0, w0, c0, t;
+	unsigned long x = 1;
+
+	w0 = clock_s(CLOCK_MONOTONIC);
+	c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+	for (int round = 0; round < 5; round++) {
+		t = clock_s(CLOCK_THREAD_CPUTIME_ID);
+		for (int k = 0; k < 60; k++)
+			x = work_heavy(x);
+		heavy += clock_s(CLOCK_THREAD_CPUTIME_ID) - t;
+		t = clock_s(CLOCK_THREAD_CPUTIME_ID);
+		for (int k = 0; k < 60; k++)
+			x = work_light(x);
+		light += clock_s(CLOCK_THREAD_CPUTIME_ID) - t;
+	}
+	sink = x;
+	printf("calibration heavy/light %.3f cpu/wall %.2f\n", heavy / light,
+	       (clock_s(CLOCK_THREAD_CPUTIME_ID) - c0) /
+	       (clock_s(CLOCK_MONOTONIC) - w0));
+}
+
+static void
+start_worker(long i)
+{
+	pthread_t th;
+
+	errno = pthread_create(&th, NULL, worker, (void *) i);
+	if (errno)
+		target_die("pthread_create");
+	if (i == MAX_WORKERS)
+		printf("thread r-late %d\n", (int) target_wait_tid(&tids[i]));
+	else
+		printf("thread r-work-%ld %d\n", i,
+		       (int) target_wait_tid(&tids[i]));
+}
+
+int
+main(int argc, char **argv)
+{
+	long workers = 1, late_ms = -1, seconds = -1;
+	int main_works = 0, c;
+	double t0;
+	char buf[256];
+
+	target_init();
+	pthread_setname_np(pthread_self(), "ratio");
+	while ((c = getopt(argc, argv, "w:l:s:x")) != -1) {
+		switch (c) {
+		case 'w': workers = atol(optarg); break;
+		case 'l': late_ms = atol(optarg); break;
+		case 's': seconds = atol(optarg); break;
+		case 'x': main_works = 1; break;
+		default:
+			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x]\n");
+			return 2;
+		}
+	}
+	if (workers < 0 || workers > MAX_WORKERS)
+		workers = 1;
+	calibrate();
+	printf("thread ratio %d\n", (int) target_gettid());
+	for (long i = 0; i < workers; i++)
+		start_worker(i);
+	printf("ready\n");
+	t0 = clock_s(CLOCK_MONOTONIC);
+	if (main_works) {
+		if (late_ms >= 0 || seconds >= 0) {
+			fprintf(stderr, "ratio: -x goes alone\n");
+			return 2;
+		}
+		work_forever();
+	}
+	if (late_ms >= 0) {
+		target_sleep_ms(late_ms);
+		start_worker(MAX_WORKERS);
+	}
+	if (seconds >= 0) {
+		double left = (double) seconds - (clock_s(CLOCK_MONOTONIC) - t0);
+		if (left > 0)
+			target_sleep_ms((long) (left * 1000));
+		fflush(stdout);
+		_exit(0);
+	}
+	for (;;) {
+		ssize_t r = read(0, buf, sizeof buf - 1);
+		if (!target_command(buf, sizeof buf, r))
+			break;
+	}
+	return 0;
+}
