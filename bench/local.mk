@@ -4,3 +4,10 @@ noinst_PROGRAMS += bench/parked
 bench_parked_SOURCES = bench/parked.c
 bench_parked_CFLAGS = $(AM_CFLAGS) -pthread
 bench_parked_LDFLAGS = $(AM_LDFLAGS) -pthread
+# pause-floor: raw INTERRUPT + GETREGSET + stack copy + CONT, the floor of
+# record's pause per thread-sample (bench/record-pause.sh).
+noinst_PROGRAMS += bench/pause-floor
+bench_pause_floor_SOURCES = bench/pause-floor.c
+# fixed-work: fixed CPU work timing itself (bench/record-overhead.sh).
+noinst_PROGRAMS += bench/fixed-work
+bench_fixed_work_SOURCES = bench/fixed-work.c

@@ -32,6 +32,54 @@ static int sigchld_fd = -1;
  * read, or may have been (SIGCHLDs coalesce): ptrace_target_poll must look. */
 static bool other_stop_pending;
 
+static struct tracee *
+target_find(struct ptrace_target *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	return NULL;
+}
+
+/* Every attached target: waitpid(-1) returns the stops of all our tracees,
+ * and one that belongs to another target than the one being polled must
+ * still be handled, not dropped (it would stay stopped). */
+#define MAX_TARGETS 256
+static struct ptrace_target *registry[MAX_TARGETS];
+
+static void
+registry_add(struct ptrace_target *t)
+{
+	for (int i = 0; i < MAX_TARGETS; i++) {
+		if (!registry[i]) {
+			registry[i] = t;
+			return;
+		}
+	}
+}
+
+static void
+registry_remove(struct ptrace_target *t)
+{
+	for (int i = 0; i < MAX_TARGETS; i++)
+		if (registry[i] == t)
+			registry[i] = NULL;
+}
+
+static struct tracee *
+registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owner)
+{
+	struct tracee *th = hint ? target_find(hint, tid) : NULL;
+	*owner = hint;
+	for (int i = 0; !th && i < MAX_TARGETS; i++) {
+		if (registry[i] && registry[i] != hint) {
+			th = target_find(registry[i], tid);
+			*owner = registry[i];
+		}
+	}
+	return th;
+}
+
 static int
 sigchld_setup(void)
 {
@@ -339,16 +387,14 @@ ptrace_target_attach_opts(struct ptrace_target *t, pid_t pid, unsigned long opti
 		ptrace_target_free(t);
 		return -ESRCH;
 	}
+	registry_add(t);
 	return 0;
 }
 
-static struct tracee *
-target_find(struct ptrace_target *t, pid_t tid)
+int
+ptrace_event_fd(void)
 {
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid)
-			return &t->threads[i];
-	return NULL;
+	return sigchld_fd;
 }
 
 void
@@ -371,19 +417,20 @@ ptrace_target_poll(struct ptrace_target *t)
 		pid_t r = waitpid(-1, &st, WNOHANG | __WALL);
 		if (r <= 0)
 			return;
-		struct tracee *th = target_find(t, r);
+		struct ptrace_target *owner;
+		struct tracee *th = registry_find(t, r, &owner);
 		if (!th)
 			continue;
 		if (!WIFSTOPPED(st)) {
 			th->state = TRACEE_GONE;
-			if (r == t->pid) {
-				t->leader_exited = true;
-				t->leader_status = st;
+			if (r == owner->pid) {
+				owner->leader_exited = true;
+				owner->leader_status = st;
 			}
 			continue;
 		}
 		if ((st >> 16) == PTRACE_EVENT_EXEC)
-			t->exec_seen = true;
+			owner->exec_seen = true;
 		/* A listening tracee whose group-stop was ended by SIGCONT
 		 * reports an event-stop with SIGTRAP: resume() runs it again. */
 		tracee_resume(th, st);
@@ -429,15 +476,19 @@ ptrace_target_detach(struct ptrace_target *t)
 {
 	for (size_t i = 0; i < t->nthreads; i++)
 		detach_one(&t->threads[i]);
-	/* Reap leftover notifications so nothing of ours stays queued. */
+	/* Reap exit notifications of this target's threads (zombies until a
+	 * tracer waits for them); waitpid(-1) would also take the stops of
+	 * other targets still attached. */
 	int st;
-	while (waitpid(-1, &st, WNOHANG | __WALL) > 0)
-		;
+	for (size_t i = 0; i < t->nthreads; i++)
+		while (waitpid(t->threads[i].tid, &st, WNOHANG | __WALL) > 0)
+			;
 }
 
 void
 ptrace_target_free(struct ptrace_target *t)
 {
+	registry_remove(t);
 	free(t->threads);
 	t->threads = NULL;
 	t->nthreads = t->cap = 0;

@@ -104,9 +104,16 @@ int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		  unsigned flags, struct stack_snapshot *out);
 
 /* Reap stops that arrived while we were not looking (signals to threads that
- * we are not sampling right now) and re-inject them.  Cheap; call it between
- * samples. */
+ * we are not sampling right now, a stop that came after its sample timed
+ * out) and re-inject them or resume the thread; stops of other attached
+ * targets are handled too.  Cheap; call it between samples. */
 void ptrace_target_poll(struct ptrace_target *t);
+
+/* A descriptor (a signalfd for SIGCHLD) that becomes readable when some
+ * tracee has a stop or exit to collect: poll it next to your own
+ * descriptors and call ptrace_target_poll() when it is readable, so that
+ * signals are handed on at once.  -1 before the first attach. */
+int ptrace_event_fd(void);
 
 /* Detach every thread, re-injecting pending signals and leaving a group-stop
  * in place.  Safe to call twice and from any exit path. */

@@ -29,12 +29,16 @@ struct dump_options {
 	enum unwind_engine engine;
 	int max_depth;
 	unsigned sym_flags;
+	const char *core;         /* --core: dump this core file instead */
+	const char *exe;          /* --exe (with --core) */
+	const char *sysroot;      /* --sysroot (with --core) */
 };
 
 static void
 dump_usage(FILE *f)
 {
 	fputs("Usage: stackspy dump [-p] PID[,PID...] [OPTIONS]\n"
+	      "       stackspy dump --core FILE [--exe FILE] [--sysroot DIR] [OPTIONS]\n"
 	      "Print the stack of every thread of a running process, once: attach,\n"
 	      "stop each thread just long enough to copy its registers and stack,\n"
 	      "detach, then unwind and print.  The process keeps running (a process\n"
@@ -43,6 +47,12 @@ dump_usage(FILE *f)
 	      "Target:\n"
 	      "  -p, --pid PID[,PID...]  process(es) to dump (or give PID as an argument)\n"
 	      "  -t, --tid TID           only this thread\n"
+	      "      --core FILE         a core file (kernel core dump or gcore output)\n"
+	      "                          instead of a process; no PID then\n"
+	      "      --exe FILE          with --core: the executable, when the one the\n"
+	      "                          core names is not at that path here\n"
+	      "      --sysroot DIR       with --core: look for the core's files under DIR\n"
+	      "                          (the container's or the other machine's root)\n"
 	      "\n"
 	      "Unwinding:\n"
 	      "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
@@ -62,7 +72,7 @@ dump_usage(FILE *f)
 static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
-	enum { OPT_NO_DEMANGLE = 256 };
+	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -70,6 +80,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "engine", required_argument, NULL, 'e' },
 		{ "max-depth", required_argument, NULL, 'm' },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "core", required_argument, NULL, OPT_CORE },
+		{ "exe", required_argument, NULL, OPT_EXE },
+		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -115,6 +128,15 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		case OPT_NO_DEMANGLE:
 			o->sym_flags |= UNWIND_SYM_NO_DEMANGLE;
 			break;
+		case OPT_CORE:
+			o->core = optarg;
+			break;
+		case OPT_EXE:
+			o->exe = optarg;
+			break;
+		case OPT_SYSROOT:
+			o->sysroot = optarg;
+			break;
 		case 'h':
 			dump_usage(stdout);
 			exit(0);
@@ -133,14 +155,24 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	}
 	if (optind < argc)
 		error_msg_and_help("dump", "unexpected argument '%s'", argv[optind]);
+	if ((o->exe || o->sysroot) && !o->core)
+		error_msg_and_help("dump", "--%s needs --core", o->exe ? "exe" : "sysroot");
+	if (o->core) {
+		if (pid_arg)
+			error_msg_and_help("dump", "--core takes no PID");
+		/* Engines are checked against the core's architecture
+		 * once it is open (--engine mips reads MIPS cores here). */
+		return;
+	}
 	if (!pid_arg)
 		error_msg_and_help("dump", "no process given: stackspy dump PID");
 	o->npids = parse_pid_list(pid_arg, &o->pids);
 	if (o->npids < 0)
 		error_msg_and_help("dump", "invalid PID: '%s'", pid_arg);
 	if (!unwind_engine_available(o->engine))
-		error_msg_and_help("dump", "the %s engine is not available in this build",
-				   unwind_engine_name(o->engine));
+		error_msg_and_help("dump", "the %s engine cannot be used here: %s",
+				   unwind_engine_name(o->engine),
+				   unwind_engine_unavailable_reason(o->engine));
 	if (o->tid && o->npids > 1)
 		error_msg_and_help("dump", "--tid needs a single PID");
 }
@@ -309,6 +341,77 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 	return r;
 }
 
+static int
+cmp_thread_tid(const void *a, const void *b)
+{
+	const struct dump_thread *x = a, *y = b;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* dump --core: the same output from a core file.  Every thread was
+ * "sampled" when the process died; its stack is read from the core. */
+static int
+dump_core(const struct dump_options *o, bool *partial)
+{
+	char why[256];
+	int r = 0;
+	struct unwind_target *ut = unwind_target_open_core(o->core, o->exe, o->sysroot,
+							   &r, why, sizeof(why));
+	if (!ut) {
+		error_msg("cannot read core file '%s': %s", o->core,
+			  why[0] ? why : strerror(-r));
+		return r;
+	}
+	const char *w;
+	for (size_t i = 0; (w = unwind_core_warning(ut, i)) != NULL; i++)
+		error_msg("warning: core file '%s': %s", o->core, w);
+	struct unwind_core_info info;
+	unwind_core_info(ut, &info);
+	struct dump_process p;
+	memset(&p, 0, sizeof(p));
+	p.pid = info.pid;
+	p.engine = o->engine;
+	snprintf(p.comm, sizeof(p.comm), "%s", info.comm);
+	p.threads = calloc(info.nthreads, sizeof(*p.threads));
+	if (!p.threads)
+		error_msg_and_die("out of memory");
+	for (size_t i = 0; i < info.nthreads; i++) {
+		struct stack_snapshot s;
+		if (unwind_core_thread(ut, i, &s) < 0 || (o->tid && s.tid != o->tid))
+			continue;
+		struct dump_thread *d = &p.threads[p.nthreads];
+		d->tid = s.tid;
+		d->state = info.state;
+		/* A core keeps no thread names: the process's for all. */
+		snprintf(d->name, sizeof(d->name), "%s", info.comm);
+		d->sampled = true;
+		d->frames = calloc((size_t)o->max_depth, sizeof(*d->frames));
+		if (!d->frames)
+			error_msg_and_die("out of memory");
+		d->nframes = unwind_walk(ut, o->engine, &s, d->frames, o->max_depth, &d->stop);
+		if (d->nframes == 0 && d->stop == UNWIND_STOP_UNSUPPORTED) {
+			d->error = "the engine cannot unwind this core's architecture";
+			*partial = true;
+		}
+		p.nthreads++;
+	}
+	if (o->tid && p.nthreads == 0) {
+		error_msg("thread %d is not in core file '%s'", (int)o->tid, o->core);
+		r = -ESRCH;
+	} else {
+		qsort(p.threads, p.nthreads, sizeof(*p.threads), cmp_thread_tid);
+		if (output_dump(stdout, o->format, &p, ut, o->sym_flags) < 0) {
+			perror_msg(errno ? errno : EIO, "cannot write the output");
+			r = -EIO;
+		}
+	}
+	for (size_t i = 0; i < p.nthreads; i++)
+		free(p.threads[i].frames);
+	free(p.threads);
+	unwind_target_free(ut);
+	return r;
+}
+
 int
 cmd_dump(int argc, char **argv)
 {
@@ -318,6 +421,14 @@ cmd_dump(int argc, char **argv)
 
 	int failed = 0;
 	bool partial = false;
+	if (o.core) {
+		failed = dump_core(&o, &partial) < 0;
+		if (fflush(stdout) != 0) {
+			perror_msg(errno, "cannot write the output");
+			return EXIT_FATAL;
+		}
+		return failed ? EXIT_FATAL : partial ? EXIT_PARTIAL : 0;
+	}
 	for (int i = 0; i < o.npids; i++) {
 		if (i > 0 && o.format == OUTPUT_TEXT)
 			putchar('\n');

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "collapse/collapse.h"
 #include "sampler/sampler.h"
@@ -208,8 +211,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->format = FORMAT_SPEEDSCOPE;
 	}
 	if (!unwind_engine_available(o->cfg.engine))
-		error_msg_and_help("record", "the %s engine is not available in this build",
-				   unwind_engine_name(o->cfg.engine));
+		error_msg_and_help("record", "the %s engine cannot be used here: %s",
+				   unwind_engine_name(o->cfg.engine),
+				   unwind_engine_unavailable_reason(o->cfg.engine));
 }
 
 static int
@@ -254,12 +258,23 @@ cmd_record(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	parse_options(argc, argv, &o);
 
-	/* Before attaching: a bad path must not cost the target anything. */
+	/* Before attaching: a bad path must not cost the target anything.
+	 * Opened without truncating: if nothing gets recorded, an existing
+	 * file keeps its contents, and only a file we created is removed
+	 * (never, say, /dev/null). */
 	FILE *out = stdout;
+	bool created = false;
 	if (o.output) {
-		out = fopen(o.output, "we");
+		int fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0)
+			created = true;
+		else if (errno == EEXIST)
+			fd = open(o.output, O_WRONLY | O_CLOEXEC);
+		out = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!out) {
 			perror_msg(errno, "cannot open '%s' for writing", o.output);
+			if (fd >= 0)
+				close(fd);
 			free(o.cfg.pids);
 			return EXIT_FATAL;
 		}
@@ -269,7 +284,8 @@ cmd_record(int argc, char **argv)
 	if (r < 0) {
 		if (o.output) {
 			fclose(out);
-			remove(o.output);
+			if (created)
+				unlink(o.output);
 		}
 		free(o.cfg.pids);
 		return EXIT_FATAL;
@@ -278,7 +294,14 @@ cmd_record(int argc, char **argv)
 	profiler_stop(p);
 
 	int rc = 0;
-	r = write_output(out, &o, p);
+	struct stat sb;
+	if (o.output && fstat(fileno(out), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    ftruncate(fileno(out), 0) < 0)
+		r = -errno;
+	else
+		r = 0;
+	if (r == 0)
+		r = write_output(out, &o, p);
 	if (r == 0 && fflush(out) != 0)
 		r = -errno;
 	if (o.output && fclose(out) != 0 && r == 0)

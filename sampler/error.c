@@ -15,6 +15,13 @@
 #define MAX_TARGETS 64
 
 static struct ptrace_target *targets[MAX_TARGETS];
+static void (*terminal_restore)(void);
+
+void
+cleanup_set_terminal(void (*restore)(void))
+{
+	terminal_restore = restore;
+}
 
 void
 cleanup_register(struct ptrace_target *t)
@@ -52,6 +59,8 @@ static void
 vprint(const char *prefix, const char *suffix, const char *fmt, va_list ap)
 {
 	char buf[2048];
+	if (terminal_restore)
+		terminal_restore();
 	int n = snprintf(buf, sizeof(buf), "stackspy: %s", prefix);
 	if (n < 0)
 		return;

@@ -7,6 +7,7 @@ stackspy_SOURCES = \
 	sampler/signals.c \
 	sampler/cmd-dump.c \
 	sampler/cmd-record.c \
+	sampler/cmd-top.c \
 	sampler/profiler.c \
 	sampler/output.c
-stackspy_LDADD = collapse/libcollapse.a $(UNWIND_LIBS) -lm
+stackspy_LDADD = ui/libui.a collapse/libcollapse.a $(UNWIND_LIBS) $(NCURSES_LIBS) -lm

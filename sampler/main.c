@@ -17,6 +17,7 @@ usage(FILE *f)
 	      "Commands:\n"
 	      "  dump      print the stack of every thread of a process, once\n"
 	      "  record    sample stacks periodically into a flamegraph (folded, SVG, speedscope)\n"
+	      "  top       a live view of the hottest functions (ncurses)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -h, --help     show this help (stackspy COMMAND --help for a command's)\n"
@@ -47,6 +48,8 @@ main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
 		return cmd_record(argc - 1, argv + 1);
+	if (strcmp(cmd, "top") == 0)
+		return cmd_top(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		error_msg_and_help(NULL, "unrecognized option '%s'", cmd);
 	error_msg_and_help(NULL, "unknown command '%s'", cmd);

@@ -34,14 +34,6 @@ json_string(FILE *out, const char *s)
 	putc('"', out);
 }
 
-/* Frames after the first are return addresses, named at ip - 1, except
- * the one a signal interrupted (its ip is exact). */
-static bool
-is_caller(const struct dump_thread *d, int i)
-{
-	return i > 0 && !d->frames[i - 1].signal_frame;
-}
-
 static void
 text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
 {
@@ -57,7 +49,7 @@ text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 	for (int i = 0; i < d->nframes; i++) {
 		struct unwind_symbol sym;
 		uint64_t ip = d->frames[i].ip;
-		unwind_symbolize(t, ip, is_caller(d, i), flags, &sym);
+		unwind_symbolize(t, ip, unwind_frame_is_caller(d->frames, i), flags, &sym);
 		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i, ip);
 		if (sym.function)
 			fprintf(out, "%s+0x%" PRIx64 " (%s)", sym.function, sym.offset,
@@ -87,7 +79,7 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 	for (int i = 0; i < d->nframes; i++) {
 		struct unwind_symbol sym;
 		uint64_t ip = d->frames[i].ip;
-		unwind_symbolize(t, ip, is_caller(d, i), flags, &sym);
+		unwind_symbolize(t, ip, unwind_frame_is_caller(d->frames, i), flags, &sym);
 		fprintf(out, "%s\n    {\"ip\": \"0x%" PRIx64 "\", \"function\": ", i ? "," : "", ip);
 		json_string(out, sym.function);
 		if (sym.function)

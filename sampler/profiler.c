@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ptrace.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -37,7 +38,10 @@
  * (D): leave it alone this long.  A runnable one that does not is only
  * waiting for a CPU, and is tried again next tick. */
 #define UNSTOPPABLE_NS    1000000000u
-#define PAUSE_BUCKETS     20000        /* 1 us each; the last holds the rest */
+/* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
+ * 1 s; the last bucket holds the rest. */
+#define PAUSE_FINE_US     10000u
+#define PAUSE_BUCKETS     (PAUSE_FINE_US + 9900u + 1u)
 /* --idle: a sleeping thread whose CPU time moved less than this since its
  * last sample has not really run: our own stop costs it 15-30 us of CPU
  * (measured with schedstat around one sample). */
@@ -59,6 +63,7 @@ struct thread_state {
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;
 	uint32_t root_id;         /* "comm-PID/TID" */
+	char name[64];            /* the comm in root_id */
 	uint64_t skip_until_ns;   /* after a stop timeout */
 	unsigned seen_tick;
 };
@@ -83,6 +88,7 @@ struct profiler {
 	size_t nprocs;
 	struct collapse *stacks;
 	int timer_fd;
+	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
 	uint64_t period_ns;
 	uint64_t start_ns;
 	uint64_t next_index;      /* index k of the next deadline */
@@ -98,6 +104,8 @@ struct profiler {
 	uint64_t rng;
 	profiler_hook hook;
 	void *hook_arg;
+	char **frame_modules;     /* frame id -> module basename (top's column) */
+	size_t nframe_modules;
 	bool stopped;
 	size_t nattached;
 };
@@ -271,6 +279,7 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	ts->stat_fd = open_task_file(ps->pid, th->tid, "stat");
 	ts->schedstat_fd = p->cfg.idle ? open_task_file(ps->pid, th->tid, "schedstat") : -1;
 	char name[160];
+	snprintf(ts->name, sizeof(ts->name), "%s", th->name);
 	root_name(name, sizeof(name), th->name, ps->pid, th->tid);
 	int id = collapse_intern(p->stacks, name);
 	ts->root_id = id < 0 ? 0 : (uint32_t)id;
@@ -279,9 +288,30 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	return ts;
 }
 
-/* State letter of the thread now, from its open stat file; 0 if gone. */
+/* --threads: the thread's name as of now.  A new thread often names
+ * itself (pthread_setname_np) just after we seized it under its creator's
+ * name; the root must follow (tests/record-threads.test). */
+static void
+thread_rename(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+	      const char *comm, size_t len)
+{
+	if (len >= sizeof(ts->name))
+		len = sizeof(ts->name) - 1;
+	if (strncmp(ts->name, comm, len) == 0 && ts->name[len] == '\0')
+		return;
+	memcpy(ts->name, comm, len);
+	ts->name[len] = '\0';
+	char name[160];
+	root_name(name, sizeof(name), ts->name, ps->pid, ts->tid);
+	int id = collapse_intern(p->stacks, name);
+	if (id >= 0)
+		ts->root_id = (uint32_t)id;
+}
+
+/* State letter of the thread now, from its open stat file; 0 if gone.
+ * With --threads, the name in the same line renames the root. */
 static char
-thread_state_now(struct thread_state *ts)
+thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
 	char buf[512];
 	if (ts->stat_fd < 0)
@@ -291,7 +321,12 @@ thread_state_now(struct thread_state *ts)
 		return 0;
 	buf[n] = '\0';
 	char *cp = strrchr(buf, ')');
-	return cp && cp[1] == ' ' ? cp[2] : 0;
+	if (!cp || cp[1] != ' ')
+		return 0;
+	char *op = strchr(buf, '(');
+	if (p->cfg.threads && op && op < cp)
+		thread_rename(p, ps, ts, op + 1, (size_t)(cp - op - 1));
+	return cp[2];
 }
 
 static uint64_t
@@ -308,6 +343,29 @@ thread_cpu_ns(struct thread_state *ts)
 }
 
 /* ---- names ----------------------------------------------------------------- */
+
+/* The first module a frame name was seen in (names are interned without
+ * it); only on a name's first sight, so the cost is per name, not per
+ * sample.  Out of memory only leaves the column empty. */
+static void
+frame_module_note(struct profiler *p, uint32_t id, const char *module)
+{
+	if (id >= p->nframe_modules) {
+		size_t n = p->nframe_modules ? p->nframe_modules : 256;
+		while (n <= id)
+			n *= 2;
+		char **v = realloc(p->frame_modules, n * sizeof(*v));
+		if (!v)
+			return;
+		memset(v + p->nframe_modules, 0, (n - p->nframe_modules) * sizeof(*v));
+		p->frame_modules = v;
+		p->nframe_modules = n;
+	}
+	if (!p->frame_modules[id]) {
+		const char *base = strrchr(module, '/');
+		p->frame_modules[id] = strdup(base ? base + 1 : module);
+	}
+}
 
 static uint32_t
 frame_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller)
@@ -333,6 +391,8 @@ frame_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller)
 	id = r < 0 ? 0 : (uint32_t)r;
 	if (key && r >= 0)
 		addr_cache_put(&ps->names, key, id);
+	if (r >= 0 && sym.module)
+		frame_module_note(p, id, sym.module);
 	return id;
 }
 
@@ -353,7 +413,8 @@ static void
 record_pause(struct profiler *p, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
-	p->pause_hist[us < PAUSE_BUCKETS ? us : PAUSE_BUCKETS - 1]++;
+	uint64_t b = us < PAUSE_FINE_US ? us : PAUSE_FINE_US + (us - PAUSE_FINE_US) / 100;
+	p->pause_hist[b < PAUSE_BUCKETS ? b : PAUSE_BUCKETS - 1]++;
 	p->pause_sum_ns += ns;
 	if (ns > p->pause_max_ns)
 		p->pause_max_ns = ns;
@@ -368,7 +429,7 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 	ts->seen_tick = p->tick_no;
 	if (ts->skip_until_ns > now)
 		return;
-	char state = thread_state_now(ts);
+	char state = thread_state_now(p, ps, ts);
 	if (!state)
 		return;  /* exiting */
 	uint64_t cpu = 0;
@@ -419,8 +480,8 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 	if (p->cfg.threads)
 		p->ids[n++] = ts->root_id;
 	for (int i = nf - 1; i >= 0; i--) {
-		bool caller = i > 0 && !p->frames[i - 1].signal_frame;
-		p->ids[n++] = frame_id(p, ps, p->frames[i].ip, caller);
+		p->ids[n++] = frame_id(p, ps, p->frames[i].ip,
+				       unwind_frame_is_caller(p->frames, i));
 	}
 	add_stack(p, ps, ts, p->ids, n);
 	if (p->cfg.idle) {
@@ -514,15 +575,41 @@ arm(struct profiler *p)
 int
 profiler_fd(const struct profiler *p)
 {
-	return p->timer_fd;
+	return p->epoll_fd;
+}
+
+/* Stops between ticks: a signal to a thread (it waits in its
+ * signal-delivery-stop until we hand the signal on), or the late stop of a
+ * sample that timed out.  Handled as they come, not at the next tick. */
+static bool
+handle_tracee_events(struct profiler *p)
+{
+	bool alive = false;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		if (!ps->attached || ps->exited)
+			continue;
+		ptrace_target_poll(&ps->pt);
+		alive = true;
+	}
+	return alive;
 }
 
 int
 profiler_tick(struct profiler *p)
 {
 	uint64_t expirations;
-	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
-		return 1;  /* not due yet */
+	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN) {
+		/* Woken by a tracee event, or spuriously. */
+		if (!handle_tracee_events(p)) {
+			/* Nobody left to collect the SIGCHLD that woke us. */
+			struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
+			char buf[128];
+			while (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && read(pfd.fd, buf, sizeof(buf)) > 0)
+				;
+		}
+		return 1;
+	}
 	uint64_t now = mono_ns();
 	p->stats.ticks++;
 	p->tick_no++;
@@ -554,7 +641,7 @@ profiler_run(struct profiler *p, double seconds)
 		uint64_t now = mono_ns();
 		if (end && now >= end)
 			break;
-		struct pollfd pfd = { .fd = p->timer_fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = p->epoll_fd, .events = POLLIN };
 		int timeout = -1;
 		if (end) {
 			uint64_t left_ms = (end - now) / 1000000u + 1;
@@ -690,6 +777,12 @@ launch(struct profiler *p, struct proc_state *ps)
 		if (exec_stop)
 			break;
 	}
+	/* The thread was named before the exec, after us ("stackspy"):
+	 * --threads roots must carry the command's name
+	 * (tests/record-threads.test). */
+	for (size_t i = 0; i < ps->pt.nthreads; i++)
+		ptrace_thread_info(child, ps->pt.threads[i].tid, NULL, ps->pt.threads[i].name,
+				   sizeof(ps->pt.threads[i].name));
 	ps->ut = unwind_target_open(child, &r);
 	if (!ps->ut) {
 		if (r != -ESRCH) {
@@ -719,6 +812,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->child = -1;
 	p->child_status = -1;
 	p->timer_fd = -1;
+	p->epoll_fd = -1;
 	p->nprocs = cfg->argv ? 1 : (size_t)cfg->npids;
 	p->procs = calloc(p->nprocs, sizeof(*p->procs));
 	p->stacks = collapse_new();
@@ -750,6 +844,15 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	if (ok == 0) {
 		profiler_free(p);
 		return last ? last : -ESRCH;
+	}
+	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (p->epoll_fd < 0 || epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->timer_fd, &ev) < 0 ||
+	    (ptrace_event_fd() >= 0 &&
+	     epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, ptrace_event_fd(), &ev) < 0)) {
+		int e = -errno;
+		profiler_free(p);
+		return e;
 	}
 	p->period_ns = (uint64_t)(1e9 / cfg->rate_hz);
 	if (p->period_ns == 0)
@@ -803,6 +906,9 @@ profiler_free(struct profiler *p)
 		free(ps->threads);
 	}
 	free(p->procs);
+	for (size_t i = 0; i < p->nframe_modules; i++)
+		free(p->frame_modules[i]);
+	free(p->frame_modules);
 	collapse_free(p->stacks);
 	free(p->pause_hist);
 	free(p->frames);
@@ -810,6 +916,8 @@ profiler_free(struct profiler *p)
 	stack_snapshot_release(&p->snap);
 	if (p->timer_fd >= 0)
 		close(p->timer_fd);
+	if (p->epoll_fd >= 0)
+		close(p->epoll_fd);
 	free(p);
 }
 
@@ -832,8 +940,12 @@ profiler_stats(struct profiler *p)
 	for (size_t i = 0; s->stopped && i < PAUSE_BUCKETS; i++) {
 		seen += p->pause_hist[i];
 		if (seen >= want) {
-			/* The bucket's upper edge, but never above the maximum. */
-			s->pause_p99_us = fmin((double)(i + 1), s->pause_max_us);
+			/* The bucket's upper edge, but never above the maximum
+			 * (nor below it in the open-ended last bucket). */
+			double edge = i < PAUSE_FINE_US ? (double)(i + 1)
+				: (double)PAUSE_FINE_US + 100.0 * (double)(i - PAUSE_FINE_US + 1);
+			s->pause_p99_us = i == PAUSE_BUCKETS - 1 ? s->pause_max_us
+				: fmin(edge, s->pause_max_us);
 			break;
 		}
 	}
@@ -852,10 +964,22 @@ profiler_command_status(const struct profiler *p)
 	return p->child_status;
 }
 
+pid_t
+profiler_pid(const struct profiler *p)
+{
+	return p->nprocs ? p->procs[0].pid : 0;
+}
+
 const char *
 profiler_comm(const struct profiler *p)
 {
 	return p->nprocs ? p->procs[0].comm : "";
+}
+
+const char *
+profiler_frame_module(const struct profiler *p, uint32_t id)
+{
+	return id < p->nframe_modules ? p->frame_modules[id] : NULL;
 }
 
 void

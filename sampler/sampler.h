@@ -37,6 +37,9 @@ void cleanup_register(struct ptrace_target *t);
 void cleanup_unregister(struct ptrace_target *t);
 /* Detach everything registered.  Safe to call more than once. */
 void cleanup_detach_all(void);
+/* restore (top's endwin) runs before any message above is written, so a
+ * message never lands on a curses screen; NULL removes it. */
+void cleanup_set_terminal(void (*restore)(void));
 
 /* ---- signals.c ----------------------------------------------------------- */
 
@@ -125,6 +128,8 @@ const struct profiler_stats *profiler_stats(struct profiler *p);
 int profiler_command_status(const struct profiler *p);
 /* How many of the processes asked for were attached. */
 size_t profiler_attached_count(const struct profiler *p);
+/* PID of the first process (launch mode: the command's), for titles. */
+pid_t profiler_pid(const struct profiler *p);
 /* Comm of the first process (for titles). */
 const char *profiler_comm(const struct profiler *p);
 
@@ -134,6 +139,10 @@ typedef void (*profiler_hook)(void *arg, pid_t pid, pid_t tid, const uint32_t *i
 			      size_t n);
 void profiler_set_hook(struct profiler *p, profiler_hook fn, void *arg);
 
+/* Basename of the module frame id was first seen in ("libc.so.6"), owned
+ * by p; NULL for root frames and frames without a module. */
+const char *profiler_frame_module(const struct profiler *p, uint32_t id);
+
 /* Print the end-of-run summary on stderr. */
 void profiler_print_summary(struct profiler *p, const struct profiler_config *cfg);
 
@@ -141,6 +150,7 @@ void profiler_print_summary(struct profiler *p, const struct profiler_config *cf
 
 int cmd_dump(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* ---- output.c -------------------------------------------------------------------- */
 

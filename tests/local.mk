@@ -29,7 +29,9 @@ integration_tests = \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
 	tests/detach-signal.test \
-	tests/gdb-compare.test
+	tests/gdb-compare.test \
+	tests/core-dump.test \
+	tests/core-bad.test
 TESTS += $(integration_tests)
 
 EXTRA_DIST += \
@@ -38,6 +40,23 @@ EXTRA_DIST += \
 	tests/run-test.sh \
 	tests/jsonq.py \
 	tests/gdb-frames.py \
+	tests/core-edit.py \
+	tests/fuzz/fuzz.sh \
+	tests/fuzz/fuzz-elf.c \
+	tests/fuzz/fuzz-core.c \
+	tests/fuzz/make-seeds.py \
+	tests/fuzz/corpus-core/gcore-notes \
+	tests/fuzz/corpus-core/mipsbe-linkmap \
+	tests/fuzz/corpus-core/mipsbe-ntfile \
+	tests/fuzz/corpus-core/mipsel-linkmap \
+	tests/fuzz/corpus-core/mipsel-ntfile \
+	tests/fuzz/corpus-core/x86_64-linkmap \
+	tests/fuzz/corpus-core/x86_64-ntfile \
+	tests/fuzz/corpus-elf/cxx-small \
+	tests/fuzz/corpus-elf/cxx-stripped \
+	tests/fuzz/corpus-elf/libdlt-stripped-so \
+	tests/fuzz/corpus-elf/libdlt-so \
+	tests/fuzz/corpus-elf/maps.txt \
 	tests/targets/target.h \
 	tests/targets/threads.c \
 	tests/targets/libdlt.c \

@@ -335,13 +335,21 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs
 		bool sig = false;
 
 		if (covered) {
-			sig = unw_is_signal_frame(&cur) > 0;
-			frames[*n - 1].signal_frame = sig;
 			int r = unw_step(&cur);
 			if (r == 0)
 				return UNWIND_STOP_END;
 			if (r < 0)
 				return r == -UNW_ENOINFO ? UNWIND_STOP_NOINFO : UNWIND_STOP_BAD_FRAME;
+			/* libunwind (1.6, x86-64) answers for the frame it
+			 * has just stepped through: asked after the step, true
+			 * means frames[*n - 1] was the sigreturn trampoline and
+			 * the new frame was interrupted (exact ip).  Asked
+			 * before the step it flagged the interrupted frame
+			 * instead, so __restore_rt was named at ip - 1 and
+			 * the alternate-stack exception below applied one
+			 * step late (bench/accuracy.sh). */
+			sig = unw_is_signal_frame(&cur) > 0;
+			frames[*n - 1].signal_frame = sig;
 			unw_word_t v;
 			unw_get_reg(&cur, UNW_REG_IP, &v);
 			new_ip = v;

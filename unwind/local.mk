@@ -7,11 +7,14 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/elf-image.c \
 	unwind/symtab.c \
 	unwind/memory.c \
+	unwind/core.c \
 	unwind/arch-x86_64.c \
+	unwind/arch-mips.c \
+	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-cfi.c
-unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS)
+unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS)
 
 # What every program linking unwind/ needs.
 UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a \
-	$(LIBUNWIND_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS)
+	$(LIBUNWIND_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS)

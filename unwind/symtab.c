@@ -16,9 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifdef HAVE_DEMANGLE
 # include <libiberty/demangle.h>
+#endif
+#ifdef HAVE_LZMA
+# include <lzma.h>
 #endif
 
 #include "unwind/unwind-internal.h"
@@ -46,7 +51,16 @@ struct symtab {
 	size_t n;
 	/* Holds the separate debug file the names came from, if any. */
 	struct elf_cache debug;
+	/* The decompressed .gnu_debugdata (MiniDebugInfo), if names come
+	 * from it; malloc'd. */
+	unsigned char *minidebug;
+	/* Names of synthesized "func@plt" symbols; malloc'd, one block. */
+	char *plt_names;
 };
+
+/* A decompressed MiniDebugInfo larger than this is not believed (an xz
+ * bomb in a hostile container must not eat our memory). */
+#define MINIDEBUG_MAX (256u << 20)
 
 /* Build-time form of a symbol: the fields that decide among aliases and
  * bound size-0 symbols. */
@@ -456,6 +470,241 @@ static long from_debuglink(struct symtab *st, const struct elf_image *img,
 	return added;
 }
 
+/* The header of the section called `name` of the ELF at data/size, if it
+ * has contents in the file, inside it, and is not compressed.  false if
+ * there is none. */
+static bool find_section(const unsigned char *data, size_t size, const char *name,
+			 GElf_Shdr *out)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+
+	if (size < EI_NIDENT || memcmp(data, ELFMAG, SELFMAG) != 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)(uintptr_t)data, size);
+	if (!e)
+		return false;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sname = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, name) != 0)
+			continue;
+		if (!(sh.sh_flags & SHF_COMPRESSED) && sh.sh_type != SHT_NOBITS &&
+		    range_ok(size, sh.sh_offset, sh.sh_size)) {
+			*out = sh;
+			found = true;
+		}
+		break;
+	}
+out:
+	elf_end(e);
+	return found;
+}
+
+#ifdef HAVE_LZMA
+/* xz-decompress p[0, len) into a malloc'd buffer.  Returns its size, 0 on
+ * any failure (corrupt, truncated, too large, out of memory). */
+static size_t xz_decompress(const unsigned char *p, size_t len, unsigned char **out)
+{
+	lzma_stream zs = LZMA_STREAM_INIT;
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	lzma_ret r;
+
+	*out = NULL;
+	if (lzma_stream_decoder(&zs, UINT64_MAX, 0) != LZMA_OK)
+		return 0;
+	zs.next_in = p;
+	zs.avail_in = len;
+	do {
+		if (zs.avail_out == 0) {
+			size_t ncap = cap ? cap * 2 : len * 4 + 4096;
+			unsigned char *nb;
+
+			if (ncap > MINIDEBUG_MAX || !(nb = realloc(buf, ncap))) {
+				r = LZMA_MEM_ERROR;
+				break;
+			}
+			buf = nb;
+			zs.next_out = buf + cap;
+			zs.avail_out = ncap - cap;
+			cap = ncap;
+		}
+		/* LZMA_FINISH: all input is there; a truncated stream ends
+		 * in LZMA_BUF_ERROR instead of looping. */
+		r = lzma_code(&zs, LZMA_FINISH);
+	} while (r == LZMA_OK);
+	size_t n = cap - zs.avail_out;
+	lzma_end(&zs);
+	if (r != LZMA_STREAM_END) {
+		free(buf);
+		return 0;
+	}
+	*out = buf;
+	return n;
+}
+#endif
+
+/* MiniDebugInfo (Fedora, and others since): .gnu_debugdata is an xz-packed
+ * ELF file whose .symtab holds the functions that are not in .dynsym, so
+ * both are taken.  Returns the number added (0 without one), or -ENOMEM. */
+static long from_minidebuginfo(struct symtab *st, const struct elf_image *img,
+			       struct raw_sym **raw, size_t *n, size_t *cap)
+{
+#ifdef HAVE_LZMA
+	GElf_Shdr sh;
+	unsigned char *mini;
+	size_t len;
+	long added, dyn;
+
+	if (!find_section(img->data, img->size, ".gnu_debugdata", &sh))
+		return 0;
+	len = xz_decompress(img->data + sh.sh_offset, sh.sh_size, &mini);
+	if (len == 0)
+		return 0;
+	added = collect(mini, len, SHT_SYMTAB, raw, n, cap);
+	if (added <= 0) {
+		free(mini);
+		return added;
+	}
+	st->minidebug = mini;
+	dyn = collect(img->data, img->size, SHT_DYNSYM, raw, n, cap);
+	return dyn < 0 ? dyn : added + dyn;
+#else
+	(void)st;
+	(void)img;
+	(void)raw;
+	(void)n;
+	(void)cap;
+	return 0;
+#endif
+}
+
+/* PLT stubs have no symbol, but a stack stopped in one (a lazy binding, a
+ * thread preempted on its way into libc) deserves a name: "func@plt", as
+ * gdb and perf say.  Entry k of .plt.sec (IBT) or of .plt after its header
+ * jumps through the k-th .rela.plt relocation.  x86-64 and aarch64 only.
+ * Returns the number added, or -ENOMEM. */
+static long plt_symbols(struct symtab *st, const struct elf_image *img,
+			struct raw_sym **raw, size_t *n, size_t *cap)
+{
+	Elf *e;
+	GElf_Ehdr eh;
+	GElf_Shdr rel, plt, dsym, dstr;
+	Elf_Scn *scn;
+	size_t header, entsize = 16, count, names_len = 0;
+	long added = 0;
+	char *names;
+
+	if (!find_section(img->data, img->size, ".rela.plt", &rel) ||
+	    rel.sh_type != SHT_RELA || rel.sh_entsize != sizeof(Elf64_Rela))
+		return 0;
+	if (find_section(img->data, img->size, ".plt.sec", &plt)) {
+		header = 0;
+	} else if (find_section(img->data, img->size, ".plt", &plt)) {
+		header = 16;
+	} else {
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)(uintptr_t)img->data, img->size);
+	if (!e)
+		return 0;
+	if (!gelf_getehdr(e, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    (eh.e_ident[EI_DATA] == ELFDATA2MSB) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		goto out;
+	if (eh.e_machine == EM_AARCH64 && header)
+		header = 32;
+	else if (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64)
+		goto out;
+	scn = elf_getscn(e, rel.sh_link);
+	if (!scn || !gelf_getshdr(scn, &dsym) || dsym.sh_type != SHT_DYNSYM ||
+	    !range_ok(img->size, dsym.sh_offset, dsym.sh_size) ||
+	    dsym.sh_entsize != sizeof(Elf64_Sym))
+		goto out;
+	scn = elf_getscn(e, dsym.sh_link);
+	if (!scn || !gelf_getshdr(scn, &dstr) || dstr.sh_type != SHT_STRTAB ||
+	    dstr.sh_size == 0 || !range_ok(img->size, dstr.sh_offset, dstr.sh_size))
+		goto out;
+	count = rel.sh_size / sizeof(Elf64_Rela);
+	if (plt.sh_size < header || (plt.sh_size - header) / entsize < count)
+		goto out;
+
+	/* One block for every name: "name@plt\0" each. */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t at = 0;
+
+		for (size_t k = 0; k < count; k++) {
+			Elf64_Rela r;
+			Elf64_Sym sym;
+			const char *nm;
+			size_t l;
+			uint64_t si;
+
+			memcpy(&r, img->data + rel.sh_offset + k * sizeof(r), sizeof(r));
+			si = ELF64_R_SYM(r.r_info);
+			if (si == 0 || (si + 1) * sizeof(sym) > dsym.sh_size)
+				continue;
+			memcpy(&sym, img->data + dsym.sh_offset + si * sizeof(sym), sizeof(sym));
+			if (sym.st_name == 0 || sym.st_name >= dstr.sh_size)
+				continue;
+			nm = (const char *)img->data + dstr.sh_offset + sym.st_name;
+			l = strnlen(nm, dstr.sh_size - sym.st_name);
+			if (l == dstr.sh_size - sym.st_name)
+				continue;
+			if (pass == 0) {
+				names_len += l + sizeof("@plt");
+				continue;
+			}
+			if (*n == *cap) {
+				size_t ncap = *cap ? *cap * 2 : 1024;
+				struct raw_sym *nv = realloc(*raw, ncap * sizeof(*nv));
+
+				if (!nv) {
+					added = -ENOMEM;
+					goto out;
+				}
+				*raw = nv;
+				*cap = ncap;
+			}
+			memcpy(st->plt_names + at, nm, l);
+			memcpy(st->plt_names + at + l, "@plt", sizeof("@plt"));
+			struct raw_sym *rs = &(*raw)[(*n)++];
+			rs->start = plt.sh_addr + header + k * entsize;
+			rs->size = entsize;
+			rs->sec_end = 0;
+			rs->name = st->plt_names + at;
+			/* Below any real symbol at the same address. */
+			rs->rank = 3;
+			rs->underscores = 0;
+			at += l + sizeof("@plt");
+			added++;
+		}
+		if (pass == 0) {
+			if (names_len == 0)
+				goto out;
+			names = malloc(names_len);
+			if (!names) {
+				added = -ENOMEM;
+				goto out;
+			}
+			st->plt_names = names;
+		}
+	}
+out:
+	elf_end(e);
+	return added;
+}
+
 /* NULL only when out of memory; an image without symbols gets an empty
  * table, so that it is not searched again. */
 static struct symtab *symtab_build(struct elf_image *img)
@@ -474,7 +723,15 @@ static struct symtab *symtab_build(struct elf_image *img)
 	if (added == 0)
 		added = from_debuglink(st, img, &raw, &n, &cap);
 	if (added == 0)
+		added = from_minidebuginfo(st, img, &raw, &n, &cap);
+	if (added == 0)
 		added = collect(img->data, img->size, SHT_DYNSYM, &raw, &n, &cap);
+	/* The PLT lives in the running file, not in a debug file. */
+	if (added >= 0) {
+		long plt = plt_symbols(st, img, &raw, &n, &cap);
+
+		added = plt < 0 ? plt : added + plt;
+	}
 	if (added < 0 || finish(st, raw, n) < 0) {
 		free(raw);
 		symtab_free(st);
@@ -525,7 +782,8 @@ const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
 	 * the version is not part of the function's name. */
 	const char *name = s->name;
 	const char *at = strchr(name, '@');
-	if (at && at != name) {
+	/* ... but "@plt" (plt_symbols()) says where the frame is. */
+	if (at && at != name && strcmp(at, "@plt") != 0) {
 		if (!s->unversioned)
 			s->unversioned = strndup(name, (size_t)(at - name));
 		if (s->unversioned)
@@ -574,6 +832,225 @@ void symtab_free(struct symtab *s)
 		free(s->v[i].unversioned);
 	}
 	free(s->v);
+	free(s->minidebug);
+	free(s->plt_names);
 	elf_cache_free(&s->debug);
 	free(s);
+}
+
+/* ---- JIT symbol maps: /tmp/perf-PID.map ------------------------------------ */
+
+/* perf's convention for JITs (V8 --perf-basic-prof, the JVM's perf-map-agent,
+ * LuaJIT, .NET): one line per piece of code, "START SIZE NAME", hex, START
+ * may have a 0x; a later line for the same address wins (code is
+ * re-jitted in place).  Read lazily, re-read when the file changes. */
+struct perf_map_entry {
+	uint64_t start, end;
+	char *name;
+	size_t seq;               /* line number: the later one wins */
+};
+
+struct perf_map {
+	bool tried;
+	pid_t nspid;              /* the PID the target knows itself by */
+	struct timespec mtime;
+	off_t size;
+	ino_t ino;
+	struct perf_map_entry *v;
+	size_t n;
+	/* Names of earlier loads: the strings handed out stay valid until
+	 * perf_map_free() (callers keep them across lookups). */
+	char **retired;
+	size_t nretired;
+};
+
+/* The target's PID in its own PID namespace (last field of NSpid:), which
+ * is the name a containerized JIT gives its map. */
+static pid_t own_nspid(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	pid_t r = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *p = line + 6, *end;
+
+			for (;;) {
+				long v = strtol(p, &end, 10);
+
+				if (end == p)
+					break;
+				r = (pid_t)v;
+				p = end;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+static int cmp_perf(const void *a, const void *b)
+{
+	const struct perf_map_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void perf_map_clear(struct perf_map *pm)
+{
+	char **nr = pm->n ? realloc(pm->retired, (pm->nretired + pm->n) * sizeof(*nr)) : NULL;
+
+	if (nr)
+		pm->retired = nr;
+	for (size_t i = 0; i < pm->n; i++) {
+		if (nr)
+			pm->retired[pm->nretired++] = pm->v[i].name;
+		else
+			free(pm->v[i].name);
+	}
+	free(pm->v);
+	pm->v = NULL;
+	pm->n = 0;
+}
+
+/* (Re)load the map if it changed.  Failures leave an empty map. */
+static void perf_map_refresh(struct perf_map *pm, pid_t pid)
+{
+	char rel[64];
+	struct stat sb;
+	FILE *f;
+	int fd;
+	char *line = NULL;
+	size_t cap = 0, vcap = 0, seq = 0;
+
+	if (!pm->tried) {
+		pm->tried = true;
+		pm->nspid = own_nspid(pid);
+	}
+	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", (int)pm->nspid);
+	/* Inside the target's root, symlinks resolved there: a container
+	 * cannot point us at our own files. */
+	fd = elf_open_in_root(pid, rel);
+	if (fd < 0) {
+		perf_map_clear(pm);
+		pm->ino = 0;
+		return;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		perf_map_clear(pm);
+		pm->ino = 0;
+		return;
+	}
+	if (pm->ino == sb.st_ino && pm->size == sb.st_size &&
+	    pm->mtime.tv_sec == sb.st_mtim.tv_sec &&
+	    pm->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
+		close(fd);
+		return;
+	}
+	perf_map_clear(pm);
+	pm->ino = sb.st_ino;
+	pm->size = sb.st_size;
+	pm->mtime = sb.st_mtim;
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line, *end;
+		unsigned long long start, size;
+		struct perf_map_entry *e;
+
+		start = strtoull(p, &end, 16);
+		if (end == p || *end != ' ')
+			continue;
+		p = end + 1;
+		size = strtoull(p, &end, 16);
+		if (end == p || *end != ' ' || size == 0 || start + size < start)
+			continue;
+		p = end + 1;
+		p[strcspn(p, "\n")] = '\0';
+		if (!*p)
+			continue;
+		if (pm->n == vcap) {
+			size_t ncap = vcap ? 2 * vcap : 256;
+			struct perf_map_entry *nv = realloc(pm->v, ncap * sizeof(*nv));
+
+			if (!nv)
+				break;
+			pm->v = nv;
+			vcap = ncap;
+		}
+		e = &pm->v[pm->n];
+		e->name = strdup(p);
+		if (!e->name)
+			break;
+		e->start = start;
+		e->end = start + size;
+		e->seq = seq++;
+		pm->n++;
+	}
+	free(line);
+	fclose(f);
+	qsort(pm->v, pm->n, sizeof(*pm->v), cmp_perf);
+}
+
+const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
+			    uint64_t *offset)
+{
+	struct perf_map *pm = *pmp;
+	const struct perf_map_entry *best = NULL;
+	size_t lo = 0, hi;
+
+	if (pid <= 0)
+		return NULL;
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (!pm)
+			return NULL;
+		*pmp = pm;
+	}
+	perf_map_refresh(pm, pid);
+	hi = pm->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Entries may overlap (re-jitted code): the latest line that covers
+	 * addr, among the few entries just before it. */
+	for (size_t i = lo, k = 0; i > 0 && k < ENCLOSING_LOOKBACK; i--, k++) {
+		const struct perf_map_entry *e = &pm->v[i - 1];
+
+		if (addr < e->end && (!best || e->seq > best->seq))
+			best = e;
+	}
+	if (!best)
+		return NULL;
+	if (offset)
+		*offset = addr - best->start;
+	return best->name;
+}
+
+void perf_map_free(struct perf_map *pm)
+{
+	if (!pm)
+		return;
+	perf_map_clear(pm);
+	for (size_t i = 0; i < pm->nretired; i++)
+		free(pm->retired[i]);
+	free(pm->retired);
+	free(pm);
 }

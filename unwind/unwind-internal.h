@@ -97,6 +97,12 @@ struct elf_image *elf_image_from_memory(struct elf_cache *c, void *buf,
 					size_t len, const char *name);
 void elf_cache_free(struct elf_cache *c);
 
+/* Open path (absolute, as the target sees it) read-only inside the root of
+ * process pid, resolving every symlink relative to that root (openat2's
+ * RESOLVE_IN_ROOT), so that a container's files cannot send us outside it.
+ * pid <= 0: path as it is.  Returns an fd or -errno. */
+int elf_open_in_root(pid_t pid, const char *path);
+
 /* Load bias of mapping m (whose file is img): runtime = vaddr + bias.
  * Uses the PT_LOAD containing m->offset.  Returns 0 or -ENOENT. */
 int elf_image_bias(const struct elf_image *img, const struct mapping *m,
@@ -121,6 +127,17 @@ char *symbol_demangle(const char *name, bool with_params);
 
 void symtab_free(struct symtab *s);
 
+struct perf_map;
+
+/* Name of JIT code at addr from the target's /tmp/perf-PID.map (perf's
+ * format, PID as the target sees itself), read inside its root on first use
+ * and re-read when the file changes; *pm is created here.  NULL when no line
+ * covers addr.  The string belongs to *pm and stays valid until
+ * perf_map_free(). */
+const char *perf_map_lookup(struct perf_map **pm, pid_t pid, uint64_t addr,
+			    uint64_t *offset);
+void perf_map_free(struct perf_map *pm);
+
 /* ---- memory reader (memory.c) ------------------------------------------- */
 
 /* Reads, in order: the stack snapshot, the file behind a read-only
@@ -132,6 +149,86 @@ struct memory_reader {
 
 /* Copy len bytes at target address addr into buf.  Returns 0 or -EFAULT. */
 int memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len);
+/* Read one word of the target's size and byte order (a big-endian MIPS
+ * core on a little-endian host), zero-extended.  Returns 0 or -EFAULT. */
+int memory_read_word(struct memory_reader *r, uint64_t addr, uint64_t *out);
+/* Read a 32-bit value (an instruction) in the target's byte order. */
+int memory_read_u32(struct memory_reader *r, uint64_t addr, uint32_t *out);
+
+/* ---- core files (core.c) ------------------------------------------------- */
+
+/* The reader knows no architecture: it parses ELFCLASS32 and ELFCLASS64
+ * cores of either byte order and hands out each thread's pr_reg bytes as
+ * they are in the file (the core's byte order); arch code interprets them
+ * (arch_regs_from_prstatus for x86-64, engine-mips.c for MIPS). */
+
+struct core_segment {             /* one PT_LOAD of the core */
+	uint64_t vaddr, memsz;
+	uint64_t offset, filesz;  /* filesz clamped to the file */
+	unsigned flags;           /* PF_R|PF_W|PF_X */
+};
+
+struct core_thread {              /* one NT_PRSTATUS */
+	pid_t tid;                /* pr_pid */
+	int cursig;               /* pr_cursig */
+	const unsigned char *regs;/* pr_reg, inside the core's data */
+	size_t regs_len;
+};
+
+struct core_file_map {            /* one NT_FILE entry */
+	uint64_t start, end;      /* [start, end) */
+	uint64_t offset;          /* file offset in bytes (pages * page size) */
+	char *path;               /* malloc'd */
+};
+
+struct core_file {
+	char *path;               /* as given (messages) */
+	const unsigned char *data;
+	size_t size;
+	bool mmapped;             /* data is our mmap of the file */
+	unsigned machine;         /* e_machine: EM_X86_64, EM_MIPS... */
+	int elf_class;            /* ELFCLASS32 or ELFCLASS64 */
+	bool big_endian;
+	struct core_segment *segs;/* sorted by vaddr, overlaps dropped */
+	size_t nsegs;
+	struct core_thread *threads;  /* in note order (the dumping thread first) */
+	size_t nthreads;
+	struct core_file_map *files;  /* NT_FILE, sorted, overlaps dropped */
+	size_t nfiles;
+	bool has_nt_file;
+	const unsigned char *auxv;/* NT_AUXV descriptor, or NULL */
+	size_t auxv_len;
+	bool has_prpsinfo;
+	pid_t pid;                /* pr_pid of NT_PRPSINFO, else the first thread's */
+	char comm[17];            /* pr_fname */
+	char state;               /* pr_sname, '?' if unknown */
+	char **warnings;          /* collected while opening, for the command */
+	size_t nwarnings;
+};
+
+/* Parse a core image held in memory (not copied: data must outlive c).
+ * Returns 0 or -ENOEXEC/-ENOMEM; *why (if not NULL) is then a static
+ * phrase such as "not an ELF file" or "program header table outside the
+ * file".  On success free with core_file_free(). */
+int core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
+		    const char **why);
+/* Open and mmap path, then core_file_parse.  Returns NULL with *err and
+ * *why (NULL when strerror(-*err) says it all). */
+struct core_file *core_file_open(const char *path, int *err, const char **why);
+/* Free what core_file_open allocated, c included. */
+void core_file_free(struct core_file *c);
+/* Free what core_file_parse allocated (not the data, not c itself). */
+void core_file_release(struct core_file *c);
+/* Copy len bytes of the dumped memory at addr (only where p_filesz covers
+ * them).  Returns 0 or -EFAULT. */
+int core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len);
+/* Value of auxv entry type (AT_*).  Returns 0 or -ENOENT. */
+int core_auxv(const struct core_file *c, uint64_t type, uint64_t *val);
+/* A 16/32/64-bit value or a word (4 or 8 bytes by class) in the core's
+ * byte order. */
+uint64_t core_get(const struct core_file *c, const unsigned char *p, size_t size);
+/* Is this core for the architecture the fp/cfi engines unwind (the host's)? */
+bool core_file_native(const struct core_file *c);
 
 /* ---- the target (unwind.c) ---------------------------------------------- */
 
@@ -146,7 +243,10 @@ struct unwind_target {
 	struct cfi_state *cfi;    /* libunwind address space, per-module tables */
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */
-	unsigned generation;
+	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
+	unsigned generation;      /* bumped by every maps reload */
+	struct core_file *core;   /* core-file target (pid 0), else NULL */
+	const struct arch_ops *arch;  /* NULL: from core, else arch_host() */
 };
 
 /* The mapping containing addr with its image and bias resolved (image may be
@@ -155,12 +255,41 @@ struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
 
 /* ---- registers (arch-*.c) ----------------------------------------------- */
 
-#define UNWIND_NREGS 17   /* DWARF numbering: x86-64 0..16 (16 = rip) */
+/* x86-64: DWARF numbering 0..16 (16 = rip).  MIPS: r0..r31, 32 = pc (the
+ * MIPS DWARF numbering has no pc register; see arch-mips.c). */
+#define UNWIND_NREGS 40
 
 struct unwind_regs {
 	uint64_t r[UNWIND_NREGS];
-	uint32_t valid;           /* bit i: r[i] is known */
+	uint64_t valid;           /* bit i: r[i] is known */
 };
+
+/* What the target's architecture decides: the host's for live processes,
+ * from e_machine/EI_CLASS/EI_DATA for a core file.  It is what lets a MIPS
+ * core be unwound on an x86-64 host. */
+struct arch_ops {
+	const char *name;
+	unsigned e_machine;       /* EM_X86_64, EM_MIPS */
+	unsigned word_size;       /* 4 or 8 bytes */
+	bool big_endian;
+	int reg_ip, reg_sp, reg_fp, reg_ra;   /* -1: no such register */
+	/* The pr_reg bytes of NT_PRSTATUS (what PTRACE_GETREGSET returns), in
+	 * the target's byte order, to registers.  Returns 0 or -EINVAL. */
+	int (*regs_from_prstatus)(const unsigned char *raw, size_t len,
+				  struct unwind_regs *out);
+};
+
+extern const struct arch_ops arch_x86_64;                /* arch-x86_64.c */
+extern const struct arch_ops arch_mipsel, arch_mips_be;  /* arch-mips.c: o32 */
+
+/* The architecture of processes on this host (unwind.c). */
+const struct arch_ops *arch_host(void);
+/* The ops for an ELF e_machine, EI_CLASS (ELFCLASS32/64) and big-endian
+ * flag, or NULL if stackspy cannot unwind it (unwind.c). */
+const struct arch_ops *arch_from_elf(unsigned e_machine, int ei_class,
+				     bool big_endian);
+/* The target's architecture: t->arch, else the core's, else the host's. */
+const struct arch_ops *unwind_target_arch(struct unwind_target *t);
 
 /* DWARF numbers of the special registers on this host. */
 extern const int arch_reg_ip, arch_reg_sp, arch_reg_fp;
@@ -185,6 +314,30 @@ struct unwinder {
 extern const struct unwinder unwinder_fp;     /* engine-fp.c */
 extern const struct unwinder unwinder_cfi;    /* engine-cfi.c */
 extern const struct unwinder unwinder_auto;   /* engine-cfi.c: cfi, fp per frame */
+extern const struct unwinder unwinder_mips;   /* engine-mips.c */
+
+/* engine-mips.c: one step of the MIPS prologue-analysis unwinder, pure
+ * code over callbacks so tests/unit-mips.c runs it on instruction arrays. */
+struct mips_env {
+	const struct arch_ops *arch;
+	void *ctx;
+	/* Read len bytes at addr.  0 or -EFAULT. */
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	/* Start (and name, may be NULL) of the function containing addr, from
+	 * the symbol table.  0, or -ENOENT when no symbol covers addr. */
+	int (*func)(void *ctx, uint64_t addr, uint64_t *start, const char **name);
+	/* [lo, hi) of the executable mapping containing addr.  0 or -ENOENT. */
+	int (*code)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
+	/* [lo, hi) of the stack mapping containing addr.  0 or -ENOENT. */
+	int (*stack)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
+};
+
+/* Unwind one frame: regs (r0..r31, 32 = pc; the valid bits say which are
+ * known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
+ * *signal when the frame was a sigreturn trampoline (the caller's pc is
+ * then exact, not a return address). */
+int mips_step(const struct mips_env *env, struct unwind_regs *regs,
+	      bool *signal, enum unwind_stop *stop);
 
 /* engine-cfi.c: the libunwind address space and per-module table cache. */
 struct cfi_state *cfi_state_new(struct unwind_target *t);

@@ -1,6 +1,7 @@
 /* unwind/unwind.c - the target object, engine dispatch, symbolization. */
 #include "config.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ unwind_stop_reason(enum unwind_stop s)
 	case UNWIND_STOP_BAD_FRAME: return "implausible frame";
 	case UNWIND_STOP_MEMORY: return "memory not readable";
 	case UNWIND_STOP_UNSUPPORTED: return "engine not supported here";
+	case UNWIND_STOP_ISA: return "microMIPS/MIPS16 code is not analysed";
 	}
 	return "?";
 }
@@ -121,8 +123,10 @@ unwind_target_free(struct unwind_target *t)
 	if (!t)
 		return;
 	cfi_state_free(t->cfi);
+	perf_map_free(t->perf_map);
 	module_map_free(&t->maps);
 	elf_cache_free(&t->elves);
+	core_file_free(t->core);
 	free(t);
 }
 
@@ -198,14 +202,55 @@ unwind_target_stack_end(void *target, uint64_t sp)
 	return m ? m->end : 0;
 }
 
-static const struct unwinder *
-engine_unwinder(enum unwind_engine e)
+const struct arch_ops *
+arch_host(void)
 {
+#if defined(__mips__) && defined(_ABIO32) && _MIPS_SIM == _ABIO32
+# if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return &arch_mips_be;
+# else
+	return &arch_mipsel;
+# endif
+#else
+	return &arch_x86_64;
+#endif
+}
+
+const struct arch_ops *
+arch_from_elf(unsigned e_machine, int ei_class, bool big_endian)
+{
+	if (e_machine == EM_X86_64 && ei_class == ELFCLASS64 && !big_endian)
+		return &arch_x86_64;
+	if (e_machine == EM_MIPS && ei_class == ELFCLASS32)
+		return big_endian ? &arch_mips_be : &arch_mipsel;
+	return NULL;
+}
+
+const struct arch_ops *
+unwind_target_arch(struct unwind_target *t)
+{
+	if (!t->arch && t->core)
+		t->arch = arch_from_elf(t->core->machine, t->core->elf_class,
+					t->core->big_endian);
+	return t->arch ? t->arch : arch_host();
+}
+
+/* The fp and cfi engines only know the host's registers; the mips engine
+ * is pure code and runs on any host. */
+static const struct unwinder *
+engine_unwinder(enum unwind_engine e, const struct arch_ops *a)
+{
+	bool native = a == arch_host() && a->e_machine == EM_X86_64;
 	switch (e) {
-	case UNWIND_ENGINE_FP: return &unwinder_fp;
-	case UNWIND_ENGINE_CFI: return unwinder_cfi.walk ? &unwinder_cfi : NULL;
-	case UNWIND_ENGINE_AUTO: return unwinder_auto.walk ? &unwinder_auto : &unwinder_fp;
-	case UNWIND_ENGINE_MIPS: return NULL;
+	case UNWIND_ENGINE_FP: return native ? &unwinder_fp : NULL;
+	case UNWIND_ENGINE_CFI: return native && unwinder_cfi.walk ? &unwinder_cfi : NULL;
+	case UNWIND_ENGINE_AUTO:
+		if (a->e_machine == EM_MIPS)
+			return &unwinder_mips;
+		if (!native)
+			return NULL;
+		return unwinder_auto.walk ? &unwinder_auto : &unwinder_fp;
+	case UNWIND_ENGINE_MIPS: return a->e_machine == EM_MIPS ? &unwinder_mips : NULL;
 	}
 	return NULL;
 }
@@ -213,7 +258,19 @@ engine_unwinder(enum unwind_engine e)
 bool
 unwind_engine_available(enum unwind_engine e)
 {
-	return engine_unwinder(e) != NULL;
+	return engine_unwinder(e, arch_host()) != NULL;
+}
+
+const char *
+unwind_engine_unavailable_reason(enum unwind_engine e)
+{
+	if (unwind_engine_available(e))
+		return NULL;
+	if (e == UNWIND_ENGINE_MIPS)
+		return "it unwinds MIPS code (MIPS processes, or MIPS core files with dump --core)";
+	if (e == UNWIND_ENGINE_CFI)
+		return "stackspy was built without libunwind";
+	return "not supported on this architecture";
 }
 
 int
@@ -223,12 +280,13 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 {
 	struct unwind_regs regs;
 	struct memory_reader mr = { .target = t, .snap = s };
-	const struct unwinder *u = engine_unwinder(e);
+	const struct arch_ops *a = unwind_target_arch(t);
+	const struct unwinder *u = engine_unwinder(e, a);
 	*stop = UNWIND_STOP_UNSUPPORTED;
-	if (!u || max <= 0 || arch_regs_from_prstatus(s->regs, s->regs_len, &regs) < 0)
+	if (!u || max <= 0 || a->regs_from_prstatus(s->regs, s->regs_len, &regs) < 0)
 		return 0;
 	int n = 1;
-	frames[0].ip = regs.r[arch_reg_ip];
+	frames[0].ip = regs.r[a->reg_ip];
 	frames[0].how = u->first_how;
 	frames[0].signal_frame = false;
 	*stop = n < max ? u->walk(t, &mr, &regs, frames, &n, max) : UNWIND_STOP_DEPTH;
@@ -253,6 +311,15 @@ unwind_symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 			sym->offset = off + (ip - look);
 	} else {
 		sym->module_offset = ip - m->start + m->offset;
+		/* JIT code: anonymous executable memory named only by the
+		 * JIT's perf map (tests/symbols-perfmap.test). */
+		if (!m->image && (m->perms & MAPPING_X) &&
+		    (!m->path || m->path[0] == '[')) {
+			uint64_t off = 0;
+			sym->function = perf_map_lookup(&t->perf_map, t->pid, look, &off);
+			if (sym->function)
+				sym->offset = off + (ip - look);
+		}
 	}
 	return sym->module ? 0 : -ENOENT;
 }

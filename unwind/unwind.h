@@ -38,6 +38,7 @@ enum unwind_stop {
 	UNWIND_STOP_BAD_FRAME,    /* frame outside the stack / not moving up */
 	UNWIND_STOP_MEMORY,       /* a read failed */
 	UNWIND_STOP_UNSUPPORTED,  /* engine not built in or not for this arch */
+	UNWIND_STOP_ISA,          /* microMIPS/MIPS16 code (odd pc): not decoded */
 };
 
 struct unwind_frame {
@@ -52,6 +53,8 @@ int unwind_engine_parse(const char *s, enum unwind_engine *out);
 const char *unwind_engine_name(enum unwind_engine e);
 /* Is engine e built in and usable for live processes on this host? */
 bool unwind_engine_available(enum unwind_engine e);
+/* Why it is not (a phrase), or NULL when it is. */
+const char *unwind_engine_unavailable_reason(enum unwind_engine e);
 const char *unwind_how_name(enum unwind_how h);
 /* A short phrase such as "no unwind information". */
 const char *unwind_stop_reason(enum unwind_stop s);
@@ -64,10 +67,47 @@ struct unwind_target;
 struct unwind_target *unwind_target_open(pid_t pid, int *err);
 void unwind_target_free(struct unwind_target *t);
 
+/* Open a core file (kernel core or gcore output, ELFCLASS32/64, either byte
+ * order).  Modules come from NT_FILE, else from the auxv and the r_debug
+ * link_map in the core's memory; their files are opened under sysroot
+ * (when not NULL), and exe (when not NULL) replaces the main executable.
+ * Memory reads are served from the core's PT_LOAD segments, then from the
+ * mapped files.  Returns NULL with *err (negative errno) and, when more
+ * precise than strerror, a reason in why ("not a core file ...").  Files
+ * that cannot be opened or whose build-id differs from the core's are left
+ * out and reported by unwind_core_warning(). */
+struct unwind_target *unwind_target_open_core(const char *core, const char *exe,
+					      const char *sysroot, int *err,
+					      char *why, size_t whylen);
+
+struct unwind_core_info {
+	pid_t pid;                /* NT_PRPSINFO pr_pid, else the first thread's */
+	char comm[17];            /* NT_PRPSINFO pr_fname, "" if none */
+	char state;               /* NT_PRPSINFO pr_sname, '?' if none */
+	int signal;               /* pr_cursig of the first thread (what killed it) */
+	unsigned machine;         /* e_machine */
+	int elf_class;            /* 32 or 64 */
+	bool big_endian;
+	bool native;              /* the fp/cfi engines can unwind it here */
+	size_t nthreads;
+};
+
+/* Process facts of a core target.  Returns 0, or -EINVAL if t is live. */
+int unwind_core_info(const struct unwind_target *t, struct unwind_core_info *info);
+/* Thread i (0 <= i < nthreads, in the core's order) as a snapshot: tid and
+ * the raw pr_reg bytes (the core's byte order), no stack (unwind_walk reads
+ * the stack from the core).  Returns 0 or -EINVAL. */
+int unwind_core_thread(const struct unwind_target *t, size_t i,
+		       struct stack_snapshot *out);
+/* The i-th warning collected while opening a core, NULL past the last. */
+const char *unwind_core_warning(const struct unwind_target *t, size_t i);
+
 /* Re-read /proc/PID/maps (after dlopen, or when an IP falls outside every
  * known mapping).  ELF files already opened stay cached.  Returns 0/-errno. */
 int unwind_target_reload_maps(struct unwind_target *t);
 
+/* Changes whenever the memory map was re-read: names cached by address
+ * must be dropped then (a library may now live where another was). */
 unsigned unwind_target_generation(const struct unwind_target *t);
 
 /* End address of the mapping that contains sp, or 0 if none is known.
@@ -80,6 +120,16 @@ uint64_t unwind_target_stack_end(void *target, uint64_t sp);
 int unwind_walk(struct unwind_target *t, enum unwind_engine e,
 		const struct stack_snapshot *s, struct unwind_frame *frames,
 		int max, enum unwind_stop *stop);
+
+/* Is frames[i] to be named at ip - 1?  Frames after the first are return
+ * addresses (the call may be the last instruction of a noreturn function),
+ * except the frame a signal interrupted (its ip is exact) and the signal
+ * trampoline itself (the handler returns to its first instruction). */
+static inline bool
+unwind_frame_is_caller(const struct unwind_frame *frames, int i)
+{
+	return i > 0 && !frames[i - 1].signal_frame && !frames[i].signal_frame;
+}
 
 struct unwind_symbol {
 	const char *function;     /* NULL if no symbol covers the IP */
