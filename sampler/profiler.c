@@ -199,50 +199,47 @@ thread_slot(struct proc_state *ps, pid_t tid)
 			return &ps->threads[i];
 }
 
+/* Rebuild the table with ncap slots.  With keep_tick, the states of
+ * threads not seen in that tick are released.  Entries are never deleted
+ * in place: with open addressing that would cut probe chains.  On failure
+ * nothing changes.  Returns 0 or -ENOMEM. */
 static int
-thread_table_grow(struct proc_state *ps)
+thread_table_rebuild(struct proc_state *ps, size_t ncap, const unsigned *keep_tick)
 {
-	size_t ncap = ps->tcap ? 2 * ps->tcap : 64;
+	struct thread_state *fresh = calloc(ncap, sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
 	struct thread_state *old = ps->threads;
 	size_t ocap = ps->tcap;
-	ps->threads = calloc(ncap, sizeof(*ps->threads));
-	if (!ps->threads) {
-		ps->threads = old;
-		return -ENOMEM;
-	}
+	ps->threads = fresh;
 	ps->tcap = ncap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].tid)
-			*thread_slot(ps, old[i].tid) = old[i];
+	ps->tn = 0;
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i].tid)
+			continue;
+		if (keep_tick && old[i].seen_tick != *keep_tick) {
+			thread_state_release(&old[i]);
+			continue;
+		}
+		*thread_slot(ps, old[i].tid) = old[i];
+		ps->tn++;
+	}
 	free(old);
 	return 0;
 }
 
-/* Drop the states of threads not seen in this tick (open addressing:
- * rebuild rather than delete in place). */
+static int
+thread_table_grow(struct proc_state *ps)
+{
+	return thread_table_rebuild(ps, ps->tcap ? 2 * ps->tcap : 64, NULL);
+}
+
+/* Drop the states of threads not seen in this tick. */
 static void
 thread_table_sweep(struct proc_state *ps, unsigned tick)
 {
-	size_t live = 0;
-	for (size_t i = 0; i < ps->tcap; i++) {
-		if (ps->threads[i].tid && ps->threads[i].seen_tick != tick) {
-			thread_state_release(&ps->threads[i]);
-			ps->threads[i].tid = 0;
-		} else if (ps->threads[i].tid) {
-			live++;
-		}
-	}
-	struct thread_state *old = ps->threads;
-	ps->threads = calloc(ps->tcap, sizeof(*ps->threads));
-	if (!ps->threads) {
-		ps->threads = old;  /* keep the holes: lookups stay correct */
-		return;
-	}
-	for (size_t i = 0; i < ps->tcap; i++)
-		if (old[i].tid)
-			*thread_slot(ps, old[i].tid) = old[i];
-	free(old);
-	ps->tn = live;
+	if (ps->tcap)
+		thread_table_rebuild(ps, ps->tcap, &tick);
 }
 
 static int
