@@ -2,8 +2,9 @@
 # parked: N threads parked in a known chain, for dump/record timings.
 noinst_PROGRAMS += bench/parked
 bench_parked_SOURCES = bench/parked.c
-bench_parked_CFLAGS = $(AM_CFLAGS) -pthread
-bench_parked_LDFLAGS = $(AM_LDFLAGS) -pthread
+# Targets of stackspy are never sanitized (see demo/local.mk).
+bench_parked_CFLAGS = $(WARN_CFLAGS) -pthread
+bench_parked_LDFLAGS = -pthread
 # pause-floor: raw INTERRUPT + GETREGSET + stack copy + CONT, the floor of
 # record's pause per thread-sample (bench/record-pause.sh).
 noinst_PROGRAMS += bench/pause-floor
@@ -11,3 +12,5 @@ bench_pause_floor_SOURCES = bench/pause-floor.c
 # fixed-work: fixed CPU work timing itself (bench/record-overhead.sh).
 noinst_PROGRAMS += bench/fixed-work
 bench_fixed_work_SOURCES = bench/fixed-work.c
+bench_fixed_work_CFLAGS = $(WARN_CFLAGS)
+bench_fixed_work_LDFLAGS =
