@@ -62,6 +62,9 @@ dump_usage(FILE *f)
 	      "Output:\n"
 	      "  -f, --format FORMAT     text (default) or json\n"
 	      "      --no-demangle       print C++/Rust symbols as they are in the binary\n"
+	      "      --source            source file:line of each frame, and the functions\n"
+	      "                          inlined at its address as frames of their own\n"
+	      "                          (\"[inlined]\"), from the debug information\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
@@ -72,7 +75,7 @@ dump_usage(FILE *f)
 static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
-	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT };
+	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT, OPT_SOURCE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -80,6 +83,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "engine", required_argument, NULL, 'e' },
 		{ "max-depth", required_argument, NULL, 'm' },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "source", no_argument, NULL, OPT_SOURCE },
 		{ "core", required_argument, NULL, OPT_CORE },
 		{ "exe", required_argument, NULL, OPT_EXE },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
@@ -127,6 +131,11 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			break;
 		case OPT_NO_DEMANGLE:
 			o->sym_flags |= UNWIND_SYM_NO_DEMANGLE;
+			break;
+		case OPT_SOURCE:
+			if (!unwind_source_available())
+				error_msg_and_help("dump", "--source needs libdw: stackspy was built without it");
+			o->sym_flags |= OUTPUT_SOURCE;
 			break;
 		case OPT_CORE:
 			o->core = optarg;

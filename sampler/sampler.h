@@ -177,6 +177,10 @@ struct dump_process {
 	size_t nthreads;
 };
 
+/* In output_dump's sym_flags, above the UNWIND_SYM_* bits: add source
+ * file:line and the inlined frames (dump --source, unwind_source()). */
+#define OUTPUT_SOURCE 0x10000
+
 /* Print one process.  Names through unwind_symbolize(t, ..., sym_flags).
  * Returns 0 or -errno (write error). */
 int output_dump(FILE *out, enum output_format f, const struct dump_process *p,

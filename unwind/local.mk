@@ -13,8 +13,12 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-cfi.c
-unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS)
+unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS)
+if HAVE_LIBDW
+unwind_libunwind_engines_a_SOURCES += unwind/source.c
+endif
+EXTRA_DIST += unwind/source.c
 
 # What every program linking unwind/ needs.
 UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a \
-	$(LIBUNWIND_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS)
+	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS)

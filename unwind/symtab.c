@@ -288,13 +288,13 @@ static size_t root_prefix_len(const char *path)
 	return (size_t)(p + 5 - path);
 }
 
-/* Open a candidate debug file into st->debug and take its .symtab.  It must
- * have img's build-id (when want_crc is false) or the given CRC.  Returns
- * the number of functions added (0 if the file is missing, does not match
- * or has no .symtab), or -ENOMEM. */
-static long try_debug_file(struct symtab *st, const struct elf_image *img,
-			   const char *path, bool want_crc, uint32_t crc,
-			   struct raw_sym **raw, size_t *n, size_t *cap)
+/* Open a candidate debug file and hand it to take() (see
+ * elf_debug_file_search).  It must have img's build-id (when want_crc is
+ * false) or the given CRC.  Returns take's answer (0 if the file is
+ * missing or does not match), or -ENOMEM. */
+static long try_debug_file(const struct elf_image *img, const char *path,
+			   bool want_crc, uint32_t crc, elf_debug_take_fn *take,
+			   void *arg)
 {
 	struct elf_cache tmp = { NULL };
 	struct elf_image *dbg;
@@ -318,20 +318,17 @@ static long try_debug_file(struct symtab *st, const struct elf_image *img,
 		   memcmp(dbg->build_id, img->build_id, img->build_id_len) != 0) {
 		goto reject;
 	}
-	added = collect(dbg->data, dbg->size, SHT_SYMTAB, raw, n, cap);
-	if (added <= 0) {
+	added = take(arg, &tmp, dbg);
+	if (added <= 0)
 		elf_cache_free(&tmp);
-		return added;
-	}
-	st->debug = tmp;
 	return added;
 reject:
 	elf_cache_free(&tmp);
 	return 0;
 }
 
-static long from_build_id(struct symtab *st, const struct elf_image *img,
-			  struct raw_sym **raw, size_t *n, size_t *cap)
+static long from_build_id(const struct elf_image *img, elf_debug_take_fn *take,
+			  void *arg)
 {
 	char hex[2 * sizeof(img->build_id) + 1];
 	size_t rlen = root_prefix_len(img->path);
@@ -351,7 +348,7 @@ static long from_build_id(struct symtab *st, const struct elf_image *img,
 		if (asprintf(&path, "%.*s/usr/lib/debug/.build-id/%.2s/%s.debug",
 			     pass == 0 ? (int)rlen : 0, img->path, hex, hex + 2) < 0)
 			return -ENOMEM;
-		added = try_debug_file(st, img, path, false, 0, raw, n, cap);
+		added = try_debug_file(img, path, false, 0, take, arg);
 		free(path);
 	}
 	return added;
@@ -410,8 +407,8 @@ out:
 	return found;
 }
 
-static long from_debuglink(struct symtab *st, const struct elf_image *img,
-			   struct raw_sym **raw, size_t *n, size_t *cap)
+static long from_debuglink(const struct elf_image *img, elf_debug_take_fn *take,
+			   void *arg)
 {
 	char *name = NULL, *dir, *slash;
 	uint32_t crc;
@@ -462,11 +459,40 @@ static long from_debuglink(struct symtab *st, const struct elf_image *img,
 			added = -ENOMEM;
 			break;
 		}
-		added = try_debug_file(st, img, path, true, crc, raw, n, cap);
+		added = try_debug_file(img, path, true, crc, take, arg);
 		free(path);
 	}
 	free(dir);
 	free(name);
+	return added;
+}
+
+long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
+			   void *arg)
+{
+	long r = from_build_id(img, take, arg);
+
+	if (r == 0)
+		r = from_debuglink(img, take, arg);
+	return r;
+}
+
+struct symtab_take {
+	struct symtab *st;
+	struct raw_sym **raw;
+	size_t *n, *cap;
+};
+
+/* A debug file's .symtab, when it has one: the file then stays mapped in
+ * st->debug (the names point into it). */
+static long symtab_take_debug(void *arg, struct elf_cache *file,
+			      struct elf_image *dbg)
+{
+	struct symtab_take *a = arg;
+	long added = collect(dbg->data, dbg->size, SHT_SYMTAB, a->raw, a->n, a->cap);
+
+	if (added > 0)
+		a->st->debug = *file;
 	return added;
 }
 
@@ -718,10 +744,11 @@ static struct symtab *symtab_build(struct elf_image *img)
 		return NULL;
 	/* .symtab is a superset of .dynsym: no need to merge them. */
 	added = collect(img->data, img->size, SHT_SYMTAB, &raw, &n, &cap);
-	if (added == 0)
-		added = from_build_id(st, img, &raw, &n, &cap);
-	if (added == 0)
-		added = from_debuglink(st, img, &raw, &n, &cap);
+	if (added == 0) {
+		struct symtab_take a = { st, &raw, &n, &cap };
+
+		added = elf_debug_file_search(img, symtab_take_debug, &a);
+	}
 	if (added == 0)
 		added = from_minidebuginfo(st, img, &raw, &n, &cap);
 	if (added == 0)

@@ -120,6 +120,21 @@ int elf_image_bias(const struct elf_image *img, const struct mapping *m,
 const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
 			     unsigned flags, uint64_t *offset);
 
+/* Sees a separate debug file that matches the image searched for: it is
+ * dbg, the only image of the cache *file.  Returns > 0 to end the search
+ * with it (*file, copied by value, then belongs to the callee), 0 to try
+ * the next candidate (the caller frees *file), or -ENOMEM. */
+typedef long elf_debug_take_fn(void *arg, struct elf_cache *file,
+			       struct elf_image *dbg);
+
+/* The separate debug files of img, in symtab.c's order: by build-id
+ * (/usr/lib/debug/.build-id/xx/yyyy.debug inside the target's root, then
+ * ours), then by .gnu_debuglink (GDB's directories; CRC checked).  Each
+ * that exists and matches goes to take(arg, ...) until one is taken.
+ * Returns take's positive answer, 0 if none was taken, or -ENOMEM. */
+long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
+			   void *arg);
+
 /* Demangle C++/Rust names.  Returns a malloc'd string, or NULL if name is
  * not mangled (or demangling is compiled out).  with_params keeps the C++
  * parameter list. */
@@ -247,7 +262,19 @@ struct unwind_target {
 	unsigned generation;      /* bumped by every maps reload */
 	struct core_file *core;   /* core-file target (pid 0), else NULL */
 	const struct arch_ops *arch;  /* NULL: from core, else arch_host() */
+	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
 };
+
+/* ---- source positions (source.c) ----------------------------------------- */
+
+struct source_cache;
+
+#ifdef HAVE_LIBDW
+/* Close the DWARF handles of unwind_source(); before the images go. */
+void source_cache_free(struct source_cache *c);
+#else
+static inline void source_cache_free(struct source_cache *c) { (void)c; }
+#endif
 
 /* The mapping containing addr with its image and bias resolved (image may be
  * NULL for anonymous memory).  NULL if addr is unmapped. */

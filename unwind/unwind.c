@@ -124,6 +124,8 @@ unwind_target_free(struct unwind_target *t)
 		return;
 	cfi_state_free(t->cfi);
 	perf_map_free(t->perf_map);
+	/* libdw reads the images' mmaps: close it before they are unmapped. */
+	source_cache_free(t->source);
 	module_map_free(&t->maps);
 	elf_cache_free(&t->elves);
 	core_file_free(t->core);

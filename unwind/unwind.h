@@ -148,4 +148,44 @@ struct unwind_symbol {
 int unwind_symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 		     unsigned flags, struct unwind_symbol *sym);
 
+/* One source-level frame of a physical frame (source.c, libdw). */
+struct unwind_source_frame {
+	const char *function;     /* DWARF name (UNWIND_SYM_* flags apply), or NULL */
+	uint64_t offset;          /* ip - start of the address range of this
+				     function instance that holds the ip */
+	const char *file;         /* source file as the line table names it
+				     (may be relative to the compilation
+				     directory, as gdb and eu-stack print
+				     it), NULL if unknown */
+	unsigned line;            /* 0 if unknown */
+	bool inlined;             /* an inlined instance, not the real function */
+};
+
+#ifdef HAVE_LIBDW
+/* Source positions of the frame at ip (looked up at ip - 1 when `caller`,
+ * like unwind_symbolize), from the DWARF of its module or of the module's
+ * separate debug file (build-id, then .gnu_debuglink), opened once per
+ * module.  Fills out[] innermost first, like gdb and eu-stack -i: each
+ * function inlined at ip (inlined = true; file:line in it), then the
+ * function that holds the code (inlined = false; file:line where the
+ * outermost inlined call stands, or of ip itself), which is always the
+ * last entry (inlined levels past max - 1, the outer ones, are left out).
+ * Returns the count, 0 when no debug information
+ * covers ip, -ENOMEM, or -EINVAL (max < 1).  The strings belong to t and
+ * stay valid until unwind_target_free(). */
+int unwind_source(struct unwind_target *t, uint64_t ip, bool caller,
+		  unsigned flags, struct unwind_source_frame *out, int max);
+/* Was unwind_source built in (configure --with-libdw)? */
+static inline bool unwind_source_available(void) { return true; }
+#else
+static inline int
+unwind_source(struct unwind_target *t, uint64_t ip, bool caller,
+	      unsigned flags, struct unwind_source_frame *out, int max)
+{
+	(void)t; (void)ip; (void)caller; (void)flags; (void)out; (void)max;
+	return 0;
+}
+static inline bool unwind_source_available(void) { return false; }
+#endif
+
 #endif

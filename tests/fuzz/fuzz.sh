@@ -23,9 +23,12 @@ build)
 	cflags="-I. -I$srcdir $(pkg-config --cflags libelf libunwind-generic 2>/dev/null || true)"
 	libs="$(pkg-config --libs libelf libunwind-generic libunwind-ptrace) \
 		$(grep '^DEMANGLE_LIBS =' Makefile | sed 's/^DEMANGLE_LIBS = //') \
-		$(grep '^LZMA_LIBS =' Makefile | sed 's/^LZMA_LIBS = //')"
+		$(grep '^LZMA_LIBS =' Makefile | sed 's/^LZMA_LIBS = //') \
+		$(grep '^LIBDW_LIBS =' Makefile | sed 's/^LIBDW_LIBS = //')"
 	# The unwind/ sources the library has (taken from its make fragment).
 	srcs=$(sed -n 's/^[ 	]*\(unwind\/[a-z0-9_-]*\.c\).*/\1/p' "$srcdir/unwind/local.mk")
+	# unwind/source.c is built only with libdw (configure --with-libdw).
+	! grep -q '^#define HAVE_LIBDW 1' config.h || srcs="$srcs unwind/source.c"
 	mkdir -p tests/fuzz
 	shift
 	for t in ${*:-elf core}; do
