@@ -58,6 +58,8 @@ record_usage(FILE *f)
 	      "                          from the -o extension (.svg, .json)\n"
 	      "      --threads           a root frame per thread: comm-PID/TID\n"
 	      "      --no-demangle       keep C++/Rust symbols mangled\n"
+	      "      --inline            with debug information, functions inlined at a\n"
+	      "                          sampled address are frames of their own, name_[i]\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "SIGINT, SIGTERM or SIGHUP stop the recording: stackspy detaches, writes the\n"
@@ -104,7 +106,7 @@ parse_seconds(const char *s, double *out)
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE };
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -116,6 +118,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -179,6 +182,11 @@ parse_options(int argc, char **argv, struct record_options *o)
 			break;
 		case OPT_NO_DEMANGLE:
 			o->cfg.sym_flags |= UNWIND_SYM_NO_DEMANGLE;
+			break;
+		case OPT_INLINE:
+			if (!unwind_source_available())
+				error_msg_and_help("record", "--inline needs libdw: stackspy was built without it");
+			o->cfg.inline_frames = true;
 			break;
 		case 'h':
 			record_usage(stdout);

@@ -108,6 +108,8 @@ struct profiler {
 	size_t nframe_modules;
 	bool stopped;
 	size_t nattached;
+	uint32_t *seq;            /* --inline: per-address id lists */
+	size_t seq_n, seq_cap;
 };
 
 static uint64_t
@@ -364,13 +366,10 @@ frame_module_note(struct profiler *p, uint32_t id, const char *module)
 	}
 }
 
+/* The interned name of the physical frame at ip (no cache). */
 static uint32_t
-frame_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller)
+frame_name_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller)
 {
-	uint64_t key = caller ? ip - 1 : ip;
-	uint32_t id;
-	if (key && addr_cache_get(&ps->names, key, &id))
-		return id;
 	struct unwind_symbol sym;
 	char buf[512];
 	const char *name;
@@ -385,12 +384,73 @@ frame_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller)
 		name = "[unknown]";
 	}
 	int r = collapse_intern(p->stacks, name);
-	id = r < 0 ? 0 : (uint32_t)r;
-	if (key && r >= 0)
-		addr_cache_put(&ps->names, key, id);
+	uint32_t id = r < 0 ? 0 : (uint32_t)r;
 	if (r >= 0 && sym.module)
 		frame_module_note(p, id, sym.module);
 	return id;
+}
+
+/* With --inline, one physical frame can be several: the function holding
+ * the code, then the functions inlined into it at ip, outermost first
+ * (root-first order, as stacks are stored), each named name_[i] as
+ * flamegraph tools expect.  The lists live in p->seq (count, ids...) and the
+ * address cache maps to their index. */
+#define MAX_INLINE 8
+
+static size_t
+frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,
+		 uint32_t *out)
+{
+	uint64_t key = caller ? ip - 1 : ip;
+	uint32_t at;
+	if (key && addr_cache_get(&ps->names, key, &at)) {
+		memcpy(out, &p->seq[at + 1], p->seq[at] * sizeof(*out));
+		return p->seq[at];
+	}
+	struct unwind_source_frame sf[MAX_INLINE];
+	int ns = unwind_source(ps->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE);
+	size_t n = 0;
+	out[n++] = frame_name_id(p, ps, ip, caller);
+	for (int k = ns - 2; k >= 0; k--) {
+		char name[512];
+		if (!sf[k].inlined || !sf[k].function)
+			continue;
+		snprintf(name, sizeof(name), "%s_[i]", sf[k].function);
+		int r = collapse_intern(p->stacks, name);
+		if (r >= 0)
+			out[n++] = (uint32_t)r;
+	}
+	if (key && p->seq_n + n + 1 <= UINT32_MAX) {
+		if (p->seq_n + n + 1 > p->seq_cap) {
+			size_t ncap = p->seq_cap ? 2 * p->seq_cap : 4096;
+			uint32_t *nv = realloc(p->seq, ncap * sizeof(*nv));
+			if (!nv)
+				return n;
+			p->seq = nv;
+			p->seq_cap = ncap;
+		}
+		p->seq[p->seq_n] = (uint32_t)n;
+		memcpy(&p->seq[p->seq_n + 1], out, n * sizeof(*out));
+		addr_cache_put(&ps->names, key, (uint32_t)p->seq_n);
+		p->seq_n += n + 1;
+	}
+	return n;
+}
+
+/* The frame ids of the physical frame at ip, root first: one, or with
+ * --inline up to MAX_INLINE.  Names are cached per lookup address. */
+static size_t
+frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller, uint32_t *out)
+{
+	if (p->cfg.inline_frames)
+		return frame_ids_inline(p, ps, ip, caller, out);
+	uint64_t key = caller ? ip - 1 : ip;
+	if (key && addr_cache_get(&ps->names, key, out))
+		return 1;
+	out[0] = frame_name_id(p, ps, ip, caller);
+	if (key)
+		addr_cache_put(&ps->names, key, out[0]);
+	return 1;
 }
 
 /* ---- one thread, one process, one tick ------------------------------------- */
@@ -476,10 +536,9 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 		p->ids[n++] = ps->root_id;
 	if (p->cfg.threads)
 		p->ids[n++] = ts->root_id;
-	for (int i = nf - 1; i >= 0; i--) {
-		p->ids[n++] = frame_id(p, ps, p->frames[i].ip,
-				       unwind_frame_is_caller(p->frames, i));
-	}
+	for (int i = nf - 1; i >= 0; i--)
+		n += frame_ids(p, ps, p->frames[i].ip, unwind_frame_is_caller(p->frames, i),
+			       &p->ids[n]);
 	add_stack(p, ps, ts, p->ids, n);
 	if (p->cfg.idle) {
 		uint32_t *copy = realloc(ts->last_ids, n * sizeof(*copy));
@@ -815,7 +874,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->stacks = collapse_new();
 	p->pause_hist = calloc(PAUSE_BUCKETS, sizeof(*p->pause_hist));
 	p->frames = calloc((size_t)cfg->max_depth, sizeof(*p->frames));
-	p->ids = calloc((size_t)cfg->max_depth + 2, sizeof(*p->ids));
+	p->ids = calloc((size_t)cfg->max_depth * MAX_INLINE + 2, sizeof(*p->ids));
 	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (!p->procs || !p->stacks || !p->pause_hist || !p->frames || !p->ids || p->timer_fd < 0) {
 		int e = errno ? -errno : -ENOMEM;
@@ -910,6 +969,7 @@ profiler_free(struct profiler *p)
 	free(p->pause_hist);
 	free(p->frames);
 	free(p->ids);
+	free(p->seq);
 	stack_snapshot_release(&p->snap);
 	if (p->timer_fd >= 0)
 		close(p->timer_fd);

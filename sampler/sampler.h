@@ -71,6 +71,7 @@ struct profiler_config {
 	enum unwind_engine engine;
 	int max_depth;
 	unsigned sym_flags;       /* UNWIND_SYM_* */
+	bool inline_frames;       /* expand inlined functions (libdw): name_[i] */
 };
 
 /* Why a thread-sample failed, for the summary. */

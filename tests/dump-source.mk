@@ -4,8 +4,8 @@
 # TARGET_* variables from there.  The test makes its stripped, debuglink
 # and compressed-DWARF copies itself.
 
-TESTS += tests/dump-source.test
-EXTRA_DIST += tests/dump-source.test tests/targets/inline.c
+TESTS += tests/dump-source.test tests/record-inline.test
+EXTRA_DIST += tests/dump-source.test tests/record-inline.test tests/targets/inline.c
 
 check_DATA += tests/targets/inline-O2
 CLEANFILES += tests/targets/inline-O2
