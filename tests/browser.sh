@@ -42,8 +42,10 @@ need_browser()
 		grep -qs "\"version\": \"$3\"" node_modules/speedscope/package.json &&
 			exit 0
 		command -v npm > /dev/null 2>&1 || { echo "no npm"; exit 1; }
-		npm install --prefix "$1" --no-audit --no-fund --no-save \
-			--no-package-lock \
+		# Bounded: an unreachable registry must end in a skip, not
+		# in the test harness timeout (npm retries for minutes).
+		timeout 100 npm install --prefix "$1" --no-audit --no-fund --no-save \
+			--no-package-lock --fetch-retries=1 --fetch-timeout=30000 \
 			--loglevel=error "playwright-core@$2" "speedscope@$3"
 	' sh "$NODE_CACHE" "$PLAYWRIGHT_VERSION" "$SPEEDSCOPE_VERSION" \
 		< /dev/null > npm.out 2>&1 &&
