@@ -292,6 +292,17 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	return 0;
 }
 
+/* Several PIDs with --format json: one JSON array of the process objects
+ * (a single PID stays one object, as DESIGN.md specifies). */
+static int json_objects;
+
+static void
+json_array_next(const struct dump_options *o)
+{
+	if (o->format == OUTPUT_JSON && o->npids > 1)
+		fputs(json_objects++ ? "," : "[", stdout);
+}
+
 static int
 dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 {
@@ -336,6 +347,8 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 			error_msg_and_die("out of memory");
 		d->nframes = unwind_walk(ut, o->engine, &snaps[i], d->frames, o->max_depth, &d->stop);
 	}
+	if (r == 0)
+		json_array_next(o);
 	if (r == 0 && output_dump(stdout, o->format, &p, ut, o->sym_flags) < 0) {
 		perror_msg(errno ? errno : EIO, "cannot write the output");
 		r = -EIO;
@@ -445,6 +458,8 @@ cmd_dump(int argc, char **argv)
 			failed++;
 	}
 	free(o.pids);
+	if (json_objects)
+		fputs("]\n", stdout);
 	if (fflush(stdout) != 0) {
 		perror_msg(errno, "cannot write the output");
 		return EXIT_FATAL;
