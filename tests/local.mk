@@ -26,6 +26,7 @@ integration_tests = \
 	tests/dump-cxx.test \
 	tests/dump-text.test \
 	tests/dump-tid-depth.test \
+	tests/dump-multi.test \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
 	tests/detach-signal.test \
