@@ -128,9 +128,11 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 		int pr = ppoll(&pfd, 1, tsp, NULL);
 		if (pr > 0) {
 			struct signalfd_siginfo si;
+			/* SIGCHLDs coalesce: the one we read may stand for
+			 * another tracee's stop too, so the next poll must look
+			 * whatever pid it names. */
 			while (read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				if ((pid_t)si.ssi_pid != tid)
-					other_stop_pending = true;
+				other_stop_pending = true;
 		}
 	}
 }
@@ -419,8 +421,14 @@ ptrace_target_poll(struct ptrace_target *t)
 			return;
 		struct ptrace_target *owner;
 		struct tracee *th = registry_find(t, r, &owner);
-		if (!th)
+		if (!th) {
+			/* A thread we gave up on (it did not stop in time at
+			 * detach, e.g. in uninterruptible sleep) whose stop
+			 * came later: let it go, with its signal. */
+			if (WIFSTOPPED(st))
+				ptrace(PTRACE_DETACH, r, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
 			continue;
+		}
 		if (!WIFSTOPPED(st)) {
 			th->state = TRACEE_GONE;
 			if (r == owner->pid) {

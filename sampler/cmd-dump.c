@@ -175,9 +175,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	}
 	if (!pid_arg)
 		error_msg_and_help("dump", "no process given: stackspy dump PID");
-	o->npids = parse_pid_list(pid_arg, &o->pids);
-	if (o->npids < 0)
-		error_msg_and_help("dump", "invalid PID: '%s'", pid_arg);
+	o->npids = parse_pids_or_die("dump", pid_arg, &o->pids);
 	if (!unwind_engine_available(o->engine))
 		error_msg_and_help("dump", "the %s engine cannot be used here: %s",
 				   unwind_engine_name(o->engine),

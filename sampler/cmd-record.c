@@ -208,9 +208,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 	if (!pid_arg && !o->cfg.argv)
 		error_msg_and_help("record", "nothing to record: give -p PID or -- COMMAND");
 	if (pid_arg) {
-		o->cfg.npids = parse_pid_list(pid_arg, &o->cfg.pids);
-		if (o->cfg.npids < 0)
-			error_msg_and_help("record", "invalid PID: '%s'", pid_arg);
+		o->cfg.npids = parse_pids_or_die("record", pid_arg, &o->cfg.pids);
 	}
 	if (!o->format_given && o->output) {
 		if (ends_with(o->output, ".svg"))

@@ -1,7 +1,7 @@
 /* sampler/cmd-top.c - `stackspy top`: a live view of the hottest functions.
  *
  * One thread, one poll loop over: the profiler's tick timer, the keyboard,
- * and a self-pipe that the SIGWINCH and SIGTSTP handlers write to.  Ticks
+ * and a self-pipe that the SIGWINCH handler writes to.  Ticks
  * come first: a redraw happens only once no tick is due, so the screen never
  * delays a sample by more than one redraw (bench/top-rate.sh measures the
  * achieved rate against `record`).  Every exit path detaches (profiler_stop)
@@ -197,9 +197,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 	if (!pid_arg && !o->cfg.argv)
 		error_msg_and_help("top", "nothing to watch: give -p PID or -- COMMAND");
 	if (pid_arg) {
-		o->cfg.npids = parse_pid_list(pid_arg, &o->cfg.pids);
-		if (o->cfg.npids < 0)
-			error_msg_and_help("top", "invalid PID: '%s'", pid_arg);
+		o->cfg.npids = parse_pids_or_die("top", pid_arg, &o->cfg.pids);
 	}
 	if (!unwind_engine_available(o->cfg.engine))
 		error_msg_and_help("top", "the %s engine cannot be used here: %s",
@@ -210,13 +208,13 @@ parse_options(int argc, char **argv, struct top_options *o)
 	o->cfg.threads = true;
 }
 
-/* ---- signals: SIGWINCH and SIGTSTP through a self-pipe ------------------- */
+/* ---- signals: SIGWINCH through a self-pipe; SIGTSTP ignored ------------- */
 
 static void
 on_signal_byte(int sig)
 {
 	int saved = errno;
-	char c = sig == SIGWINCH ? 'w' : 'z';
+	char c = 'w';
 	if (write(sig_pipe[1], &c, 1) < 0) {
 		/* the pipe is full: a byte is already waiting */
 	}
@@ -232,11 +230,12 @@ signals_setup(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal_byte;
 	sigemptyset(&sa.sa_mask);
-	/* Installed before curses starts, which then leaves them alone: its
-	 * own SIGTSTP handler would stop us anywhere, even while a thread of
-	 * the target is held in a sample. */
+	/* Installed before curses starts, which then leaves them alone.
+	 * Ctrl-Z is ignored: a stopped top would still trace the target, and
+	 * every signal sent to it would park the receiving thread until fg.
+	 * p pauses sampling, q quits. */
 	sigaction(SIGWINCH, &sa, NULL);
-	sigaction(SIGTSTP, &sa, NULL);
+	signal(SIGTSTP, SIG_IGN);
 	return 0;
 }
 
@@ -336,7 +335,10 @@ run(struct top *t)
 	ui_screen_draw(t->ui, &h);
 	while (!stop_signal) {
 		struct pollfd pfd[3] = {
-			{ .fd = t->paused || t->ended ? -1 : profiler_fd(t->p), .events = POLLIN },
+			/* Paused, the targets are still traced: their
+			 * signals must still be handed on at once. */
+			{ .fd = t->ended ? -1 : t->paused ? ptrace_event_fd() : profiler_fd(t->p),
+			  .events = POLLIN },
 			{ .fd = keys ? STDIN_FILENO : -1, .events = POLLIN },
 			{ .fd = sig_pipe[0], .events = POLLIN },
 		};
@@ -347,6 +349,10 @@ run(struct top *t)
 			break;
 		if (stop_signal)
 			break;
+		if (r > 0 && (pfd[0].revents & POLLIN) && t->paused) {
+			profiler_poll_events(t->p);
+			continue;
+		}
 		if (r > 0 && (pfd[0].revents & POLLIN)) {
 			ui_model_set_time(t->model, now_s() - t->start);
 			if (profiler_tick(t->p) == 0) {
@@ -359,21 +365,12 @@ run(struct top *t)
 		if (r > 0 && (pfd[2].revents & POLLIN)) {
 			char buf[16];
 			ssize_t n = read(sig_pipe[0], buf, sizeof(buf));
-			bool winch = false, tstp = false;
-			for (ssize_t i = 0; i < n; i++) {
+			bool winch = false;
+			for (ssize_t i = 0; i < n; i++)
 				winch |= buf[i] == 'w';
-				tstp |= buf[i] == 'z';
-			}
 			fill_header(t, &h);
-			if (tstp) {
-				/* Here, between ticks, no thread of the target
-				 * is held: stopping ourselves costs it nothing. */
-				ui_screen_suspend(t->ui);
-				raise(SIGSTOP);
-				ui_screen_resume(t->ui, &h);
-			} else if (winch) {
+			if (winch)
 				ui_screen_resize(t->ui, &h);
-			}
 		}
 		if (r > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			if (!(pfd[1].revents & POLLIN)) {

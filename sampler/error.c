@@ -12,7 +12,8 @@
 
 #include "sampler/sampler.h"
 
-#define MAX_TARGETS 64
+/* Every process of one -p list: MAX_PIDS. */
+#define MAX_TARGETS MAX_PIDS
 
 static struct ptrace_target *targets[MAX_TARGETS];
 static void (*terminal_restore)(void);

@@ -28,6 +28,9 @@ parse_pid_list(const char *s, pid_t **out)
 	int n = 1;
 	for (const char *p = s; *p; p++)
 		n += *p == ',';
+	/* The exit paths detach at most this many targets (error.c). */
+	if (n > MAX_PIDS)
+		return -E2BIG;
 	pid_t *v = calloc((size_t)n, sizeof(*v));
 	if (!v)
 		return -1;
@@ -55,5 +58,16 @@ parse_pid_list(const char *s, pid_t **out)
 		return -1;
 	}
 	*out = v;
+	return n;
+}
+
+int
+parse_pids_or_die(const char *cmd, const char *arg, pid_t **out)
+{
+	int n = parse_pid_list(arg, out);
+	if (n == -E2BIG)
+		error_msg_and_help(cmd, "too many PIDs in '%s' (at most %d)", arg, MAX_PIDS);
+	if (n < 0)
+		error_msg_and_help(cmd, "invalid PID: '%s'", arg);
 	return n;
 }

@@ -66,6 +66,8 @@ struct thread_state {
 	char name[64];            /* the comm in root_id */
 	uint64_t skip_until_ns;   /* after a stop timeout */
 	unsigned seen_tick;
+	bool dead;                /* its stat file says it exited: the tid may
+				     come back as a new thread */
 };
 
 struct proc_state {
@@ -271,8 +273,13 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	if (2 * (ps->tn + 1) > ps->tcap && thread_table_grow(ps) < 0)
 		return NULL;
 	struct thread_state *ts = thread_slot(ps, th->tid);
-	if (ts->tid)
+	if (ts->tid && !ts->dead)
 		return ts;
+	if (ts->tid) {
+		/* A new thread under a recycled tid: start afresh. */
+		thread_state_release(ts);
+		ps->tn--;
+	}
 	memset(ts, 0, sizeof(*ts));
 	ts->tid = th->tid;
 	ts->stat_fd = open_task_file(ps->pid, th->tid, "stat");
@@ -313,11 +320,11 @@ static char
 thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
 	char buf[512];
-	if (ts->stat_fd < 0)
+	ssize_t n = ts->stat_fd < 0 ? -1 : pread(ts->stat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		ts->dead = true;
 		return 0;
-	ssize_t n = pread(ts->stat_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return 0;
+	}
 	buf[n] = '\0';
 	char *cp = strrchr(buf, ')');
 	if (!cp || cp[1] != ' ')
@@ -651,6 +658,12 @@ handle_tracee_events(struct profiler *p)
 	return alive;
 }
 
+void
+profiler_poll_events(struct profiler *p)
+{
+	handle_tracee_events(p);
+}
+
 int
 profiler_tick(struct profiler *p)
 {
@@ -677,6 +690,9 @@ profiler_tick(struct profiler *p)
 		sample_process(p, ps, now);
 		alive |= !ps->exited;
 	}
+	/* Stops that came in during the tick (a signal to a thread sampled
+	 * earlier in it) are handed on now, not a period later. */
+	handle_tracee_events(p);
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
 	uint64_t done = mono_ns();
@@ -843,6 +859,9 @@ launch(struct profiler *p, struct proc_state *ps)
 	if (!ps->ut) {
 		if (r != -ESRCH) {
 			perror_msg(r, "cannot read the memory map of the command");
+			/* We started it; we do not leave it running untraced
+			 * and unreaped. */
+			kill(child, SIGKILL);
 			return r;
 		}
 		/* It ran and exited before we could look: an empty profile. */

@@ -52,8 +52,15 @@ void signals_reraise(void) __attribute__((noreturn));
 
 /* ---- options shared by the commands ----------------------------------------- */
 
-/* Parse "123" or "1,2,3" into a malloc'd array.  Returns the count or -1. */
+/* At most this many processes at once (-p A,B,...). */
+#define MAX_PIDS 64
+
+/* Parse "123" or "1,2,3" (at most MAX_PIDS) into a malloc'd array.
+ * Returns the count, -E2BIG (too many) or -1. */
 int parse_pid_list(const char *s, pid_t **out);
+/* The same for command cmd's option: exits with a usage error on bad
+ * input, so the count is always positive. */
+int parse_pids_or_die(const char *cmd, const char *arg, pid_t **out);
 /* Parse a decimal in [min, max].  Returns 0 or -1. */
 int parse_long(const char *s, long min, long max, long *out);
 
@@ -112,6 +119,10 @@ int profiler_fd(const struct profiler *p);
  * aggregate; then arm the next deadline.  Returns 1 while some target is
  * alive, 0 when all have exited. */
 int profiler_tick(struct profiler *p);
+
+/* Collect tracee stops (signals to hand on, late stops) without sampling:
+ * for a caller that is not ticking (top, paused).  Cheap. */
+void profiler_poll_events(struct profiler *p);
 
 /* Run ticks until `seconds` (0: no limit) have passed, stop_signal is set,
  * or every target has exited. */
