@@ -23,15 +23,7 @@
 long collapse_sorted_stacks(const struct collapse *c,
 			    struct collapse_stack **out);
 
-/*
- * Returns the length (1-4) of the UTF-8 sequence at s[0..avail-1] if it
- * encodes a character that both XML 1.0 and JSON carry as is: valid,
- * shortest form, no surrogate, not U+FFFE/U+FFFF, and not a control
- * character (C0, DEL or C1); returns 0 otherwise, and the writers
- * replace that byte. Names come from symbol tables of arbitrary binaries:
- * one bad byte must not make a browser reject the whole file.
- */
-size_t collapse_utf8_char(const unsigned char *s, size_t avail);
+/* collapse_utf8_char() is declared in collapse.h (the JSON of dump uses it too). */
 
 /* Bytes of U+FFFD REPLACEMENT CHARACTER, written for each rejected byte. */
 #define COLLAPSE_REPLACEMENT "\xef\xbf\xbd"

@@ -159,4 +159,14 @@ int collapse_write_svg(const struct collapse *c,
 int collapse_write_speedscope(const struct collapse *c, const char *name,
 			      FILE *out);
 
+/*
+ * Returns the length (1-4) of the UTF-8 sequence at s[0..avail-1] if it
+ * encodes a character that both XML 1.0 and JSON carry as is: valid,
+ * shortest form, no surrogate, not U+FFFE/U+FFFF, and not a control
+ * character (C0, DEL or C1); returns 0 otherwise, and the writers (these,
+ * and dump's JSON) replace that byte.  Names come from symbol tables of
+ * arbitrary binaries: one bad byte must not make a reader reject the file.
+ */
+size_t collapse_utf8_char(const unsigned char *s, size_t avail);
+
 #endif /* STACKSPY_COLLAPSE_H */

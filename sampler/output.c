@@ -7,8 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
+/* A JSON string.  Names, paths and thread names come from the target:
+ * bytes that are not valid UTF-8 become U+FFFD and control characters are
+ * escaped, so that the output always parses (a thread name cut at 15 bytes
+ * by the kernel can split a character). */
 static void
 json_string(FILE *out, const char *s)
 {
@@ -16,22 +21,38 @@ json_string(FILE *out, const char *s)
 		fputs("null", out);
 		return;
 	}
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s);
 	putc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\t': fputs("\\t", out); break;
-		case '\r': fputs("\\r", out); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\u%04x", *p);
-			else
-				putc(*p, out);
+	while (left) {
+		size_t k = collapse_utf8_char(p, left);
+		if (*p == '"' || *p == '\\') {
+			putc('\\', out);
+			putc(*p, out);
+			k = 1;
+		} else if (k) {
+			fwrite(p, 1, k, out);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(out, "\\u%04x", *p);
+			k = 1;
+		} else {
+			fputs("\\ufffd", out);
+			k = 1;
 		}
+		p += k;
+		left -= k;
 	}
 	putc('"', out);
+}
+
+/* Text output: control characters from the target (a thread named with an
+ * escape sequence or a newline) must not drive the terminal or forge
+ * lines. */
+static void
+text_string(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
 }
 
 /* Source-level frames per physical frame that --source prints at most. */
@@ -55,16 +76,20 @@ source_frames(struct unwind_target *t, const struct dump_thread *d, int i,
 static void
 text_at(FILE *out, const struct unwind_source_frame *s)
 {
-	if (s->file && s->line)
-		fprintf(out, " at %s:%u", s->file, s->line);
-	else if (s->file)
-		fprintf(out, " at %s", s->file);
+	if (!s->file)
+		return;
+	fputs(" at ", out);
+	text_string(out, s->file);
+	if (s->line)
+		fprintf(out, ":%u", s->line);
 }
 
 static void
 text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
 {
-	fprintf(out, "\nThread %d \"%s\" state %c\n", (int)d->tid, d->name, d->state);
+	fprintf(out, "\nThread %d \"", (int)d->tid);
+	text_string(out, d->name);
+	fprintf(out, "\" state %c\n", d->state >= 0x20 && d->state < 0x7f ? d->state : '?');
 	if (d->error) {
 		fprintf(out, "  error: %s\n", d->error);
 		return;
@@ -81,21 +106,25 @@ text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 		unwind_symbolize(t, ip, unwind_frame_is_caller(d->frames, i),
 				 flags & ~OUTPUT_SOURCE, &sym);
 		/* Inlined functions first, as gdb's bt: same number, same ip. */
+		char buf[2048];
 		for (int k = 0; k + 1 < nsrc; k++) {
-			fprintf(out, "  #%-2d 0x%016" PRIx64 " %s+0x%" PRIx64 " (%s) [inlined]",
-				i, ip, src[k].function ? src[k].function : "??",
-				src[k].offset, sym.module ? sym.module : "[unknown]");
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 " (%s) [inlined]",
+				 src[k].function ? src[k].function : "??",
+				 src[k].offset, sym.module ? sym.module : "[unknown]");
+			fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i, ip);
+			text_string(out, buf);
 			text_at(out, &src[k]);
 			putc('\n', out);
 		}
-		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i, ip);
 		if (sym.function)
-			fprintf(out, "%s+0x%" PRIx64 " (%s)", sym.function, sym.offset,
-				sym.module ? sym.module : "[unknown]");
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 " (%s)", sym.function, sym.offset,
+				 sym.module ? sym.module : "[unknown]");
 		else if (sym.module)
-			fprintf(out, "?? (%s+0x%" PRIx64 ")", sym.module, sym.module_offset);
+			snprintf(buf, sizeof(buf), "?? (%s+0x%" PRIx64 ")", sym.module, sym.module_offset);
 		else
-			fputs("?? ([unknown])", out);
+			snprintf(buf, sizeof(buf), "?? ([unknown])");
+		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i, ip);
+		text_string(out, buf);
 		if (nsrc > 0)
 			text_at(out, &src[nsrc - 1]);
 		if (d->frames[i].signal_frame)
@@ -111,7 +140,10 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 {
 	fprintf(out, "{\"tid\": %d, \"name\": ", (int)d->tid);
 	json_string(out, d->name);
-	fprintf(out, ", \"state\": \"%c\", \"error\": ", d->state);
+	char state[2] = { d->state, '\0' };
+	fputs(", \"state\": ", out);
+	json_string(out, state);
+	fputs(", \"error\": ", out);
 	json_string(out, d->error);
 	fprintf(out, ", \"pause_us\": %.1f, \"stop\": ", d->pause_us);
 	json_string(out, d->sampled ? unwind_stop_reason(d->stop) : NULL);
@@ -159,8 +191,10 @@ output_dump(FILE *out, enum output_format f, const struct dump_process *p,
 	    struct unwind_target *t, unsigned flags)
 {
 	if (f == OUTPUT_TEXT) {
-		fprintf(out, "Process %d (%s), %zu thread%s, engine %s\n", (int)p->pid, p->comm,
-			p->nthreads, p->nthreads == 1 ? "" : "s", unwind_engine_name(p->engine));
+		fprintf(out, "Process %d (", (int)p->pid);
+		text_string(out, p->comm);
+		fprintf(out, "), %zu thread%s, engine %s\n", p->nthreads,
+			p->nthreads == 1 ? "" : "s", unwind_engine_name(p->engine));
 		for (size_t i = 0; i < p->nthreads; i++)
 			text_thread(out, &p->threads[i], t, flags);
 	} else {

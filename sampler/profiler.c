@@ -261,9 +261,11 @@ root_name(char *buf, size_t len, const char *comm, pid_t pid, pid_t tid)
 		snprintf(buf, len, "%s-%d/%d", comm, (int)pid, (int)tid);
 	else
 		snprintf(buf, len, "%s-%d", comm, (int)pid);
-	/* perf's stackcollapse: spaces in thread names become underscores. */
+	/* perf's stackcollapse: spaces in thread names become underscores;
+	 * so do control characters, which the folded writer would turn into
+	 * spaces. */
 	for (char *c = buf; *c; c++)
-		if (*c == ' ')
+		if (*c == ' ' || (unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '_';
 }
 
