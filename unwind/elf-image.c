@@ -263,12 +263,11 @@ struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
 			*err = -EINVAL;
 		return NULL;
 	}
-	/* O_NONBLOCK: a core file may name a FIFO, whose open would wait
-	 * for a writer for ever (image_from_fd rejects it after fstat). */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* A core file or a container may name a FIFO or a device here. */
+	fd = elf_open_regular(path);
 	if (fd < 0) {
 		if (err)
-			*err = -errno;
+			*err = fd == -EINVAL ? -ENOEXEC : fd;
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -285,51 +284,88 @@ struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
 	return image_from_fd(c, fd, path, &st, st.st_dev, st.st_ino, err);
 }
 
-int elf_open_in_root(pid_t pid, const char *path)
+/* O_PATH fd of path; under /proc/PID/root/, resolved inside that root. */
+static int open_path_only(const char *path)
 {
-	char *full;
-	int fd, err;
-
-	if (pid <= 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		return fd < 0 ? -errno : fd;
-	}
-	if (path[0] != '/')
-		return -EINVAL;
+	int fd;
 #if defined(HAVE_LINUX_OPENAT2_H) && defined(SYS_openat2)
-	{
+	const char *p = path;
+
+	if (strncmp(p, "/proc/", 6) == 0) {
+		p += 6;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p > path + 6 && strncmp(p, "/root/", 6) == 0) {
 		char root[64];
 		struct open_how how;
-		int dirfd;
+		int dirfd, err;
+		size_t rootlen = (size_t)(p - path) + 5;
 
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+		if (rootlen >= sizeof(root))
+			return -ENAMETOOLONG;
+		memcpy(root, path, rootlen);
+		root[rootlen] = '\0';
 		dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (dirfd < 0)
 			return -errno;
 		memset(&how, 0, sizeof(how));
-		how.flags = O_RDONLY | O_CLOEXEC;
+		how.flags = O_PATH | O_CLOEXEC;
 		/* "/" and ".." stop at the container's root, as they do for
-		 * the target itself (tests/container-root.test). */
+		 * the target itself. */
 		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		fd = (int)syscall(SYS_openat2, dirfd, p + 5, &how, sizeof(how));
 		err = errno;
 		close(dirfd);
 		if (fd >= 0)
 			return fd;
 		/* Kernels before 5.6 (or a seccomp filter) lack openat2: the
-		 * plain path below, where the caller's (dev, inode) check
-		 * against the maps line is what rejects a file reached
+		 * plain path below, where the callers' checks ((dev, inode)
+		 * against the maps line, build-id, CRC) reject a file reached
 		 * through an escaping symlink. */
 		if (err != ENOSYS && err != EPERM)
 			return -err;
 	}
 #endif
+	fd = open(path, O_PATH | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int elf_open_regular(const char *path)
+{
+	char self[64];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = open_path_only(path);
+	if (pfd < 0)
+		return pfd;
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -EINVAL;
+	}
+	/* Reopen what we checked, not the path again (it could change). */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = fd < 0 ? -errno : fd;
+	close(pfd);
+	return fd;
+}
+
+int elf_open_in_root(pid_t pid, const char *path)
+{
+	char *full;
+	int fd;
+
+	if (pid <= 0)
+		return elf_open_regular(path);
+	if (path[0] != '/')
+		return -EINVAL;
 	if (asprintf(&full, "/proc/%d/root%s", (int)pid, path) < 0)
 		return -ENOMEM;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	err = errno;
+	fd = elf_open_regular(full);
 	free(full);
-	return fd < 0 ? -err : fd;
+	return fd;
 }
 
 struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
@@ -401,9 +437,9 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 				*err = first_err ? first_err : -ENOENT;
 			return NULL;
 		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = elf_open_regular(path);
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			int e = -errno;
+			int e = fd < 0 ? fd : -errno;
 
 			if (fd >= 0)
 				close(fd);

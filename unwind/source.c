@@ -75,10 +75,9 @@ static bool has_compressed_section(Elf *e)
  * is still the image's (dev, inode), else a copy.  0 or -errno. */
 static int make_view(struct source_dwarf *sd, const struct elf_image *img)
 {
-	/* O_NONBLOCK: a FIFO put in the file's place must not hang us (the
-	 * (dev, inode) check then rejects it). */
-	int fd = img->path ? open(img->path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
-				  O_NONBLOCK) : -1;
+	/* Only the regular file: something else put in its place must not
+	 * hang us (the (dev, inode) check then rejects another file). */
+	int fd = img->path ? elf_open_regular(img->path) : -1;
 	struct stat st;
 
 	if (fd >= 0) {

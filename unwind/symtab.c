@@ -298,17 +298,18 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 {
 	struct elf_cache tmp = { NULL };
 	struct elf_image *dbg;
-	struct stat sb;
 	int err;
 	long added;
 
-	/* Most candidates do not exist; stat is cheaper than open + fail. */
-	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
-		return 0;
-	/* The image itself (a debuglink that names its own file). */
-	if (img->ino != 0 && sb.st_ino == img->ino && sb.st_dev == img->dev)
-		return 0;
+	/* No stat(path) first: under /proc/PID/root it would follow the
+	 * container's symlinks on the host; elf_cache_open_path resolves
+	 * inside the root and takes regular files only. */
 	dbg = elf_cache_open_path(&tmp, path, &err);
+	/* The image itself (a debuglink that names its own file). */
+	if (dbg && img->ino != 0 && dbg->ino == img->ino && dbg->dev == img->dev) {
+		elf_cache_free(&tmp);
+		return 0;
+	}
 	if (!dbg)
 		return err == -ENOMEM ? -ENOMEM : 0;
 	if (want_crc) {

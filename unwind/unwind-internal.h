@@ -100,8 +100,17 @@ void elf_cache_free(struct elf_cache *c);
 /* Open path (absolute, as the target sees it) read-only inside the root of
  * process pid, resolving every symlink relative to that root (openat2's
  * RESOLVE_IN_ROOT), so that a container's files cannot send us outside it.
- * pid <= 0: path as it is.  Returns an fd or -errno. */
+ * pid <= 0: path as it is.  Only regular files: see elf_open_regular.
+ * Returns an fd or -errno. */
 int elf_open_in_root(pid_t pid, const char *path);
+
+/* Open a file we are going to read, safely: first with O_PATH (opening a
+ * FIFO would wait for ever, opening a device has side effects: a
+ * container can create both), then, only if it is a regular file, for
+ * reading.  A path under /proc/PID/root/ is resolved inside that root
+ * (RESOLVE_IN_ROOT) where the kernel has openat2.  Returns an fd or
+ * -errno (-EINVAL: not a regular file). */
+int elf_open_regular(const char *path);
 
 /* Load bias of mapping m (whose file is img): runtime = vaddr + bias.
  * Uses the PT_LOAD containing m->offset.  Returns 0 or -ENOENT. */
