@@ -7,3 +7,10 @@ tests_unit_symtab_SOURCES = tests/unit-symtab.c
 tests_unit_symtab_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_symtab_LDADD = unwind/libunwind-engines.a ptrace/libptrace.a \
 	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS)
+
+# file_map()'s SIGBUS guard (unwind/elf-image.c).
+check_PROGRAMS += tests/unit-filemap
+TESTS += tests/unit-filemap
+tests_unit_filemap_SOURCES = tests/unit-filemap.c
+tests_unit_filemap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
+tests_unit_filemap_LDADD = $(tests_unit_symtab_LDADD)

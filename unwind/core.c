@@ -455,7 +455,7 @@ core_file_open(const char *path, int *err, const char **why)
 		close(fd);
 		return NULL;
 	}
-	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	data = file_map(fd, (size_t)st.st_size, PROT_READ);
 	r = -errno;
 	close(fd);
 	if (data == MAP_FAILED) {
@@ -464,7 +464,7 @@ core_file_open(const char *path, int *err, const char **why)
 	}
 	c = malloc(sizeof(*c));
 	if (!c) {
-		munmap(data, (size_t)st.st_size);
+		file_unmap(data, (size_t)st.st_size);
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -474,7 +474,7 @@ core_file_open(const char *path, int *err, const char **why)
 	if (r < 0 || !c->path) {
 		if (r == 0)
 			core_file_release(c);
-		munmap(data, (size_t)st.st_size);
+		file_unmap(data, (size_t)st.st_size);
 		free(c);
 		*err = r < 0 ? r : -ENOMEM;
 		return NULL;
@@ -490,7 +490,7 @@ core_file_free(struct core_file *c)
 		return;
 	core_file_release(c);
 	if (c->mmapped)
-		munmap((void *)(uintptr_t)c->data, c->size);
+		file_unmap(c->data, c->size);
 	free(c->path);
 	free(c);
 }

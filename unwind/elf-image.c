@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,11 +177,86 @@ static struct elf_image *cache_find(const struct elf_cache *c, dev_t dev, ino_t 
 	return NULL;
 }
 
+/* ---- SIGBUS guard of mapped files (file_map) ----------------------------- */
+
+struct guarded_map {
+	uintptr_t start;
+	size_t len;
+	int prot;
+};
+
+static struct guarded_map *guards;
+static size_t nguards, guards_cap;
+static struct sigaction sigbus_before;
+static bool sigbus_installed;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+
+	for (size_t i = 0; i < nguards; i++) {
+		if (a - guards[i].start < guards[i].len &&
+		    mmap((void *)guards[i].start, guards[i].len, guards[i].prot,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
+			return;  /* the read is retried and sees zeros */
+	}
+	/* Not ours: as if we had never been here. */
+	sigaction(SIGBUS, &sigbus_before, NULL);
+	(void)sig;
+	(void)uctx;
+}
+
+void *file_map(int fd, size_t len, int prot)
+{
+	void *p;
+
+	if (nguards == guards_cap) {
+		size_t ncap = guards_cap ? 2 * guards_cap : 64;
+		struct guarded_map *nv = realloc(guards, ncap * sizeof(*nv));
+
+		if (!nv) {
+			errno = ENOMEM;
+			return MAP_FAILED;
+		}
+		guards = nv;
+		guards_cap = ncap;
+	}
+	if (!sigbus_installed) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_sigbus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGBUS, &sa, &sigbus_before) == 0)
+			sigbus_installed = true;
+	}
+	p = mmap(NULL, len, prot, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return p;
+	guards[nguards].start = (uintptr_t)p;
+	guards[nguards].len = len;
+	guards[nguards].prot = prot;
+	nguards++;
+	return p;
+}
+
+void file_unmap(const void *p, size_t len)
+{
+	for (size_t i = 0; i < nguards; i++) {
+		if (guards[i].start == (uintptr_t)p) {
+			guards[i] = guards[--nguards];
+			break;
+		}
+	}
+	munmap((void *)(uintptr_t)p, len);
+}
+
 static void image_free(struct elf_image *img)
 {
 	symtab_free(img->symtab);
 	if (img->mmapped)
-		munmap((void *)(uintptr_t)img->data, img->size);
+		file_unmap(img->data, img->size);
 	else
 		free((void *)(uintptr_t)img->data);
 	free(img->segs);
@@ -214,7 +290,7 @@ static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
 			goto fail;
 		}
 	}
-	data = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	data = file_map(fd, (size_t)st->st_size, PROT_READ);
 	if (data == MAP_FAILED) {
 		ret = -errno;
 		goto fail;
@@ -225,7 +301,7 @@ static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
 	img = calloc(1, sizeof(*img));
 	if (!img || !(img->path = strdup(path))) {
 		free(img);
-		munmap(data, (size_t)st->st_size);
+		file_unmap(data, (size_t)st->st_size);
 		ret = -ENOMEM;
 		goto fail;
 	}

@@ -83,8 +83,7 @@ static int make_view(struct source_dwarf *sd, const struct elf_image *img)
 	if (fd >= 0) {
 		if (fstat(fd, &st) == 0 && st.st_dev == img->dev &&
 		    st.st_ino == img->ino && (uint64_t)st.st_size == img->size) {
-			void *p = mmap(NULL, img->size, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE, fd, 0);
+			void *p = file_map(fd, img->size, PROT_READ | PROT_WRITE);
 
 			if (p != MAP_FAILED) {
 				close(fd);
@@ -109,7 +108,7 @@ static int make_view(struct source_dwarf *sd, const struct elf_image *img)
 static void drop_view(struct source_dwarf *sd)
 {
 	if (sd->view_mmapped)
-		munmap(sd->view, sd->view_len);
+		file_unmap(sd->view, sd->view_len);
 	else
 		free(sd->view);
 	sd->view = NULL;

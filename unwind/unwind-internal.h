@@ -104,6 +104,14 @@ void elf_cache_free(struct elf_cache *c);
  * Returns an fd or -errno. */
 int elf_open_in_root(pid_t pid, const char *path);
 
+/* mmap the file open on fd whole (prot PROT_READ, or with PROT_WRITE for a
+ * private writable view), guarded: if the file is truncated while mapped
+ * (a container can do that to a library), the SIGBUS of a read is caught
+ * and the mapping replaced by zeros, which every reader treats as a file
+ * without the data.  Returns the mapping or MAP_FAILED (errno set). */
+void *file_map(int fd, size_t len, int prot);
+void file_unmap(const void *p, size_t len);
+
 /* Open a file we are going to read, safely: first with O_PATH (opening a
  * FIFO would wait for ever, opening a device has side effects: a
  * container can create both), then, only if it is a regular file, for

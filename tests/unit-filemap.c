@@ -1,0 +1,87 @@
+/* tests/unit-filemap.c - file_map() (unwind/elf-image.c): a mapped file
+ * that is truncated under us (a container can do that to a library it
+ * loaded) must read as zeros, not kill stackspy with SIGBUS; unmapped
+ * a SIGBUS elsewhere is not swallowed (checked in a child, which must
+ * die of it). */
+#include "config.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unwind/unwind-internal.h"
+
+#define LEN (3 * 4096)
+
+static int failures;
+
+static void
+check(int ok, const char *what)
+{
+	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
+	failures += !ok;
+}
+
+static int
+temp_file(char *path)
+{
+	char buf[LEN];
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	memset(buf, 'A', sizeof(buf));
+	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		return -1;
+	return fd;
+}
+
+int
+main(void)
+{
+	char path[] = "/tmp/unit-filemap.XXXXXX";
+	int fd = temp_file(path);
+	if (fd < 0) {
+		perror("temp file");
+		return 99;
+	}
+	const unsigned char *p = file_map(fd, LEN, PROT_READ);
+	check(p != MAP_FAILED, "file_map maps the file");
+	if (p == MAP_FAILED)
+		return 1;
+	check(p[0] == 'A' && p[LEN - 1] == 'A', "contents before truncation");
+	check(ftruncate(fd, 0) == 0, "truncate the file");
+	check(p[LEN / 2] == 0 && p[0] == 0, "reads after truncation are zeros, no SIGBUS");
+	file_unmap(p, LEN);
+
+	/* A SIGBUS that is not about a guarded mapping still kills. */
+	pid_t child = fork();
+	if (child == 0) {
+		char path2[] = "/tmp/unit-filemap.XXXXXX";
+		int fd2 = temp_file(path2);
+		const unsigned char *q = file_map(fd2, LEN, PROT_READ);
+		/* Unguarded mapping of the same kind of file. */
+		const volatile unsigned char *r = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, fd2, 0);
+		if (q == MAP_FAILED || r == MAP_FAILED)
+			_exit(3);
+		unlink(path2);
+		if (ftruncate(fd2, 0) != 0)
+			_exit(4);
+		(void)r[LEN / 2];
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(child, &st, 0);
+	/* Died of it: SIGBUS, or under AddressSanitizer (whose handler was
+	 * there first and gets the signal back) its report and abort. */
+	check(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
+				  WEXITSTATUS(st) != 3 && WEXITSTATUS(st) != 4),
+	      "a SIGBUS outside guarded mappings is not swallowed");
+	unlink(path);
+	close(fd);
+	return failures ? 1 : 0;
+}
