@@ -112,6 +112,8 @@ cmp_file_map(const void *a, const void *b)
  * (elf_siginfo, pr_cursig, pr_sigpend, pr_sighold, then pr_pid; pr_reg after
  * four timevals); pr_reg runs up to the int pr_fpvalid at the end (padded
  * to 8 on 64-bit).  x86-64: 336 bytes, pr_reg 216; MIPS o32: 256, 180. */
+#define CORE_MAX_THREADS 65536
+
 static int
 parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
 {
@@ -122,11 +124,18 @@ parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
 
 	if (len < reg_off + tail + 4)
 		return 0;          /* too short to hold registers: ignored */
-	/* The count of NT_PRSTATUS notes is bounded by the file size. */
-	th = realloc(c->threads, (c->nthreads + 1) * sizeof(*th));
-	if (!th)
-		return -ENOMEM;
-	c->threads = th;
+	/* A hostile core can hold hundreds of thousands of tiny notes: more
+	 * threads than any real process are ignored, and the array grows
+	 * geometrically (capacity 16, then the next power of two). */
+	if (c->nthreads >= CORE_MAX_THREADS)
+		return 0;
+	if (c->nthreads == 0 || (c->nthreads >= 16 && !(c->nthreads & (c->nthreads - 1)))) {
+		size_t cap = c->nthreads < 16 ? 16 : 2 * c->nthreads;
+		th = realloc(c->threads, cap * sizeof(*th));
+		if (!th)
+			return -ENOMEM;
+		c->threads = th;
+	}
 	th = &c->threads[c->nthreads++];
 	th->cursig = (int)(int16_t)core_get(c, d + 12, 2);
 	th->tid = (pid_t)(int32_t)core_get(c, d + pid_off, 4);
@@ -337,6 +346,7 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 		r = -ENOMEM;
 		goto fail;
 	}
+	uint64_t notes_end = 0;
 	for (uint64_t i = 0; i < phnum; i++) {
 		const unsigned char *ph = data + phoff + i * phentsize;
 		uint64_t type = core_get(c, ph, 4), off, vaddr, filesz, memsz, flags;
@@ -356,8 +366,11 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 		}
 		if (type == PT_NOTE) {
 			/* A note segment cut by truncation still gives the
-			 * notes before the cut. */
-			if (off < size) {
+			 * notes before the cut.  Segments that overlap one
+			 * already read are skipped: thousands of headers
+			 * pointing at the same notes made parsing quadratic. */
+			if (off < size && off >= notes_end) {
+				notes_end = off + (filesz < size - off ? filesz : size - off);
 				r = parse_notes(c, off, filesz < size - off ? filesz : size - off);
 				if (r < 0)
 					goto fail;
