@@ -1060,12 +1060,21 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 	/* r_debug: int r_version, then r_map (word-aligned). */
 	if (rdebug && core_read(c, rdebug + w, word, w) == 0)
 		lm = core_get(c, word, w);
+	/* A hostile core can make the list loop: every entry is visited
+	 * once (and each costs up to 512 regions of a 4 KiB path). */
+	uint64_t *seen = calloc(MAX_LINK_MAPS, sizeof(*seen));
+	if (!seen)
+		return -ENOMEM;
 	for (size_t i = 0; lm && i < MAX_LINK_MAPS; i++) {
 		/* struct link_map: l_addr, l_name, l_ld, l_next, l_prev. */
 		unsigned char e[4 * 8];
 		uint64_t l_addr, l_name, l_next;
+		bool again = false;
 
-		if (core_read(c, lm, e, 4 * w) < 0)
+		for (size_t j = 0; j < i && !again; j++)
+			again = seen[j] == lm;
+		seen[i] = lm;
+		if (again || core_read(c, lm, e, 4 * w) < 0)
 			break;
 		l_addr = core_get(c, e, w);
 		l_name = core_get(c, e + w, w);
@@ -1076,11 +1085,14 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 			if (at_base && l_addr == at_base)
 				have_ldso = true;
 			r = regions_of_object(o, rs, name, l_addr);
-			if (r < 0)
+			if (r < 0) {
+				free(seen);
 				return r;
+			}
 		}
 		lm = l_next;
 	}
+	free(seen);
 
 	/* No r_debug (static-pie, or the process died before ld.so ran):
 	 * the dynamic linker is at AT_BASE, named by PT_INTERP. */
