@@ -95,7 +95,7 @@ sigchld_setup(void)
 }
 
 uint64_t
-now_ns(void)
+monotonic_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -105,7 +105,7 @@ now_ns(void)
 int
 tracee_wait(pid_t tid, int *status, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? 0 : now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t deadline = timeout_ms < 0 ? 0 : monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
 	for (;;) {
 		pid_t r = waitpid(tid, status, WNOHANG | __WALL);
 		if (r == tid)
@@ -116,7 +116,7 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 			continue;
 		struct timespec ts, *tsp = NULL;
 		if (timeout_ms >= 0) {
-			uint64_t now = now_ns();
+			uint64_t now = monotonic_ns();
 			if (now >= deadline)
 				return 0;
 			uint64_t left = deadline - now;

@@ -32,7 +32,5 @@ uint64_t regs_stack_pointer(const unsigned char *regs, size_t len);
  * attach.  Returns 0 or -errno. */
 int tracee_resume(struct tracee *th, int st);
 
-/* Monotonic clock in nanoseconds. */
-uint64_t now_ns(void);
 
 #endif

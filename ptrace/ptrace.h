@@ -64,6 +64,10 @@ struct ptrace_target {
  * by the window and by the first unreadable page). */
 typedef uint64_t (*stack_end_fn)(void *ctx, uint64_t sp);
 
+/* CLOCK_MONOTONIC in nanoseconds: the clock pauses, ticks and reload
+ * intervals are all measured with. */
+uint64_t monotonic_ns(void);
+
 /* Can process PID be attached at all?  Returns 0, or -ESRCH (no such
  * process), -EINVAL with why filled ("it is a kernel thread (kthreadd)",
  * "it is a zombie ...", "it is stackspy itself"). */

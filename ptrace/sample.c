@@ -136,7 +136,7 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 	}
 
 	boost(true);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 	if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
 		int e = errno;
 		boost(false);
@@ -196,7 +196,7 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 	} else {
 		r = tracee_resume(th, st);
 	}
-	out->pause_ns = now_ns() - t0;
+	out->pause_ns = monotonic_ns() - t0;
 	boost(false);
 	if (err)
 		return err;

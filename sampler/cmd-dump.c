@@ -149,12 +149,8 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		case 'h':
 			dump_usage(stdout);
 			exit(0);
-		case ':':
-			error_msg_and_help("dump", "option '%s' requires an argument", argv[optind - 1]);
 		default:
-			if (optopt)
-				error_msg_and_help("dump", "invalid option -- '%c'", optopt);
-			error_msg_and_help("dump", "unrecognized option '%s'", argv[optind - 1]);
+			option_error_and_help("dump", c, argv);
 		}
 	}
 	if (optind < argc) {
@@ -176,10 +172,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	if (!pid_arg)
 		error_msg_and_help("dump", "no process given: stackspy dump PID");
 	o->npids = parse_pids_or_die("dump", pid_arg, &o->pids);
-	if (!unwind_engine_available(o->engine))
-		error_msg_and_help("dump", "the %s engine cannot be used here: %s",
-				   unwind_engine_name(o->engine),
-				   unwind_engine_unavailable_reason(o->engine));
+	check_engine_or_help("dump", o->engine);
 	if (o->tid && o->npids > 1)
 		error_msg_and_help("dump", "--tid needs a single PID");
 }

@@ -191,35 +191,18 @@ parse_options(int argc, char **argv, struct record_options *o)
 		case 'h':
 			record_usage(stdout);
 			exit(0);
-		case ':':
-			error_msg_and_help("record", "option '%s' requires an argument", argv[optind - 1]);
 		default:
-			if (optopt)
-				error_msg_and_help("record", "invalid option -- '%c'", optopt);
-			error_msg_and_help("record", "unrecognized option '%s'", argv[optind - 1]);
+			option_error_and_help("record", c, argv);
 		}
 	}
-	if (optind < argc) {
-		if (pid_arg)
-			error_msg_and_help("record", "give either -p PID or -- COMMAND, not both");
-		/* getopt stops at "--" or at the first non-option. */
-		o->cfg.argv = argv + optind;
-	}
-	if (!pid_arg && !o->cfg.argv)
-		error_msg_and_help("record", "nothing to record: give -p PID or -- COMMAND");
-	if (pid_arg) {
-		o->cfg.npids = parse_pids_or_die("record", pid_arg, &o->cfg.pids);
-	}
+	parse_target_or_help("record", "record", pid_arg, argc, argv, &o->cfg);
 	if (!o->format_given && o->output) {
 		if (ends_with(o->output, ".svg"))
 			o->format = FORMAT_SVG;
 		else if (ends_with(o->output, ".json"))
 			o->format = FORMAT_SPEEDSCOPE;
 	}
-	if (!unwind_engine_available(o->cfg.engine))
-		error_msg_and_help("record", "the %s engine cannot be used here: %s",
-				   unwind_engine_name(o->cfg.engine),
-				   unwind_engine_unavailable_reason(o->cfg.engine));
+	check_engine_or_help("record", o->cfg.engine);
 }
 
 static int

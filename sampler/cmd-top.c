@@ -181,28 +181,12 @@ parse_options(int argc, char **argv, struct top_options *o)
 		case 'h':
 			top_usage(stdout);
 			exit(0);
-		case ':':
-			error_msg_and_help("top", "option '%s' requires an argument", argv[optind - 1]);
 		default:
-			if (optopt)
-				error_msg_and_help("top", "invalid option -- '%c'", optopt);
-			error_msg_and_help("top", "unrecognized option '%s'", argv[optind - 1]);
+			option_error_and_help("top", c, argv);
 		}
 	}
-	if (optind < argc) {
-		if (pid_arg)
-			error_msg_and_help("top", "give either -p PID or -- COMMAND, not both");
-		o->cfg.argv = argv + optind;
-	}
-	if (!pid_arg && !o->cfg.argv)
-		error_msg_and_help("top", "nothing to watch: give -p PID or -- COMMAND");
-	if (pid_arg) {
-		o->cfg.npids = parse_pids_or_die("top", pid_arg, &o->cfg.pids);
-	}
-	if (!unwind_engine_available(o->cfg.engine))
-		error_msg_and_help("top", "the %s engine cannot be used here: %s",
-				   unwind_engine_name(o->cfg.engine),
-				   unwind_engine_unavailable_reason(o->cfg.engine));
+	parse_target_or_help("top", "watch", pid_arg, argc, argv, &o->cfg);
+	check_engine_or_help("top", o->cfg.engine);
 	/* The thread root frame tells the model which thread a stack is
 	 * from (and its name); the model strips it. */
 	o->cfg.threads = true;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +71,38 @@ parse_pids_or_die(const char *cmd, const char *arg, pid_t **out)
 	if (n < 0)
 		error_msg_and_help(cmd, "invalid PID: '%s'", arg);
 	return n;
+}
+
+void
+option_error_and_help(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		error_msg_and_help(cmd, "option '%s' requires an argument", argv[optind - 1]);
+	if (optopt)
+		error_msg_and_help(cmd, "invalid option -- '%c'", optopt);
+	error_msg_and_help(cmd, "unrecognized option '%s'", argv[optind - 1]);
+}
+
+void
+check_engine_or_help(const char *cmd, enum unwind_engine e)
+{
+	if (!unwind_engine_available(e))
+		error_msg_and_help(cmd, "the %s engine cannot be used here: %s",
+				   unwind_engine_name(e), unwind_engine_unavailable_reason(e));
+}
+
+void
+parse_target_or_help(const char *cmd, const char *what, const char *pid_arg,
+		     int argc, char **argv, struct profiler_config *cfg)
+{
+	if (optind < argc) {
+		if (pid_arg)
+			error_msg_and_help(cmd, "give either -p PID or -- COMMAND, not both");
+		/* getopt stops at "--" or at the first non-option. */
+		cfg->argv = argv + optind;
+	}
+	if (!pid_arg && !cfg->argv)
+		error_msg_and_help(cmd, "nothing to %s: give -p PID or -- COMMAND", what);
+	if (pid_arg)
+		cfg->npids = parse_pids_or_die(cmd, pid_arg, &cfg->pids);
 }

@@ -114,14 +114,6 @@ struct profiler {
 	size_t seq_n, seq_cap;
 };
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- address -> frame id cache ----------------------------------------- */
 
 static uint64_t
@@ -681,7 +673,7 @@ profiler_tick(struct profiler *p)
 		}
 		return 1;
 	}
-	uint64_t now = mono_ns();
+	uint64_t now = monotonic_ns();
 	p->stats.ticks++;
 	p->tick_no++;
 	bool alive = false;
@@ -697,7 +689,7 @@ profiler_tick(struct profiler *p)
 	handle_tracee_events(p);
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
-	uint64_t done = mono_ns();
+	uint64_t done = monotonic_ns();
 	p->next_index++;
 	while (p->start_ns + p->next_index * p->period_ns < done) {
 		p->next_index++;
@@ -712,7 +704,7 @@ profiler_run(struct profiler *p, double seconds)
 {
 	uint64_t end = seconds > 0 ? p->start_ns + (uint64_t)(seconds * 1e9) : 0;
 	while (!stop_signal) {
-		uint64_t now = mono_ns();
+		uint64_t now = monotonic_ns();
 		if (end && now >= end)
 			break;
 		struct pollfd pfd = { .fd = p->epoll_fd, .events = POLLIN };
@@ -902,7 +894,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 		profiler_free(p);
 		return e;
 	}
-	p->rng = (uint64_t)mono_ns() | 1;
+	p->rng = (uint64_t)monotonic_ns() | 1;
 	size_t ok = 0;
 	int last = 0;
 	if (cfg->argv) {
@@ -934,7 +926,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->period_ns = (uint64_t)(1e9 / cfg->rate_hz);
 	if (p->period_ns == 0)
 		p->period_ns = 1;
-	p->start_ns = mono_ns();
+	p->start_ns = monotonic_ns();
 	p->next_index = 0;
 	arm(p);
 	*out = p;
@@ -947,7 +939,7 @@ profiler_stop(struct profiler *p)
 	if (p->stopped)
 		return;
 	p->stopped = true;
-	p->stats.elapsed_s = (double)(mono_ns() - p->start_ns) / 1e9;
+	p->stats.elapsed_s = (double)(monotonic_ns() - p->start_ns) / 1e9;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		if (!ps->attached)
@@ -1010,7 +1002,7 @@ profiler_stats(struct profiler *p)
 {
 	struct profiler_stats *s = &p->stats;
 	if (!p->stopped)
-		s->elapsed_s = (double)(mono_ns() - p->start_ns) / 1e9;
+		s->elapsed_s = (double)(monotonic_ns() - p->start_ns) / 1e9;
 	s->pause_mean_us = s->stopped ? (double)p->pause_sum_ns / 1000.0 / (double)s->stopped : 0;
 	s->pause_max_us = (double)p->pause_max_ns / 1000.0;
 	s->pause_p99_us = 0;

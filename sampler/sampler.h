@@ -158,6 +158,16 @@ const char *profiler_frame_module(const struct profiler *p, uint32_t id);
 /* Print the end-of-run summary on stderr. */
 void profiler_print_summary(struct profiler *p, const struct profiler_config *cfg);
 
+/* getopt_long's ':' (missing argument) or '?' (unknown option) for command
+ * cmd: the usage error, exit 64. */
+void option_error_and_help(const char *cmd, int c, char **argv) __attribute__((noreturn));
+/* A usage error unless engine e can be used here. */
+void check_engine_or_help(const char *cmd, enum unwind_engine e);
+/* record and top: -p PID[,PID...] or -- COMMAND (argv[optind..]), exactly
+ * one of them, into cfg; `what` completes "nothing to ..." when neither. */
+void parse_target_or_help(const char *cmd, const char *what, const char *pid_arg,
+			  int argc, char **argv, struct profiler_config *cfg);
+
 /* ---- commands -------------------------------------------------------------------- */
 
 int cmd_dump(int argc, char **argv);

@@ -171,10 +171,10 @@ assert_detached()
 	}
 }
 
-# ping_target NAME PID: the main thread of a target still works (it answers
-# "ping" with "pong N" and blocks again), so stackspy left it runnable and
-# its read(2) did not fail with EINTR.
-ping_target()
+# ping_answer NAME PID: the main thread of a target still works (it answers
+# "ping" with "pong N"), so stackspy left it runnable and its read(2) did
+# not fail with EINTR.
+ping_answer()
 {
 	_before=$(grep -c '^pong' "$1.out")
 	echo ping > "$1.in"
@@ -191,6 +191,12 @@ ping_target()
 		}
 		sleep 0.01
 	done
+}
+
+# ping_target NAME PID: ping_answer, then every thread is blocked again.
+ping_target()
+{
+	ping_answer "$@"
 	wait_asleep "$2"
 }
 

@@ -172,15 +172,6 @@ assert_progress()
 	assert_detached "$_p"
 }
 
-# ping_ratio NAME PID: the main thread of a ratio target still answers
-# "ping" (it was left runnable and its read(2) did not fail).
-ping_ratio()
-{
-	_before=$(grep -c '^pong' "$1.out")
-	echo ping > "$1.in"
-	_i=0
-	while [ "$(grep -c '^pong' "$1.out")" -le "$_before" ]; do
-		kill -0 "$2" 2>/dev/null || { cat "$1.err"; fail_ "target $1 ($2) died"; }
 		_i=$((_i + 1))
 		[ $_i -lt 1000 ] || { ls_threads "$2"; fail_ "target $1 ($2) does not answer ping"; }
 		sleep 0.01

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include "unwind/unwind-internal.h"
 
@@ -59,14 +58,6 @@ unwind_stop_reason(enum unwind_stop s)
 	case UNWIND_STOP_ISA: return "microMIPS/MIPS16 code is not analysed";
 	}
 	return "?";
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Copy the vdso now: it is the same for the life of the process, and its
@@ -145,7 +136,7 @@ unwind_target_reload_maps(struct unwind_target *t)
 	t->maps = fresh;
 	t->last_map = NULL;
 	t->generation++;
-	t->maps_loaded_ns = mono_ns();
+	t->maps_loaded_ns = monotonic_ns();
 	/* A library may now live where another one was. */
 	cfi_state_flush(t->cfi);
 	return 0;
@@ -176,7 +167,7 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	if (m && addr >= m->start && addr < m->end)
 		return m;
 	m = module_map_find(&t->maps, addr);
-	if (!m && t->pid > 0 && mono_ns() - t->maps_loaded_ns > 100000000u) {
+	if (!m && t->pid > 0 && monotonic_ns() - t->maps_loaded_ns > 100000000u) {
 		/* Mapped since we last looked (dlopen, a new thread's stack):
 		 * re-read, at most ten times a second. */
 		if (unwind_target_reload_maps(t) == 0)
