@@ -1,13 +1,27 @@
-bin_PROGRAMS += stackspy
-stackspy_SOURCES = \
+# sampler/: the commands and the sampling loop, as a library (everything
+# but main.c) so that unit tests can link the profiler's pieces.
+noinst_LIBRARIES += sampler/libsampler.a
+sampler_libsampler_a_SOURCES = \
 	sampler/sampler.h \
-	sampler/main.c \
 	sampler/options.c \
 	sampler/error.c \
 	sampler/signals.c \
 	sampler/cmd-dump.c \
 	sampler/cmd-record.c \
 	sampler/cmd-top.c \
+	sampler/output.c \
+	sampler/profiler-internal.h \
 	sampler/profiler.c \
-	sampler/output.c
-stackspy_LDADD = ui/libui.a collapse/libcollapse.a $(UNWIND_LIBS) $(NCURSES_LIBS) -lm
+	sampler/launch.c \
+	sampler/ticks.c \
+	sampler/sample.c \
+	sampler/threads.c \
+	sampler/task-stat.c \
+	sampler/frames.c \
+	sampler/addr-cache.c \
+	sampler/stats.c
+
+bin_PROGRAMS += stackspy
+stackspy_SOURCES = sampler/main.c
+stackspy_LDADD = sampler/libsampler.a ui/libui.a collapse/libcollapse.a \
+	$(UNWIND_LIBS) $(NCURSES_LIBS) -lm

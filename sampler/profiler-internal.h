@@ -1,0 +1,169 @@
+/* sampler/profiler-internal.h - the pieces of the sampling loop behind
+ * `record` and `top` (sampler.h has its public face), shared by the files
+ * of the profiler and by tests/unit-profiler.c; not for the commands.
+ *
+ *   profiler.c    start, stop, free, accessors
+ *   launch.c      getting the targets: attach to PIDs or launch a command
+ *   ticks.c       the tick timer: deadlines, jitter, missed ticks, the loop
+ *   sample.c      one tick of one process, one thread: stop, unwind, add
+ *   threads.c     the per-process thread table
+ *   task-stat.c   /proc/PID/task/TID/{stat,schedstat}
+ *   frames.c      frame ids of an address (names, modules, inlines)
+ *   addr-cache.c  address -> frame id cache
+ *   stats.c       counters, the pause histogram, the summary
+ */
+#ifndef STACKSPY_PROFILER_INTERNAL_H
+#define STACKSPY_PROFILER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler/sampler.h"
+
+#define STACK_WINDOW      (64 * 1024)
+#define STOP_TIMEOUT_MS   50
+/* A sleeping thread that does not stop in time is in uninterruptible sleep
+ * (D): leave it alone this long.  A runnable one that does not is only
+ * waiting for a CPU, and is tried again next tick. */
+#define UNSTOPPABLE_NS    1000000000u
+/* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
+ * 1 s; the last bucket holds the rest. */
+#define PAUSE_FINE_US     10000u
+#define PAUSE_BUCKETS     (PAUSE_FINE_US + 9900u + 1u)
+/* --idle: a sleeping thread whose CPU time moved less than this since its
+ * last sample has not really run: our own stop costs it 15-30 us of CPU
+ * (measured with schedstat around one sample). */
+#define IDLE_CPU_SLACK_NS 100000u
+/* With --inline, one physical frame can be several: the function holding
+ * the code, then the functions inlined into it at ip (frames.c). */
+#define MAX_INLINE 8
+
+/* Lookup address -> interned frame id, per process.  Names are the slow
+ * part of a sample; most IPs repeat. */
+struct addr_cache {
+	uint64_t *keys;           /* 0 = empty (address 0 is never looked up) */
+	uint32_t *ids;
+	size_t cap, n;
+};
+
+struct thread_state {
+	pid_t tid;                /* 0 = free slot */
+	int stat_fd;
+	int schedstat_fd;
+	uint64_t last_cpu_ns;
+	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
+	size_t last_n;
+	uint32_t root_id;         /* "comm-PID/TID" */
+	char name[64];            /* the comm in root_id */
+	uint64_t skip_until_ns;   /* after a stop timeout */
+	unsigned seen_tick;
+	bool dead;                /* its stat file says it exited: the tid may
+				     come back as a new thread */
+};
+
+struct proc_state {
+	pid_t pid;
+	char comm[64];
+	struct ptrace_target pt;
+	bool attached;
+	bool exited;
+	struct unwind_target *ut;
+	unsigned ut_generation;
+	struct addr_cache names;
+	struct thread_state *threads;  /* open addressing on tid */
+	size_t tcap, tn;
+	uint32_t root_id;         /* "comm-PID" when several processes */
+};
+
+struct profiler {
+	struct profiler_config cfg;
+	struct proc_state *procs;
+	size_t nprocs;
+	struct collapse *stacks;
+	int timer_fd;
+	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
+	uint64_t period_ns;
+	uint64_t start_ns;
+	uint64_t next_index;      /* index k of the next deadline */
+	unsigned tick_no;
+	struct profiler_stats stats;
+	uint32_t *pause_hist;
+	uint64_t pause_sum_ns, pause_max_ns;
+	struct stack_snapshot snap;
+	struct unwind_frame *frames;
+	uint32_t *ids;
+	pid_t child;              /* launch mode */
+	int child_status;
+	uint64_t rng;
+	profiler_hook hook;
+	void *hook_arg;
+	char **frame_modules;     /* frame id -> module basename (top's column) */
+	size_t nframe_modules;
+	bool stopped;
+	size_t nattached;
+	uint32_t *seq;            /* --inline: per-address id lists */
+	size_t seq_n, seq_cap;
+};
+
+/* ---- addr-cache.c ---------------------------------------------------------- */
+
+uint64_t hash64(uint64_t x);
+void addr_cache_clear(struct addr_cache *c);
+bool addr_cache_get(const struct addr_cache *c, uint64_t key, uint32_t *id);
+/* Out of memory leaves key uncached: only slower. */
+void addr_cache_put(struct addr_cache *c, uint64_t key, uint32_t id);
+
+/* ---- threads.c ------------------------------------------------------------- */
+
+void thread_state_release(struct thread_state *ts);
+/* The state of thread th, created (with its root frame) on first sight or
+ * when its tid was recycled; NULL when out of memory. */
+struct thread_state *thread_state_get(struct profiler *p, struct proc_state *ps,
+				      const struct tracee *th);
+/* Drop the states of threads not seen in this tick. */
+void thread_table_sweep(struct proc_state *ps, unsigned tick);
+/* State letter of the thread now, from its open stat file; 0 if gone.
+ * With --threads, the name in the same line renames the root. */
+char thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
+/* CPU time of the thread (schedstat), 0 when unknown. */
+uint64_t thread_cpu_ns(struct thread_state *ts);
+
+/* ---- task-stat.c ----------------------------------------------------------- */
+
+/* Opens /proc/PID/task/TID/name read-only; returns the fd or -1. */
+int task_file_open(pid_t pid, pid_t tid, const char *name);
+/* The fields of a stat line that we use: returns the state letter, or 0
+ * if line is not a stat line; *comm and *comm_len give the name between
+ * the parentheses (*comm NULL when there is none). */
+char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
+
+/* ---- frames.c -------------------------------------------------------------- */
+
+void root_name(char *buf, size_t len, const char *comm, pid_t pid, pid_t tid);
+/* The frame ids of the physical frame at ip into out, root first: one,
+ * or with --inline up to MAX_INLINE.  Returns how many. */
+size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,
+		 uint32_t *out);
+
+/* ---- sample.c -------------------------------------------------------------- */
+
+/* One tick of one process: every thread it has now. */
+void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
+
+/* ---- ticks.c --------------------------------------------------------------- */
+
+/* Arm the timer for the next deadline. */
+void tick_arm(struct profiler *p);
+
+/* ---- launch.c -------------------------------------------------------------- */
+
+int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
+int launch(struct profiler *p, struct proc_state *ps);
+
+/* ---- stats.c --------------------------------------------------------------- */
+
+void record_pause(struct profiler *p, uint64_t ns);
+
+#endif

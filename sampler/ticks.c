@@ -1,0 +1,133 @@
+/* sampler/ticks.c - the tick timer and the loop.  Ticks follow absolute
+ * deadlines (one-shot TFD_TIMER_ABSTIME timers, base + k * period, with a
+ * small random jitter so that we cannot run in lock step with a timer of
+ * the target); a tick that overruns the next deadline counts it as
+ * missed. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler/profiler-internal.h"
+
+static uint64_t
+rng_next(struct profiler *p)
+{
+	p->rng ^= p->rng << 13;
+	p->rng ^= p->rng >> 7;
+	p->rng ^= p->rng << 17;
+	return p->rng;
+}
+
+/* Arm the timer for deadline k: base + k * period, plus a jitter of up to
+ * +-1/8 period that does not accumulate. */
+void
+tick_arm(struct profiler *p)
+{
+	uint64_t jitter_span = p->period_ns / 4;
+	int64_t jitter = jitter_span ? (int64_t)(rng_next(p) % jitter_span) - (int64_t)(jitter_span / 2) : 0;
+	uint64_t at = p->start_ns + p->next_index * p->period_ns + (uint64_t)((int64_t)0 + jitter);
+	struct itimerspec its;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(at / 1000000000u);
+	its.it_value.tv_nsec = (long)(at % 1000000000u);
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(p->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+int
+profiler_fd(const struct profiler *p)
+{
+	return p->epoll_fd;
+}
+
+/* Stops between ticks: a signal to a thread (it waits in its
+ * signal-delivery-stop until we hand the signal on), or the late stop of a
+ * sample that timed out.  Handled as they come, not at the next tick. */
+static bool
+handle_tracee_events(struct profiler *p)
+{
+	bool alive = false;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		if (!ps->attached || ps->exited)
+			continue;
+		ptrace_target_poll(&ps->pt);
+		alive = true;
+	}
+	return alive;
+}
+
+void
+profiler_poll_events(struct profiler *p)
+{
+	handle_tracee_events(p);
+}
+
+int
+profiler_tick(struct profiler *p)
+{
+	uint64_t expirations;
+	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN) {
+		/* Woken by a tracee event, or spuriously. */
+		if (!handle_tracee_events(p)) {
+			/* Nobody left to collect the SIGCHLD that woke us. */
+			struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
+			char buf[128];
+			while (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && read(pfd.fd, buf, sizeof(buf)) > 0)
+				;
+		}
+		return 1;
+	}
+	uint64_t now = monotonic_ns();
+	p->stats.ticks++;
+	p->tick_no++;
+	bool alive = false;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		if (!ps->attached || ps->exited)
+			continue;
+		profiler_sample_process(p, ps, now);
+		alive |= !ps->exited;
+	}
+	/* Stops that came in during the tick (a signal to a thread sampled
+	 * earlier in it) are handed on now, not a period later. */
+	handle_tracee_events(p);
+	/* Next deadline: the first one still ahead; the ones we ran past
+	 * are missed ticks, counted, not silently dropped. */
+	uint64_t done = monotonic_ns();
+	p->next_index++;
+	while (p->start_ns + p->next_index * p->period_ns < done) {
+		p->next_index++;
+		p->stats.missed_ticks++;
+	}
+	tick_arm(p);
+	return alive ? 1 : 0;
+}
+
+void
+profiler_run(struct profiler *p, double seconds)
+{
+	uint64_t end = seconds > 0 ? p->start_ns + (uint64_t)(seconds * 1e9) : 0;
+	while (!stop_signal) {
+		uint64_t now = monotonic_ns();
+		if (end && now >= end)
+			break;
+		struct pollfd pfd = { .fd = p->epoll_fd, .events = POLLIN };
+		int timeout = -1;
+		if (end) {
+			uint64_t left_ms = (end - now) / 1000000u + 1;
+			timeout = left_ms > 1000 ? 1000 : (int)left_ms;
+		}
+		int r = poll(&pfd, 1, timeout);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0 && profiler_tick(p) == 0)
+			break;
+	}
+}
