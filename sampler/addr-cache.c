@@ -5,16 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
-
-uint64_t
-hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
 
 void
 addr_cache_clear(struct addr_cache *c)
@@ -29,7 +21,7 @@ addr_cache_get(const struct addr_cache *c, uint64_t key, uint32_t *id)
 {
 	if (!c->cap)
 		return false;
-	for (size_t i = hash64(key) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+	for (size_t i = collapse_hash64(key) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
 		if (c->keys[i] == key) {
 			*id = c->ids[i];
 			return true;
@@ -57,7 +49,7 @@ addr_cache_put(struct addr_cache *c, uint64_t key, uint32_t id)
 		addr_cache_clear(c);
 		*c = g;
 	}
-	size_t i = hash64(key) & (c->cap - 1);
+	size_t i = collapse_hash64(key) & (c->cap - 1);
 	while (c->keys[i] && c->keys[i] != key)
 		i = (i + 1) & (c->cap - 1);
 	if (!c->keys[i])

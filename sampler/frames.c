@@ -3,27 +3,11 @@
  * address (addr-cache.c). */
 #include "config.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
-
-void
-root_name(char *buf, size_t len, const char *comm, pid_t pid, pid_t tid)
-{
-	if (tid)
-		snprintf(buf, len, "%s-%d/%d", comm, (int)pid, (int)tid);
-	else
-		snprintf(buf, len, "%s-%d", comm, (int)pid);
-	/* perf's stackcollapse: spaces in thread names become underscores;
-	 * so do control characters, which the folded writer would turn into
-	 * spaces. */
-	for (char *c = buf; *c; c++)
-		if (*c == ' ' || (unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '_';
-}
 
 /* The first module a frame name was seen in (names are interned without
  * it); only on a name's first sight, so the cost is per name, not per
@@ -42,10 +26,8 @@ frame_module_note(struct profiler *p, uint32_t id, const char *module)
 		p->frame_modules = v;
 		p->nframe_modules = n;
 	}
-	if (!p->frame_modules[id]) {
-		const char *base = strrchr(module, '/');
-		p->frame_modules[id] = strdup(base ? base + 1 : module);
-	}
+	if (!p->frame_modules[id])
+		p->frame_modules[id] = strdup(collapse_module_basename(module));
 }
 
 /* The interned name of the physical frame at ip (no cache). */
@@ -54,18 +36,9 @@ frame_name_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool calle
 {
 	struct unwind_symbol sym;
 	char buf[512];
-	const char *name;
 	unwind_symbolize(ps->ut, ip, caller, p->cfg.sym_flags, &sym);
-	if (sym.function) {
-		name = sym.function;
-	} else if (sym.module) {
-		const char *base = strrchr(sym.module, '/');
-		snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : sym.module);
-		name = buf;
-	} else {
-		name = "[unknown]";
-	}
-	int r = collapse_intern(p->stacks, name);
+	int r = collapse_intern(p->stacks, collapse_name_frame(buf, sizeof(buf), sym.function,
+								sym.module));
 	uint32_t id = r < 0 ? 0 : (uint32_t)r;
 	if (r >= 0 && sym.module)
 		frame_module_note(p, id, sym.module);
@@ -95,8 +68,8 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 		char name[512];
 		if (!sf[k].inlined || !sf[k].function)
 			continue;
-		snprintf(name, sizeof(name), "%s_[i]", sf[k].function);
-		int r = collapse_intern(p->stacks, name);
+		int r = collapse_intern(p->stacks, collapse_name_inline(name, sizeof(name),
+									sf[k].function));
 		if (r >= 0)
 			out[n++] = (uint32_t)r;
 	}

@@ -54,7 +54,7 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		fclose(f);
 	}
 	char name[160];
-	root_name(name, sizeof(name), ps->comm, pid, 0);
+	collapse_name_root(name, sizeof(name), ps->comm, pid, 0);
 	int id = collapse_intern(p->stacks, name);
 	ps->root_id = id < 0 ? 0 : (uint32_t)id;
 	return 0;

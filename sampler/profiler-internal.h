@@ -109,7 +109,6 @@ struct profiler {
 
 /* ---- addr-cache.c ---------------------------------------------------------- */
 
-uint64_t hash64(uint64_t x);
 void addr_cache_clear(struct addr_cache *c);
 bool addr_cache_get(const struct addr_cache *c, uint64_t key, uint32_t *id);
 /* Out of memory leaves key uncached: only slower. */
@@ -141,7 +140,6 @@ char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
 
 /* ---- frames.c -------------------------------------------------------------- */
 
-void root_name(char *buf, size_t len, const char *comm, pid_t pid, pid_t tid);
 /* The frame ids of the physical frame at ip into out, root first: one,
  * or with --inline up to MAX_INLINE.  Returns how many. */
 size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,

@@ -25,7 +25,7 @@ thread_state_release(struct thread_state *ts)
 static struct thread_state *
 thread_slot(struct proc_state *ps, pid_t tid)
 {
-	for (size_t i = hash64((uint64_t)tid) & (ps->tcap - 1);; i = (i + 1) & (ps->tcap - 1))
+	for (size_t i = collapse_hash64((uint64_t)tid) & (ps->tcap - 1);; i = (i + 1) & (ps->tcap - 1))
 		if (ps->threads[i].tid == tid || ps->threads[i].tid == 0)
 			return &ps->threads[i];
 }
@@ -91,7 +91,7 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	ts->schedstat_fd = p->cfg.idle ? task_file_open(ps->pid, th->tid, "schedstat") : -1;
 	char name[160];
 	snprintf(ts->name, sizeof(ts->name), "%s", th->name);
-	root_name(name, sizeof(name), th->name, ps->pid, th->tid);
+	collapse_name_root(name, sizeof(name), th->name, ps->pid, th->tid);
 	int id = collapse_intern(p->stacks, name);
 	ts->root_id = id < 0 ? 0 : (uint32_t)id;
 	ps->tn++;
@@ -113,7 +113,7 @@ thread_rename(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	memcpy(ts->name, comm, len);
 	ts->name[len] = '\0';
 	char name[160];
-	root_name(name, sizeof(name), ts->name, ps->pid, ts->tid);
+	collapse_name_root(name, sizeof(name), ts->name, ps->pid, ts->tid);
 	int id = collapse_intern(p->stacks, name);
 	if (id >= 0)
 		ts->root_id = (uint32_t)id;

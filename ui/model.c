@@ -90,17 +90,6 @@ struct ui_model {
 	size_t cmark;
 };
 
-static uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /* ---- u64_map ------------------------------------------------------------ */
 
 static void
@@ -124,7 +113,7 @@ u64_map_get(const struct u64_map *h, uint64_t key, uint32_t *val)
 {
 	if (!h->cap)
 		return false;
-	for (size_t i = mix64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+	for (size_t i = collapse_hash64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
 		if (h->keys[i] == key) {
 			*val = h->vals[i];
 			return true;
@@ -153,7 +142,7 @@ u64_map_put(struct u64_map *h, uint64_t key, uint32_t val)
 		u64_map_free(h);
 		*h = g;
 	}
-	size_t i = mix64(key) & (h->cap - 1);
+	size_t i = collapse_hash64(key) & (h->cap - 1);
 	while (h->keys[i] != UINT64_MAX && h->keys[i] != key)
 		i = (i + 1) & (h->cap - 1);
 	if (h->keys[i] == UINT64_MAX)
@@ -319,9 +308,9 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids,
 static uint64_t
 stack_hash(uint32_t thread, const uint32_t *ids, size_t n)
 {
-	uint64_t h = mix64(thread + 0x9e3779b97f4a7c15ULL);
+	uint64_t h = collapse_hash64(thread + 0x9e3779b97f4a7c15ULL);
 	for (size_t i = 0; i < n; i++)
-		h = mix64(h ^ ids[i]) + i;
+		h = collapse_hash64(h ^ ids[i]) + i;
 	return h | 1;
 }
 
