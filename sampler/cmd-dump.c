@@ -16,7 +16,7 @@
 
 #include "sampler/sampler.h"
 
-#define DEFAULT_WINDOW   (64 * 1024)
+#define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per thread */
 #define DEFAULT_DEPTH    256
 #define MAX_DEPTH        4096
 #define STOP_TIMEOUT_MS  250
@@ -249,7 +249,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			p->nthreads++;
 			continue;
 		}
-		r = ptrace_sample(&pt, th, DEFAULT_WINDOW, unwind_target_stack_end, ut,
+		r = ptrace_sample(&pt, th, STACK_WINDOW_BYTES, unwind_target_stack_end, ut,
 				  STOP_TIMEOUT_MS, PTRACE_SAMPLE_DETACH, &snaps[p->nthreads]);
 		d->pause_us = (double)snaps[p->nthreads].pause_ns / 1000.0;
 		if (r == -ESRCH) {

@@ -60,8 +60,8 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 		memcpy(out, &p->seq[at + 1], p->seq[at] * sizeof(*out));
 		return p->seq[at];
 	}
-	struct unwind_source_frame sf[MAX_INLINE];
-	int ns = unwind_source(ps->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE);
+	struct unwind_source_frame sf[MAX_INLINE_PER_FRAME];
+	int ns = unwind_source(ps->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE_PER_FRAME);
 	size_t n = 0;
 	out[n++] = frame_name_id(p, ps, ip, caller);
 	for (int k = ns - 2; k >= 0; k--) {
@@ -91,7 +91,8 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 }
 
 /* The frame ids of the physical frame at ip, root first: one, or with
- * --inline up to MAX_INLINE.  Names are cached per lookup address. */
+ * --inline up to MAX_INLINE_PER_FRAME.  Names are cached per lookup
+ * address. */
 size_t
 frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller, uint32_t *out)
 {

@@ -22,7 +22,7 @@
 
 #include "sampler/sampler.h"
 
-#define STACK_WINDOW      (64 * 1024)
+#define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per sample */
 #define STOP_TIMEOUT_MS   50
 /* A sleeping thread that does not stop in time is in uninterruptible sleep
  * (D): leave it alone this long.  A runnable one that does not is only
@@ -38,7 +38,7 @@
 #define IDLE_CPU_SLACK_NS 100000u
 /* With --inline, one physical frame can be several: the function holding
  * the code, then the functions inlined into it at ip (frames.c). */
-#define MAX_INLINE 8
+#define MAX_INLINE_PER_FRAME 8
 
 /* Lookup address -> interned frame id, per process.  Names are the slow
  * part of a sample; most IPs repeat. */
@@ -56,7 +56,7 @@ struct thread_state {
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;
 	uint32_t root_id;         /* "comm-PID/TID" */
-	char name[64];            /* the comm in root_id */
+	char name[64];            /* its comm as last read (root_id's) */
 	uint64_t skip_until_ns;   /* after a stop timeout */
 	unsigned seen_tick;
 	bool dead;                /* its stat file says it exited: the tid may
@@ -124,7 +124,7 @@ struct thread_state *thread_state_get(struct profiler *p, struct proc_state *ps,
 /* Drop the states of threads not seen in this tick. */
 void thread_table_sweep(struct proc_state *ps, unsigned tick);
 /* State letter of the thread now, from its open stat file; 0 if gone.
- * With --threads, the name in the same line renames the root. */
+ * The name in the same line renames the thread (and its --threads root). */
 char thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
 /* CPU time of the thread (schedstat), 0 when unknown. */
 uint64_t thread_cpu_ns(struct thread_state *ts);
@@ -141,7 +141,7 @@ char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
 /* ---- frames.c -------------------------------------------------------------- */
 
 /* The frame ids of the physical frame at ip into out, root first: one,
- * or with --inline up to MAX_INLINE.  Returns how many. */
+ * or with --inline up to MAX_INLINE_PER_FRAME.  Returns how many. */
 size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,
 		 uint32_t *out);
 

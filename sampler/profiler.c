@@ -42,7 +42,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->stacks = collapse_new();
 	p->pause_hist = calloc(PAUSE_BUCKETS, sizeof(*p->pause_hist));
 	p->frames = calloc((size_t)cfg->max_depth, sizeof(*p->frames));
-	p->ids = calloc((size_t)cfg->max_depth * MAX_INLINE + 2, sizeof(*p->ids));
+	p->ids = calloc((size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2, sizeof(*p->ids));
 	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (!p->procs || !p->stacks || !p->pause_hist || !p->frames || !p->ids || p->timer_fd < 0) {
 		int e = errno ? -errno : -ENOMEM;

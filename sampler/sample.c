@@ -18,8 +18,9 @@ add_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 	if (collapse_add(p->stacks, ids, n, 1) < 0)
 		return;
 	p->stats.samples++;
-	if (p->hook)
-		p->hook(p->hook_arg, ps->pid, ts->tid, ids, n);
+	size_t roots = (p->nprocs > 1) + p->cfg.threads;
+	if (p->hook && n > roots)
+		p->hook(p->hook_arg, ps->pid, ts->tid, ts->name, ids + roots, n - roots);
 }
 
 static void
@@ -48,7 +49,7 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 		}
 	}
 
-	int r = ptrace_sample(&ps->pt, th, STACK_WINDOW, unwind_target_stack_end, ps->ut,
+	int r = ptrace_sample(&ps->pt, th, STACK_WINDOW_BYTES, unwind_target_stack_end, ps->ut,
 			      STOP_TIMEOUT_MS, 0, &p->snap);
 	if (r == -ESRCH)
 		return;

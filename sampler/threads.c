@@ -99,9 +99,10 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	return ts;
 }
 
-/* --threads: the thread's name as of now.  A new thread often names
- * itself (pthread_setname_np) just after we seized it under its creator's
- * name; the root must follow (tests/record-threads.test). */
+/* The thread's name as of now.  A new thread often names itself
+ * (pthread_setname_np) just after we seized it under its creator's name;
+ * --threads' root and top's thread list must follow
+ * (tests/record-threads.test). */
 static void
 thread_rename(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 	      const char *comm, size_t len)
@@ -112,6 +113,8 @@ thread_rename(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		return;
 	memcpy(ts->name, comm, len);
 	ts->name[len] = '\0';
+	if (!p->cfg.threads)
+		return;
 	char name[160];
 	collapse_name_root(name, sizeof(name), ts->name, ps->pid, ts->tid);
 	int id = collapse_intern(p->stacks, name);
@@ -132,7 +135,7 @@ thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state 
 	const char *comm;
 	size_t len;
 	char state = task_stat_parse(buf, &comm, &len);
-	if (state && p->cfg.threads && comm)
+	if (state && comm)
 		thread_rename(p, ps, ts, comm, len);
 	return state;
 }

@@ -24,9 +24,8 @@
 
 struct model_thread {
 	pid_t pid, tid;
-	bool has_name;
-	uint32_t name_id;         /* the profiler's "comm-PID/TID" root */
-	char fallback[32];        /* without a root frame: "PID/TID" */
+	char name[96];            /* "comm-PID/TID" as of its first sample,
+				   * "PID/TID" without a name */
 	uint64_t samples;
 };
 
@@ -62,7 +61,6 @@ struct u64_map {
 
 struct ui_model {
 	const struct collapse *names;
-	size_t roots;
 	unsigned window_s;
 	ui_module_fn module;
 	void *module_arg;
@@ -173,8 +171,8 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 /* ---- life ------------------------------------------------------------------ */
 
 struct ui_model *
-ui_model_new(const struct collapse *names, size_t roots, unsigned window_s,
-	     ui_module_fn module, void *module_arg)
+ui_model_new(const struct collapse *names, unsigned window_s, ui_module_fn module,
+	     void *module_arg)
 {
 	if (window_s < 1)
 		window_s = 1;
@@ -182,7 +180,6 @@ ui_model_new(const struct collapse *names, size_t roots, unsigned window_s,
 	if (!m)
 		return NULL;
 	m->names = names;
-	m->roots = roots;
 	m->window_s = window_s;
 	m->module = module;
 	m->module_arg = module_arg;
@@ -282,7 +279,7 @@ bucket_add(struct ui_model *m, uint32_t stack)
 /* ---- adding ------------------------------------------------------------------ */
 
 static int
-thread_index(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids,
+thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 	     uint32_t *out)
 {
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
@@ -296,11 +293,11 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids,
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	if (m->roots) {
-		t->has_name = true;
-		t->name_id = ids[m->roots - 1];
-	}
-	snprintf(t->fallback, sizeof(t->fallback), "%d/%d", (int)pid, (int)tid);
+	/* Named as --threads names its root frames. */
+	if (thread_name)
+		collapse_name_root(t->name, sizeof(t->name), thread_name, pid, tid);
+	else
+		snprintf(t->name, sizeof(t->name), "%d/%d", (int)pid, (int)tid);
 	*out = (uint32_t)m->nthreads++;
 	return 0;
 }
@@ -377,14 +374,15 @@ stack_index(struct ui_model *m, uint32_t thread, const uint32_t *ids, size_t n)
 }
 
 int
-ui_model_add(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids, size_t n)
+ui_model_add(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
+	     const uint32_t *ids, size_t n)
 {
-	if (n <= m->roots)
+	if (n == 0)
 		return 0;
 	uint32_t thread;
-	if (thread_index(m, pid, tid, ids, &thread) < 0)
+	if (thread_index(m, pid, tid, thread_name, &thread) < 0)
 		return -ENOMEM;
-	long si = stack_index(m, thread, ids + m->roots, n - m->roots);
+	long si = stack_index(m, thread, ids, n);
 	if (si < 0)
 		return -ENOMEM;
 	m->stacks[si].count++;
@@ -395,9 +393,10 @@ ui_model_add(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids, size
 }
 
 void
-ui_model_hook(void *arg, pid_t pid, pid_t tid, const uint32_t *ids, size_t n)
+ui_model_hook(void *arg, pid_t pid, pid_t tid, const char *thread_name, const uint32_t *ids,
+	      size_t n)
 {
-	ui_model_add(arg, pid, tid, ids, n);
+	ui_model_add(arg, pid, tid, thread_name, ids, n);
 }
 
 void
@@ -435,8 +434,7 @@ ui_model_thread(const struct ui_model *m, size_t i, pid_t *tid, uint64_t *sample
 		*tid = t->tid;
 	if (samples)
 		*samples = t->samples;
-	const char *name = t->has_name ? collapse_frame_name(m->names, t->name_id) : NULL;
-	return name ? name : t->fallback;
+	return t->name;
 }
 
 const char *
