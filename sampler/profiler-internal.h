@@ -40,6 +40,22 @@
  * the code, then the functions inlined into it at ip (frames.c). */
 #define MAX_INLINE_PER_FRAME 8
 
+/* The pause of every stopped thread-sample (stats.c), for the mean, the
+ * p99 and the maximum of the summary. */
+struct pause_hist {
+	uint32_t *buckets;        /* PAUSE_BUCKETS of them */
+	uint64_t n, sum_ns, max_ns;
+};
+
+/* Tick deadlines (ticks.c): deadline k is start + k * period, plus a
+ * jitter that does not accumulate. */
+struct tick_clock {
+	uint64_t start_ns;
+	uint64_t period_ns;
+	uint64_t next_index;      /* k of the next deadline */
+	uint64_t rng;             /* xorshift state of the jitter, never 0 */
+};
+
 /* Lookup address -> interned frame id, per process.  Names are the slow
  * part of a sample; most IPs repeat. */
 struct addr_cache {
@@ -84,19 +100,15 @@ struct profiler {
 	struct collapse *stacks;
 	int timer_fd;
 	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
-	uint64_t period_ns;
-	uint64_t start_ns;
-	uint64_t next_index;      /* index k of the next deadline */
+	struct tick_clock ticks;
 	unsigned tick_no;
 	struct profiler_stats stats;
-	uint32_t *pause_hist;
-	uint64_t pause_sum_ns, pause_max_ns;
+	struct pause_hist pauses;
 	struct stack_snapshot snap;
 	struct unwind_frame *frames;
 	uint32_t *ids;
 	pid_t child;              /* launch mode */
 	int child_status;
-	uint64_t rng;
 	profiler_hook hook;
 	void *hook_arg;
 	char **frame_modules;     /* frame id -> module basename (top's column) */
@@ -152,6 +164,15 @@ void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t
 
 /* ---- ticks.c --------------------------------------------------------------- */
 
+/* Ticks at rate_hz from now_ns on (deadline 0 is now). */
+void tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns);
+/* The next deadline: base + k * period plus a jitter of up to +-1/8
+ * period (so that we cannot run in lock step with a timer of the
+ * target); draws the jitter. */
+uint64_t tick_clock_deadline(struct tick_clock *c);
+/* After a tick that ended at done_ns: moves to the first deadline still
+ * ahead and returns how many it passed (missed ticks). */
+uint64_t tick_clock_advance(struct tick_clock *c, uint64_t done_ns);
 /* Arm the timer for the next deadline. */
 void tick_arm(struct profiler *p);
 
@@ -162,6 +183,14 @@ int launch(struct profiler *p, struct proc_state *ps);
 
 /* ---- stats.c --------------------------------------------------------------- */
 
-void record_pause(struct profiler *p, uint64_t ns);
+/* Returns 0 or -ENOMEM. */
+int pause_hist_init(struct pause_hist *h);
+void pause_hist_release(struct pause_hist *h);
+void pause_hist_add(struct pause_hist *h, uint64_t ns);
+/* Mean, 99th percentile and maximum in microseconds, 0 when empty.  The
+ * p99 is the upper edge of its bucket, never above the maximum (nor below
+ * it in the open-ended last bucket). */
+void pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us,
+			double *max_us);
 
 #endif

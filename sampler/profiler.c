@@ -40,16 +40,15 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->nprocs = cfg->argv ? 1 : (size_t)cfg->npids;
 	p->procs = calloc(p->nprocs, sizeof(*p->procs));
 	p->stacks = collapse_new();
-	p->pause_hist = calloc(PAUSE_BUCKETS, sizeof(*p->pause_hist));
+	int hist = pause_hist_init(&p->pauses);
 	p->frames = calloc((size_t)cfg->max_depth, sizeof(*p->frames));
 	p->ids = calloc((size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2, sizeof(*p->ids));
 	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!p->procs || !p->stacks || !p->pause_hist || !p->frames || !p->ids || p->timer_fd < 0) {
+	if (!p->procs || !p->stacks || hist < 0 || !p->frames || !p->ids || p->timer_fd < 0) {
 		int e = errno ? -errno : -ENOMEM;
 		profiler_free(p);
 		return e;
 	}
-	p->rng = (uint64_t)monotonic_ns() | 1;
 	size_t ok = 0;
 	int last = 0;
 	if (cfg->argv) {
@@ -78,11 +77,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 		profiler_free(p);
 		return e;
 	}
-	p->period_ns = (uint64_t)(1e9 / cfg->rate_hz);
-	if (p->period_ns == 0)
-		p->period_ns = 1;
-	p->start_ns = monotonic_ns();
-	p->next_index = 0;
+	tick_clock_init(&p->ticks, cfg->rate_hz, monotonic_ns());
 	tick_arm(p);
 	*out = p;
 	return 0;
@@ -94,7 +89,7 @@ profiler_stop(struct profiler *p)
 	if (p->stopped)
 		return;
 	p->stopped = true;
-	p->stats.elapsed_s = (double)(monotonic_ns() - p->start_ns) / 1e9;
+	p->stats.elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / 1e9;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		if (!ps->attached)
@@ -134,7 +129,7 @@ profiler_free(struct profiler *p)
 		free(p->frame_modules[i]);
 	free(p->frame_modules);
 	collapse_free(p->stacks);
-	free(p->pause_hist);
+	pause_hist_release(&p->pauses);
 	free(p->frames);
 	free(p->ids);
 	free(p->seq);

@@ -64,7 +64,7 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 		return;
 	}
 	p->stats.stopped++;
-	record_pause(p, p->snap.pause_ns);
+	pause_hist_add(&p->pauses, p->snap.pause_ns);
 
 	/* The thread runs again: the rest is ours. */
 	enum unwind_stop stop;

@@ -3,49 +3,69 @@
  * end-of-run summary. */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sampler/profiler-internal.h"
 
+int
+pause_hist_init(struct pause_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->buckets = calloc(PAUSE_BUCKETS, sizeof(*h->buckets));
+	return h->buckets ? 0 : -ENOMEM;
+}
+
 void
-record_pause(struct profiler *p, uint64_t ns)
+pause_hist_release(struct pause_hist *h)
+{
+	free(h->buckets);
+	h->buckets = NULL;
+}
+
+void
+pause_hist_add(struct pause_hist *h, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
 	uint64_t b = us < PAUSE_FINE_US ? us : PAUSE_FINE_US + (us - PAUSE_FINE_US) / 100;
-	p->pause_hist[b < PAUSE_BUCKETS ? b : PAUSE_BUCKETS - 1]++;
-	p->pause_sum_ns += ns;
-	if (ns > p->pause_max_ns)
-		p->pause_max_ns = ns;
+	h->buckets[b < PAUSE_BUCKETS ? b : PAUSE_BUCKETS - 1]++;
+	h->n++;
+	h->sum_ns += ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
 }
 
+void
+pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us, double *max_us)
+{
+	*mean_us = h->n ? (double)h->sum_ns / 1000.0 / (double)h->n : 0;
+	*max_us = (double)h->max_ns / 1000.0;
+	*p99_us = 0;
+	uint64_t want = h->n - h->n / 100, seen = 0;
+	for (size_t i = 0; h->n && i < PAUSE_BUCKETS; i++) {
+		seen += h->buckets[i];
+		if (seen >= want) {
+			double edge = i < PAUSE_FINE_US ? (double)(i + 1)
+				: (double)PAUSE_FINE_US + 100.0 * (double)(i - PAUSE_FINE_US + 1);
+			*p99_us = i == PAUSE_BUCKETS - 1 ? *max_us : fmin(edge, *max_us);
+			break;
+		}
+	}
+}
 
 const struct profiler_stats *
 profiler_stats(struct profiler *p)
 {
 	struct profiler_stats *s = &p->stats;
 	if (!p->stopped)
-		s->elapsed_s = (double)(monotonic_ns() - p->start_ns) / 1e9;
-	s->pause_mean_us = s->stopped ? (double)p->pause_sum_ns / 1000.0 / (double)s->stopped : 0;
-	s->pause_max_us = (double)p->pause_max_ns / 1000.0;
-	s->pause_p99_us = 0;
-	uint64_t want = s->stopped - s->stopped / 100, seen = 0;
-	for (size_t i = 0; s->stopped && i < PAUSE_BUCKETS; i++) {
-		seen += p->pause_hist[i];
-		if (seen >= want) {
-			/* The bucket's upper edge, but never above the maximum
-			 * (nor below it in the open-ended last bucket). */
-			double edge = i < PAUSE_FINE_US ? (double)(i + 1)
-				: (double)PAUSE_FINE_US + 100.0 * (double)(i - PAUSE_FINE_US + 1);
-			s->pause_p99_us = i == PAUSE_BUCKETS - 1 ? s->pause_max_us
-				: fmin(edge, s->pause_max_us);
-			break;
-		}
-	}
+		s->elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / 1e9;
+	pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us, &s->pause_max_us);
 	return s;
 }
-
 
 void
 profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)

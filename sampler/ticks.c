@@ -14,23 +14,50 @@
 
 #include "sampler/profiler-internal.h"
 
-static uint64_t
-rng_next(struct profiler *p)
+void
+tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns)
 {
-	p->rng ^= p->rng << 13;
-	p->rng ^= p->rng >> 7;
-	p->rng ^= p->rng << 17;
-	return p->rng;
+	c->period_ns = (uint64_t)(1e9 / rate_hz);
+	if (c->period_ns == 0)
+		c->period_ns = 1;
+	c->start_ns = now_ns;
+	c->next_index = 0;
+	c->rng = now_ns | 1;
 }
 
-/* Arm the timer for deadline k: base + k * period, plus a jitter of up to
- * +-1/8 period that does not accumulate. */
+static uint64_t
+rng_next(struct tick_clock *c)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return c->rng;
+}
+
+uint64_t
+tick_clock_deadline(struct tick_clock *c)
+{
+	uint64_t jitter_span = c->period_ns / 4;
+	int64_t jitter = jitter_span ? (int64_t)(rng_next(c) % jitter_span) - (int64_t)(jitter_span / 2) : 0;
+	return c->start_ns + c->next_index * c->period_ns + (uint64_t)jitter;
+}
+
+uint64_t
+tick_clock_advance(struct tick_clock *c, uint64_t done_ns)
+{
+	uint64_t missed = 0;
+	c->next_index++;
+	while (c->start_ns + c->next_index * c->period_ns < done_ns) {
+		c->next_index++;
+		missed++;
+	}
+	return missed;
+}
+
 void
 tick_arm(struct profiler *p)
 {
-	uint64_t jitter_span = p->period_ns / 4;
-	int64_t jitter = jitter_span ? (int64_t)(rng_next(p) % jitter_span) - (int64_t)(jitter_span / 2) : 0;
-	uint64_t at = p->start_ns + p->next_index * p->period_ns + (uint64_t)((int64_t)0 + jitter);
+	uint64_t at = tick_clock_deadline(&p->ticks);
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = (time_t)(at / 1000000000u);
@@ -100,12 +127,7 @@ profiler_tick(struct profiler *p)
 	handle_tracee_events(p);
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
-	uint64_t done = monotonic_ns();
-	p->next_index++;
-	while (p->start_ns + p->next_index * p->period_ns < done) {
-		p->next_index++;
-		p->stats.missed_ticks++;
-	}
+	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
 	tick_arm(p);
 	return alive ? 1 : 0;
 }
@@ -113,7 +135,7 @@ profiler_tick(struct profiler *p)
 void
 profiler_run(struct profiler *p, double seconds)
 {
-	uint64_t end = seconds > 0 ? p->start_ns + (uint64_t)(seconds * 1e9) : 0;
+	uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * 1e9) : 0;
 	while (!stop_signal) {
 		uint64_t now = monotonic_ns();
 		if (end && now >= end)
