@@ -368,8 +368,8 @@ test_frame_names(void)
 	char small[8];
 	CHECK(strcmp(collapse_name_root(small, sizeof(small), "abcdef", 123, 0), "abcdef-") == 0);
 	/* what the folded writer changes on the way out; roots need nothing */
-	char s[] = "a;b\nc d";
-	CHECK(collapse_sanitize_frame(s) == 2 && strcmp(s, "a:b c d") == 0);
+	char s[] = "a;b\nc d\x7f";
+	CHECK(collapse_sanitize_frame(s) == 3 && strcmp(s, "a:b c d ") == 0);
 	collapse_name_root(buf, sizeof(buf), "x y\x01", 1, 2);
 	CHECK(collapse_sanitize_frame(buf) == 0);
 }
