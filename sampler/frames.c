@@ -1,6 +1,6 @@
 /* sampler/frames.c - the frame ids of an address: symbol or module name,
  * --inline's inlined functions, the module column of top; cached per
- * address (addr-cache.c). */
+ * address (proc_state.names). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -56,7 +56,7 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 {
 	uint64_t key = caller ? ip - 1 : ip;
 	uint32_t at;
-	if (key && addr_cache_get(&ps->names, key, &at)) {
+	if (key && collapse_map_get(&ps->names, key, &at)) {
 		memcpy(out, &p->seq[at + 1], p->seq[at] * sizeof(*out));
 		return p->seq[at];
 	}
@@ -84,7 +84,8 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 		}
 		p->seq[p->seq_n] = (uint32_t)n;
 		memcpy(&p->seq[p->seq_n + 1], out, n * sizeof(*out));
-		addr_cache_put(&ps->names, key, (uint32_t)p->seq_n);
+		/* out of memory: uncached, only slower */
+		collapse_map_put(&ps->names, key, (uint32_t)p->seq_n);
 		p->seq_n += n + 1;
 	}
 	return n;
@@ -99,10 +100,10 @@ frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller, u
 	if (p->cfg.inline_frames)
 		return frame_ids_inline(p, ps, ip, caller, out);
 	uint64_t key = caller ? ip - 1 : ip;
-	if (key && addr_cache_get(&ps->names, key, out))
+	if (key && collapse_map_get(&ps->names, key, out))
 		return 1;
 	out[0] = frame_name_id(p, ps, ip, caller);
 	if (key)
-		addr_cache_put(&ps->names, key, out[0]);
+		collapse_map_put(&ps->names, key, out[0]);
 	return 1;
 }

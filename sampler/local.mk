@@ -18,7 +18,6 @@ sampler_libsampler_a_SOURCES = \
 	sampler/threads.c \
 	sampler/task-stat.c \
 	sampler/frames.c \
-	sampler/addr-cache.c \
 	sampler/stats.c
 
 bin_PROGRAMS += stackspy

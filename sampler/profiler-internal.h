@@ -7,9 +7,8 @@
  *   ticks.c       the tick timer: deadlines, jitter, missed ticks, the loop
  *   sample.c      one tick of one process, one thread: stop, unwind, add
  *   threads.c     the per-process thread table
- *   task-stat.c   /proc/PID/task/TID/{stat,schedstat}
+ *   task-stat.c   /proc/PID/task/TID/ files: opening, the stat line
  *   frames.c      frame ids of an address (names, modules, inlines)
- *   addr-cache.c  address -> frame id cache
  *   stats.c       counters, the pause histogram, the summary
  */
 #ifndef STACKSPY_PROFILER_INTERNAL_H
@@ -20,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
 #define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per sample */
@@ -56,14 +56,6 @@ struct tick_clock {
 	uint64_t rng;             /* xorshift state of the jitter, never 0 */
 };
 
-/* Lookup address -> interned frame id, per process.  Names are the slow
- * part of a sample; most IPs repeat. */
-struct addr_cache {
-	uint64_t *keys;           /* 0 = empty (address 0 is never looked up) */
-	uint32_t *ids;
-	size_t cap, n;
-};
-
 struct thread_state {
 	pid_t tid;                /* 0 = free slot */
 	int stat_fd;
@@ -87,7 +79,9 @@ struct proc_state {
 	bool exited;
 	struct unwind_target *ut;
 	unsigned ut_generation;
-	struct addr_cache names;
+	struct collapse_map names;     /* lookup address -> frame id (or, with
+					  --inline, index in seq): names are the
+					  slow part of a sample; most IPs repeat */
 	struct thread_state *threads;  /* open addressing on tid */
 	size_t tcap, tn;
 	uint32_t root_id;         /* "comm-PID" when several processes */
@@ -118,13 +112,6 @@ struct profiler {
 	uint32_t *seq;            /* --inline: per-address id lists */
 	size_t seq_n, seq_cap;
 };
-
-/* ---- addr-cache.c ---------------------------------------------------------- */
-
-void addr_cache_clear(struct addr_cache *c);
-bool addr_cache_get(const struct addr_cache *c, uint64_t key, uint32_t *id);
-/* Out of memory leaves key uncached: only slower. */
-void addr_cache_put(struct addr_cache *c, uint64_t key, uint32_t id);
 
 /* ---- threads.c ------------------------------------------------------------- */
 

@@ -118,7 +118,7 @@ profiler_free(struct profiler *p)
 		struct proc_state *ps = &p->procs[i];
 		ptrace_target_free(&ps->pt);
 		unwind_target_free(ps->ut);
-		addr_cache_clear(&ps->names);
+		collapse_map_free(&ps->names);
 		for (size_t j = 0; j < ps->tcap; j++)
 			if (ps->threads[j].tid)
 				thread_state_release(&ps->threads[j]);

@@ -74,7 +74,7 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 		return;
 	}
 	if (unwind_target_generation(ps->ut) != ps->ut_generation) {
-		addr_cache_clear(&ps->names);
+		collapse_map_reset(&ps->names);
 		ps->ut_generation = unwind_target_generation(ps->ut);
 	}
 	size_t n = 0;
@@ -107,7 +107,7 @@ reopen_after_exec(struct proc_state *ps)
 	unwind_target_free(ps->ut);
 	ps->ut = ut;
 	ps->ut_generation = unwind_target_generation(ut);
-	addr_cache_clear(&ps->names);
+	collapse_map_reset(&ps->names);
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)ps->pid);
 	FILE *f = fopen(path, "re");

@@ -1,5 +1,6 @@
-/* sampler/task-stat.c - the /proc files of a thread that each tick reads:
- * stat (state letter and name) and, with --idle, schedstat (CPU time). */
+/* sampler/task-stat.c - the /proc files of a thread that each tick reads
+ * (stat; with --idle, schedstat), and the stat line's state letter and
+ * name. */
 #include "config.h"
 
 #include <fcntl.h>

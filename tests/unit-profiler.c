@@ -1,10 +1,11 @@
 /* tests/unit-profiler.c - the pieces of the sampling loop that need no
- * target: the address cache, the thread table (growth, sweep, recycled
+ * target: the address cache (collapse_map), the thread table (growth, sweep, recycled
  * tids, renames from the stat line), stat-line parsing, the pause
  * histogram and its p99, tick deadlines and missed ticks, and the rules
  * of a folded line the profiler names frames with. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,35 +27,47 @@ static int failures;
 		}                                                                \
 	} while (0)
 
-/* ---- address cache ------------------------------------------------------ */
+/* ---- the address cache (a collapse_map) ----------------------------------- */
 
 static void
 test_addr_cache(void)
 {
-	struct addr_cache c;
+	struct collapse_map c;
 	memset(&c, 0, sizeof(c));
 	uint32_t id = 7;
-	CHECK(!addr_cache_get(&c, 0x1000, &id));
+	CHECK(!collapse_map_get(&c, 0x1000, &id));
 	CHECK(id == 7);
-	/* past the first size (1024 slots at half load), with keys that
-	 * share their low bits */
-	for (uint64_t i = 1; i <= 5000; i++)
-		addr_cache_put(&c, i << 12, (uint32_t)i);
+	/* many growths, with keys that share their low bits (addresses),
+	 * and address 0 */
+	bool all = true;
+	for (uint64_t i = 0; i < 5000; i++)
+		all &= collapse_map_put(&c, i << 12, (uint32_t)i) == 0;
+	CHECK(all);
 	CHECK(c.n == 5000);
 	CHECK(c.cap >= 2 * c.n);
-	bool all = true;
-	for (uint64_t i = 1; i <= 5000; i++)
-		all &= addr_cache_get(&c, i << 12, &id) && id == (uint32_t)i;
+	for (uint64_t i = 0; i < 5000; i++)
+		all &= collapse_map_get(&c, i << 12, &id) && id == (uint32_t)i;
 	CHECK(all);
-	CHECK(!addr_cache_get(&c, 5001u << 12, &id));
-	CHECK(!addr_cache_get(&c, (1u << 12) + 1, &id));
+	CHECK(!collapse_map_get(&c, 5000u << 12, &id));
+	CHECK(!collapse_map_get(&c, (1u << 12) + 1, &id));
 	/* a key put again is replaced, not added */
-	addr_cache_put(&c, 3u << 12, 99);
+	CHECK(collapse_map_put(&c, 3u << 12, 99) == 0);
 	CHECK(c.n == 5000);
-	CHECK(addr_cache_get(&c, 3u << 12, &id) && id == 99);
-	addr_cache_clear(&c);
-	CHECK(c.n == 0 && c.cap == 0);
-	CHECK(!addr_cache_get(&c, 3u << 12, &id));
+	CHECK(collapse_map_get(&c, 3u << 12, &id) && id == 99);
+	/* the empty-slot marker is not a key */
+	CHECK(collapse_map_put(&c, COLLAPSE_MAP_NO_KEY, 1) == -EINVAL);
+	CHECK(!collapse_map_get(&c, COLLAPSE_MAP_NO_KEY, &id));
+	CHECK(c.n == 5000);
+	/* reset keeps the memory, free does not; both empty it */
+	size_t cap = c.cap;
+	collapse_map_reset(&c);
+	CHECK(c.n == 0 && c.cap == cap);
+	CHECK(!collapse_map_get(&c, 3u << 12, &id));
+	CHECK(collapse_map_put(&c, 3u << 12, 5) == 0);
+	CHECK(collapse_map_get(&c, 3u << 12, &id) && id == 5 && c.n == 1);
+	collapse_map_free(&c);
+	CHECK(c.n == 0 && c.cap == 0 && !c.keys);
+	CHECK(!collapse_map_get(&c, 3u << 12, &id));
 }
 
 /* ---- /proc/PID/task/TID/stat ---------------------------------------------- */

@@ -52,13 +52,6 @@ struct bucket {
 	size_t n, cap;
 };
 
-/* Open addressing, uint64 key -> uint32 value; key UINT64_MAX is empty. */
-struct u64_map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n;
-};
-
 struct ui_model {
 	const struct collapse *names;
 	unsigned window_s;
@@ -67,7 +60,7 @@ struct ui_model {
 
 	struct model_thread *threads;
 	size_t nthreads, cthreads;
-	struct u64_map thread_map;        /* pid << 32 | tid -> index */
+	struct collapse_map thread_map;   /* pid << 32 | tid -> index */
 
 	struct model_stack *stacks;
 	size_t nstacks, cstacks;
@@ -83,72 +76,10 @@ struct ui_model {
 	/* query scratch */
 	struct ui_row *rows;
 	size_t crows;
-	struct u64_map row_map;
+	struct collapse_map row_map;
 	uint32_t *mark;
 	size_t cmark;
 };
-
-/* ---- u64_map ------------------------------------------------------------ */
-
-static void
-u64_map_clear(struct u64_map *h)
-{
-	if (h->keys)
-		memset(h->keys, 0xff, h->cap * sizeof(*h->keys));
-	h->n = 0;
-}
-
-static void
-u64_map_free(struct u64_map *h)
-{
-	free(h->keys);
-	free(h->vals);
-	memset(h, 0, sizeof(*h));
-}
-
-static bool
-u64_map_get(const struct u64_map *h, uint64_t key, uint32_t *val)
-{
-	if (!h->cap)
-		return false;
-	for (size_t i = collapse_hash64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
-		if (h->keys[i] == key) {
-			*val = h->vals[i];
-			return true;
-		}
-		if (h->keys[i] == UINT64_MAX)
-			return false;
-	}
-}
-
-static int
-u64_map_put(struct u64_map *h, uint64_t key, uint32_t val)
-{
-	if (2 * (h->n + 1) > h->cap) {
-		struct u64_map g = { .cap = h->cap ? 2 * h->cap : 64 };
-		g.keys = malloc(g.cap * sizeof(*g.keys));
-		g.vals = malloc(g.cap * sizeof(*g.vals));
-		if (!g.keys || !g.vals) {
-			free(g.keys);
-			free(g.vals);
-			return -ENOMEM;
-		}
-		u64_map_clear(&g);
-		for (size_t i = 0; i < h->cap; i++)
-			if (h->keys[i] != UINT64_MAX)
-				u64_map_put(&g, h->keys[i], h->vals[i]);
-		u64_map_free(h);
-		*h = g;
-	}
-	size_t i = collapse_hash64(key) & (h->cap - 1);
-	while (h->keys[i] != UINT64_MAX && h->keys[i] != key)
-		i = (i + 1) & (h->cap - 1);
-	if (h->keys[i] == UINT64_MAX)
-		h->n++;
-	h->keys[i] = key;
-	h->vals[i] = val;
-	return 0;
-}
 
 /* ---- growth -------------------------------------------------------------- */
 
@@ -200,12 +131,12 @@ ui_model_free(struct ui_model *m)
 		free(m->ring[i].e);
 	free(m->ring);
 	free(m->threads);
-	u64_map_free(&m->thread_map);
+	collapse_map_free(&m->thread_map);
 	free(m->stacks);
 	free(m->slots);
 	free(m->pool);
 	free(m->rows);
-	u64_map_free(&m->row_map);
+	collapse_map_free(&m->row_map);
 	free(m->mark);
 	free(m);
 }
@@ -283,11 +214,11 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 	     uint32_t *out)
 {
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
-	if (u64_map_get(&m->thread_map, key, out))
+	if (collapse_map_get(&m->thread_map, key, out))
 		return 0;
 	if (m->nthreads >= UINT32_MAX - 1 ||
 	    grow((void **)&m->threads, &m->cthreads, m->nthreads + 1, sizeof(*m->threads)) < 0 ||
-	    u64_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
+	    collapse_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
 		return -ENOMEM;
 	struct model_thread *t = &m->threads[m->nthreads];
 	memset(t, 0, sizeof(*t));
@@ -537,7 +468,7 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 	memset(out, 0, sizeof(*out));
 	if (marks_prepare(m) < 0)
 		return -ENOMEM;
-	u64_map_clear(&m->row_map);
+	collapse_map_reset(&m->row_map);
 	size_t nrows = 0;
 	for (size_t si = 0; si < m->nstacks; si++) {
 		const struct model_stack *s = &m->stacks[si];
@@ -556,9 +487,9 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 			m->mark[id] = (uint32_t)(si + 1);
 			uint64_t key = tkey << 32 | id;
 			uint32_t r;
-			if (!u64_map_get(&m->row_map, key, &r)) {
+			if (!collapse_map_get(&m->row_map, key, &r)) {
 				if (grow((void **)&m->rows, &m->crows, nrows + 1, sizeof(*m->rows)) < 0 ||
-				    u64_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
+				    collapse_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
 					return -ENOMEM;
 				r = (uint32_t)nrows++;
 				m->rows[r] = (struct ui_row){
