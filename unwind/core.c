@@ -52,15 +52,9 @@
 uint64_t
 core_get(const struct core_file *c, const unsigned char *p, size_t size)
 {
-	uint64_t v = 0;
-
 	if (size == 0)
 		size = c->elf_class == ELFCLASS64 ? 8 : 4;
-	for (size_t i = 0; i < size; i++) {
-		size_t k = c->big_endian ? i : size - 1 - i;
-		v = (v << 8) | p[k];
-	}
-	return v;
+	return arch_get_uint(p, size, c->big_endian);
 }
 
 static size_t
@@ -72,12 +66,8 @@ word_size(const struct core_file *c)
 bool
 core_file_native(const struct core_file *c)
 {
-#if defined(__x86_64__)
-	return c->machine == EM_X86_64 && c->elf_class == ELFCLASS64 && !c->big_endian;
-#else
-	(void)c;
-	return false;
-#endif
+	const struct arch *a = arch_from_elf(c->machine, c->elf_class, c->big_endian);
+	return a && a == arch_host() && a->fp_chain;
 }
 
 /* ---- parsing -------------------------------------------------------------- */
@@ -109,16 +99,15 @@ cmp_file_map(const void *a, const void *b)
 }
 
 /* NT_PRSTATUS: pr_pid and pr_reg sit at fixed offsets per class
- * (elf_siginfo, pr_cursig, pr_sigpend, pr_sighold, then pr_pid; pr_reg after
- * four timevals); pr_reg runs up to the int pr_fpvalid at the end (padded
- * to 8 on 64-bit).  x86-64: 336 bytes, pr_reg 216; MIPS o32: 256, 180. */
+ * (arch/arch.h); pr_reg runs up to the int pr_fpvalid at the end (padded
+ * to 8 on 64-bit).  Its size per architecture is in the arch/ tables. */
 #define CORE_MAX_THREADS 65536
 
 static int
 parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
 {
-	size_t pid_off = c->elf_class == ELFCLASS64 ? 32 : 24;
-	size_t reg_off = c->elf_class == ELFCLASS64 ? 112 : 72;
+	size_t pid_off = ARCH_PR_PID_OFFSET(c->elf_class == ELFCLASS64);
+	size_t reg_off = ARCH_PR_REG_OFFSET(c->elf_class == ELFCLASS64);
 	size_t tail = c->elf_class == ELFCLASS64 ? 8 : 4;
 	struct core_thread *th;
 
@@ -137,7 +126,7 @@ parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
 		c->threads = th;
 	}
 	th = &c->threads[c->nthreads++];
-	th->cursig = (int)(int16_t)core_get(c, d + 12, 2);
+	th->cursig = (int)(int16_t)core_get(c, d + ARCH_PR_CURSIG_OFFSET, 2);
 	th->tid = (pid_t)(int32_t)core_get(c, d + pid_off, 4);
 	th->regs = d + reg_off;
 	th->regs_len = len - reg_off - tail;

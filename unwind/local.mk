@@ -8,8 +8,6 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/symtab.c \
 	unwind/memory.c \
 	unwind/core.c \
-	unwind/arch-x86_64.c \
-	unwind/arch-mips.c \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-cfi.c
@@ -20,5 +18,5 @@ endif
 EXTRA_DIST += unwind/source.c
 
 # What every program linking unwind/ needs.
-UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a \
+UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a \
 	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS)

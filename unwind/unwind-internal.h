@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch/arch.h"
 #include "unwind/unwind.h"
 
 /* ---- memory map (maps.c) ------------------------------------------------ */
@@ -181,18 +182,13 @@ struct memory_reader {
 
 /* Copy len bytes at target address addr into buf.  Returns 0 or -EFAULT. */
 int memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len);
-/* Read one word of the target's size and byte order (a big-endian MIPS
- * core on a little-endian host), zero-extended.  Returns 0 or -EFAULT. */
-int memory_read_word(struct memory_reader *r, uint64_t addr, uint64_t *out);
-/* Read a 32-bit value (an instruction) in the target's byte order. */
-int memory_read_u32(struct memory_reader *r, uint64_t addr, uint32_t *out);
 
 /* ---- core files (core.c) ------------------------------------------------- */
 
 /* The reader knows no architecture: it parses ELFCLASS32 and ELFCLASS64
  * cores of either byte order and hands out each thread's pr_reg bytes as
- * they are in the file (the core's byte order); arch code interprets them
- * (arch_regs_from_prstatus for x86-64, engine-mips.c for MIPS). */
+ * they are in the file (the core's byte order); arch/ interprets them
+ * (arch_regs_from_prstatus with the table of the core's e_machine). */
 
 struct core_segment {             /* one PT_LOAD of the core */
 	uint64_t vaddr, memsz;
@@ -278,7 +274,7 @@ struct unwind_target {
 	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
 	unsigned generation;      /* bumped by every maps reload */
 	struct core_file *core;   /* core-file target (pid 0), else NULL */
-	const struct arch_ops *arch;  /* NULL: from core, else arch_host() */
+	const struct arch *arch;  /* NULL: from core, else arch_host() */
 	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
 };
 
@@ -297,61 +293,23 @@ static inline void source_cache_free(struct source_cache *c) { (void)c; }
  * NULL for anonymous memory).  NULL if addr is unmapped. */
 struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
 
-/* ---- registers (arch-*.c) ----------------------------------------------- */
+/* ---- the target's architecture (unwind.c) ------------------------------- */
 
-/* x86-64: DWARF numbering 0..16 (16 = rip).  MIPS: r0..r31, 32 = pc (the
- * MIPS DWARF numbering has no pc register; see arch-mips.c). */
-#define UNWIND_NREGS 40
-
-struct unwind_regs {
-	uint64_t r[UNWIND_NREGS];
-	uint64_t valid;           /* bit i: r[i] is known */
-};
-
-/* What the target's architecture decides: the host's for live processes,
- * from e_machine/EI_CLASS/EI_DATA for a core file.  It is what lets a MIPS
- * core be unwound on an x86-64 host. */
-struct arch_ops {
-	const char *name;
-	unsigned e_machine;       /* EM_X86_64, EM_MIPS */
-	unsigned word_size;       /* 4 or 8 bytes */
-	bool big_endian;
-	int reg_ip, reg_sp, reg_fp, reg_ra;   /* -1: no such register */
-	/* The pr_reg bytes of NT_PRSTATUS (what PTRACE_GETREGSET returns), in
-	 * the target's byte order, to registers.  Returns 0 or -EINVAL. */
-	int (*regs_from_prstatus)(const unsigned char *raw, size_t len,
-				  struct unwind_regs *out);
-};
-
-extern const struct arch_ops arch_x86_64;                /* arch-x86_64.c */
-extern const struct arch_ops arch_mipsel, arch_mips_be;  /* arch-mips.c: o32 */
-
-/* The architecture of processes on this host (unwind.c). */
-const struct arch_ops *arch_host(void);
-/* The ops for an ELF e_machine, EI_CLASS (ELFCLASS32/64) and big-endian
- * flag, or NULL if stackspy cannot unwind it (unwind.c). */
-const struct arch_ops *arch_from_elf(unsigned e_machine, int ei_class,
-				     bool big_endian);
-/* The target's architecture: t->arch, else the core's, else the host's. */
-const struct arch_ops *unwind_target_arch(struct unwind_target *t);
-
-/* DWARF numbers of the special registers on this host. */
-extern const int arch_reg_ip, arch_reg_sp, arch_reg_fp;
-
-/* Raw NT_PRSTATUS to DWARF-numbered registers.  Returns 0 or -EINVAL. */
-int arch_regs_from_prstatus(const unsigned char *raw, size_t len,
-			    struct unwind_regs *out);
+/* The arch/ table of the target: from e_machine/EI_CLASS/EI_DATA for a
+ * core file (what lets a MIPS core be unwound on an x86-64 host), else the
+ * host's.  NULL when stackspy has no table for it: every engine is then
+ * unavailable, with ARCH_UNSUPPORTED_REASON. */
+const struct arch *unwind_target_arch(struct unwind_target *t);
 
 /* ---- engines ------------------------------------------------------------- */
 
 struct unwinder {
-	const char *name;
 	enum unwind_how first_how;  /* how frames[0] is labelled */
 	/* Append frames after frames[0] (filled by the caller from regs, *n
 	 * is 1) up to max; regs is the innermost frame's registers and is
 	 * consumed.  Returns the stop reason. */
 	enum unwind_stop (*walk)(struct unwind_target *t, struct memory_reader *mr,
-				 struct unwind_regs *regs, struct unwind_frame *frames,
+				 struct arch_regs *regs, struct unwind_frame *frames,
 				 int *n, int max);
 };
 
@@ -363,7 +321,7 @@ extern const struct unwinder unwinder_mips;   /* engine-mips.c */
 /* engine-mips.c: one step of the MIPS prologue-analysis unwinder, pure
  * code over callbacks so tests/unit-mips.c runs it on instruction arrays. */
 struct mips_env {
-	const struct arch_ops *arch;
+	const struct arch *arch;
 	void *ctx;
 	/* Read len bytes at addr.  0 or -EFAULT. */
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
@@ -380,7 +338,7 @@ struct mips_env {
  * known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
  * *signal when the frame was a sigreturn trampoline (the caller's pc is
  * then exact, not a return address). */
-int mips_step(const struct mips_env *env, struct unwind_regs *regs,
+int mips_step(const struct mips_env *env, struct arch_regs *regs,
 	      bool *signal, enum unwind_stop *stop);
 
 /* engine-cfi.c: the libunwind address space and per-module table cache. */
@@ -392,6 +350,6 @@ void cfi_state_flush(struct cfi_state *c);
 /* One frame-pointer step from regs (ip, sp, fp updated).  Returns 0, or the
  * stop reason when the chain ends or is not plausible. */
 int fp_step(struct unwind_target *t, struct memory_reader *mr,
-	    struct unwind_regs *regs, enum unwind_stop *stop);
+	    struct arch_regs *regs, enum unwind_stop *stop);
 
 #endif

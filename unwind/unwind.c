@@ -195,31 +195,7 @@ unwind_target_stack_end(void *target, uint64_t sp)
 	return m ? m->end : 0;
 }
 
-const struct arch_ops *
-arch_host(void)
-{
-#if defined(__mips__) && defined(_ABIO32) && _MIPS_SIM == _ABIO32
-# if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return &arch_mips_be;
-# else
-	return &arch_mipsel;
-# endif
-#else
-	return &arch_x86_64;
-#endif
-}
-
-const struct arch_ops *
-arch_from_elf(unsigned e_machine, int ei_class, bool big_endian)
-{
-	if (e_machine == EM_X86_64 && ei_class == ELFCLASS64 && !big_endian)
-		return &arch_x86_64;
-	if (e_machine == EM_MIPS && ei_class == ELFCLASS32)
-		return big_endian ? &arch_mips_be : &arch_mipsel;
-	return NULL;
-}
-
-const struct arch_ops *
+const struct arch *
 unwind_target_arch(struct unwind_target *t)
 {
 	if (!t->arch && t->core)
@@ -228,21 +204,26 @@ unwind_target_arch(struct unwind_target *t)
 	return t->arch ? t->arch : arch_host();
 }
 
-/* The fp and cfi engines only know the host's registers; the mips engine
- * is pure code and runs on any host. */
+/* The fp and cfi engines read the registers of processes on this host
+ * (cfi through libunwind, built for the host only); the mips engine is
+ * pure code and runs on any host. */
 static const struct unwinder *
-engine_unwinder(enum unwind_engine e, const struct arch_ops *a)
+engine_unwinder(enum unwind_engine e, const struct arch *a)
 {
-	bool native = a == arch_host() && a->e_machine == EM_X86_64;
+	if (!a)
+		return NULL;
+	bool native = a == arch_host();
+	bool fp = native && a->fp_chain;
+	bool cfi = native && a->libunwind_slots && unwinder_cfi.walk;
 	switch (e) {
-	case UNWIND_ENGINE_FP: return native ? &unwinder_fp : NULL;
-	case UNWIND_ENGINE_CFI: return native && unwinder_cfi.walk ? &unwinder_cfi : NULL;
+	case UNWIND_ENGINE_FP: return fp ? &unwinder_fp : NULL;
+	case UNWIND_ENGINE_CFI: return cfi ? &unwinder_cfi : NULL;
 	case UNWIND_ENGINE_AUTO:
 		if (a->e_machine == EM_MIPS)
 			return &unwinder_mips;
-		if (!native)
-			return NULL;
-		return unwinder_auto.walk ? &unwinder_auto : &unwinder_fp;
+		if (cfi && unwinder_auto.walk)
+			return a->fp_chain ? &unwinder_auto : &unwinder_cfi;
+		return fp ? &unwinder_fp : NULL;
 	case UNWIND_ENGINE_MIPS: return a->e_machine == EM_MIPS ? &unwinder_mips : NULL;
 	}
 	return NULL;
@@ -259,9 +240,11 @@ unwind_engine_unavailable_reason(enum unwind_engine e)
 {
 	if (unwind_engine_available(e))
 		return NULL;
+	if (!arch_host())
+		return ARCH_UNSUPPORTED_REASON;
 	if (e == UNWIND_ENGINE_MIPS)
 		return "it unwinds MIPS code (MIPS processes, or MIPS core files with dump --core)";
-	if (e == UNWIND_ENGINE_CFI)
+	if (e == UNWIND_ENGINE_CFI && !unwinder_cfi.walk)
 		return "stackspy was built without libunwind";
 	return "not supported on this architecture";
 }
@@ -271,12 +254,12 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	    const struct stack_snapshot *s, struct unwind_frame *frames, int max,
 	    enum unwind_stop *stop)
 {
-	struct unwind_regs regs;
+	struct arch_regs regs;
 	struct memory_reader mr = { .target = t, .snap = s };
-	const struct arch_ops *a = unwind_target_arch(t);
+	const struct arch *a = unwind_target_arch(t);
 	const struct unwinder *u = engine_unwinder(e, a);
 	*stop = UNWIND_STOP_UNSUPPORTED;
-	if (!u || max <= 0 || a->regs_from_prstatus(s->regs, s->regs_len, &regs) < 0)
+	if (!u || max <= 0 || arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
 		return 0;
 	int n = 1;
 	frames[0].ip = regs.r[a->reg_ip];
