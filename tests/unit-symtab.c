@@ -1059,6 +1059,47 @@ static void test_edges(struct elf_cache *c)
 	CHECK(elf_image_lookup(NULL, 0, 0, NULL) == NULL, "NULL image");
 }
 
+/* A mapping held during a public call survives a reload of the map
+ * (unwind-internal.h, "Who owns what"): the old array is retired, not
+ * freed, until the outermost call returns; module names outlive reloads. */
+static void test_reload_lifetime(void)
+{
+	int err = 0;
+	struct unwind_target *t = unwind_target_open(getpid(), &err);
+	CHECK(t != NULL, "unwind_target_open(self): %s", strerror(-err));
+	if (!t)
+		return;
+	uint64_t addr = (uint64_t)(uintptr_t)&test_reload_lifetime;
+	struct unwind_symbol sym;
+	CHECK(unwind_symbolize(t, addr, false, 0, &sym) == 0 && sym.module,
+	      "symbolize self");
+	const char *module = sym.module;
+	char *copy = module ? strdup(module) : NULL;
+
+	target_enter(t);
+	struct mapping *m = unwind_target_mapping(t, addr);
+	CHECK(m != NULL, "own code mapped");
+	struct mapping *old_v = t->maps.v;
+	uint64_t start = m ? m->start : 0;
+	unsigned gen = unwind_target_generation(t);
+	CHECK(unwind_target_reload_maps(t) == 0, "reload while busy");
+	CHECK(unwind_target_generation(t) != gen, "reload bumps the generation");
+	CHECK(t->nretired == 1 && t->retired[0].v == old_v,
+	      "old map retired, not freed, while a call runs");
+	CHECK(m && m->start == start && m->path, "held mapping still readable");
+	target_leave(t);
+	CHECK(t->nretired == 0, "retired maps freed at the safe point");
+
+	CHECK(unwind_target_reload_maps(t) == 0 && t->nretired == 0,
+	      "reload outside a call frees at once");
+	CHECK(module && copy && strcmp(module, copy) == 0,
+	      "module name survives reloads");
+	CHECK(unwind_symbolize(t, addr, false, 0, &sym) == 0 && sym.module == module,
+	      "module names are interned");
+	free(copy);
+	unwind_target_free(t);
+}
+
 int main(void)
 {
 	struct module_map mm;
@@ -1082,6 +1123,7 @@ int main(void)
 	test_libc_debug(&cache, &mm);
 	test_vdso(&mm);
 	test_edges(&cache);
+	test_reload_lifetime();
 	elf_cache_free(&cache);
 	module_map_free(&mm);
 

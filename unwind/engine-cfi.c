@@ -176,14 +176,12 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	       int need_unwind_info, void *arg)
 {
 	struct cfi_ctx *ctx = arg;
-	struct mapping *found = unwind_target_mapping(ctx->t, ip);
-	if (!found || !found->image || !found->bias_known)
+	/* Reading the table may re-read the memory map (a read that misses
+	 * it); m stays valid all the same until unwind_walk returns
+	 * (unwind-internal.h, "Who owns what"). */
+	const struct mapping *m = unwind_target_mapping(ctx->t, ip);
+	if (!m || !m->image || !m->bias_known)
 		return -UNW_ENOINFO;
-	/* A copy: reading the table may re-read the memory map (a read that
-	 * misses it), which frees the array `found` points into.  The image
-	 * itself stays cached. */
-	struct mapping mcopy = *found;
-	const struct mapping *m = &mcopy;
 	struct cfi_table *tb = table_for(ctx->t->cfi, ctx->mr, m);
 	if (!tb || !tb->usable)
 		return -UNW_ENOINFO;

@@ -3,6 +3,8 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/unwind.h \
 	unwind/unwind-internal.h \
 	unwind/unwind.c \
+	unwind/target.c \
+	unwind/symbolize.c \
 	unwind/maps.c \
 	unwind/elf-image.c \
 	unwind/symtab.c \

@@ -258,13 +258,34 @@ uint64_t core_get(const struct core_file *c, const unsigned char *p, size_t size
 /* Is this core for the architecture the fp/cfi engines unwind (the host's)? */
 bool core_file_native(const struct core_file *c);
 
-/* ---- the target (unwind.c) ---------------------------------------------- */
+/* ---- the target (target.c) ---------------------------------------------- */
+
+/* Who owns what (the public side is in unwind.h):
+ *
+ * - The target owns its memory map (maps), the ELF images (elves, which
+ *   outlive any map: a mapping's image pointer stays valid until
+ *   unwind_target_free), the vdso copy, the perf map, the DWARF handles and
+ *   the interned module names.
+ * - A struct mapping (from unwind_target_mapping or module_map_find on
+ *   t->maps) is an element of the current map array.  A reload (a lookup
+ *   that misses, at most ten times a second, or unwind_target_reload_maps)
+ *   replaces that array; while a public call is running (t->busy > 0) the
+ *   old array is only retired and is freed when the outermost public call
+ *   returns.  So a mapping pointer is valid until the public call that
+ *   obtained it returns, and never beyond: keep values, not the pointer,
+ *   across calls.  Every public entry point that can reach
+ *   unwind_target_mapping brackets its work with target_enter/leave.
+ */
 
 struct cfi_state;
+struct name_pool;
 
 struct unwind_target {
 	pid_t pid;
 	struct module_map maps;
+	struct module_map *retired;  /* replaced while busy, freed at leave */
+	size_t nretired, retired_cap;
+	unsigned busy;            /* depth of public calls running on t */
 	struct elf_cache elves;
 	struct elf_image *vdso;   /* copy taken at open, or NULL */
 	uint64_t vdso_start, vdso_end;
@@ -276,7 +297,22 @@ struct unwind_target {
 	struct core_file *core;   /* core-file target (pid 0), else NULL */
 	const struct arch *arch;  /* NULL: from core, else arch_host() */
 	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
+	struct name_pool *names;  /* module paths handed out (symbolize.c) */
 };
+
+/* A public call starts / ends on t: see "Who owns what" above. */
+void target_enter(struct unwind_target *t);
+void target_leave(struct unwind_target *t);
+
+/* The mapping containing addr with its image and bias resolved (image may be
+ * NULL for anonymous memory).  NULL if addr is unmapped.  Valid until the
+ * public call running on t returns. */
+struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
+
+/* A copy of s that lives as long as t (module names outlive map reloads).
+ * NULL on allocation failure. */
+const char *target_intern(struct unwind_target *t, const char *s);
+void name_pool_free(struct name_pool *p);
 
 /* ---- source positions (source.c) ----------------------------------------- */
 
@@ -289,11 +325,7 @@ void source_cache_free(struct source_cache *c);
 static inline void source_cache_free(struct source_cache *c) { (void)c; }
 #endif
 
-/* The mapping containing addr with its image and bias resolved (image may be
- * NULL for anonymous memory).  NULL if addr is unmapped. */
-struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
-
-/* ---- the target's architecture (unwind.c) ------------------------------- */
+/* ---- the target's architecture (target.c) ------------------------------- */
 
 /* The arch/ table of the target: from e_machine/EI_CLASS/EI_DATA for a
  * core file (what lets a MIPS core be unwound on an x86-64 host), else the
