@@ -9,7 +9,8 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/elf-image.c \
 	unwind/symtab.c \
 	unwind/memory.c \
-	unwind/core.c \
+	unwind/core-file.c \
+	unwind/core-target.c \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-cfi.c

@@ -3,6 +3,7 @@
 #ifndef STACKSPY_UNWIND_INTERNAL_H
 #define STACKSPY_UNWIND_INTERNAL_H
 
+#include <elf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -183,7 +184,7 @@ struct memory_reader {
 /* Copy len bytes at target address addr into buf.  Returns 0 or -EFAULT. */
 int memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len);
 
-/* ---- core files (core.c) ------------------------------------------------- */
+/* ---- core files (core-file.c, core-target.c) ------------------------------------------------- */
 
 /* The reader knows no architecture: it parses ELFCLASS32 and ELFCLASS64
  * cores of either byte order and hands out each thread's pr_reg bytes as
@@ -250,11 +251,26 @@ void core_file_release(struct core_file *c);
 /* Copy len bytes of the dumped memory at addr (only where p_filesz covers
  * them).  Returns 0 or -EFAULT. */
 int core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len);
+/* The PT_LOAD segment containing addr (binary search), or NULL. */
+const struct core_segment *core_segment_find(const struct core_file *c,
+					     uint64_t addr);
 /* Value of auxv entry type (AT_*).  Returns 0 or -ENOENT. */
 int core_auxv(const struct core_file *c, uint64_t type, uint64_t *val);
 /* A 16/32/64-bit value or a word (4 or 8 bytes by class) in the core's
  * byte order. */
 uint64_t core_get(const struct core_file *c, const unsigned char *p, size_t size);
+/* Bytes in a word of the core's class. */
+static inline size_t
+core_word_size(const struct core_file *c)
+{
+	return c->elf_class == ELFCLASS64 ? 8 : 4;
+}
+/* Do [off, off + len) lie inside size bytes?  Overflow-safe. */
+static inline bool
+core_in_file(size_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
 /* Is this core for the architecture the fp/cfi engines unwind (the host's)? */
 bool core_file_native(const struct core_file *c);
 
