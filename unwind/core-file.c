@@ -288,7 +288,7 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 	if (phnum == PN_XNUM) {
 		size_t shsz = b64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 
-		if (!core_in_file(size, shoff, shsz)) {
+		if (!span_inside(size, shoff, shsz)) {
 			*why = "section header 0 (segment count) outside the file";
 			return -ENOEXEC;
 		}
@@ -296,7 +296,7 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 	}
 	if (phentsize != (b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
 	    phnum == 0 || phnum > size / phentsize ||
-	    !core_in_file(size, phoff, phnum * phentsize)) {
+	    !span_inside(size, phoff, phnum * phentsize)) {
 		*why = phnum == 0 ? "no program headers" :
 			"program header table outside the file";
 		return -ENOEXEC;

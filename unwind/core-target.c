@@ -216,7 +216,7 @@ image_phdrs(const struct core_file *c, const struct elf_image *img,
 		return 0;
 	phoff = b64 ? core_get(c, img->data + 32, 8) : core_get(c, img->data + 28, 4);
 	phnum = core_get(c, img->data + (b64 ? 56 : 44), 2);
-	if (phnum > MAX_PHDRS || !core_in_file(img->size, phoff, phnum * es))
+	if (phnum > MAX_PHDRS || !span_inside(img->size, phoff, phnum * es))
 		return 0;
 	parse_phdr_table(c, img->data + phoff, (size_t)phnum, out);
 	if (phoff_out)
@@ -409,7 +409,7 @@ core_or_file_read(const struct core_file *c, const struct elf_image *img,
 
 		if (v < s->vaddr || v - s->vaddr >= s->filesz || len > s->filesz - (v - s->vaddr))
 			continue;
-		if (!core_in_file(img->size, s->offset + (v - s->vaddr), len))
+		if (!span_inside(img->size, s->offset + (v - s->vaddr), len))
 			return -EFAULT;
 		memcpy(buf, img->data + s->offset + (v - s->vaddr), len);
 		return 0;
@@ -554,7 +554,7 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 	fn = at_base && !have_ldso && exe ? image_phdrs(c, exe, ph, NULL) : 0;
 	for (size_t i = 0; i < fn; i++) {
 		if (ph[i].type != PT_INTERP || ph[i].filesz < 2 || ph[i].filesz >= sizeof(name) ||
-		    !core_in_file(exe->size, ph[i].offset, ph[i].filesz))
+		    !span_inside(exe->size, ph[i].offset, ph[i].filesz))
 			continue;
 		memcpy(name, exe->data + ph[i].offset, (size_t)ph[i].filesz);
 		name[ph[i].filesz] = '\0';

@@ -8,6 +8,11 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/maps.c \
 	unwind/elf-image.c \
 	unwind/symtab.c \
+	unwind/debug-file.c \
+	unwind/minidebuginfo.c \
+	unwind/plt.c \
+	unwind/demangle.c \
+	unwind/perf-map.c \
 	unwind/memory.c \
 	unwind/core-file.c \
 	unwind/core-target.c \

@@ -127,7 +127,49 @@ int elf_open_regular(const char *path);
 int elf_image_bias(const struct elf_image *img, const struct mapping *m,
 		   uint64_t *bias);
 
-/* ---- symbols (symtab.c) ------------------------------------------------- */
+/* Do [off, off + len) lie inside size bytes?  Overflow-safe: off and len
+ * come from files we do not trust. */
+static inline bool
+span_inside(size_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
+
+/* The header of the section called `name` of the ELF at data/size, if it
+ * has contents in the file, inside it, and is not compressed.  false if
+ * there is none (elf-image.c). */
+bool elf_find_section(const unsigned char *data, size_t size, const char *name,
+		      Elf64_Shdr *out);
+
+/* ---- symbols (symtab.c, debug-file.c, minidebuginfo.c, plt.c,
+ *      demangle.c, perf-map.c) ----------------------------------------------- */
+
+/* Build-time form of a symbol: the fields that decide among aliases and
+ * bound size-0 symbols. */
+struct raw_sym {
+	uint64_t start, size;
+	uint64_t sec_end;         /* end of its section, 0 if unknown */
+	const char *name;
+	unsigned rank;            /* 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized */
+	unsigned underscores;
+};
+
+/* One more entry at the end of *raw (n used, cap allocated), or NULL when
+ * out of memory (symtab.c). */
+struct raw_sym *raw_sym_append(struct raw_sym **raw, size_t *n, size_t *cap);
+
+/* PLT stubs have no symbol; entry k of .plt.sec (IBT) or of .plt after its
+ * header jumps through the k-th .rela.plt relocation: add "func@plt" for
+ * each (x86-64 and aarch64, host byte order).  The names go in one malloc'd
+ * block, *names (the caller frees it).  Returns the number added, or
+ * -ENOMEM (plt.c). */
+long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
+		 size_t *cap, char **names);
+
+/* The decompressed .gnu_debugdata of img (MiniDebugInfo, an ELF file),
+ * malloc'd in *out.  Returns its size, 0 when there is none, it is corrupt
+ * or too large, or stackspy was built without liblzma (minidebuginfo.c). */
+size_t minidebuginfo_read(const struct elf_image *img, unsigned char **out);
 
 /* Name of the function containing vaddr (an ELF virtual address of img),
  * from .symtab, else a separate debug file found by build-id
@@ -264,12 +306,6 @@ static inline size_t
 core_word_size(const struct core_file *c)
 {
 	return c->elf_class == ELFCLASS64 ? 8 : 4;
-}
-/* Do [off, off + len) lie inside size bytes?  Overflow-safe. */
-static inline bool
-core_in_file(size_t size, uint64_t off, uint64_t len)
-{
-	return off <= size && len <= size - off;
 }
 /* Is this core for the architecture the fp/cfi engines unwind (the host's)? */
 bool core_file_native(const struct core_file *c);
