@@ -58,4 +58,5 @@ const struct arch arch_aarch64 = {
 			"return value, -errno on failure, at exit",
 	/* __kernel_rt_sigreturn in the vdso has CFI for the sigframe. */
 	.sigframe = NULL,
+	.plt_header = 32, .plt_entry = 16,
 };

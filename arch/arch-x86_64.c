@@ -52,4 +52,5 @@ const struct arch arch_x86_64 = {
 	/* __restore_rt has CFI (glibc's 'S' augmentation): libunwind reads
 	 * the ucontext from it. */
 	.sigframe = NULL,
+	.plt_header = 16, .plt_entry = 16,
 };

@@ -86,6 +86,11 @@ struct arch {
 	const char *syscall_note; /* how to read them, for the reader */
 
 	const struct arch_sigframe *sigframe;  /* NULL: CFI describes them */
+
+	/* The PLT: stubs of plt_entry bytes after a plt_header-byte header in
+	 * .plt (none in .plt.sec), each jumping through its .rela.plt
+	 * relocation in order.  plt_entry 0: stubs are not named. */
+	unsigned plt_header, plt_entry;
 };
 
 /* Where pr_reg starts in struct elf_prstatus: after elf_siginfo,

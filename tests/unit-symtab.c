@@ -1059,6 +1059,41 @@ static void test_edges(struct elf_cache *c)
 	CHECK(elf_image_lookup(NULL, 0, 0, NULL) == NULL, "NULL image");
 }
 
+/* A PLT stub of our own executable is named "func@plt" (plt.c, with the
+ * stub layout of the arch/ table). */
+static void test_plt(struct elf_cache *c, const struct module_map *mm)
+{
+	int (*volatile gfn)(int) = unit_global_fn;
+	uint64_t bias;
+	Elf64_Shdr plt;
+	const struct arch *a = arch_host();
+	struct elf_image *img = image_at(c, mm, (uintptr_t)gfn, &bias, NULL);
+
+	if (!img || !a || a->plt_entry == 0)
+		return;
+	uint64_t first;
+	if (elf_find_section(img->data, img->size, ".plt.sec", &plt))
+		first = plt.sh_addr;
+	else if (elf_find_section(img->data, img->size, ".plt", &plt))
+		first = plt.sh_addr + a->plt_header;
+	else {
+		printf("SKIP plt: %s has no .plt\n", img->path);
+		return;
+	}
+	uint64_t off = UINT64_MAX;
+	const char *name = elf_image_lookup(img, first + 4, UNWIND_SYM_NO_DEMANGLE, &off);
+	size_t len = name ? strlen(name) : 0;
+	CHECK(name && len > 4 && strcmp(name + len - 4, "@plt") == 0 && off == 4,
+	      "first PLT stub at %#" PRIx64 " named %s+%" PRIu64, first + 4,
+	      str_or_null(name), off);
+	/* The last byte of the table is the end of the last stub: a wrong
+	 * stub size in the table would leave it unnamed or mid-stub. */
+	uint64_t last = plt.sh_addr + plt.sh_size - 1;
+	name = elf_image_lookup(img, last, UNWIND_SYM_NO_DEMANGLE, &off);
+	CHECK(name && off == a->plt_entry - 1,
+	      "last PLT byte %#" PRIx64 " named %s+%" PRIu64, last, str_or_null(name), off);
+}
+
 /* A mapping held during a public call survives a reload of the map
  * (unwind-internal.h, "Who owns what"): the old array is retired, not
  * freed, until the outermost call returns; module names outlive reloads. */
@@ -1123,6 +1158,7 @@ int main(void)
 	test_libc_debug(&cache, &mm);
 	test_vdso(&mm);
 	test_edges(&cache);
+	test_plt(&cache, &mm);
 	test_reload_lifetime();
 	elf_cache_free(&cache);
 	module_map_free(&mm);

@@ -12,7 +12,8 @@
 /* PLT stubs have no symbol, but a stack stopped in one (a lazy binding, a
  * thread preempted on its way into libc) deserves a name: "func@plt", as
  * gdb and perf say.  Entry k of .plt.sec (IBT) or of .plt after its header
- * jumps through the k-th .rela.plt relocation.  x86-64 and aarch64 only.
+ * jumps through the k-th .rela.plt relocation: the sizes are in the arch/
+ * table (x86-64 and aarch64).
  * Returns the number added, or -ENOMEM. */
 long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
 		 size_t *cap, char **names_out)
@@ -22,7 +23,8 @@ long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
 	Elf64_Shdr rel, plt;
 	GElf_Shdr dsym, dstr;
 	Elf_Scn *scn;
-	size_t header, entsize = 16, count, names_len = 0;
+	const struct arch *a;
+	size_t header, entsize, count, names_len = 0;
 	long added = 0;
 	char *names = NULL;
 
@@ -32,7 +34,7 @@ long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
 	if (elf_find_section(img->data, img->size, ".plt.sec", &plt)) {
 		header = 0;
 	} else if (elf_find_section(img->data, img->size, ".plt", &plt)) {
-		header = 16;
+		header = 1;       /* the architecture's size, below */
 	} else {
 		return 0;
 	}
@@ -43,10 +45,12 @@ long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
 	if (!gelf_getehdr(e, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    (eh.e_ident[EI_DATA] == ELFDATA2MSB) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
 		goto out;
-	if (eh.e_machine == EM_AARCH64 && header)
-		header = 32;
-	else if (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64)
+	/* The layout of the stubs is the architecture's (arch/). */
+	a = arch_from_elf(eh.e_machine, ELFCLASS64, eh.e_ident[EI_DATA] == ELFDATA2MSB);
+	if (!a || a->plt_entry == 0)
 		goto out;
+	header = header ? a->plt_header : 0;
+	entsize = a->plt_entry;
 	scn = elf_getscn(e, rel.sh_link);
 	if (!scn || !gelf_getshdr(scn, &dsym) || dsym.sh_type != SHT_DYNSYM ||
 	    !span_inside(img->size, dsym.sh_offset, dsym.sh_size) ||
