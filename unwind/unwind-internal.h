@@ -1,5 +1,6 @@
 /* unwind/unwind-internal.h - private to unwind/: memory map, ELF images,
- * symbol tables, the memory reader, and the engine table. */
+ * symbol tables, the memory reader, core files, the target object and its
+ * lifetime rules, and the engine table.  Register facts are arch/'s. */
 #ifndef STACKSPY_UNWIND_INTERNAL_H
 #define STACKSPY_UNWIND_INTERNAL_H
 
@@ -226,7 +227,7 @@ struct memory_reader {
 /* Copy len bytes at target address addr into buf.  Returns 0 or -EFAULT. */
 int memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len);
 
-/* ---- core files (core-file.c, core-target.c) ------------------------------------------------- */
+/* ---- core files (core-file.c, core-target.c) ------------------------------ */
 
 /* The reader knows no architecture: it parses ELFCLASS32 and ELFCLASS64
  * cores of either byte order and hands out each thread's pr_reg bytes as
@@ -418,8 +419,8 @@ struct mips_env {
 	int (*stack)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
 };
 
-/* Unwind one frame: regs (r0..r31, 32 = pc; the valid bits say which are
- * known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
+/* Unwind one frame: regs (r0..r31 and the pc in slot env->arch->reg_ip;
+ * the valid bits say which are known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
  * *signal when the frame was a sigreturn trampoline (the caller's pc is
  * then exact, not a return address). */
 int mips_step(const struct mips_env *env, struct arch_regs *regs,
@@ -431,8 +432,9 @@ void cfi_state_free(struct cfi_state *c);
 /* Forget cached unwind info (the memory map changed). */
 void cfi_state_flush(struct cfi_state *c);
 
-/* One frame-pointer step from regs (ip, sp, fp updated).  Returns 0, or the
- * stop reason when the chain ends or is not plausible. */
+/* One frame-pointer step from regs (ip, sp, fp of the target's arch/ table
+ * updated).  Returns 0, or -1 with the stop reason when the chain ends or
+ * is not plausible. */
 int fp_step(struct unwind_target *t, struct memory_reader *mr,
 	    struct arch_regs *regs, enum unwind_stop *stop);
 
