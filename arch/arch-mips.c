@@ -49,13 +49,17 @@ static const struct arch_sigframe o32_sigframe = {
 
 /* o32 system calls (arch/mips/kernel/scall32-o32.S): v0 holds the number
  * (4000 + n) at entry and the value at exit, where a3 says whether it is
- * a positive errno (a3 != 0) or a result.  While the call runs the kernel
- * keeps the number in r0's pr_reg slot and the first a3 in k0's for a
- * restart (signal.c). */
+ * a positive errno (a3 != 0) or a result.  On an error return the kernel
+ * also stores the number in r0's pr_reg slot (and the first a3 in k0's)
+ * for a restart, and clears it once signals are handled (signal.c): so a
+ * thread stopped while blocked in a call has r0 = the number, v0 = the
+ * ERESTART* code or EINTR and a3 = 1; outside a call r0 is 0.  At a
+ * syscall-entry stop (not what stackspy uses) the number is in v0. */
 #define MIPS_SYSCALL_NOTE \
-	"v0 (r2) is the number (4000 + n) at entry and the return value at " \
-	"exit, a positive errno when a3 (r7) is nonzero; pr_reg's r0 word " \
-	"keeps the number while the call runs (for restarts)"
+	"at an interrupt stop, pr_reg's r0 word is the number of the call " \
+	"the thread was blocked in (0 outside any) and v0 (r2) its return, " \
+	"a positive errno when a3 (r7) is nonzero; at a syscall-entry stop " \
+	"the number is in v0"
 
 #define MIPS_O32(be) \
 	.e_machine = EM_MIPS, \
@@ -74,7 +78,8 @@ static const struct arch_sigframe o32_sigframe = {
 	/* k0/k1 belong to the kernel and are garbage here; everything \
 	 * else, ra included, is the innermost frame's real value. */ \
 	.invalid_mask = UINT64_C(3) << 26, \
-	.pr_syscall_nr = R(2), \
+	.pr_syscall_nr = R(0), \
+	.syscall_nr_none = 0, \
 	.pr_syscall_ret = R(2), \
 	.pr_syscall_err = R(7), \
 	.syscall_note = MIPS_SYSCALL_NOTE, \

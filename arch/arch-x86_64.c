@@ -44,11 +44,13 @@ const struct arch arch_x86_64 = {
 	.nregs = 17,
 	.invalid_mask = 0,
 	.pr_syscall_nr = PR_ORIG_RAX,
+	.syscall_nr_none = -1,
 	.pr_syscall_ret = PR_RAX,
 	.pr_syscall_err = -1,
-	.syscall_note = "orig_rax holds the number at both stops (-1 outside "
-			"a system call); rax is -ENOSYS at entry and the return "
-			"value, -errno on failure, at exit",
+	.syscall_note = "orig_rax holds the number (-1 outside a system "
+			"call); rax the return value, -errno on failure: "
+			"-EINTR or -ERESTART* when a stop interrupted the call "
+			"(at a syscall-entry stop rax is -ENOSYS)",
 	/* __restore_rt has CFI (glibc's 'S' augmentation): libunwind reads
 	 * the ucontext from it. */
 	.sigframe = NULL,

@@ -82,3 +82,32 @@ arch_pr_sp(const struct arch *a, const unsigned char *pr_reg, size_t len)
 		return 0;
 	return sp;
 }
+
+int
+arch_pr_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
+		struct arch_syscall *out)
+{
+	uint64_t nr, ret, err = 0;
+
+	out->in_syscall = false;
+	out->nr = out->ret = -1;
+	if (a->pr_syscall_nr < 0 || a->pr_syscall_ret < 0)
+		return -ENOTSUP;
+	if (arch_pr_word(a, pr_reg, len, a->pr_syscall_nr, &nr) < 0 ||
+	    arch_pr_word(a, pr_reg, len, a->pr_syscall_ret, &ret) < 0 ||
+	    (a->pr_syscall_err >= 0 &&
+	     arch_pr_word(a, pr_reg, len, a->pr_syscall_err, &err) < 0))
+		return -EINVAL;
+	/* Words narrower than 64 bits are signed values of their width. */
+	if (a->word_size == 4) {
+		nr = (uint64_t)(int64_t)(int32_t)nr;
+		ret = (uint64_t)(int64_t)(int32_t)ret;
+	}
+	if ((int64_t)nr == a->syscall_nr_none)
+		return 0;
+	out->in_syscall = true;
+	out->nr = (int64_t)nr;
+	/* MIPS returns a positive errno and flags it in a3. */
+	out->ret = a->pr_syscall_err >= 0 && err ? -(int64_t)ret : (int64_t)ret;
+	return 0;
+}

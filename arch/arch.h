@@ -77,9 +77,13 @@ struct arch {
 	 * the kernel's scratch registers): decoded but never valid. */
 	uint64_t invalid_mask;
 
-	/* System calls at a syscall stop (issue 10), as words of pr_reg; -1
-	 * when pr_reg does not hold it (see syscall_note). */
-	int pr_syscall_nr;        /* the number (x86-64 orig_rax) */
+	/* System calls, as stackspy stops threads (PTRACE_INTERRUPT or a
+	 * group-stop, not syscall-stops): a thread stopped while blocked in
+	 * a system call has left it with a restart code, and pr_reg tells
+	 * which call and which code.  Words of pr_reg, -1 when pr_reg does
+	 * not hold it (see syscall_note); arch_pr_syscall() reads them. */
+	int pr_syscall_nr;        /* the call's number (x86-64 orig_rax) */
+	int64_t syscall_nr_none;  /*   its value outside any call */
 	int pr_syscall_ret;       /* the return value (x86-64 rax) */
 	int pr_syscall_err;       /* MIPS a3: nonzero when ret is a
 				     positive errno; -1: ret is -errno */
@@ -137,6 +141,22 @@ int arch_pr_word(const struct arch *a, const unsigned char *pr_reg, size_t len,
  * is below the table's pr_reg_min (a core cut short). */
 int arch_regs_from_prstatus(const struct arch *a, const unsigned char *pr_reg,
 			    size_t len, struct arch_regs *out);
+
+/* What pr_reg says of the system call a stopped thread is in. */
+struct arch_syscall {
+	bool in_syscall;          /* the stop found it inside a system call */
+	int64_t nr;               /* its number (the architecture's), or -1 */
+	int64_t ret;              /* its return value as -errno: -EINTR, or
+				     -512..-516 (ERESTARTSYS, ERESTARTNOINTR,
+				     ERESTARTNOHAND, ERESTART_RESTARTBLOCK)
+				     when it will be restarted */
+};
+
+/* Decode the system call state of pr_reg (len bytes).  Returns 0, -EINVAL
+ * when pr_reg is too short, or -ENOTSUP when pr_reg does not hold it
+ * (aarch64: the NT_ARM_SYSTEM_CALL regset has the number). */
+int arch_pr_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
+		    struct arch_syscall *out);
 
 /* The stack pointer in pr_reg, or 0 if pr_reg is too short. */
 uint64_t arch_pr_sp(const struct arch *a, const unsigned char *pr_reg, size_t len);

@@ -134,6 +134,38 @@ test_mips(const struct arch *a)
 	CHECK(a->sigframe && a->sigframe->nr_rt_sigreturn == 4193, "%s sigframe", a->name);
 }
 
+/* A thread stopped while blocked in a system call: which call, and the
+ * restart code it left with. */
+static void
+test_syscall(void)
+{
+	struct arch_syscall sc;
+	unsigned char x[27 * 8] = { 0 }, m[45 * 4] = { 0 }, a64[34 * 8] = { 0 };
+
+	put(x + 8 * 15, 230, 8, false);                 /* orig_rax */
+	put(x + 8 * 10, (uint64_t)-516, 8, false);      /* rax */
+	CHECK(arch_pr_syscall(&arch_x86_64, x, sizeof(x), &sc) == 0 && sc.in_syscall &&
+	      sc.nr == 230 && sc.ret == -516, "x86-64 blocked in clock_nanosleep");
+	put(x + 8 * 15, (uint64_t)-1, 8, false);
+	CHECK(arch_pr_syscall(&arch_x86_64, x, sizeof(x), &sc) == 0 && !sc.in_syscall,
+	      "x86-64 outside a call");
+	CHECK(arch_pr_syscall(&arch_x86_64, x, 10 * 8, &sc) == -EINVAL, "x86-64 short");
+
+	for (int be = 0; be < 2; be++) {
+		const struct arch *a = be ? &arch_mips_be : &arch_mipsel;
+		put(m + 4 * 6, 4166, 4, be);            /* r0 slot: the number */
+		put(m + 4 * 8, 516, 4, be);             /* v0: ERESTART_RESTARTBLOCK */
+		put(m + 4 * 13, 1, 4, be);              /* a3: v0 is an errno */
+		CHECK(arch_pr_syscall(a, m, sizeof(m), &sc) == 0 && sc.in_syscall &&
+		      sc.nr == 4166 && sc.ret == -516, "%s blocked in nanosleep", a->name);
+		put(m + 4 * 6, 0, 4, be);
+		CHECK(arch_pr_syscall(a, m, sizeof(m), &sc) == 0 && !sc.in_syscall,
+		      "%s outside a call", a->name);
+	}
+	CHECK(arch_pr_syscall(&arch_aarch64, a64, sizeof(a64), &sc) == -ENOTSUP,
+	      "aarch64: the number is in another regset");
+}
+
 static void
 test_from_elf(void)
 {
@@ -174,6 +206,7 @@ main(void)
 	test_aarch64();
 	test_mips(&arch_mipsel);
 	test_mips(&arch_mips_be);
+	test_syscall();
 	test_from_elf();
 	test_host();
 	if (failures)
