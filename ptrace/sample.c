@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "ptrace/ptrace-internal.h"
 
 #define PAGE 4096u
@@ -22,30 +23,10 @@
 uint64_t
 regs_stack_pointer(const unsigned char *regs, size_t len)
 {
-#if defined(__x86_64__)
-	struct user_regs_struct r;
-	if (len < sizeof(r))
-		return 0;
-	memcpy(&r, regs, sizeof(r));
-	return r.rsp;
-#elif defined(__aarch64__)
-	struct user_pt_regs r;
-	if (len < sizeof(r))
-		return 0;
-	memcpy(&r, regs, sizeof(r));
-	return r.sp;
-#elif defined(__mips__)
-	/* o32/n64 NT_PRSTATUS: 6 padding words, then r0..r31. */
-	size_t w = sizeof(unsigned long);
-	if (len < (6 + 30) * w)
-		return 0;
-	unsigned long sp;
-	memcpy(&sp, regs + (6 + 29) * w, w);
-	return sp;
-#else
-	(void)regs; (void)len;
-	return 0;
-#endif
+	/* The layout of NT_PRSTATUS is the arch/ table's; on a host without
+	 * one, no sp, so no stack copy (unwinding says why). */
+	const struct arch *a = arch_host();
+	return a ? arch_pr_sp(a, regs, len) : 0;
 }
 
 /* While a thread is stopped for us, we are on its critical path: on a busy

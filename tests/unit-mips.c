@@ -50,7 +50,7 @@ enum { ZERO = 0, V0 = 2, A0 = 4, T0 = 8, S0 = 16, S1 = 17, T9 = 25, GP = 28,
 #define OTHER_CODE UINT64_C(0x00500000)   /* where return addresses point */
 
 struct fake {
-	const struct arch_ops *arch;
+	const struct arch *arch;
 	unsigned char code[CODE_WORDS * 4];
 	size_t ncode;             /* words assembled */
 	unsigned char stack[STACK_SIZE];
@@ -139,7 +139,7 @@ f_stack(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi)
 }
 
 static struct fake *
-fake_new(const struct arch_ops *arch)
+fake_new(const struct arch *arch)
 {
 	struct fake *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -160,7 +160,7 @@ env_of(struct fake *f)
 
 /* Registers of an exact (innermost) frame, or a caller frame (no ra). */
 static void
-regs_init(struct unwind_regs *r, uint64_t pc, uint64_t sp, bool exact, uint64_t ra)
+regs_init(struct arch_regs *r, uint64_t pc, uint64_t sp, bool exact, uint64_t ra)
 {
 	memset(r, 0, sizeof(*r));
 	r->r[PC] = pc;
@@ -189,7 +189,7 @@ static int failures, checks;
 
 /* One step that must succeed with caller (pc, sp). */
 static void
-expect_step(const char *what, struct fake *f, struct unwind_regs *r,
+expect_step(const char *what, struct fake *f, struct arch_regs *r,
 	    uint64_t pc, uint64_t sp)
 {
 	struct mips_env e = env_of(f);
@@ -208,7 +208,7 @@ expect_step(const char *what, struct fake *f, struct unwind_regs *r,
 }
 
 static void
-expect_stop(const char *what, struct fake *f, struct unwind_regs *r,
+expect_stop(const char *what, struct fake *f, struct arch_regs *r,
 	    enum unwind_stop want)
 {
 	struct mips_env e = env_of(f);
@@ -225,7 +225,7 @@ expect_stop(const char *what, struct fake *f, struct unwind_regs *r,
 
 /* A standard non-PIC frame: body calls out, pc is its return address. */
 static void
-test_frame(const struct arch_ops *arch)
+test_frame(const struct arch *arch)
 {
 	char what[64];
 	snprintf(what, sizeof(what), "plain frame (%s)", arch->name);
@@ -248,7 +248,7 @@ test_frame(const struct arch_ops *arch)
 	stack_word(f, SP0 + 28, RET1);
 	stack_word(f, SP0 + 24, 0x1234);
 
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 24, SP0, false, 0);
 	r.r[S0] = 0x9999;
 	expect_step(what, f, &r, RET1, SP0 + 32);
@@ -297,7 +297,7 @@ test_epilogue_restored(void)
 	uint64_t start = code_at(f, fn, 8);
 	f->sym_start = start;
 	stack_word(f, SP0 + 36, RET1);
-	struct unwind_regs r;
+	struct arch_regs r;
 	/* pc at jr ra: the frame is gone, sp is the caller's, ra is loaded. */
 	regs_init(&r, start + 24, SP0 + 40, true, RET2);
 	expect_step("epilogue, stack restored", f, &r, RET2, SP0 + 40);
@@ -320,7 +320,7 @@ test_leaf(void)
 	};
 	uint64_t start = code_at(f, fn, 5);
 	f->sym_start = start;
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 8, SP0, true, RET1);
 	expect_step("leaf, innermost", f, &r, RET1, SP0);
 	/* Only the innermost frame may use ra: as a caller it is garbage. */
@@ -347,7 +347,7 @@ test_delay_slot_store(void)
 	uint64_t start = code_at(f, fn, 8);
 	f->sym_start = start;
 	stack_word(f, SP0 + 44, RET1);
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 20, SP0, false, 0);
 	expect_step("sw ra in a delay slot", f, &r, RET1, SP0 + 48);
 	/* The store has not run yet when pc is the branch: ra is live. */
@@ -386,7 +386,7 @@ test_pic_preamble(void)
 	uint64_t start = code_at(f, fn, 11);
 	f->sym_start = start;
 	stack_word(f, SP0 + 28, RET1);
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 32, SP0, false, 0);
 	expect_step("PIC preamble", f, &r, RET1, SP0 + 32);
 	/* Stopped inside the preamble: nothing allocated yet. */
@@ -456,7 +456,7 @@ test_backward_boundaries(void)
 		NOP,
 	};
 	uint64_t ls = code_at(f, leaf, 6);
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, ls + 4, SP0, true, RET1);
 	expect_step("no symbol: positive addiu sp ends the backward scan", f, &r, RET1, SP0);
 
@@ -511,7 +511,7 @@ test_frame_pointer(void)
 	stack_word(f, s8 + 36, RET1);
 	stack_word(f, s8 + 32, 0x7ff0abc0);
 	stack_word(f, s8 + 28, 0x55);
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 32, s8 - 256, false, 0);
 	r.r[S8] = s8;
 	expect_step("alloca frame (s8)", f, &r, RET1, s8 + 40);
@@ -563,7 +563,7 @@ test_early_return(void)
 	uint64_t start = code_at(f, fn, 12);
 	f->sym_start = start;
 	stack_word(f, SP0 + 28, RET1);
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 24, SP0, false, 0);
 	expect_step("frame set up after an early-return test", f, &r, RET1, SP0 + 32);
 	regs_init(&r, start + 40, SP0 + 32, true, RET2);
@@ -591,14 +591,14 @@ test_big_frame(void)
 	f->sym_start = start;
 	uint64_t sp = STACK_BASE + 0x100;
 	stack_word(f, sp + 12, RET1);
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 36, sp, false, 0);
 	expect_step("frame from li/subu plus addiu", f, &r, RET1, sp + 0x1010 + 16);
 	free(f);
 }
 
 static void
-test_signal(const struct arch_ops *arch)
+test_signal(const struct arch *arch)
 {
 	char what[80];
 	struct fake *f = fake_new(arch);
@@ -619,7 +619,7 @@ test_signal(const struct arch_ops *arch)
 		put(f->stack + (sc + 16 + 8 * SP - STACK_BASE), SP0 + 0x400, 8, arch->big_endian);
 		put(f->stack + (sc + 16 + 8 * RA - STACK_BASE), RET1, 8, arch->big_endian);
 		put(f->stack + (sc + 8 - STACK_BASE), ls + 4, 8, arch->big_endian);
-		struct unwind_regs r;
+		struct arch_regs r;
 		regs_init(&r, kind ? rt : old, sp, false, 0);
 		struct mips_env e = env_of(f);
 		enum unwind_stop stop;
@@ -644,7 +644,7 @@ static void
 test_odd_pc_and_end(void)
 {
 	struct fake *f = fake_new(&arch_mipsel);
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, CODE_BASE + 0x41, SP0, true, RET1);
 	expect_stop("microMIPS/MIPS16 pc", f, &r, UNWIND_STOP_ISA);
 
@@ -681,9 +681,11 @@ test_odd_pc_and_end(void)
 }
 
 /* 64-bit code: daddiu / sd. */
-static const struct arch_ops arch_mips64el_test = {
-	.name = "mips64el (test)", .e_machine = EM_MIPS, .word_size = 8,
-	.big_endian = false, .reg_ip = 32, .reg_sp = 29, .reg_fp = 30, .reg_ra = 31,
+static const struct arch arch_mips64el_test = {
+	.name = "mips64el (test)", .e_machine = EM_MIPS, .elf_class = ELFCLASS64,
+	.word_size = 8, .big_endian = false,
+	.reg_ip = 32, .reg_sp = 29, .reg_fp = 30, .reg_ra = 31, .reg_zero = 0,
+	.invalid_mask = UINT64_C(3) << 26,
 };
 
 static void
@@ -701,7 +703,7 @@ test_64bit(void)
 	f->sym_start = start;
 	stack_word(f, SP0 + 40, RET1);
 	stack_word(f, SP0 + 32, UINT64_C(0x123456789a));
-	struct unwind_regs r;
+	struct arch_regs r;
 	regs_init(&r, start + 20, SP0, false, 0);
 	expect_step("daddiu/sd", f, &r, RET1, SP0 + 48);
 	CHECK(r.r[S0] == UINT64_C(0x123456789a), "64-bit s0 restored");
@@ -710,20 +712,20 @@ test_64bit(void)
 
 /* The o32 pr_reg layout: 6 pad words, r0..r31, lo, hi, epc, ... */
 static void
-test_prstatus(const struct arch_ops *arch)
+test_prstatus(const struct arch *arch)
 {
 	unsigned char raw[45 * 4];
 	memset(raw, 0xee, sizeof(raw));
 	for (int k = 0; k < 32; k++)
 		put(raw + 4 * (6 + k), 0x100 + (uint64_t)k, 4, arch->big_endian);
 	put(raw + 4 * 40, 0x400123, 4, arch->big_endian);
-	struct unwind_regs r;
-	CHECK(arch->regs_from_prstatus(raw, sizeof(raw), &r) == 0, "prstatus (%s)", arch->name);
+	struct arch_regs r;
+	CHECK(arch_regs_from_prstatus(arch, raw, sizeof(raw), &r) == 0, "prstatus (%s)", arch->name);
 	CHECK(r.r[arch->reg_sp] == 0x100 + 29, "sp from pr_reg[35] (%s)", arch->name);
 	CHECK(r.r[arch->reg_ra] == 0x100 + 31, "ra from pr_reg[37] (%s)", arch->name);
 	CHECK(r.r[arch->reg_ip] == 0x400123, "pc from pr_reg[40] (%s)", arch->name);
 	CHECK(r.r[0] == 0, "zero is zero");
-	CHECK(arch->regs_from_prstatus(raw, 40 * 4, &r) == -EINVAL, "short pr_reg refused");
+	CHECK(arch_regs_from_prstatus(arch, raw, 40 * 4, &r) == -EINVAL, "short pr_reg refused");
 }
 
 /* Random code and stacks: every walk must end within its bound. */
@@ -756,7 +758,7 @@ test_garbage(void)
 			put(f->stack + k, v, 4, false);
 		}
 		f->sym_start = round % 2 ? CODE_BASE : 0;
-		struct unwind_regs r;
+		struct arch_regs r;
 		regs_init(&r, CODE_BASE + 4 * (uint64_t)(round % 512), STACK_BASE + 0x100, true,
 			  CODE_BASE + 64);
 		r.r[S8] = STACK_BASE + 0x200;

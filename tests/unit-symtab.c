@@ -1059,6 +1059,82 @@ static void test_edges(struct elf_cache *c)
 	CHECK(elf_image_lookup(NULL, 0, 0, NULL) == NULL, "NULL image");
 }
 
+/* A PLT stub of our own executable is named "func@plt" (plt.c, with the
+ * stub layout of the arch/ table). */
+static void test_plt(struct elf_cache *c, const struct module_map *mm)
+{
+	int (*volatile gfn)(int) = unit_global_fn;
+	uint64_t bias;
+	Elf64_Shdr plt;
+	const struct arch *a = arch_host();
+	struct elf_image *img = image_at(c, mm, (uintptr_t)gfn, &bias, NULL);
+
+	if (!img || !a || a->plt_entry == 0)
+		return;
+	uint64_t first;
+	if (elf_find_section(img->data, img->size, ".plt.sec", &plt))
+		first = plt.sh_addr;
+	else if (elf_find_section(img->data, img->size, ".plt", &plt))
+		first = plt.sh_addr + a->plt_header;
+	else {
+		printf("SKIP plt: %s has no .plt\n", img->path);
+		return;
+	}
+	uint64_t off = UINT64_MAX;
+	const char *name = elf_image_lookup(img, first + 4, UNWIND_SYM_NO_DEMANGLE, &off);
+	size_t len = name ? strlen(name) : 0;
+	CHECK(name && len > 4 && strcmp(name + len - 4, "@plt") == 0 && off == 4,
+	      "first PLT stub at %#" PRIx64 " named %s+%" PRIu64, first + 4,
+	      str_or_null(name), off);
+	/* The last byte of the table is the end of the last stub: a wrong
+	 * stub size in the table would leave it unnamed or mid-stub. */
+	uint64_t last = plt.sh_addr + plt.sh_size - 1;
+	name = elf_image_lookup(img, last, UNWIND_SYM_NO_DEMANGLE, &off);
+	CHECK(name && off == a->plt_entry - 1,
+	      "last PLT byte %#" PRIx64 " named %s+%" PRIu64, last, str_or_null(name), off);
+}
+
+/* A mapping held during a public call survives a reload of the map
+ * (unwind-internal.h, "Who owns what"): the old array is retired, not
+ * freed, until the outermost call returns; module names outlive reloads. */
+static void test_reload_lifetime(void)
+{
+	int err = 0;
+	struct unwind_target *t = unwind_target_open(getpid(), &err);
+	CHECK(t != NULL, "unwind_target_open(self): %s", strerror(-err));
+	if (!t)
+		return;
+	uint64_t addr = (uint64_t)(uintptr_t)&test_reload_lifetime;
+	struct unwind_symbol sym;
+	CHECK(unwind_symbolize(t, addr, false, 0, &sym) == 0 && sym.module,
+	      "symbolize self");
+	const char *module = sym.module;
+	char *copy = module ? strdup(module) : NULL;
+
+	target_enter(t);
+	struct mapping *m = unwind_target_mapping(t, addr);
+	CHECK(m != NULL, "own code mapped");
+	struct mapping *old_v = t->maps.v;
+	uint64_t start = m ? m->start : 0;
+	unsigned gen = unwind_target_generation(t);
+	CHECK(unwind_target_reload_maps(t) == 0, "reload while busy");
+	CHECK(unwind_target_generation(t) != gen, "reload bumps the generation");
+	CHECK(t->nretired == 1 && t->retired[0].v == old_v,
+	      "old map retired, not freed, while a call runs");
+	CHECK(m && m->start == start && m->path, "held mapping still readable");
+	target_leave(t);
+	CHECK(t->nretired == 0, "retired maps freed at the safe point");
+
+	CHECK(unwind_target_reload_maps(t) == 0 && t->nretired == 0,
+	      "reload outside a call frees at once");
+	CHECK(module && copy && strcmp(module, copy) == 0,
+	      "module name survives reloads");
+	CHECK(unwind_symbolize(t, addr, false, 0, &sym) == 0 && sym.module == module,
+	      "module names are interned");
+	free(copy);
+	unwind_target_free(t);
+}
+
 int main(void)
 {
 	struct module_map mm;
@@ -1082,6 +1158,8 @@ int main(void)
 	test_libc_debug(&cache, &mm);
 	test_vdso(&mm);
 	test_edges(&cache);
+	test_plt(&cache, &mm);
+	test_reload_lifetime();
 	elf_cache_free(&cache);
 	module_map_free(&mm);
 

@@ -69,7 +69,7 @@ static bool build_id_from_notes(struct elf_image *img, Elf_Data *d)
 
 static bool range_in_file(const struct elf_image *img, uint64_t off, uint64_t len)
 {
-	return off <= img->size && len <= img->size - off;
+	return span_inside(img->size, off, len);
 }
 
 /* Fill segs, the eh_frame_hdr location and the build-id from img->data.
@@ -625,4 +625,45 @@ int elf_image_bias(const struct elf_image *img, const struct mapping *m,
 	 * offset PAGE_DOWN(p_offset). */
 	*bias = m->start - ((best->vaddr & ~mask) + (m->offset - (best->offset & ~mask)));
 	return 0;
+}
+
+/* The header of the section called `name` of the ELF at data/size, if it
+ * has contents in the file, inside it, and is not compressed.  false if
+ * there is none. */
+bool
+elf_find_section(const unsigned char *data, size_t size, const char *name,
+		 Elf64_Shdr *out)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+
+	if (size < EI_NIDENT || memcmp(data, ELFMAG, SELFMAG) != 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)(uintptr_t)data, size);
+	if (!e)
+		return false;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sname = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, name) != 0)
+			continue;
+		if (!(sh.sh_flags & SHF_COMPRESSED) && sh.sh_type != SHT_NOBITS &&
+		    span_inside(size, sh.sh_offset, sh.sh_size)) {
+			*out = sh;
+			found = true;
+		}
+		break;
+	}
+out:
+	elf_end(e);
+	return found;
 }

@@ -56,7 +56,7 @@ struct cfi_state {
 struct cfi_ctx {
 	struct unwind_target *t;
 	struct memory_reader *mr;
-	struct unwind_regs *regs;
+	struct arch_regs *regs;
 };
 
 /* Decode one encoded value of .eh_frame_hdr at target address *addr and
@@ -176,14 +176,12 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	       int need_unwind_info, void *arg)
 {
 	struct cfi_ctx *ctx = arg;
-	struct mapping *found = unwind_target_mapping(ctx->t, ip);
-	if (!found || !found->image || !found->bias_known)
+	/* Reading the table may re-read the memory map (a read that misses
+	 * it); m stays valid all the same until unwind_walk returns
+	 * (unwind-internal.h, "Who owns what"). */
+	const struct mapping *m = unwind_target_mapping(ctx->t, ip);
+	if (!m || !m->image || !m->bias_known)
 		return -UNW_ENOINFO;
-	/* A copy: reading the table may re-read the memory map (a read that
-	 * misses it), which frees the array `found` points into.  The image
-	 * itself stays cached. */
-	struct mapping mcopy = *found;
-	const struct mapping *m = &mcopy;
 	struct cfi_table *tb = table_for(ctx->t->cfi, ctx->mr, m);
 	if (!tb || !tb->usable)
 		return -UNW_ENOINFO;
@@ -224,7 +222,7 @@ static int
 access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, void *arg)
 {
 	struct cfi_ctx *ctx = arg;
-	if (reg < 0 || reg >= UNWIND_NREGS)
+	if (reg < 0 || reg >= ARCH_NREGS)
 		return -UNW_EBADREG;
 	if (write)
 		ctx->regs->r[reg] = *valp;
@@ -310,9 +308,9 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
 }
 
 static void
-cursor_regs(unw_cursor_t *cur, struct unwind_regs *regs)
+cursor_regs(unw_cursor_t *cur, struct arch_regs *regs)
 {
-	for (int i = 0; i < UNWIND_NREGS; i++) {
+	for (int i = 0; i < ARCH_NREGS; i++) {
 		unw_word_t v;
 		if (unw_get_reg(cur, i, &v) == 0)
 			regs->r[i] = v;
@@ -320,7 +318,7 @@ cursor_regs(unw_cursor_t *cur, struct unwind_regs *regs)
 }
 
 static enum unwind_stop
-walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs,
+walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
      struct unwind_frame *frames, int *n, int max, bool fp_fallback)
 {
 	if (!t->cfi)
@@ -329,7 +327,8 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs
 	unw_cursor_t cur;
 	if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
 		return UNWIND_STOP_NOINFO;
-	uint64_t prev_sp = regs->r[arch_reg_sp];
+	const struct arch *a = unwind_target_arch(t);
+	uint64_t prev_sp = regs->r[a->reg_sp];
 	bool exact_ip = true;   /* frames[0] and frames after a signal frame */
 
 	while (*n < max) {
@@ -365,15 +364,15 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs
 			if (!fp_fallback)
 				return UNWIND_STOP_NOINFO;
 			/* Registers as libunwind knows them at this frame, then
-			 * one rbp step, then libunwind takes over again. */
+			 * one frame-pointer step, then libunwind takes over again. */
 			cursor_regs(&cur, regs);
 			enum unwind_stop stop;
 			if (fp_step(t, mr, regs, &stop) < 0)
 				return stop;
 			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;
-			new_ip = regs->r[arch_reg_ip];
-			new_sp = regs->r[arch_reg_sp];
+			new_ip = regs->r[a->reg_ip];
+			new_sp = regs->r[a->reg_sp];
 			how = UNWIND_HOW_FP;
 		}
 		if (new_ip == 0)
@@ -396,27 +395,25 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs
 }
 
 static enum unwind_stop
-walk_cfi(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs,
+walk_cfi(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	 struct unwind_frame *frames, int *n, int max)
 {
 	return walk(t, mr, regs, frames, n, max, false);
 }
 
 static enum unwind_stop
-walk_auto(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs,
+walk_auto(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	  struct unwind_frame *frames, int *n, int max)
 {
 	return walk(t, mr, regs, frames, n, max, true);
 }
 
 const struct unwinder unwinder_cfi = {
-	.name = "cfi",
 	.first_how = UNWIND_HOW_CFI,
 	.walk = walk_cfi,
 };
 
 const struct unwinder unwinder_auto = {
-	.name = "auto",
 	.first_how = UNWIND_HOW_CFI,
 	.walk = walk_auto,
 };
@@ -428,7 +425,7 @@ void cfi_state_flush(struct cfi_state *c) { }
 void cfi_state_free(struct cfi_state *c) { }
 
 /* Without libunwind, `cfi` is unavailable and `auto` is the fp walk. */
-const struct unwinder unwinder_cfi = { .name = "cfi", .walk = NULL };
-const struct unwinder unwinder_auto = { .name = "auto", .walk = NULL };
+const struct unwinder unwinder_cfi = { .walk = NULL };
+const struct unwinder unwinder_auto = { .walk = NULL };
 
 #endif

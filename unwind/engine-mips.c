@@ -36,9 +36,10 @@
 #define MIPS_SCAN_MAX  1024   /* instructions per prologue scan */
 #define MIPS_EPI_MAX   32     /* instructions looked at ahead of the pc */
 
+/* Register numbers of the ISA, as instructions encode them (the arch/
+ * table's slots 0..31 follow them; its reg_ip slot holds the pc). */
 enum {
 	R_ZERO = 0, R_V0 = 2, R_GP = 28, R_SP = 29, R_S8 = 30, R_RA = 31,
-	R_PC = 32,
 };
 
 /* Opcodes (bits 31..26) and SPECIAL function codes. */
@@ -60,20 +61,6 @@ enum {
 #define RD(i)    (((i) >> 11) & 31)
 #define FN(i)    ((i) & 63)
 #define SIMM(i)  ((int64_t)(int16_t)((i) & 0xffff))
-
-#define NR_O32_SIGRETURN     4119
-#define NR_O32_RT_SIGRETURN  4193
-/* Where the sigcontext lies above the sp the handler was entered with:
- * struct sigframe { u32 sf_ass[4], sf_pad[2]; struct sigcontext sf_sc; }
- * and struct rt_sigframe { u32 rs_ass[4], rs_pad[2]; siginfo_t rs_info
- * (128); struct ucontext rs_uc; } whose uc_mcontext follows uc_flags,
- * uc_link and a 12-byte stack_t, 8-aligned: 24 + 128 + 24.  (Kernel
- * arch/mips/kernel/signal.c; qemu's linux-user/mips/signal.c matches.) */
-#define SIGFRAME_SC          24
-#define RT_SIGFRAME_SC       176
-/* struct sigcontext: u32 sc_regmask, sc_status; u64 sc_pc; u64 sc_regs[32] */
-#define SC_PC                8
-#define SC_REGS              16
 
 /* Registers a function saves in its frame and a caller may rely on. */
 #define CALLEE_SAVED  (UINT64_C(0xff) << 16 | UINT64_C(1) << R_S8)
@@ -189,9 +176,7 @@ read_insn(const struct mips_env *env, uint64_t addr, uint32_t *out)
 	unsigned char b[4];
 	if (env->read(env->ctx, addr, b, 4) < 0)
 		return -EFAULT;
-	*out = env->arch->big_endian
-		? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
-		: (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+	*out = (uint32_t)arch_get_uint(b, 4, env->arch->big_endian);
 	return 0;
 }
 
@@ -201,10 +186,7 @@ read_uint(const struct mips_env *env, uint64_t addr, unsigned size, uint64_t *ou
 	unsigned char b[8];
 	if (size > sizeof(b) || env->read(env->ctx, addr, b, size) < 0)
 		return -EFAULT;
-	uint64_t v = 0;
-	for (unsigned k = 0; k < size; k++)
-		v = v << 8 | b[env->arch->big_endian ? k : size - 1 - k];
-	*out = v;
+	*out = arch_get_uint(b, size, env->arch->big_endian);
 	return 0;
 }
 
@@ -214,22 +196,24 @@ mask_word(const struct mips_env *env, uint64_t v)
 	return env->arch->word_size == 4 ? (uint32_t)v : v;
 }
 
-/* The sigreturn trampoline: li v0,NR; syscall.  Returns the offset of the
+/* The sigreturn trampoline: li v0,NR; syscall (the numbers and the
+ * frame layout are the arch/ table's).  Returns the offset of the
  * sigcontext above sp, or 0 if pc is not a trampoline. */
 static int64_t
 sigtramp_sc(const struct mips_env *env, uint64_t pc)
 {
+	const struct arch_sigframe *sf = env->arch->sigframe;
 	uint32_t i0, i1;
-	if ((pc & 3) || read_insn(env, pc, &i0) < 0 || read_insn(env, pc + 4, &i1) < 0)
+	if (!sf || (pc & 3) || read_insn(env, pc, &i0) < 0 || read_insn(env, pc + 4, &i1) < 0)
 		return 0;
 	if (OP(i1) != OP_SPECIAL || FN(i1) != FN_SYSCALL)
 		return 0;
 	if (OP(i0) != OP_ADDIU || RS(i0) != R_ZERO || RT(i0) != R_V0)
 		return 0;
-	if (SIMM(i0) == NR_O32_SIGRETURN)
-		return SIGFRAME_SC;
-	if (SIMM(i0) == NR_O32_RT_SIGRETURN)
-		return RT_SIGFRAME_SC;
+	if (SIMM(i0) == sf->nr_sigreturn)
+		return (int64_t)sf->sigframe_sc;
+	if (SIMM(i0) == sf->nr_rt_sigreturn)
+		return (int64_t)sf->rt_sigframe_sc;
 	return 0;
 }
 
@@ -415,41 +399,46 @@ code_ok(const struct mips_env *env, uint64_t pc)
 }
 
 static int
-step_signal(const struct mips_env *env, struct unwind_regs *regs, int64_t sc_off,
+step_signal(const struct mips_env *env, struct arch_regs *regs, int64_t sc_off,
 	    enum unwind_stop *stop)
 {
+	const struct arch_sigframe *sf = env->arch->sigframe;
+	const int pc_slot = env->arch->reg_ip;
 	uint64_t sc = mask_word(env, regs->r[R_SP] + (uint64_t)sc_off);
-	uint64_t v[33];
+	uint64_t v[32], pc;
 	for (int k = 0; k < 32; k++) {
-		if (read_uint(env, sc + SC_REGS + 8 * (uint64_t)k, 8, &v[k]) < 0) {
+		if (read_uint(env, sc + sf->sc_regs + 8 * (uint64_t)k, 8, &v[k]) < 0) {
 			*stop = UNWIND_STOP_MEMORY;
 			return -1;
 		}
 	}
-	if (read_uint(env, sc + SC_PC, 8, &v[32]) < 0) {
+	if (read_uint(env, sc + sf->sc_pc, 8, &pc) < 0) {
 		*stop = UNWIND_STOP_MEMORY;
 		return -1;
 	}
-	for (int k = 0; k < 33; k++)
+	for (int k = 0; k < 32; k++)
 		regs->r[k] = mask_word(env, v[k]);
+	regs->r[pc_slot] = mask_word(env, pc);
 	regs->r[R_ZERO] = 0;
 	/* The interrupted frame is exact: ra too may be used if it is a
 	 * leaf (tests/unit-mips.c "signal in a leaf"). */
-	regs->valid = ((UINT64_C(1) << 33) - 1) & ~(UINT64_C(3) << 26);
+	regs->valid = (((UINT64_C(1) << 32) - 1) | UINT64_C(1) << pc_slot) &
+		      ~env->arch->invalid_mask;
 	return 0;
 }
 
 int
-mips_step(const struct mips_env *env, struct unwind_regs *regs, bool *signal,
+mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 	  enum unwind_stop *stop)
 {
 	const uint64_t bit_ra = UINT64_C(1) << R_RA;
-	uint64_t pc = regs->r[R_PC], sp = regs->r[R_SP];
+	const int pc_slot = env->arch->reg_ip;
+	uint64_t pc = regs->r[pc_slot], sp = regs->r[R_SP];
 	bool exact = regs->valid & bit_ra;   /* innermost, or interrupted */
 	unsigned ws = env->arch->word_size;
 
 	*signal = false;
-	if (!(regs->valid & (UINT64_C(1) << R_PC)) || !(regs->valid & (UINT64_C(1) << R_SP))) {
+	if (!(regs->valid & (UINT64_C(1) << pc_slot)) || !(regs->valid & (UINT64_C(1) << R_SP))) {
 		*stop = UNWIND_STOP_NOINFO;
 		return -1;
 	}
@@ -570,9 +559,9 @@ mips_step(const struct mips_env *env, struct unwind_regs *regs, bool *signal,
 	/* Caller-saved registers are unknown in the caller; so is its ra,
 	 * which its call overwrote. */
 	regs->valid &= CALLEE_SAVED;
-	regs->valid |= (uint64_t)got | UINT64_C(1) << R_SP | UINT64_C(1) << R_PC;
+	regs->valid |= (uint64_t)got | UINT64_C(1) << R_SP | UINT64_C(1) << pc_slot;
 	regs->r[R_SP] = cfa;
-	regs->r[R_PC] = ra;
+	regs->r[pc_slot] = ra;
 	return 0;
 }
 
@@ -608,15 +597,6 @@ image_at(const struct elf_image *img, uint64_t vaddr, size_t len)
 }
 
 static uint64_t
-get_uint(const unsigned char *p, unsigned size, bool be)
-{
-	uint64_t v = 0;
-	for (unsigned k = 0; k < size; k++)
-		v = v << 8 | p[be ? k : size - 1 - k];
-	return v;
-}
-
-static uint64_t
 uleb(const unsigned char **p, const unsigned char *end)
 {
 	uint64_t v = 0;
@@ -637,7 +617,7 @@ cie_fde_encoding(const struct elf_image *img, uint64_t cie, bool be)
 	if (!p)
 		return -1;
 	const unsigned char *end = p + 64;
-	if (get_uint(p + 4, 4, be) != 0)
+	if (arch_get_uint(p + 4, 4, be) != 0)
 		return -1;        /* not a CIE */
 	unsigned version = p[8];
 	const char *aug = (const char *)p + 9;
@@ -668,7 +648,7 @@ cie_fde_encoding(const struct elf_image *img, uint64_t cie, bool be)
  * ranges are the function bounds (libc has them; mid-function epilogues
  * otherwise stop the backward scan: tests/mips-core.test, dynamic abort). */
 static int
-fde_start(const struct elf_image *img, const struct arch_ops *a, uint64_t vaddr,
+fde_start(const struct elf_image *img, const struct arch *a, uint64_t vaddr,
 	  uint64_t *start)
 {
 	bool be = a->big_endian;
@@ -678,27 +658,27 @@ fde_start(const struct elf_image *img, const struct arch_ops *a, uint64_t vaddr,
 	 * a udata4 count: what GNU ld writes. */
 	if (!h || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b || (h[1] & 0x0f) != 0x0b)
 		return -ENOENT;
-	uint64_t count = get_uint(h + 8, 4, be);
+	uint64_t count = arch_get_uint(h + 8, 4, be);
 	const unsigned char *tab = image_at(img, hdr + 12, (size_t)count * 8);
 	if (!tab || count == 0 || count > (1u << 24))
 		return -ENOENT;
 	uint64_t lo = 0, hi = count;
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)get_uint(tab + 8 * mid, 4, be);
+		uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * mid, 4, be);
 		if (loc <= vaddr)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)get_uint(tab + 8 * lo, 4, be);
-	uint64_t fde = hdr + (uint64_t)(int64_t)(int32_t)get_uint(tab + 8 * lo + 4, 4, be);
+	uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * lo, 4, be);
+	uint64_t fde = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * lo + 4, 4, be);
 	if (loc > vaddr)
 		return -ENOENT;
 	const unsigned char *f = image_at(img, fde, 24);
-	if (!f || get_uint(f, 4, be) == 0xffffffffu)
+	if (!f || arch_get_uint(f, 4, be) == 0xffffffffu)
 		return -ENOENT;
-	uint64_t cie = fde + 4 - get_uint(f + 4, 4, be);
+	uint64_t cie = fde + 4 - arch_get_uint(f + 4, 4, be);
 	int enc = cie_fde_encoding(img, cie, be);
 	unsigned size;
 	switch (enc < 0 ? -1 : enc & 0x0f) {
@@ -708,7 +688,7 @@ fde_start(const struct elf_image *img, const struct arch_ops *a, uint64_t vaddr,
 	case 0x04: case 0x0c: size = 8; break;
 	default: return -ENOENT;
 	}
-	uint64_t range = get_uint(f + 8 + size, size, be);
+	uint64_t range = arch_get_uint(f + 8 + size, size, be);
 	if (vaddr - loc >= range)
 		return -ENOENT;   /* in a gap no FDE covers */
 	*start = loc;
@@ -762,7 +742,7 @@ tgt_stack(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi)
 }
 
 static enum unwind_stop
-mips_walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs *regs,
+mips_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	  struct unwind_frame *frames, int *n, int max)
 {
 	struct target_ctx ctx = { .t = t, .mr = mr };
@@ -779,15 +759,15 @@ mips_walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs 
 	while (*n < max) {
 		enum unwind_stop stop;
 		bool signal;
-		uint64_t pc = regs->r[R_PC], sp = regs->r[R_SP];
+		uint64_t pc = regs->r[env.arch->reg_ip], sp = regs->r[R_SP];
 		if (mips_step(&env, regs, &signal, &stop) < 0)
 			return stop;
 		/* A sigcontext pointing at itself must not repeat forever. */
-		if (regs->r[R_PC] == pc && regs->r[R_SP] == sp)
+		if (regs->r[env.arch->reg_ip] == pc && regs->r[R_SP] == sp)
 			return UNWIND_STOP_BAD_FRAME;
 		if (signal)
 			frames[*n - 1].signal_frame = true;
-		frames[*n].ip = regs->r[R_PC];
+		frames[*n].ip = regs->r[env.arch->reg_ip];
 		frames[*n].how = UNWIND_HOW_MIPS;
 		frames[*n].signal_frame = false;
 		(*n)++;
@@ -796,7 +776,6 @@ mips_walk(struct unwind_target *t, struct memory_reader *mr, struct unwind_regs 
 }
 
 const struct unwinder unwinder_mips = {
-	.name = "mips",
 	.first_how = UNWIND_HOW_MIPS,
 	.walk = mips_walk,
 };

@@ -3,13 +3,19 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/unwind.h \
 	unwind/unwind-internal.h \
 	unwind/unwind.c \
+	unwind/target.c \
+	unwind/symbolize.c \
 	unwind/maps.c \
 	unwind/elf-image.c \
 	unwind/symtab.c \
+	unwind/debug-file.c \
+	unwind/minidebuginfo.c \
+	unwind/plt.c \
+	unwind/demangle.c \
+	unwind/perf-map.c \
 	unwind/memory.c \
-	unwind/core.c \
-	unwind/arch-x86_64.c \
-	unwind/arch-mips.c \
+	unwind/core-file.c \
+	unwind/core-target.c \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-cfi.c
@@ -20,5 +26,5 @@ endif
 EXTRA_DIST += unwind/source.c
 
 # What every program linking unwind/ needs.
-UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a \
+UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a \
 	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS)

@@ -55,31 +55,3 @@ memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len)
 	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
-
-int
-memory_read_u32(struct memory_reader *r, uint64_t addr, uint32_t *out)
-{
-	unsigned char b[4];
-	int err = memory_read(r, addr, b, sizeof(b));
-	if (err < 0)
-		return err;
-	bool be = unwind_target_arch(r->target)->big_endian;
-	*out = be ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
-		  : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
-	return 0;
-}
-
-int
-memory_read_word(struct memory_reader *r, uint64_t addr, uint64_t *out)
-{
-	const struct arch_ops *a = unwind_target_arch(r->target);
-	unsigned char b[8];
-	int err = memory_read(r, addr, b, a->word_size);
-	if (err < 0)
-		return err;
-	uint64_t v = 0;
-	for (unsigned i = 0; i < a->word_size; i++)
-		v |= (uint64_t)b[a->big_endian ? i : a->word_size - 1 - i] << 8 * (a->word_size - 1 - i);
-	*out = v;
-	return 0;
-}

@@ -272,8 +272,8 @@ static uint64_t range_offset(Dwarf_Die *die, uint64_t vaddr)
 	return 0;
 }
 
-int unwind_source(struct unwind_target *t, uint64_t ip, bool caller,
-		  unsigned flags, struct unwind_source_frame *out, int max)
+static int source_lookup(struct unwind_target *t, uint64_t ip, bool caller,
+			 unsigned flags, struct unwind_source_frame *out, int max)
 {
 	uint64_t look = caller && ip > 0 ? ip - 1 : ip;
 	struct mapping *m;
@@ -364,4 +364,13 @@ int unwind_source(struct unwind_target *t, uint64_t ip, bool caller,
 		n = 1;
 	}
 	return n;
+}
+
+int unwind_source(struct unwind_target *t, uint64_t ip, bool caller,
+		  unsigned flags, struct unwind_source_frame *out, int max)
+{
+	target_enter(t);
+	int r = source_lookup(t, ip, caller, flags, out, max);
+	target_leave(t);
+	return r;
 }

@@ -1,13 +1,16 @@
 /* unwind/unwind-internal.h - private to unwind/: memory map, ELF images,
- * symbol tables, the memory reader, and the engine table. */
+ * symbol tables, the memory reader, core files, the target object and its
+ * lifetime rules, and the engine table.  Register facts are arch/'s. */
 #ifndef STACKSPY_UNWIND_INTERNAL_H
 #define STACKSPY_UNWIND_INTERNAL_H
 
+#include <elf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch/arch.h"
 #include "unwind/unwind.h"
 
 /* ---- memory map (maps.c) ------------------------------------------------ */
@@ -125,7 +128,49 @@ int elf_open_regular(const char *path);
 int elf_image_bias(const struct elf_image *img, const struct mapping *m,
 		   uint64_t *bias);
 
-/* ---- symbols (symtab.c) ------------------------------------------------- */
+/* Do [off, off + len) lie inside size bytes?  Overflow-safe: off and len
+ * come from files we do not trust. */
+static inline bool
+span_inside(size_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
+
+/* The header of the section called `name` of the ELF at data/size, if it
+ * has contents in the file, inside it, and is not compressed.  false if
+ * there is none (elf-image.c). */
+bool elf_find_section(const unsigned char *data, size_t size, const char *name,
+		      Elf64_Shdr *out);
+
+/* ---- symbols (symtab.c, debug-file.c, minidebuginfo.c, plt.c,
+ *      demangle.c, perf-map.c) ----------------------------------------------- */
+
+/* Build-time form of a symbol: the fields that decide among aliases and
+ * bound size-0 symbols. */
+struct raw_sym {
+	uint64_t start, size;
+	uint64_t sec_end;         /* end of its section, 0 if unknown */
+	const char *name;
+	unsigned rank;            /* 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized */
+	unsigned underscores;
+};
+
+/* One more entry at the end of *raw (n used, cap allocated), or NULL when
+ * out of memory (symtab.c). */
+struct raw_sym *raw_sym_append(struct raw_sym **raw, size_t *n, size_t *cap);
+
+/* PLT stubs have no symbol; entry k of .plt.sec (IBT) or of .plt after its
+ * header jumps through the k-th .rela.plt relocation: add "func@plt" for
+ * each (x86-64 and aarch64, host byte order).  The names go in one malloc'd
+ * block, *names (the caller frees it).  Returns the number added, or
+ * -ENOMEM (plt.c). */
+long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
+		 size_t *cap, char **names);
+
+/* The decompressed .gnu_debugdata of img (MiniDebugInfo, an ELF file),
+ * malloc'd in *out.  Returns its size, 0 when there is none, it is corrupt
+ * or too large, or stackspy was built without liblzma (minidebuginfo.c). */
+size_t minidebuginfo_read(const struct elf_image *img, unsigned char **out);
 
 /* Name of the function containing vaddr (an ELF virtual address of img),
  * from .symtab, else a separate debug file found by build-id
@@ -181,18 +226,13 @@ struct memory_reader {
 
 /* Copy len bytes at target address addr into buf.  Returns 0 or -EFAULT. */
 int memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len);
-/* Read one word of the target's size and byte order (a big-endian MIPS
- * core on a little-endian host), zero-extended.  Returns 0 or -EFAULT. */
-int memory_read_word(struct memory_reader *r, uint64_t addr, uint64_t *out);
-/* Read a 32-bit value (an instruction) in the target's byte order. */
-int memory_read_u32(struct memory_reader *r, uint64_t addr, uint32_t *out);
 
-/* ---- core files (core.c) ------------------------------------------------- */
+/* ---- core files (core-file.c, core-target.c) ------------------------------ */
 
 /* The reader knows no architecture: it parses ELFCLASS32 and ELFCLASS64
  * cores of either byte order and hands out each thread's pr_reg bytes as
- * they are in the file (the core's byte order); arch code interprets them
- * (arch_regs_from_prstatus for x86-64, engine-mips.c for MIPS). */
+ * they are in the file (the core's byte order); arch/ interprets them
+ * (arch_regs_from_prstatus with the table of the core's e_machine). */
 
 struct core_segment {             /* one PT_LOAD of the core */
 	uint64_t vaddr, memsz;
@@ -254,21 +294,51 @@ void core_file_release(struct core_file *c);
 /* Copy len bytes of the dumped memory at addr (only where p_filesz covers
  * them).  Returns 0 or -EFAULT. */
 int core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len);
+/* The PT_LOAD segment containing addr (binary search), or NULL. */
+const struct core_segment *core_segment_find(const struct core_file *c,
+					     uint64_t addr);
 /* Value of auxv entry type (AT_*).  Returns 0 or -ENOENT. */
 int core_auxv(const struct core_file *c, uint64_t type, uint64_t *val);
 /* A 16/32/64-bit value or a word (4 or 8 bytes by class) in the core's
  * byte order. */
 uint64_t core_get(const struct core_file *c, const unsigned char *p, size_t size);
+/* Bytes in a word of the core's class. */
+static inline size_t
+core_word_size(const struct core_file *c)
+{
+	return c->elf_class == ELFCLASS64 ? 8 : 4;
+}
 /* Is this core for the architecture the fp/cfi engines unwind (the host's)? */
 bool core_file_native(const struct core_file *c);
 
-/* ---- the target (unwind.c) ---------------------------------------------- */
+/* ---- the target (target.c) ---------------------------------------------- */
+
+/* Who owns what (the public side is in unwind.h):
+ *
+ * - The target owns its memory map (maps), the ELF images (elves, which
+ *   outlive any map: a mapping's image pointer stays valid until
+ *   unwind_target_free), the vdso copy, the perf map, the DWARF handles and
+ *   the interned module names.
+ * - A struct mapping (from unwind_target_mapping or module_map_find on
+ *   t->maps) is an element of the current map array.  A reload (a lookup
+ *   that misses, at most ten times a second, or unwind_target_reload_maps)
+ *   replaces that array; while a public call is running (t->busy > 0) the
+ *   old array is only retired and is freed when the outermost public call
+ *   returns.  So a mapping pointer is valid until the public call that
+ *   obtained it returns, and never beyond: keep values, not the pointer,
+ *   across calls.  Every public entry point that can reach
+ *   unwind_target_mapping brackets its work with target_enter/leave.
+ */
 
 struct cfi_state;
+struct name_pool;
 
 struct unwind_target {
 	pid_t pid;
 	struct module_map maps;
+	struct module_map *retired;  /* replaced while busy, freed at leave */
+	size_t nretired, retired_cap;
+	unsigned busy;            /* depth of public calls running on t */
 	struct elf_cache elves;
 	struct elf_image *vdso;   /* copy taken at open, or NULL */
 	uint64_t vdso_start, vdso_end;
@@ -278,9 +348,24 @@ struct unwind_target {
 	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
 	unsigned generation;      /* bumped by every maps reload */
 	struct core_file *core;   /* core-file target (pid 0), else NULL */
-	const struct arch_ops *arch;  /* NULL: from core, else arch_host() */
+	const struct arch *arch;  /* NULL: from core, else arch_host() */
 	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
+	struct name_pool *names;  /* module paths handed out (symbolize.c) */
 };
+
+/* A public call starts / ends on t: see "Who owns what" above. */
+void target_enter(struct unwind_target *t);
+void target_leave(struct unwind_target *t);
+
+/* The mapping containing addr with its image and bias resolved (image may be
+ * NULL for anonymous memory).  NULL if addr is unmapped.  Valid until the
+ * public call running on t returns. */
+struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
+
+/* A copy of s that lives as long as t (module names outlive map reloads).
+ * NULL on allocation failure. */
+const char *target_intern(struct unwind_target *t, const char *s);
+void name_pool_free(struct name_pool *p);
 
 /* ---- source positions (source.c) ----------------------------------------- */
 
@@ -293,65 +378,23 @@ void source_cache_free(struct source_cache *c);
 static inline void source_cache_free(struct source_cache *c) { (void)c; }
 #endif
 
-/* The mapping containing addr with its image and bias resolved (image may be
- * NULL for anonymous memory).  NULL if addr is unmapped. */
-struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
+/* ---- the target's architecture (target.c) ------------------------------- */
 
-/* ---- registers (arch-*.c) ----------------------------------------------- */
-
-/* x86-64: DWARF numbering 0..16 (16 = rip).  MIPS: r0..r31, 32 = pc (the
- * MIPS DWARF numbering has no pc register; see arch-mips.c). */
-#define UNWIND_NREGS 40
-
-struct unwind_regs {
-	uint64_t r[UNWIND_NREGS];
-	uint64_t valid;           /* bit i: r[i] is known */
-};
-
-/* What the target's architecture decides: the host's for live processes,
- * from e_machine/EI_CLASS/EI_DATA for a core file.  It is what lets a MIPS
- * core be unwound on an x86-64 host. */
-struct arch_ops {
-	const char *name;
-	unsigned e_machine;       /* EM_X86_64, EM_MIPS */
-	unsigned word_size;       /* 4 or 8 bytes */
-	bool big_endian;
-	int reg_ip, reg_sp, reg_fp, reg_ra;   /* -1: no such register */
-	/* The pr_reg bytes of NT_PRSTATUS (what PTRACE_GETREGSET returns), in
-	 * the target's byte order, to registers.  Returns 0 or -EINVAL. */
-	int (*regs_from_prstatus)(const unsigned char *raw, size_t len,
-				  struct unwind_regs *out);
-};
-
-extern const struct arch_ops arch_x86_64;                /* arch-x86_64.c */
-extern const struct arch_ops arch_mipsel, arch_mips_be;  /* arch-mips.c: o32 */
-
-/* The architecture of processes on this host (unwind.c). */
-const struct arch_ops *arch_host(void);
-/* The ops for an ELF e_machine, EI_CLASS (ELFCLASS32/64) and big-endian
- * flag, or NULL if stackspy cannot unwind it (unwind.c). */
-const struct arch_ops *arch_from_elf(unsigned e_machine, int ei_class,
-				     bool big_endian);
-/* The target's architecture: t->arch, else the core's, else the host's. */
-const struct arch_ops *unwind_target_arch(struct unwind_target *t);
-
-/* DWARF numbers of the special registers on this host. */
-extern const int arch_reg_ip, arch_reg_sp, arch_reg_fp;
-
-/* Raw NT_PRSTATUS to DWARF-numbered registers.  Returns 0 or -EINVAL. */
-int arch_regs_from_prstatus(const unsigned char *raw, size_t len,
-			    struct unwind_regs *out);
+/* The arch/ table of the target: from e_machine/EI_CLASS/EI_DATA for a
+ * core file (what lets a MIPS core be unwound on an x86-64 host), else the
+ * host's.  NULL when stackspy has no table for it: every engine is then
+ * unavailable, with ARCH_UNSUPPORTED_REASON. */
+const struct arch *unwind_target_arch(struct unwind_target *t);
 
 /* ---- engines ------------------------------------------------------------- */
 
 struct unwinder {
-	const char *name;
 	enum unwind_how first_how;  /* how frames[0] is labelled */
 	/* Append frames after frames[0] (filled by the caller from regs, *n
 	 * is 1) up to max; regs is the innermost frame's registers and is
 	 * consumed.  Returns the stop reason. */
 	enum unwind_stop (*walk)(struct unwind_target *t, struct memory_reader *mr,
-				 struct unwind_regs *regs, struct unwind_frame *frames,
+				 struct arch_regs *regs, struct unwind_frame *frames,
 				 int *n, int max);
 };
 
@@ -363,7 +406,7 @@ extern const struct unwinder unwinder_mips;   /* engine-mips.c */
 /* engine-mips.c: one step of the MIPS prologue-analysis unwinder, pure
  * code over callbacks so tests/unit-mips.c runs it on instruction arrays. */
 struct mips_env {
-	const struct arch_ops *arch;
+	const struct arch *arch;
 	void *ctx;
 	/* Read len bytes at addr.  0 or -EFAULT. */
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
@@ -376,11 +419,11 @@ struct mips_env {
 	int (*stack)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
 };
 
-/* Unwind one frame: regs (r0..r31, 32 = pc; the valid bits say which are
- * known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
+/* Unwind one frame: regs (r0..r31 and the pc in slot env->arch->reg_ip;
+ * the valid bits say which are known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
  * *signal when the frame was a sigreturn trampoline (the caller's pc is
  * then exact, not a return address). */
-int mips_step(const struct mips_env *env, struct unwind_regs *regs,
+int mips_step(const struct mips_env *env, struct arch_regs *regs,
 	      bool *signal, enum unwind_stop *stop);
 
 /* engine-cfi.c: the libunwind address space and per-module table cache. */
@@ -389,9 +432,10 @@ void cfi_state_free(struct cfi_state *c);
 /* Forget cached unwind info (the memory map changed). */
 void cfi_state_flush(struct cfi_state *c);
 
-/* One frame-pointer step from regs (ip, sp, fp updated).  Returns 0, or the
- * stop reason when the chain ends or is not plausible. */
+/* One frame-pointer step from regs (ip, sp, fp of the target's arch/ table
+ * updated).  Returns 0, or -1 with the stop reason when the chain ends or
+ * is not plausible. */
 int fp_step(struct unwind_target *t, struct memory_reader *mr,
-	    struct unwind_regs *regs, enum unwind_stop *stop);
+	    struct arch_regs *regs, enum unwind_stop *stop);
 
 #endif

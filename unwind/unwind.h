@@ -1,10 +1,22 @@
 /* unwind/unwind.h - turn a stack snapshot into frames, and frames into names.
  *
- * A `struct unwind_target` holds what is known about one target process: its
- * memory map, the ELF files behind it (mmap'd once per (dev, inode)), their
- * symbol tables and unwind tables, a copy of its vdso, and the libunwind
- * address space.  Engines (fp, cfi, auto) walk a snapshot taken by ptrace/
- * after the thread has been resumed.
+ * A `struct unwind_target` holds what is known about one target process
+ * (or core file): its memory map, the ELF files behind it (mmap'd once per
+ * (dev, inode)), their symbol tables and unwind tables, a copy of its
+ * vdso, and the libunwind address space (target.c).  Engines (auto, fp,
+ * cfi, mips: unwind.c dispatches) walk a snapshot taken by ptrace/ after
+ * the thread has been resumed.  Register facts come from arch/.
+ *
+ * Who owns what, and for how long:
+ * - The caller owns the target (unwind_target_open*, unwind_target_free),
+ *   the snapshots and the frame and symbol arrays it passes in.
+ * - Every string handed out (function, module, file names, core warnings)
+ *   belongs to the target and stays valid until unwind_target_free(), map
+ *   reloads included.
+ * - Addresses are only names of the moment: after a reload
+ *   (unwind_target_generation() changed) the same address may belong to
+ *   another module, so names cached by address must be dropped then.
+ * - One thread at a time per target: nothing here locks.
  */
 #ifndef STACKSPY_UNWIND_H
 #define STACKSPY_UNWIND_H
@@ -103,7 +115,8 @@ int unwind_core_thread(const struct unwind_target *t, size_t i,
 const char *unwind_core_warning(const struct unwind_target *t, size_t i);
 
 /* Re-read /proc/PID/maps (after dlopen, or when an IP falls outside every
- * known mapping).  ELF files already opened stay cached.  Returns 0/-errno. */
+ * known mapping).  ELF files already opened stay cached.  Returns 0/-errno
+ * (-ENOTSUP for a core file). */
 int unwind_target_reload_maps(struct unwind_target *t);
 
 /* Changes whenever the memory map was re-read: names cached by address

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz-core.c - libFuzzer target for the core-file reader
- * (unwind/core.c) and what runs on a core: the module map built from
+ * (unwind/core-file.c, core-target.c) and what runs on a core: the module map built from
  * NT_FILE or from the auxv and r_debug, the files it opens, the memory
  * reader, both engines and the symbolizer.  Built by tests/fuzz/fuzz.sh.
  *

@@ -1,38 +1,23 @@
-/* unwind/core.c - core files: kernel core dumps and gdb's gcore output.
+/* unwind/core-target.c - a core file as a target: what a live target has,
+ * built from what core-file.c reads.  A module map (from NT_FILE, else
+ * from the auxv and the dynamic linker's r_debug list in the core's
+ * memory), the ELF files behind it (under a sysroot, checked against the
+ * core by build-id), the vdso, and the per-thread snapshots.
  *
- * Two layers.  The reader (core_file_*) parses the ELF core by hand, for
- * ELFCLASS32 and ELFCLASS64 in either byte order, and knows no
- * architecture: it hands out each thread's pr_reg bytes, the PT_LOAD
- * segments, NT_FILE, NT_AUXV and NT_PRPSINFO.  The target layer
- * (unwind_target_open_core) turns that into what a live target has: a
- * module map (from NT_FILE, else from the auxv and the dynamic linker's
- * r_debug list in the core's memory), the ELF files behind it, the vdso.
- *
- * Cores come from containers we do not trust and stackspy runs as root:
- * every count, offset and size read from the file is checked against the
- * file before use, loops are bounded by the file's size, and files named
- * by the core are opened without following them into FIFOs or devices.
- * tests/fuzz/fuzz-core.c feeds this file random cores; tests/core-bad.test
- * the truncated and corrupt ones.
+ * The core is hostile input (see core-file.c): every address, count and
+ * string taken from its memory is bounded below.
  */
 #include "config.h"
 
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "unwind/unwind-internal.h"
 
-#ifndef NT_FILE
-# define NT_FILE 0x46494c45
-#endif
 #ifndef DT_MIPS_RLD_MAP
 # define DT_MIPS_RLD_MAP 0x70000016
 #endif
@@ -46,536 +31,6 @@
 #define MAX_DYN_ENTRIES 4096      /* entries of a .dynamic scanned */
 #define MAX_PHDRS       512       /* program headers of an in-memory ELF */
 #define CORE_PAGE       4096u     /* page rounding of file mappings */
-
-/* ---- byte order ----------------------------------------------------------- */
-
-uint64_t
-core_get(const struct core_file *c, const unsigned char *p, size_t size)
-{
-	uint64_t v = 0;
-
-	if (size == 0)
-		size = c->elf_class == ELFCLASS64 ? 8 : 4;
-	for (size_t i = 0; i < size; i++) {
-		size_t k = c->big_endian ? i : size - 1 - i;
-		v = (v << 8) | p[k];
-	}
-	return v;
-}
-
-static size_t
-word_size(const struct core_file *c)
-{
-	return c->elf_class == ELFCLASS64 ? 8 : 4;
-}
-
-bool
-core_file_native(const struct core_file *c)
-{
-#if defined(__x86_64__)
-	return c->machine == EM_X86_64 && c->elf_class == ELFCLASS64 && !c->big_endian;
-#else
-	(void)c;
-	return false;
-#endif
-}
-
-/* ---- parsing -------------------------------------------------------------- */
-
-static bool
-in_file(size_t size, uint64_t off, uint64_t len)
-{
-	return off <= size && len <= size - off;
-}
-
-static int
-cmp_seg(const void *a, const void *b)
-{
-	const struct core_segment *x = a, *y = b;
-
-	if (x->vaddr != y->vaddr)
-		return x->vaddr < y->vaddr ? -1 : 1;
-	return 0;
-}
-
-static int
-cmp_file_map(const void *a, const void *b)
-{
-	const struct core_file_map *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return 0;
-}
-
-/* NT_PRSTATUS: pr_pid and pr_reg sit at fixed offsets per class
- * (elf_siginfo, pr_cursig, pr_sigpend, pr_sighold, then pr_pid; pr_reg after
- * four timevals); pr_reg runs up to the int pr_fpvalid at the end (padded
- * to 8 on 64-bit).  x86-64: 336 bytes, pr_reg 216; MIPS o32: 256, 180. */
-#define CORE_MAX_THREADS 65536
-
-static int
-parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
-{
-	size_t pid_off = c->elf_class == ELFCLASS64 ? 32 : 24;
-	size_t reg_off = c->elf_class == ELFCLASS64 ? 112 : 72;
-	size_t tail = c->elf_class == ELFCLASS64 ? 8 : 4;
-	struct core_thread *th;
-
-	if (len < reg_off + tail + 4)
-		return 0;          /* too short to hold registers: ignored */
-	/* A hostile core can hold hundreds of thousands of tiny notes: more
-	 * threads than any real process are ignored, and the array grows
-	 * geometrically (capacity 16, then the next power of two). */
-	if (c->nthreads >= CORE_MAX_THREADS)
-		return 0;
-	if (c->nthreads == 0 || (c->nthreads >= 16 && !(c->nthreads & (c->nthreads - 1)))) {
-		size_t cap = c->nthreads < 16 ? 16 : 2 * c->nthreads;
-		th = realloc(c->threads, cap * sizeof(*th));
-		if (!th)
-			return -ENOMEM;
-		c->threads = th;
-	}
-	th = &c->threads[c->nthreads++];
-	th->cursig = (int)(int16_t)core_get(c, d + 12, 2);
-	th->tid = (pid_t)(int32_t)core_get(c, d + pid_off, 4);
-	th->regs = d + reg_off;
-	th->regs_len = len - reg_off - tail;
-	return 0;
-}
-
-/* NT_PRPSINFO: pr_fname[16] and pr_psargs[80] close the struct on every
- * architecture, and pr_pid is 16 bytes before pr_fname (pid, ppid, pgrp,
- * sid); what comes before differs (pr_flag is a long, pr_uid 2 or 4
- * bytes).  So both are found from the end. */
-static void
-parse_prpsinfo(struct core_file *c, const unsigned char *d, size_t len)
-{
-	if (len < 96 + 16 + 4)
-		return;
-	size_t fname = len - 96;
-	c->has_prpsinfo = true;
-	c->state = d[1] >= 0x21 && d[1] < 0x7f ? (char)d[1] : '?';
-	c->pid = (pid_t)(int32_t)core_get(c, d + fname - 16, 4);
-	memcpy(c->comm, d + fname, 16);
-	c->comm[16] = '\0';
-	for (char *p = c->comm; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-}
-
-/* NT_FILE: count, page size, count * (start, end, page offset), then count
- * NUL-terminated names; all words of the core's class. */
-static int
-parse_nt_file(struct core_file *c, const unsigned char *d, size_t len)
-{
-	size_t w = word_size(c);
-	uint64_t count, page;
-	const char *names, *end;
-	size_t kept = 0;
-
-	/* Only the first NT_FILE counts (fuzz-core found a leak here when a
-	 * second one came after an empty first). */
-	if (c->files || len < 2 * w)
-		return 0;
-	count = core_get(c, d, w);
-	page = core_get(c, d + w, w);
-	/* Each entry takes 3 words and at least one name byte. */
-	if (count == 0 || count > (len - 2 * w) / (3 * w + 1))
-		return 0;
-	c->files = calloc((size_t)count, sizeof(*c->files));
-	if (!c->files)
-		return -ENOMEM;
-	names = (const char *)d + 2 * w + count * 3 * w;
-	end = (const char *)d + len;
-	for (uint64_t i = 0; i < count && names < end; i++) {
-		const unsigned char *e = d + 2 * w + i * 3 * w;
-		const char *nul = memchr(names, '\0', (size_t)(end - names));
-		struct core_file_map *f = &c->files[kept];
-		uint64_t pgoff = core_get(c, e + 2 * w, w);
-
-		if (!nul)
-			break;
-		f->start = core_get(c, e, w);
-		f->end = core_get(c, e + w, w);
-		if (page == 0 || pgoff > UINT64_MAX / page)
-			f->offset = 0;
-		else
-			f->offset = pgoff * page;
-		if (f->start < f->end && names[0] == '/') {
-			f->path = strndup(names, (size_t)(nul - names));
-			if (!f->path)
-				return -ENOMEM;
-			kept++;
-		}
-		names = nul + 1;
-	}
-	c->nfiles = kept;
-	c->has_nt_file = kept > 0;
-	if (kept == 0)
-		return 0;      /* c->files stays allocated: it marks "seen" */
-	if (kept > 1) {
-		size_t n = 0;
-
-		qsort(c->files, kept, sizeof(*c->files), cmp_file_map);
-		for (size_t i = 0; i < kept; i++) {
-			if (n > 0 && c->files[i].start < c->files[n - 1].end) {
-				free(c->files[i].path);
-				continue;
-			}
-			c->files[n++] = c->files[i];
-		}
-		c->nfiles = n;
-	}
-	return 0;
-}
-
-/* Walk the notes of one PT_NOTE segment [off, off + len). */
-static int
-parse_notes(struct core_file *c, uint64_t off, uint64_t len)
-{
-	const unsigned char *p = c->data + off, *end = p + len;
-
-	while ((size_t)(end - p) >= 12) {
-		uint64_t namesz = core_get(c, p, 4);
-		uint64_t descsz = core_get(c, p + 4, 4);
-		uint64_t type = core_get(c, p + 8, 4);
-		uint64_t name_pad = (namesz + 3) & ~(uint64_t)3;
-		uint64_t desc_pad = (descsz + 3) & ~(uint64_t)3;
-		size_t left = (size_t)(end - p) - 12;
-		const unsigned char *name = p + 12, *desc;
-		int r = 0;
-
-		if (name_pad > left || desc_pad > left - name_pad)
-			break;     /* truncated: keep what came before */
-		desc = name + name_pad;
-		/* "CORE" notes carry the process; "LINUX" ones the FPU state. */
-		if (namesz == 5 && memcmp(name, "CORE", 5) == 0) {
-			switch (type) {
-			case NT_PRSTATUS:
-				r = parse_prstatus(c, desc, descsz);
-				break;
-			case NT_PRPSINFO:
-				if (!c->has_prpsinfo)
-					parse_prpsinfo(c, desc, descsz);
-				break;
-			case NT_AUXV:
-				if (!c->auxv) {
-					c->auxv = desc;
-					c->auxv_len = descsz;
-				}
-				break;
-			case NT_FILE:
-				r = parse_nt_file(c, desc, descsz);
-				break;
-			default:
-				break;
-			}
-		}
-		if (r < 0)
-			return r;
-		p = desc + desc_pad;
-	}
-	return 0;
-}
-
-int
-core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
-		const char **why)
-{
-	const char *dummy;
-	uint64_t phoff, phnum, phentsize, shoff;
-	size_t nsegs = 0;
-	bool b64;
-	int r;
-
-	if (!why)
-		why = &dummy;
-	memset(c, 0, sizeof(*c));
-	c->data = data;
-	c->size = size;
-	c->state = '?';
-	if (size < EI_NIDENT || memcmp(data, ELFMAG, SELFMAG) != 0) {
-		*why = size == 0 ? "empty file" : "not an ELF file";
-		return -ENOEXEC;
-	}
-	if (data[EI_CLASS] != ELFCLASS32 && data[EI_CLASS] != ELFCLASS64) {
-		*why = "unknown ELF class";
-		return -ENOEXEC;
-	}
-	if (data[EI_DATA] != ELFDATA2LSB && data[EI_DATA] != ELFDATA2MSB) {
-		*why = "unknown ELF byte order";
-		return -ENOEXEC;
-	}
-	c->elf_class = data[EI_CLASS];
-	c->big_endian = data[EI_DATA] == ELFDATA2MSB;
-	b64 = c->elf_class == ELFCLASS64;
-	if (size < (b64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
-		*why = "truncated ELF header";
-		return -ENOEXEC;
-	}
-	if (core_get(c, data + 16, 2) != ET_CORE) {
-		*why = "not a core file (ELF type is not ET_CORE)";
-		return -ENOEXEC;
-	}
-	c->machine = (unsigned)core_get(c, data + 18, 2);
-	phoff = b64 ? core_get(c, data + 32, 8) : core_get(c, data + 28, 4);
-	shoff = b64 ? core_get(c, data + 40, 8) : core_get(c, data + 32, 4);
-	phentsize = core_get(c, data + (b64 ? 54 : 42), 2);
-	phnum = core_get(c, data + (b64 ? 56 : 44), 2);
-	/* More than 65534 segments: the real count is section 0's sh_info. */
-	if (phnum == PN_XNUM) {
-		size_t shsz = b64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
-
-		if (!in_file(size, shoff, shsz)) {
-			*why = "section header 0 (segment count) outside the file";
-			return -ENOEXEC;
-		}
-		phnum = core_get(c, data + shoff + (b64 ? 44 : 28), 4);
-	}
-	if (phentsize != (b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
-	    phnum == 0 || phnum > size / phentsize ||
-	    !in_file(size, phoff, phnum * phentsize)) {
-		*why = phnum == 0 ? "no program headers" :
-			"program header table outside the file";
-		return -ENOEXEC;
-	}
-
-	c->segs = calloc((size_t)phnum, sizeof(*c->segs));
-	if (!c->segs) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	uint64_t notes_end = 0;
-	for (uint64_t i = 0; i < phnum; i++) {
-		const unsigned char *ph = data + phoff + i * phentsize;
-		uint64_t type = core_get(c, ph, 4), off, vaddr, filesz, memsz, flags;
-
-		if (b64) {
-			flags = core_get(c, ph + 4, 4);
-			off = core_get(c, ph + 8, 8);
-			vaddr = core_get(c, ph + 16, 8);
-			filesz = core_get(c, ph + 32, 8);
-			memsz = core_get(c, ph + 40, 8);
-		} else {
-			off = core_get(c, ph + 4, 4);
-			vaddr = core_get(c, ph + 8, 4);
-			filesz = core_get(c, ph + 16, 4);
-			memsz = core_get(c, ph + 20, 4);
-			flags = core_get(c, ph + 24, 4);
-		}
-		if (type == PT_NOTE) {
-			/* A note segment cut by truncation still gives the
-			 * notes before the cut.  Segments that overlap one
-			 * already read are skipped: thousands of headers
-			 * pointing at the same notes made parsing quadratic. */
-			if (off < size && off >= notes_end) {
-				notes_end = off + (filesz < size - off ? filesz : size - off);
-				r = parse_notes(c, off, filesz < size - off ? filesz : size - off);
-				if (r < 0)
-					goto fail;
-			}
-		} else if (type == PT_LOAD && memsz > 0 && vaddr + memsz > vaddr) {
-			struct core_segment *s = &c->segs[nsegs++];
-
-			s->vaddr = vaddr;
-			s->memsz = memsz;
-			s->offset = off;
-			/* Clamped: a truncated core (disk full, ulimit) keeps
-			 * the memory it has. */
-			s->filesz = filesz < memsz ? filesz : memsz;
-			if (off >= size)
-				s->filesz = 0;
-			else if (s->filesz > size - off)
-				s->filesz = size - off;
-			s->flags = (unsigned)flags & (PF_R | PF_W | PF_X);
-		}
-	}
-	if (nsegs > 1) {
-		size_t n = 0;
-
-		qsort(c->segs, nsegs, sizeof(*c->segs), cmp_seg);
-		for (size_t i = 0; i < nsegs; i++) {
-			if (n > 0 && c->segs[i].vaddr < c->segs[n - 1].vaddr + c->segs[n - 1].memsz)
-				continue;
-			c->segs[n++] = c->segs[i];
-		}
-		nsegs = n;
-	}
-	c->nsegs = nsegs;
-	if (c->nthreads == 0) {
-		*why = "no thread in the core (no NT_PRSTATUS note; truncated?)";
-		r = -ENOEXEC;
-		goto fail;
-	}
-	if (!c->has_prpsinfo)
-		c->pid = c->threads[0].tid;
-	return 0;
-fail:
-	if (r == -ENOMEM)
-		*why = NULL;
-	core_file_release(c);
-	return r;
-}
-
-void
-core_file_release(struct core_file *c)
-{
-	for (size_t i = 0; i < c->nfiles; i++)
-		free(c->files[i].path);
-	for (size_t i = 0; i < c->nwarnings; i++)
-		free(c->warnings[i]);
-	free(c->warnings);
-	free(c->files);
-	free(c->threads);
-	free(c->segs);
-	c->files = NULL;
-	c->threads = NULL;
-	c->segs = NULL;
-	c->warnings = NULL;
-	c->nfiles = c->nthreads = c->nsegs = c->nwarnings = 0;
-}
-
-struct core_file *
-core_file_open(const char *path, int *err, const char **why)
-{
-	struct core_file *c;
-	struct stat st;
-	void *data;
-	int fd, r;
-
-	*why = NULL;
-	/* O_NONBLOCK: a FIFO given as a core must not hang the open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		*err = -errno;
-		return NULL;
-	}
-	if (fstat(fd, &st) < 0) {
-		*err = -errno;
-		close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*err = -EINVAL;
-		*why = S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file";
-		close(fd);
-		return NULL;
-	}
-	if (st.st_size == 0 || (uintmax_t)st.st_size > SIZE_MAX) {
-		*err = -ENOEXEC;
-		*why = st.st_size == 0 ? "empty file" : "too large";
-		close(fd);
-		return NULL;
-	}
-	data = file_map(fd, (size_t)st.st_size, PROT_READ);
-	r = -errno;
-	close(fd);
-	if (data == MAP_FAILED) {
-		*err = r;
-		return NULL;
-	}
-	c = malloc(sizeof(*c));
-	if (!c) {
-		file_unmap(data, (size_t)st.st_size);
-		*err = -ENOMEM;
-		return NULL;
-	}
-	r = core_file_parse(c, data, (size_t)st.st_size, why);
-	if (r == 0)
-		c->path = strdup(path);
-	if (r < 0 || !c->path) {
-		if (r == 0)
-			core_file_release(c);
-		file_unmap(data, (size_t)st.st_size);
-		free(c);
-		*err = r < 0 ? r : -ENOMEM;
-		return NULL;
-	}
-	c->mmapped = true;
-	return c;
-}
-
-void
-core_file_free(struct core_file *c)
-{
-	if (!c)
-		return;
-	core_file_release(c);
-	if (c->mmapped)
-		file_unmap(c->data, c->size);
-	free(c->path);
-	free(c);
-}
-
-/* The segment containing addr (binary search), or NULL. */
-static const struct core_segment *
-seg_find(const struct core_file *c, uint64_t addr)
-{
-	size_t lo = 0, hi = c->nsegs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->segs[mid].vaddr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	const struct core_segment *s = &c->segs[lo - 1];
-	return addr - s->vaddr < s->memsz ? s : NULL;
-}
-
-int
-core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len)
-{
-	unsigned char *out = buf;
-
-	/* A read may straddle two adjacent segments (two VMAs). */
-	while (len > 0) {
-		const struct core_segment *s = seg_find(c, addr);
-		uint64_t in, n;
-
-		if (!s)
-			return -EFAULT;
-		in = addr - s->vaddr;
-		if (in >= s->filesz)
-			return -EFAULT;    /* not dumped (file-backed, or cut) */
-		n = s->filesz - in;
-		if (n > len)
-			n = len;
-		memcpy(out, c->data + s->offset + in, (size_t)n);
-		out += n;
-		addr += n;
-		len -= (size_t)n;
-		if (len > 0 && addr == 0)
-			return -EFAULT;    /* wrapped */
-	}
-	return 0;
-}
-
-int
-core_auxv(const struct core_file *c, uint64_t type, uint64_t *val)
-{
-	size_t w = word_size(c);
-
-	for (size_t off = 0; c->auxv && off + 2 * w <= c->auxv_len; off += 2 * w) {
-		uint64_t t = core_get(c, c->auxv + off, w);
-
-		if (t == AT_NULL)
-			break;
-		if (t == type) {
-			*val = core_get(c, c->auxv + off + w, w);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-
-/* ---- the target ----------------------------------------------------------- */
 
 static void warn(struct core_file *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -761,7 +216,7 @@ image_phdrs(const struct core_file *c, const struct elf_image *img,
 		return 0;
 	phoff = b64 ? core_get(c, img->data + 32, 8) : core_get(c, img->data + 28, 4);
 	phnum = core_get(c, img->data + (b64 ? 56 : 44), 2);
-	if (phnum > MAX_PHDRS || !in_file(img->size, phoff, phnum * es))
+	if (phnum > MAX_PHDRS || !span_inside(img->size, phoff, phnum * es))
 		return 0;
 	parse_phdr_table(c, img->data + phoff, (size_t)phnum, out);
 	if (phoff_out)
@@ -878,7 +333,7 @@ regions_from_nt_file(struct opener *o, struct regions *rs)
 
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const struct core_file_map *f = &c->files[i];
-		const struct core_segment *s = seg_find(c, f->start);
+		const struct core_segment *s = core_segment_find(c, f->start);
 		struct region r = { .start = f->start, .end = f->end, .offset = f->offset };
 
 		r.perms = s ? perms_of_flags(s->flags) : MAPPING_R;
@@ -954,7 +409,7 @@ core_or_file_read(const struct core_file *c, const struct elf_image *img,
 
 		if (v < s->vaddr || v - s->vaddr >= s->filesz || len > s->filesz - (v - s->vaddr))
 			continue;
-		if (!in_file(img->size, s->offset + (v - s->vaddr), len))
+		if (!span_inside(img->size, s->offset + (v - s->vaddr), len))
 			return -EFAULT;
 		memcpy(buf, img->data + s->offset + (v - s->vaddr), len);
 		return 0;
@@ -966,7 +421,7 @@ static uint64_t
 find_r_debug(const struct core_file *c, uint64_t dyn, const struct elf_image *exe,
 	     uint64_t bias)
 {
-	size_t w = word_size(c);
+	size_t w = core_word_size(c);
 	unsigned char e[16], word[8];
 
 	for (uint64_t i = 0; i < MAX_DYN_ENTRIES; i++) {
@@ -1000,7 +455,7 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 	struct phdr ph[MAX_PHDRS];
 	uint64_t at_phdr = 0, at_phnum = 0, at_base = 0, at_execfn = 0;
 	uint64_t bias = 0, dyn = 0, rdebug = 0, lm = 0, phoff = 0;
-	size_t w = word_size(c), n, fn = 0;
+	size_t w = core_word_size(c), n, fn = 0;
 	bool have_bias = false, have_ldso = false;
 	struct elf_image *exe = NULL;
 	char name[MAX_PATH_READ];
@@ -1099,7 +554,7 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 	fn = at_base && !have_ldso && exe ? image_phdrs(c, exe, ph, NULL) : 0;
 	for (size_t i = 0; i < fn; i++) {
 		if (ph[i].type != PT_INTERP || ph[i].filesz < 2 || ph[i].filesz >= sizeof(name) ||
-		    !in_file(exe->size, ph[i].offset, ph[i].filesz))
+		    !span_inside(exe->size, ph[i].offset, ph[i].filesz))
 			continue;
 		memcpy(name, exe->data + ph[i].offset, (size_t)ph[i].filesz);
 		name[ph[i].filesz] = '\0';
@@ -1231,7 +686,7 @@ core_vdso(struct unwind_target *t)
 	uint64_t at;
 	void *buf;
 
-	if (core_auxv(t->core, AT_SYSINFO_EHDR, &at) < 0 || !(s = seg_find(t->core, at)) ||
+	if (core_auxv(t->core, AT_SYSINFO_EHDR, &at) < 0 || !(s = core_segment_find(t->core, at)) ||
 	    s->vaddr != at || s->filesz == 0 || s->filesz > (64u << 20))
 		return;
 	buf = malloc((size_t)s->filesz);

@@ -1,0 +1,63 @@
+/* arch/arch-aarch64.c - AArch64 (LP64, little-endian).
+ *
+ * pr_reg is struct user_pt_regs (the kernel's asm/ptrace.h): x0..x30, sp,
+ * pc, pstate, 34 words.  Slots: x0..x30 = 0..30 and sp = 31 as in the
+ * DWARF for the Arm 64-bit architecture, pc = 32, which DWARF does not
+ * number but libunwind does (UNW_AARCH64_PC).  x29 is the frame pointer,
+ * x30 the link register; a frame record is {x29, x30} at x29.
+ *
+ * TODO: with pointer authentication (-mbranch-protection=pac-ret) the
+ * return addresses saved on the stack carry a signature in their top
+ * bits; the fp engine would have to strip them (mask with the
+ * NT_ARM_PAC_MASK regset) before naming them.  Not done yet.
+ */
+#include "config.h"
+
+#include <elf.h>
+
+#include "arch/arch.h"
+
+#ifndef EM_AARCH64
+# define EM_AARCH64 183
+#endif
+
+enum { PR_SP = 31, PR_PC = 32, PR_PSTATE = 33, PR_NWORDS = 34 };
+
+static const int8_t aarch64_pr_index[33] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+	PR_SP, PR_PC,
+};
+
+const struct arch arch_aarch64 = {
+	.name = "aarch64",
+	.e_machine = EM_AARCH64,
+	.elf_class = ELFCLASS64,
+	.word_size = 8,
+	.big_endian = false,
+	.reg_ip = 32, .reg_sp = 31, .reg_fp = 29, .reg_ra = 30,
+	.reg_zero = -1,
+	.fp_chain = true,
+	.libunwind_slots = true,
+	.pr_reg_size = PR_NWORDS * 8,
+	.pr_reg_min = PR_NWORDS * 8,
+	.prstatus_size = 392,   /* 112 + 272 + pr_fpvalid, padded to 8 */
+	.pr_index = aarch64_pr_index,
+	.nregs = 33,
+	.invalid_mask = 0,
+	/* At a syscall stop, x8 holds the number the program asked for,
+	 * but the kernel reads the one it runs from the NT_ARM_SYSTEM_CALL
+	 * regset (a tracer may change it there), and x0 is both the first
+	 * argument at entry and the return value at exit. */
+	.pr_syscall_nr = -1,
+	.syscall_nr_none = -1,
+	.pr_syscall_ret = 0,
+	.pr_syscall_err = -1,
+	.syscall_note = "the number is not in user_pt_regs: read the "
+			"NT_ARM_SYSTEM_CALL regset (x8 holds what the program "
+			"asked for); x0 is the first argument at entry and the "
+			"return value, -errno on failure, at exit",
+	/* __kernel_rt_sigreturn in the vdso has CFI for the sigframe. */
+	.sigframe = NULL,
+	.plt_header = 32, .plt_entry = 16,
+};

@@ -1,0 +1,239 @@
+/* unwind/debug-file.c - the separate debug files of an image: by build-id
+ * (/usr/lib/debug/.build-id/xx/yyyy.debug, inside the target's root first,
+ * then ours), then by .gnu_debuglink (GDB's directories, CRC checked).
+ * symtab.c takes their .symtab, source.c their DWARF. */
+#include "config.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwind/unwind-internal.h"
+
+/* zlib's CRC-32, which .gnu_debuglink records. */
+static uint32_t crc32_of(const unsigned char *p, size_t len)
+{
+	uint32_t table[256];
+	uint32_t crc = 0xffffffffu;
+
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int b = 0; b < 8; b++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		table[i] = c;
+	}
+	for (size_t i = 0; i < len; i++)
+		crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}
+
+/* "/proc/N/root" when path was opened through the target's root, else "". */
+static size_t root_prefix_len(const char *path)
+{
+	const char *p;
+
+	if (strncmp(path, "/proc/", 6) != 0)
+		return 0;
+	p = path + 6;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, "/root/", 6) != 0)
+		return 0;
+	return (size_t)(p + 5 - path);
+}
+
+/* Open a candidate debug file and hand it to take() (see
+ * elf_debug_file_search).  It must have img's build-id (when want_crc is
+ * false) or the given CRC.  Returns take's answer (0 if the file is
+ * missing or does not match), or -ENOMEM. */
+static long try_debug_file(const struct elf_image *img, const char *path,
+			   bool want_crc, uint32_t crc, elf_debug_take_fn *take,
+			   void *arg)
+{
+	struct elf_cache tmp = { NULL };
+	struct elf_image *dbg;
+	int err;
+	long added;
+
+	/* No stat(path) first: under /proc/PID/root it would follow the
+	 * container's symlinks on the host; elf_cache_open_path resolves
+	 * inside the root and takes regular files only. */
+	dbg = elf_cache_open_path(&tmp, path, &err);
+	/* The image itself (a debuglink that names its own file). */
+	if (dbg && img->ino != 0 && dbg->ino == img->ino && dbg->dev == img->dev) {
+		elf_cache_free(&tmp);
+		return 0;
+	}
+	if (!dbg)
+		return err == -ENOMEM ? -ENOMEM : 0;
+	if (want_crc) {
+		if (crc32_of(dbg->data, dbg->size) != crc)
+			goto reject;
+	} else if (dbg->build_id_len != img->build_id_len ||
+		   memcmp(dbg->build_id, img->build_id, img->build_id_len) != 0) {
+		goto reject;
+	}
+	added = take(arg, &tmp, dbg);
+	if (added <= 0)
+		elf_cache_free(&tmp);
+	return added;
+reject:
+	elf_cache_free(&tmp);
+	return 0;
+}
+
+static long from_build_id(const struct elf_image *img, elf_debug_take_fn *take,
+			  void *arg)
+{
+	char hex[2 * sizeof(img->build_id) + 1];
+	size_t rlen = root_prefix_len(img->path);
+	long added = 0;
+
+	/* A build-id of one byte cannot be split into "xx/rest". */
+	if (img->build_id_len < 2)
+		return 0;
+	for (size_t i = 0; i < img->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
+
+	/* The container's debug files first, then ours: the build-id check
+	 * makes either safe. */
+	for (int pass = rlen ? 0 : 1; pass < 2 && added == 0; pass++) {
+		char *path;
+
+		if (asprintf(&path, "%.*s/usr/lib/debug/.build-id/%.2s/%s.debug",
+			     pass == 0 ? (int)rlen : 0, img->path, hex, hex + 2) < 0)
+			return -ENOMEM;
+		added = try_debug_file(img, path, false, 0, take, arg);
+		free(path);
+	}
+	return added;
+}
+
+/* Read .gnu_debuglink: a file name, padding to 4, and a CRC-32 in the
+ * file's byte order.  Returns false if absent or malformed. */
+static bool read_debuglink(const struct elf_image *img, char **name,
+			   uint32_t *crc)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	bool found = false;
+
+	elf_version(EV_CURRENT);
+	e = elf_memory((char *)(uintptr_t)img->data, img->size);
+	if (!e)
+		return false;
+	if (!gelf_getehdr(e, &eh) || elf_getshdrstrndx(e, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *sname, *p;
+		size_t nlen, crc_off;
+		uint32_t v;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		sname = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, ".gnu_debuglink") != 0)
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) ||
+		    !span_inside(img->size, sh.sh_offset, sh.sh_size) || sh.sh_size < 8)
+			break;
+		p = (const char *)img->data + sh.sh_offset;
+		nlen = strnlen(p, sh.sh_size);
+		crc_off = (nlen + 4) & ~(size_t)3;
+		if (nlen == 0 || crc_off + 4 > sh.sh_size)
+			break;
+		/* A name with a slash would escape the search directories. */
+		if (memchr(p, '/', nlen))
+			break;
+		v = (uint32_t)arch_get_uint(p + crc_off, 4,
+					    eh.e_ident[EI_DATA] == ELFDATA2MSB);
+		*name = strndup(p, nlen);
+		*crc = v;
+		found = *name != NULL;
+		break;
+	}
+out:
+	elf_end(e);
+	return found;
+}
+
+static long from_debuglink(const struct elf_image *img, elf_debug_take_fn *take,
+			   void *arg)
+{
+	char *name = NULL, *dir, *slash;
+	uint32_t crc;
+	size_t rlen;
+	long added = 0;
+
+	/* An image opened through map_files has no directory to search, and
+	 * the vdso none at all. */
+	if (!img->path || img->path[0] == '[' || strstr(img->path, "/map_files/"))
+		return 0;
+	if (!read_debuglink(img, &name, &crc))
+		return 0;
+	/* A relative path (--exe ./prog) is searched from ".". */
+	slash = strrchr(img->path, '/');
+	dir = slash ? strndup(img->path, (size_t)(slash - img->path)) : strdup(".");
+	if (!dir) {
+		free(name);
+		return -ENOMEM;
+	}
+	rlen = root_prefix_len(img->path);
+
+	/* GDB's order: next to the file, its .debug/, then the global debug
+	 * directory mirrored (inside the target's root first). */
+	for (int i = 0; i < 4 && added == 0; i++) {
+		char *path = NULL;
+		int r = -1;
+
+		switch (i) {
+		case 0:
+			r = asprintf(&path, "%s/%s", dir, name);
+			break;
+		case 1:
+			r = asprintf(&path, "%s/.debug/%s", dir, name);
+			break;
+		case 2:
+			if (rlen == 0 || dir[0] != '/')
+				continue;
+			r = asprintf(&path, "%.*s/usr/lib/debug%s/%s", (int)rlen,
+				     dir, dir + rlen, name);
+			break;
+		case 3:
+			if (dir[0] != '/' && dir[0] != '\0')
+				continue;
+			r = asprintf(&path, "/usr/lib/debug%s/%s", dir + rlen, name);
+			break;
+		}
+		if (r < 0) {
+			added = -ENOMEM;
+			break;
+		}
+		added = try_debug_file(img, path, true, crc, take, arg);
+		free(path);
+	}
+	free(dir);
+	free(name);
+	return added;
+}
+
+long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
+			   void *arg)
+{
+	long r = from_build_id(img, take, arg);
+
+	if (r == 0)
+		r = from_debuglink(img, take, arg);
+	return r;
+}

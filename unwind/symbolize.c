@@ -1,0 +1,123 @@
+/* unwind/symbolize.c - an address to a function and module name, and the
+ * pool that keeps module names alive across map reloads. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/unwind-internal.h"
+
+/* ---- module names -------------------------------------------------------- */
+
+/* An open-addressing set of strings: a few hundred module paths over the
+ * life of a target, looked up once per frame named. */
+struct name_pool {
+	char **slot;
+	size_t cap, n;            /* cap: a power of two */
+};
+
+static size_t
+name_hash(const char *s)
+{
+	size_t h = 2166136261u;   /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int
+pool_grow(struct name_pool *p)
+{
+	size_t cap = p->cap ? 2 * p->cap : 64;
+	char **slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->cap; i++) {
+		if (!p->slot[i])
+			continue;
+		size_t k = name_hash(p->slot[i]) & (cap - 1);
+		while (slot[k])
+			k = (k + 1) & (cap - 1);
+		slot[k] = p->slot[i];
+	}
+	free(p->slot);
+	p->slot = slot;
+	p->cap = cap;
+	return 0;
+}
+
+const char *
+target_intern(struct unwind_target *t, const char *s)
+{
+	if (!t->names && !(t->names = calloc(1, sizeof(*t->names))))
+		return NULL;
+	struct name_pool *p = t->names;
+	if (2 * (p->n + 1) > p->cap && pool_grow(p) < 0)
+		return NULL;
+	size_t k = name_hash(s) & (p->cap - 1);
+	for (; p->slot[k]; k = (k + 1) & (p->cap - 1))
+		if (strcmp(p->slot[k], s) == 0)
+			return p->slot[k];
+	if (!(p->slot[k] = strdup(s)))
+		return NULL;
+	p->n++;
+	return p->slot[k];
+}
+
+void
+name_pool_free(struct name_pool *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->cap; i++)
+		free(p->slot[i]);
+	free(p->slot);
+	free(p);
+}
+
+/* ---- naming a frame ------------------------------------------------------ */
+
+static int
+symbolize(struct unwind_target *t, uint64_t ip, bool caller,
+	  unsigned flags, struct unwind_symbol *sym)
+{
+	uint64_t look = caller && ip > 0 ? ip - 1 : ip;
+	memset(sym, 0, sizeof(*sym));
+	struct mapping *m = unwind_target_mapping(t, look);
+	if (!m)
+		return -ENOENT;
+	/* m->path goes with the map at its next reload; the caller may keep
+	 * the name until unwind_target_free (unwind.h). */
+	if (m->path && !(m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))
+		sym->module = target_intern(t, m->path);
+	if (m->image && m->bias_known) {
+		uint64_t off = 0;
+		sym->module_offset = ip - m->bias;
+		sym->function = elf_image_lookup(m->image, look - m->bias, flags, &off);
+		if (sym->function)
+			sym->offset = off + (ip - look);
+	} else {
+		sym->module_offset = ip - m->start + m->offset;
+		/* JIT code: anonymous executable memory named only by the
+		 * JIT's perf map (tests/symbols-perfmap.test). */
+		if (!m->image && (m->perms & MAPPING_X) &&
+		    (!m->path || m->path[0] == '[')) {
+			uint64_t off = 0;
+			sym->function = perf_map_lookup(&t->perf_map, t->pid, look, &off);
+			if (sym->function)
+				sym->offset = off + (ip - look);
+		}
+	}
+	return sym->module ? 0 : -ENOENT;
+}
+
+int
+unwind_symbolize(struct unwind_target *t, uint64_t ip, bool caller,
+		 unsigned flags, struct unwind_symbol *sym)
+{
+	target_enter(t);
+	int r = symbolize(t, ip, caller, flags, sym);
+	target_leave(t);
+	return r;
+}

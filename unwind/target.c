@@ -1,0 +1,199 @@
+/* unwind/target.c - the target object: what is known about one process
+ * (or core file): its memory map and the mappings' images, reloads of the
+ * map and the lifetime rules of what they hand out (unwind-internal.h,
+ * "Who owns what"), and the target's architecture. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "unwind/unwind-internal.h"
+
+/* Copy the vdso now: it is the same for the life of the process, and its
+ * code and unwind tables are needed for every clock_gettime sample. */
+static void
+copy_vdso(struct unwind_target *t)
+{
+	for (size_t i = 0; i < t->maps.n; i++) {
+		struct mapping *m = &t->maps.v[i];
+		if (!m->path || strcmp(m->path, "[vdso]") != 0)
+			continue;
+		size_t len = (size_t)(m->end - m->start);
+		void *buf = malloc(len);
+		if (!buf)
+			return;
+		struct iovec local = { .iov_base = buf, .iov_len = len };
+		struct iovec remote = { .iov_base = (void *)(uintptr_t)m->start, .iov_len = len };
+		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+			free(buf);
+			return;
+		}
+		t->vdso = elf_image_from_memory(&t->elves, buf, len, "[vdso]");
+		if (t->vdso) {
+			t->vdso_start = m->start;
+			t->vdso_end = m->end;
+		}
+		return;
+	}
+}
+
+struct unwind_target *
+unwind_target_open(pid_t pid, int *err)
+{
+	struct unwind_target *t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	t->pid = pid;
+	int r = module_map_read(pid, &t->maps);
+	if (r < 0) {
+		free(t);
+		*err = r;
+		return NULL;
+	}
+	copy_vdso(t);
+	t->cfi = cfi_state_new(t);
+	return t;
+}
+
+void
+unwind_target_free(struct unwind_target *t)
+{
+	if (!t)
+		return;
+	cfi_state_free(t->cfi);
+	perf_map_free(t->perf_map);
+	name_pool_free(t->names);
+	/* libdw reads the images' mmaps: close it before they are unmapped. */
+	source_cache_free(t->source);
+	module_map_free(&t->maps);
+	for (size_t i = 0; i < t->nretired; i++)
+		module_map_free(&t->retired[i]);
+	free(t->retired);
+	elf_cache_free(&t->elves);
+	core_file_free(t->core);
+	free(t);
+}
+
+void
+target_enter(struct unwind_target *t)
+{
+	t->busy++;
+}
+
+void
+target_leave(struct unwind_target *t)
+{
+	if (--t->busy > 0)
+		return;
+	/* The safe point: no mapping pointer is held any more. */
+	for (size_t i = 0; i < t->nretired; i++)
+		module_map_free(&t->retired[i]);
+	t->nretired = 0;
+}
+
+/* Put the current map aside until target_leave.  Returns 0 or -ENOMEM. */
+static int
+retire_maps(struct unwind_target *t)
+{
+	if (t->nretired == t->retired_cap) {
+		size_t cap = t->retired_cap ? 2 * t->retired_cap : 4;
+		struct module_map *v = realloc(t->retired, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->retired = v;
+		t->retired_cap = cap;
+	}
+	t->retired[t->nretired++] = t->maps;
+	return 0;
+}
+
+int
+unwind_target_reload_maps(struct unwind_target *t)
+{
+	struct module_map fresh;
+	if (t->pid <= 0)
+		return -ENOTSUP;
+	int r = module_map_read(t->pid, &fresh);
+	if (r < 0)
+		return r;
+	if (t->busy == 0) {
+		module_map_free(&t->maps);
+	} else if (retire_maps(t) < 0) {
+		/* Cannot keep the old array alive: keep using it. */
+		module_map_free(&fresh);
+		return -ENOMEM;
+	}
+	t->maps = fresh;
+	t->last_map = NULL;
+	t->generation++;
+	t->maps_loaded_ns = monotonic_ns();
+	/* A library may now live where another one was. */
+	cfi_state_flush(t->cfi);
+	return 0;
+}
+
+static void
+resolve_image(struct unwind_target *t, struct mapping *m)
+{
+	m->image_tried = true;
+	if (!m->path)
+		return;
+	if (strcmp(m->path, "[vdso]") == 0) {
+		m->image = t->vdso;
+	} else if (m->path[0] == '[') {
+		return;
+	} else {
+		int err = 0;
+		m->image = elf_cache_get(&t->elves, t->pid, m, &err);
+	}
+	if (m->image && elf_image_bias(m->image, m, &m->bias) == 0)
+		m->bias_known = true;
+}
+
+struct mapping *
+unwind_target_mapping(struct unwind_target *t, uint64_t addr)
+{
+	struct mapping *m = t->last_map;
+	if (m && addr >= m->start && addr < m->end)
+		return m;
+	m = module_map_find(&t->maps, addr);
+	if (!m && t->pid > 0 && monotonic_ns() - t->maps_loaded_ns > 100000000u) {
+		/* Mapped since we last looked (dlopen, a new thread's stack):
+		 * re-read, at most ten times a second. */
+		if (unwind_target_reload_maps(t) == 0)
+			m = module_map_find(&t->maps, addr);
+	}
+	if (m && !m->image_tried)
+		resolve_image(t, m);
+	if (m)
+		t->last_map = m;
+	return m;
+}
+
+unsigned
+unwind_target_generation(const struct unwind_target *t)
+{
+	return t->generation;
+}
+
+uint64_t
+unwind_target_stack_end(void *target, uint64_t sp)
+{
+	struct unwind_target *t = target;
+	/* Runs while the thread is stopped: a lookup, never a reload. */
+	struct mapping *m = module_map_find(&t->maps, sp);
+	return m ? m->end : 0;
+}
+
+const struct arch *
+unwind_target_arch(struct unwind_target *t)
+{
+	if (!t->arch && t->core)
+		t->arch = arch_from_elf(t->core->machine, t->core->elf_class,
+					t->core->big_endian);
+	return t->arch ? t->arch : arch_host();
+}
