@@ -12,6 +12,7 @@ AM_TESTS_ENVIRONMENT = \
 	export abs_top_builddir abs_top_srcdir GDB SHELL;
 
 integration_tests = \
+	tests/shell-syntax.test \
 	tests/options.test \
 	tests/attach-nonexistent.test \
 	tests/attach-kthread.test \
