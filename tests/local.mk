@@ -134,3 +134,22 @@ tests/targets/zombie: tests/targets/zombie.c $(TARGET_DEPS)
 tests/targets/interrupt: tests/targets/interrupt.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/interrupt.c
+
+# make dist from a git checkout: every file git tracks is in the tarball,
+# so that a file a test, a helper or a benchmark needs cannot be left out
+# of EXTRA_DIST unnoticed (the tests of make distcheck would only catch
+# what they run).
+dist-hook: dist-check-tracked
+dist-check-tracked:
+	@if test -e "$(srcdir)/.git" && command -v git > /dev/null 2>&1; then \
+	  dd=`cd "$(distdir)" && pwd` || exit 1; \
+	  missing=`cd "$(srcdir)" && git ls-files | \
+	    grep -v -x -e .gitignore -e m4/.keep | \
+	    while read -r f; do test -e "$$dd/$$f" || echo "  $$f"; done`; \
+	  if test -n "$$missing"; then \
+	    echo "make dist: tracked files missing from EXTRA_DIST:"; \
+	    echo "$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+.PHONY: dist-check-tracked
