@@ -5,45 +5,13 @@
 #include "config.h"
 
 #include "collapse/collapse.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			failures++;					\
-		}							\
-	} while (0)
-
-#define CHECK_EQ_U64(a, b)						\
-	do {								\
-		uint64_t a_ = (a), b_ = (b);				\
-		if (a_ != b_) {						\
-			fprintf(stderr, "%s:%d: %s == %" PRIu64		\
-				", expected %" PRIu64 "\n",		\
-				__FILE__, __LINE__, #a, a_, b_);	\
-			failures++;					\
-		}							\
-	} while (0)
-
-#define CHECK_STR(got, want)						\
-	do {								\
-		const char *g_ = (got), *w_ = (want);			\
-		if (!g_ || strcmp(g_, w_) != 0) {			\
-			fprintf(stderr, "%s:%d: %s is\n%s\nexpected\n%s\n", \
-				__FILE__, __LINE__, #got,		\
-				g_ ? g_ : "(null)", w_);		\
-			failures++;					\
-		}							\
-	} while (0)
 
 /* Returns the folded output of c as a string the caller frees. */
 static char *folded(const struct collapse *c)
@@ -397,10 +365,5 @@ int main(void)
 	test_sanitize();
 	test_many_stacks();
 	test_memory_follows_stacks();
-	if (failures) {
-		fprintf(stderr, "unit-collapse: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("unit-collapse: all checks passed\n");
-	return 0;
+	return check_exit_status("unit-collapse");
 }
