@@ -8,7 +8,7 @@
 #   bench/record-overhead.sh [-n ROUNDS] [-u UNITS]
 #     -n ROUNDS  (default 7)
 #     -u UNITS   work per run (default 4000: about 2 s of CPU)
-# Run from the top of a built tree.  Goal (issue 4): stackspy <= 1.5 %.
+# Run from the top of a built tree.  Goal: stackspy <= 1.5 %.
 # On a loaded machine the wall times are mostly scheduling noise: look at
 # the spread (min-max) printed too.
 set -eu

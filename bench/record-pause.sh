@@ -9,7 +9,7 @@
 #   bench/record-pause.sh [-n ROUNDS] [-d SECONDS] [-r HZ]
 #     defaults: 3 rounds of 3 s at 1000 Hz
 # Run from the top of a built tree after `make check` (tests/targets/ratio)
-# or `make tests/targets/ratio`.  Goal (issue 4): stackspy <= 1.25 x floor.
+# or `make tests/targets/ratio`.  Goal: stackspy <= 1.25 x floor.
 set -eu
 rounds=3
 secs=3

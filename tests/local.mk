@@ -1,6 +1,10 @@
-# Integration tests: tests/*.test shell scripts (they source tests/init.sh)
-# run under tests/run-test.sh, which adds a time limit; and the target
-# programs they point stackspy at (tests/targets/).
+# tests/local.mk - the test framework and the integration tests:
+# tests/*.test shell scripts (they source tests/init.sh, and their helper
+# libraries through its load_lib) run under tests/run-test.sh, which adds a
+# time limit and turns a test that did not run as written into an error;
+# the target programs they point stackspy at (tests/targets/); and
+# tests/check.h, the checks of the C unit tests (tests/unit-*.c).  The
+# other fragments of tests/ are named by subject.
 
 TEST_EXTENSIONS = .test
 TEST_LOG_COMPILER = $(SHELL) $(srcdir)/tests/run-test.sh
@@ -40,6 +44,7 @@ EXTRA_DIST += \
 	$(integration_tests) \
 	tests/init.sh \
 	tests/run-test.sh \
+	tests/check.h \
 	tests/jsonq.py \
 	tests/gdb-frames.py \
 	tests/core-edit.py \
