@@ -4,6 +4,7 @@ collapse_libcollapse_a_SOURCES = \
 	collapse/collapse.c \
 	collapse/collapse.h \
 	collapse/collapse-internal.h \
+	collapse/json.c \
 	collapse/output.c \
 	collapse/speedscope.c \
 	collapse/svg.c

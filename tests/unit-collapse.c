@@ -29,6 +29,60 @@ static char *folded(const struct collapse *c)
 	return buf;
 }
 
+/* Returns s as collapse_json_string() writes it, a string the caller
+ * frees. */
+static char *json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		perror("open_memstream");
+		exit(99);
+	}
+	collapse_json_string(f, s);
+	CHECK(!ferror(f));
+	fclose(f);
+	return buf;
+}
+
+/* The one JSON escaper (speedscope, dump --format json): names from
+ * hostile binaries and thread names stay valid JSON, control characters
+ * are escaped, good UTF-8 is kept as is, and each bad byte is one U+FFFD. */
+static void test_json_string(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ NULL, "null" },
+		{ "", "\"\"" },
+		{ "main", "\"main\"" },
+		{ "a\"b\\c", "\"a\\\"b\\\\c\"" },
+		{ "t\n\t\x01\x1f\x7f", "\"t\\u000a\\u0009\\u0001\\u001f\\u007f\"" },
+		/* C1 controls (U+0085, U+009B): valid UTF-8, escaped */
+		{ "x\xc2\x85y\xc2\x9b", "\"x\\u0085y\\u009b\"" },
+		/* U+00A0, e-acute, euro sign, U+1F600: kept */
+		{ "\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+		  "\"\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"" },
+		/* a stray byte, a character cut short (a thread name cut at
+		 * 15 bytes), a surrogate, an overlong '/', past U+10FFFF */
+		{ "\xff", "\"\\ufffd\"" },
+		{ "ab\xe2\x82", "\"ab\\ufffd\\ufffd\"" },
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" },
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },
+		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },
+		{ "\xc2", "\"\\ufffd\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_of(cases[i].in);
+
+		CHECK_STR(got, cases[i].want);
+		free(got);
+	}
+}
+
 static struct collapse *new_or_die(void)
 {
 	struct collapse *c = collapse_new();
@@ -365,5 +419,6 @@ int main(void)
 	test_sanitize();
 	test_many_stacks();
 	test_memory_follows_stacks();
+	test_json_string();
 	return check_exit_status("unit-collapse");
 }
