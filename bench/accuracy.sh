@@ -17,7 +17,15 @@
 # sqlite3 (each skipped when not installed).
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD:-$top}
+# The build tree: $BUILD, else the current folder when it holds a built
+# stackspy (an out-of-tree build), else the source tree.
+if [ -n "${BUILD-}" ]; then
+	build=$BUILD
+elif [ -x ./stackspy ]; then
+	build=$(pwd)
+else
+	build=$top
+fi
 stops=${1:-60}
 gdb=${GDB:-gdb}
 command -v "$gdb" > /dev/null || { echo "accuracy.sh: no gdb" >&2; exit 1; }

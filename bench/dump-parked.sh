@@ -16,8 +16,17 @@ while getopts n:r: opt; do
 	esac
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
-stackspy=$top/stackspy
-parked=$top/bench/parked
+# The build tree: $BUILD, else the current folder when it holds a built
+# stackspy (an out-of-tree build), else the source tree.
+if [ -n "${BUILD-}" ]; then
+	build=$BUILD
+elif [ -x ./stackspy ]; then
+	build=$(pwd)
+else
+	build=$top
+fi
+stackspy=$build/stackspy
+parked=$build/bench/parked
 [ -x "$stackspy" ] && [ -x "$parked" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
 tmp=$(mktemp -d)
 fifo=$tmp/in

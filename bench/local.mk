@@ -14,3 +14,10 @@ noinst_PROGRAMS += bench/fixed-work
 bench_fixed_work_SOURCES = bench/fixed-work.c
 bench_fixed_work_CFLAGS = $(WARN_CFLAGS)
 bench_fixed_work_LDFLAGS =
+# The scripts (bench/accuracy.sh and bench/top-rate.sh are listed with
+# their tests, in tests/accuracy.mk and ui/local.mk).
+EXTRA_DIST += \
+	bench/dump-parked.sh \
+	bench/record-cost.sh \
+	bench/record-overhead.sh \
+	bench/record-pause.sh

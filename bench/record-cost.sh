@@ -25,7 +25,16 @@ done
 shift $((OPTIND - 1))
 secs=${1:-10}
 top=$(cd "$(dirname "$0")/.." && pwd)
-stackspy=$top/stackspy
+# The build tree: $BUILD, else the current folder when it holds a built
+# stackspy (an out-of-tree build), else the source tree.
+if [ -n "${BUILD-}" ]; then
+	build=$BUILD
+elif [ -x ./stackspy ]; then
+	build=$(pwd)
+else
+	build=$top
+fi
+stackspy=$build/stackspy
 [ -x "$stackspy" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
 tmp=$(mktemp -d)
 pid=
@@ -33,12 +42,12 @@ trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 case $target in
 demo)
-	"$top/demo/stackspy-demo" --daemon --seconds $((secs + 60)) >"$tmp/pid"
+	"$build/demo/stackspy-demo" --daemon --seconds $((secs + 60)) >"$tmp/pid"
 	pid=$(head -n1 "$tmp/pid")
 	;;
 ratio)
-	[ -x "$top/tests/targets/ratio" ] || { echo "no tests/targets/ratio" >&2; exit 2; }
-	"$top/tests/targets/ratio" -w 2 -s $((secs + 60)) </dev/null >"$tmp/ratio.out" &
+	[ -x "$build/tests/targets/ratio" ] || { echo "no tests/targets/ratio" >&2; exit 2; }
+	"$build/tests/targets/ratio" -w 2 -s $((secs + 60)) </dev/null >"$tmp/ratio.out" &
 	pid=$!
 	while ! grep -qx ready "$tmp/ratio.out"; do sleep 0.05; done
 	;;

@@ -8,7 +8,7 @@
 #   bench/record-overhead.sh [-n ROUNDS] [-u UNITS]
 #     -n ROUNDS  (default 7)
 #     -u UNITS   work per run (default 4000: about 2 s of CPU)
-# Run from the top of a built tree.  Goal (issue 4): stackspy <= 1.5 %.
+# Run from the top of a built tree.  Goal: stackspy <= 1.5 %.
 # On a loaded machine the wall times are mostly scheduling noise: look at
 # the spread (min-max) printed too.
 set -eu
@@ -22,8 +22,17 @@ while getopts n:u: opt; do
 	esac
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
-stackspy=$top/stackspy
-work=$top/bench/fixed-work
+# The build tree: $BUILD, else the current folder when it holds a built
+# stackspy (an out-of-tree build), else the source tree.
+if [ -n "${BUILD-}" ]; then
+	build=$BUILD
+elif [ -x ./stackspy ]; then
+	build=$(pwd)
+else
+	build=$top
+fi
+stackspy=$build/stackspy
+work=$build/bench/fixed-work
 [ -x "$stackspy" ] && [ -x "$work" ] || { echo "build first (make)" >&2; exit 2; }
 have_perf=0
 if command -v perf >/dev/null 2>&1 &&

@@ -9,7 +9,7 @@
 #   bench/record-pause.sh [-n ROUNDS] [-d SECONDS] [-r HZ]
 #     defaults: 3 rounds of 3 s at 1000 Hz
 # Run from the top of a built tree after `make check` (tests/targets/ratio)
-# or `make tests/targets/ratio`.  Goal (issue 4): stackspy <= 1.25 x floor.
+# or `make tests/targets/ratio`.  Goal: stackspy <= 1.25 x floor.
 set -eu
 rounds=3
 secs=3
@@ -23,10 +23,19 @@ while getopts n:d:r: opt; do
 	esac
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
-stackspy=$top/stackspy
-floor=$top/bench/pause-floor
-ratio=$top/tests/targets/ratio
-demo=$top/demo/stackspy-demo
+# The build tree: $BUILD, else the current folder when it holds a built
+# stackspy (an out-of-tree build), else the source tree.
+if [ -n "${BUILD-}" ]; then
+	build=$BUILD
+elif [ -x ./stackspy ]; then
+	build=$(pwd)
+else
+	build=$top
+fi
+stackspy=$build/stackspy
+floor=$build/bench/pause-floor
+ratio=$build/tests/targets/ratio
+demo=$build/demo/stackspy-demo
 for f in "$stackspy" "$floor" "$ratio" "$demo"; do
 	[ -x "$f" ] || { echo "$0: no $f (make; make tests/targets/ratio)" >&2; exit 2; }
 done

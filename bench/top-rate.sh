@@ -27,8 +27,17 @@ done
 shift $((OPTIND - 1))
 secs=${1:-10}
 top=$(cd "$(dirname "$0")/.." && pwd)
-stackspy=$top/stackspy
-demo=$top/demo/stackspy-demo
+# The build tree: $BUILD, else the current folder when it holds a built
+# stackspy (an out-of-tree build), else the source tree.
+if [ -n "${BUILD-}" ]; then
+	build=$BUILD
+elif [ -x ./stackspy ]; then
+	build=$(pwd)
+else
+	build=$top
+fi
+stackspy=$build/stackspy
+demo=$build/demo/stackspy-demo
 [ -x "$stackspy" ] && [ -x "$demo" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
 command -v tmux >/dev/null || { echo "needs tmux" >&2; exit 2; }
 tmp=$(mktemp -d)

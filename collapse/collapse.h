@@ -229,4 +229,15 @@ const char *collapse_module_basename(const char *module);
  */
 size_t collapse_sanitize_frame(char *name);
 
+/*
+ * Writes s to out as a JSON string, quotes included, or null when s is
+ * NULL: the one JSON escaper of stackspy (speedscope files, dump's JSON).
+ * The output is valid JSON whatever s holds: quote and backslash are
+ * escaped, control characters (C0, DEL, C1) written as escapes of their
+ * code point, and each byte that is not part of a character
+ * collapse_utf8_char() accepts as an escaped U+FFFD (JSON text must be
+ * Unicode). Errors show in ferror(out).
+ */
+void collapse_json_string(FILE *out, const char *s);
+
 #endif /* STACKSPY_COLLAPSE_H */

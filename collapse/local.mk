@@ -6,6 +6,7 @@ collapse_libcollapse_a_SOURCES = \
 	collapse/collapse-internal.h \
 	collapse/frame-names.c \
 	collapse/map.c \
+	collapse/json.c \
 	collapse/output.c \
 	collapse/speedscope.c \
 	collapse/svg.c

@@ -16,38 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Writes s as a JSON string, quotes included; bytes that are not valid
- * UTF-8 become U+FFFD (JSON text must be Unicode). */
-static void put_json_string(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s);
-
-	putc('"', out);
-	for (size_t i = 0; i < len;) {
-		size_t k = collapse_utf8_char(p + i, len - i);
-
-		if (k) {
-			if (p[i] == '"' || p[i] == '\\')
-				putc('\\', out);
-			fwrite(p + i, 1, k, out);
-			i += k;
-		} else if (p[i] < 0x20 || p[i] == 0x7f) {
-			fprintf(out, "\\u%04x", p[i]);
-			i++;
-		} else if (p[i] == 0xc2 && i + 1 < len &&
-			   p[i + 1] >= 0x80 && p[i + 1] < 0xa0) {
-			/* C1 controls: valid UTF-8, escaped like C0 ones */
-			fprintf(out, "\\u%04x", p[i + 1]);
-			i += 2;
-		} else {
-			fputs("\\ufffd", out);
-			i++;
-		}
-	}
-	putc('"', out);
-}
-
 int collapse_write_speedscope(const struct collapse *c, const char *name,
 			      FILE *out)
 {
@@ -67,11 +35,11 @@ int collapse_write_speedscope(const struct collapse *c, const char *name,
 	      "\"shared\": {\"frames\": [", out);
 	for (uint32_t id = 0; id < nframes; id++) {
 		fputs(id ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-		put_json_string(out, collapse_frame_name(c, id));
+		collapse_json_string(out, collapse_frame_name(c, id));
 		putc('}', out);
 	}
 	fputs("]},\n\"profiles\": [{\"type\": \"sampled\", \"name\": ", out);
-	put_json_string(out, name);
+	collapse_json_string(out, name);
 	fprintf(out, ", \"unit\": \"none\", \"startValue\": 0, "
 		"\"endValue\": %" PRIu64 ",\n \"samples\": [",
 		collapse_total_samples(c));
@@ -86,7 +54,7 @@ int collapse_write_speedscope(const struct collapse *c, const char *name,
 	for (long s = 0; s < nstacks; s++)
 		fprintf(out, s ? ",%" PRIu64 : "%" PRIu64, stacks[s].count);
 	fputs("]}],\n\"name\": ", out);
-	put_json_string(out, name);
+	collapse_json_string(out, name);
 	fputs(",\n\"activeProfileIndex\": 0,\n"
 	      "\"exporter\": \"" PACKAGE_NAME " " PACKAGE_VERSION "\"}\n", out);
 	free(stacks);

@@ -10,41 +10,6 @@
 #include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
-/* A JSON string.  Names, paths and thread names come from the target:
- * bytes that are not valid UTF-8 become U+FFFD and control characters are
- * escaped, so that the output always parses (a thread name cut at 15 bytes
- * by the kernel can split a character). */
-static void
-json_string(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	const unsigned char *p = (const unsigned char *)s;
-	size_t left = strlen(s);
-	putc('"', out);
-	while (left) {
-		size_t k = collapse_utf8_char(p, left);
-		if (*p == '"' || *p == '\\') {
-			putc('\\', out);
-			putc(*p, out);
-			k = 1;
-		} else if (k) {
-			fwrite(p, 1, k, out);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(out, "\\u%04x", *p);
-			k = 1;
-		} else {
-			fputs("\\ufffd", out);
-			k = 1;
-		}
-		p += k;
-		left -= k;
-	}
-	putc('"', out);
-}
-
 /* Text output: control characters from the target (a thread named with an
  * escape sequence or a newline) must not drive the terminal or forge
  * lines. */
@@ -139,14 +104,14 @@ static void
 json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
 {
 	fprintf(out, "{\"tid\": %d, \"name\": ", (int)d->tid);
-	json_string(out, d->name);
+	collapse_json_string(out, d->name);
 	char state[2] = { d->state, '\0' };
 	fputs(", \"state\": ", out);
-	json_string(out, state);
+	collapse_json_string(out, state);
 	fputs(", \"error\": ", out);
-	json_string(out, d->error);
+	collapse_json_string(out, d->error);
 	fprintf(out, ", \"pause_us\": %.1f, \"stop\": ", d->pause_us);
-	json_string(out, d->sampled ? unwind_stop_reason(d->stop) : NULL);
+	collapse_json_string(out, d->sampled ? unwind_stop_reason(d->stop) : NULL);
 	fputs(", \"frames\": [", out);
 	for (int i = 0, nout = 0; i < d->nframes; i++) {
 		struct unwind_symbol sym;
@@ -162,17 +127,17 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 			const char *fn = inl ? src[k].function : sym.function;
 			fprintf(out, "%s\n    {\"ip\": \"0x%" PRIx64 "\", \"function\": ",
 				nout++ ? "," : "", ip);
-			json_string(out, fn);
+			collapse_json_string(out, fn);
 			if (fn)
 				fprintf(out, ", \"offset\": \"0x%" PRIx64 "\"",
 					inl ? src[k].offset : sym.offset);
 			else
 				fputs(", \"offset\": null", out);
 			fputs(", \"module\": ", out);
-			json_string(out, sym.module);
+			collapse_json_string(out, sym.module);
 			fprintf(out, ", \"module_offset\": \"0x%" PRIx64 "\", \"file\": ",
 				sym.module_offset);
-			json_string(out, nsrc > 0 ? src[k].file : NULL);
+			collapse_json_string(out, nsrc > 0 ? src[k].file : NULL);
 			if (nsrc > 0 && src[k].line)
 				fprintf(out, ", \"line\": %u", src[k].line);
 			else
@@ -199,7 +164,7 @@ output_dump(FILE *out, enum output_format f, const struct dump_process *p,
 			text_thread(out, &p->threads[i], t, flags);
 	} else {
 		fprintf(out, "{\"pid\": %d, \"comm\": ", (int)p->pid);
-		json_string(out, p->comm);
+		collapse_json_string(out, p->comm);
 		fprintf(out, ", \"engine\": \"%s\", \"threads\": [", unwind_engine_name(p->engine));
 		for (size_t i = 0; i < p->nthreads; i++) {
 			fputs(i ? ",\n  " : "\n  ", out);

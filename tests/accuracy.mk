@@ -1,6 +1,6 @@
-# Accuracy and symbols: stackspy against gdb at random stop points
-# (tests/accuracy.test, bench/accuracy.sh), stacks deeper than the snapshot
-# window, MiniDebugInfo, JIT perf maps.
+# tests/accuracy.mk - accuracy and symbols: stackspy against gdb at random
+# stop points (tests/accuracy.test, bench/accuracy.sh), stacks deeper than
+# the snapshot window, MiniDebugInfo, JIT perf maps.
 
 accuracy_tests = \
 	tests/accuracy.test \

@@ -1,4 +1,4 @@
-# tests/dump-source.mk - dump --source (issue 3): its test and its target,
+# tests/dump-source.mk - dump --source: its test and its target,
 # tests/targets/inline.c, built -O2 -g by an explicit rule like the targets
 # of tests/local.mk (same reason: nothing may change its flags), with the
 # TARGET_* variables from there.  The test makes its stripped, debuglink

@@ -13,6 +13,18 @@ skip_() { echo "SKIP: $me: $*"; exit 77; }
 fail_() { echo "FAIL: $me: $*"; exit 1; }
 framework_failure_() { echo "ERROR: $me: $*"; exit 99; }
 
+# A command that does not exist is a broken test (a helper that did not
+# load, a typo), never something to carry on after: under bash, which
+# calls this hook in a subshell, stop the test itself with the TERM trap
+# below (exit 99).  tests/run-test.sh catches the same under other shells
+# from the shell's message.
+command_not_found_handle()
+{
+	echo "ERROR: $me: $1: command not found" >&2
+	kill -s TERM $$
+	exit 127
+}
+
 [ -n "${abs_top_builddir-}" ] && [ -n "${abs_top_srcdir-}" ] ||
 	framework_failure_ "abs_top_builddir and abs_top_srcdir must be set (run through make check)"
 
@@ -46,6 +58,37 @@ cleanup_()
 }
 trap 'cleanup_ $?; exit $?' EXIT
 trap 'exit 99' HUP INT TERM
+
+# load_lib FILE FUNC...: source tests/FILE, a library of helpers, and check
+# that it loaded: it parses (sh -n, before anything of it runs), sourcing
+# it succeeds, and it defines every FUNC the test is going to call.
+# Anything else is a framework error (99), never a pass or a skip: a bare
+# `. FILE` that fails goes on under bash as if nothing happened.
+load_lib()
+{
+	_lib_file=$abs_top_srcdir/tests/$1
+	shift
+	[ -f "$_lib_file" ] && [ -r "$_lib_file" ] ||
+		framework_failure_ "no helper library $_lib_file"
+	_lib_err=$(sh -n "$_lib_file" 2>&1) ||
+		framework_failure_ "$_lib_file does not parse: $_lib_err"
+	. "$_lib_file" ||
+		framework_failure_ "sourcing $_lib_file failed"
+	for _lib_fn; do
+		is_function_ "$_lib_fn" ||
+			framework_failure_ "$_lib_file does not define $_lib_fn"
+	done
+}
+
+# is_function_ NAME: NAME is a shell function ("is a function" in bash,
+# "is a shell function" in dash).
+is_function_()
+{
+	case $(type "$1" 2>/dev/null) in
+	*function*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
 
 # ---- processes --------------------------------------------------------------
 
@@ -123,7 +166,7 @@ tracer_()
 {
 	while read -r _k _v; do
 		[ "$_k" = TracerPid: ] && { echo "$_v"; return; }
-	done < "$1/status"
+	done 2>/dev/null < "$1/status"
 	echo gone
 }
 
@@ -377,3 +420,8 @@ dump_threads_target()
 	ping_target target "$pid"
 	[ ! -s target.err ] || { cat target.err; fail_ "the target complained"; }
 }
+
+# Last: tell tests/run-test.sh that init.sh loaded to its end (a test that
+# passes or skips without it is a framework error).
+[ -z "${STACKSPY_INIT_MARK-}" ] || echo loaded > "$STACKSPY_INIT_MARK" ||
+	framework_failure_ "cannot write $STACKSPY_INIT_MARK"

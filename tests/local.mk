@@ -1,6 +1,10 @@
-# Integration tests: tests/*.test shell scripts (they source tests/init.sh)
-# run under tests/run-test.sh, which adds a time limit; and the target
-# programs they point stackspy at (tests/targets/).
+# tests/local.mk - the test framework and the integration tests:
+# tests/*.test shell scripts (they source tests/init.sh, and their helper
+# libraries through its load_lib) run under tests/run-test.sh, which adds a
+# time limit and turns a test that did not run as written into an error;
+# the target programs they point stackspy at (tests/targets/); and
+# tests/check.h, the checks of the C unit tests (tests/unit-*.c).  The
+# other fragments of tests/ are named by subject.
 
 TEST_EXTENSIONS = .test
 TEST_LOG_COMPILER = $(SHELL) $(srcdir)/tests/run-test.sh
@@ -12,6 +16,7 @@ AM_TESTS_ENVIRONMENT = \
 	export abs_top_builddir abs_top_srcdir GDB SHELL;
 
 integration_tests = \
+	tests/shell-syntax.test \
 	tests/options.test \
 	tests/attach-nonexistent.test \
 	tests/attach-kthread.test \
@@ -39,6 +44,7 @@ EXTRA_DIST += \
 	$(integration_tests) \
 	tests/init.sh \
 	tests/run-test.sh \
+	tests/check.h \
 	tests/jsonq.py \
 	tests/gdb-frames.py \
 	tests/core-edit.py \
@@ -133,3 +139,22 @@ tests/targets/zombie: tests/targets/zombie.c $(TARGET_DEPS)
 tests/targets/interrupt: tests/targets/interrupt.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/interrupt.c
+
+# make dist from a git checkout: every file git tracks is in the tarball,
+# so that a file a test, a helper or a benchmark needs cannot be left out
+# of EXTRA_DIST unnoticed (the tests of make distcheck would only catch
+# what they run).
+dist-hook: dist-check-tracked
+dist-check-tracked:
+	@if test -e "$(srcdir)/.git" && command -v git > /dev/null 2>&1; then \
+	  dd=`cd "$(distdir)" && pwd` || exit 1; \
+	  missing=`cd "$(srcdir)" && git ls-files | \
+	    grep -v -x -e .gitignore -e m4/.keep | \
+	    while read -r f; do test -e "$$dd/$$f" || echo "  $$f"; done`; \
+	  if test -n "$$missing"; then \
+	    echo "make dist: tracked files missing from EXTRA_DIST:"; \
+	    echo "$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+.PHONY: dist-check-tracked

@@ -172,12 +172,6 @@ assert_progress()
 	assert_detached "$_p"
 }
 
-		_i=$((_i + 1))
-		[ $_i -lt 1000 ] || { ls_threads "$2"; fail_ "target $1 ($2) does not answer ping"; }
-		sleep 0.01
-	done
-}
-
 # wait_traced PID TID: wait until TID of PID is traced (stackspy attached).
 wait_traced()
 {

@@ -1,5 +1,6 @@
-# The tests of `stackspy record` (issue 4) and their target, tests/targets/
-# ratio.c: a CPU-bound workload whose two functions take a known 3:1 share.
+# tests/record.mk - the tests of `stackspy record` and their target,
+# tests/targets/ratio.c: a CPU-bound workload whose two functions take a
+# known 3:1 share.
 # Built by an explicit rule like the targets of tests/local.mk (same reason:
 # nothing may change its flags), with the TARGET_* variables from there.
 

@@ -1,13 +1,64 @@
 #!/bin/sh
-# run-test.sh TEST: the LOG_COMPILER of tests/*.test; runs TEST under a time
-# limit (STACKSPY_TEST_TIMEOUT seconds, default 120) and turns a timeout
-# into a hard error (99).
+# run-test.sh TEST: the LOG_COMPILER of tests/*.test.  Runs TEST under a time
+# limit (STACKSPY_TEST_TIMEOUT seconds, default 120) and makes sure that a
+# test which did not run as written can never pass or skip: each of these is
+# a hard error (99), whatever the test's own exit status was:
+#   - the time limit ran out;
+#   - TEST, or tests/init.sh, does not parse (sh -n; bash -n for a bash
+#     script);
+#   - TEST passed or skipped without loading tests/init.sh to its end (it
+#     writes STACKSPY_INIT_MARK last);
+#   - the shell reported a command not found or a syntax error in a test
+#     script or a tests/ helper (a sourced file that did not load, a typo):
+#     bash and dash both carry on after those.
 limit=${STACKSPY_TEST_TIMEOUT:-120}
-timeout -k 10 "$limit" "${SHELL:-/bin/sh}" "$@"
+test=$1
+tests_dir=${0%/*}
+
+error_() { echo "ERROR: $test: $*"; exit 99; }
+
+# parse_check FILE: FILE parses with the shell its first line names.
+parse_check()
+{
+	case $(head -n 1 "$1") in
+	*bash*) _sh=bash ;;
+	*) _sh=sh ;;
+	esac
+	_msg=$($_sh -n "$1" 2>&1) || error_ "$1 does not parse ($_sh -n): $_msg"
+}
+
+[ -f "$test" ] || error_ "no such test"
+parse_check "$test"
+parse_check "$tests_dir/init.sh"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/stackspy-run.XXXXXX") ||
+	error_ "mktemp failed"
+trap 'rm -rf "$work"' EXIT
+trap 'exit 99' HUP INT TERM
+STACKSPY_INIT_MARK=$work/init-mark
+export STACKSPY_INIT_MARK
+
+# The output goes through a file so that it can be searched for the shell's
+# own complaints afterwards; the harness logs it all the same.
+timeout -k 10 "$limit" "${SHELL:-/bin/sh}" "$@" > "$work/output" 2>&1
 rc=$?
+cat "$work/output"
+
 case $rc in
 124|137)
-	echo "ERROR: $1 did not finish within $limit s"
-	exit 99;;
+	error_ "did not finish within $limit s" ;;
+esac
+
+if grep -E '^[^ ]*tests/[^ :]*\.(test|sh): (line )?[0-9]+: .*(command not found|: not found|[Ss]yntax error)' \
+	"$work/output" > "$work/shell-errors"; then
+	error_ "the shell could not run it as written (exit status was $rc):
+$(cat "$work/shell-errors")"
+fi
+
+case $rc in
+0|77)
+	[ "$(cat "$STACKSPY_INIT_MARK" 2>/dev/null)" = loaded ] ||
+		error_ "exited $rc without loading tests/init.sh"
+	;;
 esac
 exit $rc

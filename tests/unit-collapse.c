@@ -5,45 +5,13 @@
 #include "config.h"
 
 #include "collapse/collapse.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			failures++;					\
-		}							\
-	} while (0)
-
-#define CHECK_EQ_U64(a, b)						\
-	do {								\
-		uint64_t a_ = (a), b_ = (b);				\
-		if (a_ != b_) {						\
-			fprintf(stderr, "%s:%d: %s == %" PRIu64		\
-				", expected %" PRIu64 "\n",		\
-				__FILE__, __LINE__, #a, a_, b_);	\
-			failures++;					\
-		}							\
-	} while (0)
-
-#define CHECK_STR(got, want)						\
-	do {								\
-		const char *g_ = (got), *w_ = (want);			\
-		if (!g_ || strcmp(g_, w_) != 0) {			\
-			fprintf(stderr, "%s:%d: %s is\n%s\nexpected\n%s\n", \
-				__FILE__, __LINE__, #got,		\
-				g_ ? g_ : "(null)", w_);		\
-			failures++;					\
-		}							\
-	} while (0)
 
 /* Returns the folded output of c as a string the caller frees. */
 static char *folded(const struct collapse *c)
@@ -59,6 +27,60 @@ static char *folded(const struct collapse *c)
 	CHECK(collapse_write_folded(c, f) == 0);
 	fclose(f);
 	return buf;
+}
+
+/* Returns s as collapse_json_string() writes it, a string the caller
+ * frees. */
+static char *json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		perror("open_memstream");
+		exit(99);
+	}
+	collapse_json_string(f, s);
+	CHECK(!ferror(f));
+	fclose(f);
+	return buf;
+}
+
+/* The one JSON escaper (speedscope, dump --format json): names from
+ * hostile binaries and thread names stay valid JSON, control characters
+ * are escaped, good UTF-8 is kept as is, and each bad byte is one U+FFFD. */
+static void test_json_string(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ NULL, "null" },
+		{ "", "\"\"" },
+		{ "main", "\"main\"" },
+		{ "a\"b\\c", "\"a\\\"b\\\\c\"" },
+		{ "t\n\t\x01\x1f\x7f", "\"t\\u000a\\u0009\\u0001\\u001f\\u007f\"" },
+		/* C1 controls (U+0085, U+009B): valid UTF-8, escaped */
+		{ "x\xc2\x85y\xc2\x9b", "\"x\\u0085y\\u009b\"" },
+		/* U+00A0, e-acute, euro sign, U+1F600: kept */
+		{ "\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+		  "\"\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"" },
+		/* a stray byte, a character cut short (a thread name cut at
+		 * 15 bytes), a surrogate, an overlong '/', past U+10FFFF */
+		{ "\xff", "\"\\ufffd\"" },
+		{ "ab\xe2\x82", "\"ab\\ufffd\\ufffd\"" },
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" },
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },
+		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },
+		{ "\xc2", "\"\\ufffd\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = json_of(cases[i].in);
+
+		CHECK_STR(got, cases[i].want);
+		free(got);
+	}
 }
 
 static struct collapse *new_or_die(void)
@@ -397,10 +419,6 @@ int main(void)
 	test_sanitize();
 	test_many_stacks();
 	test_memory_follows_stacks();
-	if (failures) {
-		fprintf(stderr, "unit-collapse: %d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("unit-collapse: all checks passed\n");
-	return 0;
+	test_json_string();
+	return check_exit_status("unit-collapse");
 }

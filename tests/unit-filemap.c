@@ -14,18 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/check.h"
 #include "unwind/unwind-internal.h"
 
 #define LEN (3 * 4096)
-
-static int failures;
-
-static void
-check(int ok, const char *what)
-{
-	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
-	failures += !ok;
-}
 
 static int
 temp_file(char *path)
@@ -50,12 +42,12 @@ main(void)
 		return 99;
 	}
 	const unsigned char *p = file_map(fd, LEN, PROT_READ);
-	check(p != MAP_FAILED, "file_map maps the file");
+	CHECK(p != MAP_FAILED, "file_map maps the file");
 	if (p == MAP_FAILED)
 		return 1;
-	check(p[0] == 'A' && p[LEN - 1] == 'A', "contents before truncation");
-	check(ftruncate(fd, 0) == 0, "truncate the file");
-	check(p[LEN / 2] == 0 && p[0] == 0, "reads after truncation are zeros, no SIGBUS");
+	CHECK(p[0] == 'A' && p[LEN - 1] == 'A', "contents before truncation");
+	CHECK(ftruncate(fd, 0) == 0, "truncate the file");
+	CHECK(p[LEN / 2] == 0 && p[0] == 0, "reads after truncation are zeros, no SIGBUS");
 	file_unmap(p, LEN);
 
 	/* A SIGBUS that is not about a guarded mapping still kills. */
@@ -78,10 +70,10 @@ main(void)
 	waitpid(child, &st, 0);
 	/* Died of it: SIGBUS, or under AddressSanitizer (whose handler was
 	 * there first and gets the signal back) its report and abort. */
-	check(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
+	CHECK(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
 				  WEXITSTATUS(st) != 3 && WEXITSTATUS(st) != 4),
 	      "a SIGBUS outside guarded mappings is not swallowed");
 	unlink(path);
 	close(fd);
-	return failures ? 1 : 0;
+	return check_exit_status("unit-filemap");
 }

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "collapse/collapse.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,37 +17,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			failures++;					\
-		}							\
-	} while (0)
-
-#define CHECK_STR(got, want)						\
-	do {								\
-		const char *g_ = (got), *w_ = (want);			\
-		if (!g_ || strcmp(g_, w_) != 0) {			\
-			fprintf(stderr, "%s:%d: %s is\n%s\nexpected\n%s\n", \
-				__FILE__, __LINE__, #got,		\
-				g_ ? g_ : "(null)", w_);		\
-			failures++;					\
-		}							\
-	} while (0)
-
-#define CHECK_HAS(hay, needle)						\
-	do {								\
-		if (!strstr((hay), (needle))) {				\
-			fprintf(stderr, "%s:%d: output lacks '%s'\n",	\
-				__FILE__, __LINE__, (needle));		\
-			failures++;					\
-		}							\
-	} while (0)
 
 static void die(const char *what)
 {
@@ -217,7 +187,7 @@ static const struct drawn *by_title(const struct drawn *d, size_t n,
 			return &d[i];
 	}
 	fprintf(stderr, "no frame titled '%s'\n", title);
-	failures++;
+	check_failures++;
 	return NULL;
 }
 
@@ -687,10 +657,5 @@ int main(void)
 	test_speedscope();
 	test_empty_and_errors();
 	test_size();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	puts("unit-flamegraph: all checks passed");
-	return 0;
+	return check_exit_status("unit-flamegraph");
 }

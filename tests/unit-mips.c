@@ -1,6 +1,6 @@
 /* tests/unit-mips.c - the MIPS prologue-analysis unwinder (unwind/engine-
  * mips.c mips_step) on hand-assembled instruction arrays: one case per edge
- * the engine claims to handle (DESIGN.md, issue 6), in both byte orders,
+ * the engine claims to handle (DESIGN.md), in both byte orders,
  * plus random code and stacks that must end the walk, never loop.
  */
 #include "config.h"
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check.h"
 #include "unwind/unwind-internal.h"
 
 /* ---- an assembler, just enough ----------------------------------------- */
@@ -172,20 +173,6 @@ regs_init(struct arch_regs *r, uint64_t pc, uint64_t sp, bool exact, uint64_t ra
 		r->valid |= UINT64_C(1) << RA;
 	}
 }
-
-/* ---- checking ------------------------------------------------------------ */
-
-static int failures, checks;
-
-#define CHECK(cond, ...) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
 
 /* One step that must succeed with caller (pc, sp). */
 static void
@@ -806,6 +793,5 @@ main(void)
 	test_prstatus(&arch_mipsel);
 	test_prstatus(&arch_mips_be);
 	test_garbage();
-	printf("unit-mips: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_exit_status("unit-mips");
 }

@@ -15,17 +15,8 @@
 
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
+#include "tests/check.h"
 
-static int failures;
-
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,   \
-				__LINE__, #cond);                                \
-			failures++;                                              \
-		}                                                                \
-	} while (0)
 
 /* ---- the address cache (a collapse_map) ----------------------------------- */
 
@@ -398,9 +389,5 @@ main(void)
 	test_pause_hist();
 	test_tick_clock();
 	test_frame_names();
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	return 0;
+	return check_exit_status("unit-profiler");
 }

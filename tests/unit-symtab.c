@@ -23,28 +23,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "tests/check.h"
 #include "unwind/unwind-internal.h"
-
-static int failures;
-
-static void __attribute__((format(printf, 3, 4)))
-check_failed(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL %s:%d: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	failures++;
-}
-
-#define CHECK(cond, ...) \
-	do { \
-		if (!(cond)) \
-			check_failed(__FILE__, __LINE__, __VA_ARGS__); \
-	} while (0)
 
 static const char *str_or_null(const char *s)
 {
@@ -288,15 +268,15 @@ static void expect_name(struct elf_image *img, uint64_t vaddr, unsigned flags,
 	const char *got = elf_image_lookup(img, vaddr, flags, &off);
 
 	if (!want) {
-		if (got)
-			check_failed(__FILE__, line, "%#" PRIx64 " named '%s', want none",
-				     vaddr, got);
+		check_at(!got, __FILE__, line, "expect_name",
+			 " %#" PRIx64 " named '%s', want none",
+			 vaddr, str_or_null(got));
 		return;
 	}
-	if (!str_eq(got, want) || off != want_off)
-		check_failed(__FILE__, line, "%#" PRIx64 " flags %u: got '%s'+%#" PRIx64
-			     ", want '%s'+%#" PRIx64, vaddr, flags, str_or_null(got),
-			     off, want, want_off);
+	check_at(str_eq(got, want) && off == want_off, __FILE__, line,
+		 "expect_name", " %#" PRIx64 " flags %u: got '%s'+%#" PRIx64
+		 ", want '%s'+%#" PRIx64, vaddr, flags, str_or_null(got),
+		 off, want, want_off);
 }
 
 #define EXPECT_NAME(img, vaddr, flags, want, off) \
@@ -500,9 +480,9 @@ static void expect_demangle(const char *mangled, bool params, const char *want, 
 {
 	char *got = symbol_demangle(mangled, params);
 
-	if (!(want ? str_eq(got, want) : got == NULL))
-		check_failed(__FILE__, line, "symbol_demangle(%s, %d) = '%s', want '%s'",
-			     mangled, params, str_or_null(got), str_or_null(want));
+	check_at(want ? str_eq(got, want) : got == NULL, __FILE__, line,
+		 "expect_demangle", " symbol_demangle(%s, %d) = '%s', want '%s'",
+		 mangled, params, str_or_null(got), str_or_null(want));
 	free(got);
 }
 
@@ -1152,7 +1132,7 @@ int main(void)
 	r = module_map_read(getpid(), &mm);
 	if (r != 0) {
 		printf("SKIP: cannot read /proc/self/maps: %s\n", strerror(-r));
-		return failures ? 1 : 77;
+		return check_failures ? 1 : 77;
 	}
 	test_self(&cache, &mm);
 	test_libc_debug(&cache, &mm);
@@ -1169,10 +1149,5 @@ int main(void)
 		test_damaged(seed);
 	}
 
-	if (failures) {
-		printf("%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("all checks passed\n");
-	return 0;
+	return check_exit_status("unit-symtab");
 }

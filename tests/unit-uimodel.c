@@ -13,18 +13,8 @@
 
 #include "collapse/collapse.h"
 #include "ui/ui-internal.h"
+#include "tests/check.h"
 #include "ui/ui.h"
-
-static int failures;
-
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,   \
-				__LINE__, #cond);                                \
-			failures++;                                              \
-		}                                                                \
-	} while (0)
 
 static struct collapse *names;
 
@@ -345,9 +335,5 @@ main(void)
 	test_many();
 	test_thread_names();
 	test_text();
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	return 0;
+	return check_exit_status("unit-uimodel");
 }

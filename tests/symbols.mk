@@ -1,6 +1,7 @@
-# tests/unit-symtab.mk - unit test of unwind/maps.c, elf-image.c, symtab.c:
-# maps parsing, load bias, symbol lookup (own, libc through
-# /usr/lib/debug/.build-id, vdso), demangling, damaged ELF files.
+# tests/symbols.mk - memory maps, ELF files and symbols: unit tests of
+# unwind/maps.c, elf-image.c, symtab.c (maps parsing, load bias, symbol
+# lookup: own, libc through /usr/lib/debug/.build-id, vdso; demangling;
+# damaged ELF files) and of file_map()'s SIGBUS guard.
 check_PROGRAMS += tests/unit-symtab
 TESTS += tests/unit-symtab
 tests_unit_symtab_SOURCES = tests/unit-symtab.c

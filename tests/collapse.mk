@@ -1,4 +1,5 @@
-# Unit tests of collapse/ (interning, counts, folded output, memory).
+# tests/collapse.mk - unit tests of collapse/ (interning, counts, folded
+# output, memory).
 check_PROGRAMS += tests/unit-collapse
 TESTS += tests/unit-collapse
 tests_unit_collapse_SOURCES = tests/unit-collapse.c

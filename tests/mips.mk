@@ -1,4 +1,4 @@
-# tests/unit-mips.mk - unit test of the MIPS prologue-analysis unwinder
+# tests/mips.mk - MIPS: unit test of the MIPS prologue-analysis unwinder
 # (unwind/engine-mips.c) and the o32 register layout (arch/arch-mips.c)
 # on hand-assembled instruction arrays, both byte orders.  Runs on any host.
 check_PROGRAMS += tests/unit-mips

@@ -1,5 +1,6 @@
-# Unit tests of the SVG flamegraph and speedscope writers of collapse/, the
-# folded-to-graph test tool, and the browser tests that open their output
+# tests/flamegraph.mk - unit tests of the SVG flamegraph and speedscope
+# writers of collapse/, the folded-to-graph test tool, and the browser
+# tests that open their output
 # (headless Chromium through playwright-core from npm, installed on first
 # use into tests/node-cache/ of the build tree).
 check_PROGRAMS += tests/unit-flamegraph tests/flamegraph-gen

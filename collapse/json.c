@@ -1,0 +1,48 @@
+/*
+ * collapse/json.c - JSON strings: the one escaper of every JSON stackspy
+ * writes (speedscope files here, `dump --format json` in sampler/).
+ */
+#include "config.h"
+
+#include "collapse/collapse.h"
+
+#include <string.h>
+
+void collapse_json_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len;
+
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	len = strlen(s);
+	putc('"', out);
+	for (size_t i = 0; i < len;) {
+		size_t k = collapse_utf8_char(p + i, len - i);
+
+		if (k) {
+			if (p[i] == '"' || p[i] == '\\')
+				putc('\\', out);
+			fwrite(p + i, 1, k, out);
+			i += k;
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			/* C0 controls and DEL */
+			fprintf(out, "\\u%04x", p[i]);
+			i++;
+		} else if (p[i] == 0xc2 && i + 1 < len &&
+			   p[i + 1] >= 0x80 && p[i + 1] < 0xa0) {
+			/* C1 controls: valid UTF-8, which collapse_utf8_char()
+			 * refuses only because they may drive a terminal;
+			 * escaped, so the character survives and no reader
+			 * sees it raw. */
+			fprintf(out, "\\u%04x", p[i + 1]);
+			i += 2;
+		} else {
+			fputs("\\ufffd", out);
+			i++;
+		}
+	}
+	putc('"', out);
+}
