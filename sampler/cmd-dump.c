@@ -190,20 +190,6 @@ report_attach_error(pid_t pid, int err)
 	}
 }
 
-static void
-read_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	buf[0] = '\0';
-	if (f) {
-		if (fgets(buf, (int)len, f))
-			buf[strcspn(buf, "\n")] = '\0';
-		fclose(f);
-	}
-}
-
 /* Attach, read the memory map, sample the chosen threads, detach.  Fills
  * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
  * (nothing sampled, already reported). */
@@ -211,34 +197,31 @@ static int
 sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	       struct stack_snapshot **snaps_out, struct unwind_target **ut_out)
 {
-	struct ptrace_target pt;
-	int r = ptrace_target_attach(&pt, pid);
-	if (r < 0) {
+	int r;
+	struct ptrace_target *pt = ptrace_target_attach(pid, 0, &r);
+	if (!pt) {
 		report_attach_error(pid, r);
 		return r;
 	}
-	cleanup_register(&pt);
 	/* The map and the vdso copy need no thread stopped.  After the
 	 * attach, so that a refusal is explained by the attach's EPERM
 	 * rather than by /proc's EACCES. */
 	struct unwind_target *ut = unwind_target_open(pid, &r);
 	if (!ut) {
-		ptrace_target_detach(&pt);
-		cleanup_unregister(&pt);
-		ptrace_target_free(&pt);
+		ptrace_target_release(pt);
 		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
 		return r;
 	}
 	*ut_out = ut;
 
-	p->threads = calloc(pt.nthreads, sizeof(*p->threads));
-	struct stack_snapshot *snaps = calloc(pt.nthreads, sizeof(*snaps));
+	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
+	struct stack_snapshot *snaps = calloc(pt->nthreads, sizeof(*snaps));
 	if (!p->threads || !snaps) {
 		free(snaps);
 		error_msg_and_die("out of memory");
 	}
-	for (size_t i = 0; i < pt.nthreads && !stop_signal; i++) {
-		struct tracee *th = &pt.threads[i];
+	for (size_t i = 0; i < pt->nthreads && !stop_signal; i++) {
+		struct tracee *th = &pt->threads[i];
 		if (o->tid && th->tid != o->tid)
 			continue;
 		struct dump_thread *d = &p->threads[p->nthreads];
@@ -249,7 +232,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			p->nthreads++;
 			continue;
 		}
-		r = ptrace_sample(&pt, th, DEFAULT_WINDOW, unwind_target_stack_end, ut,
+		r = ptrace_sample(pt, th, DEFAULT_WINDOW, unwind_target_stack_end, ut,
 				  STOP_TIMEOUT_MS, PTRACE_SAMPLE_DETACH, &snaps[p->nthreads]);
 		d->pause_us = (double)snaps[p->nthreads].pause_ns / 1000.0;
 		if (r == -ESRCH) {
@@ -274,11 +257,9 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			}
 		}
 		p->nthreads++;
-		ptrace_target_poll(&pt);
+		ptrace_target_poll(pt);
 	}
-	ptrace_target_detach(&pt);
-	cleanup_unregister(&pt);
-	ptrace_target_free(&pt);
+	ptrace_target_release(pt);
 	*snaps_out = snaps;
 	return 0;
 }
@@ -312,7 +293,7 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
 	p.engine = o->engine;
-	read_comm(pid, p.comm, sizeof(p.comm));
+	ptrace_read_comm(pid, p.comm, sizeof(p.comm));
 
 	struct stack_snapshot *snaps = NULL;
 	r = sample_process(o, pid, &p, &snaps, &ut);
