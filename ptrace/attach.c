@@ -143,6 +143,30 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 	}
 }
 
+bool
+tracee_sleep(uint64_t wake_ns, pid_t expected)
+{
+	struct timespec ts, *tsp = NULL;
+	if (wake_ns != UINT64_MAX) {
+		uint64_t now = monotonic_ns();
+		uint64_t left = wake_ns > now ? wake_ns - now : 0;
+		ts.tv_sec = (time_t)(left / 1000000000u);
+		ts.tv_nsec = (long)(left % 1000000000u);
+		tsp = &ts;
+	}
+	struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
+	bool other = false;
+	if (ppoll(&pfd, 1, tsp, NULL) > 0) {
+		struct signalfd_siginfo si;
+		while (read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			other_stop_pending = true;
+			if ((pid_t)si.ssi_pid != expected)
+				other = true;
+		}
+	}
+	return other;
+}
+
 static bool
 is_group_stop(int st)
 {

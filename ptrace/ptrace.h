@@ -117,14 +117,40 @@ int ptrace_target_rescan(struct ptrace_target *t);
 #define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
 				     the second stop a later detach costs */
 
-/* Sample one thread: PTRACE_INTERRUPT, wait for its stop (at most
- * timeout_ms), one PTRACE_GETREGSET, one page-split process_vm_readv of up to
- * `window` bytes from SP, then resume it at once (PTRACE_CONT, PTRACE_LISTEN
- * in a group-stop, or PTRACE_DETACH with PTRACE_SAMPLE_DETACH).
- * Signal-delivery-stops seen while waiting are re-injected.  Returns 0,
- * -ESRCH (the thread is gone), -ETIMEDOUT (it did not stop in time, e.g.
- * uninterruptible sleep), or another negative errno.  out->stack is
- * (re)allocated as needed. */
+/* What a sample copies and how long it may wait (ptrace_sample_many). */
+struct sample_opts {
+	size_t window;            /* bytes of stack to copy from SP */
+	stack_end_fn stack_end;   /* may be NULL */
+	void *ctx;                /* for stack_end */
+	int timeout_ms;           /* how long a thread may take to stop, counted
+				     from its own PTRACE_INTERRUPT */
+	unsigned flags;           /* PTRACE_SAMPLE_* */
+};
+
+/* Sample n threads of t: registers and one stack copy each, every thread
+ * stopped only for its own copy.  Threads are interrupted one after the
+ * other without waiting for a slow one: a thread that has not stopped
+ * within a millisecond stays pending while the next is interrupted, and
+ * each stop is collected as it arrives (PTRACE_GETREGSET, one page-split
+ * process_vm_readv of up to o->window bytes from SP, then PTRACE_CONT,
+ * PTRACE_LISTEN in a group-stop, or PTRACE_DETACH with
+ * PTRACE_SAMPLE_DETACH).  So k threads that cannot stop (uninterruptible
+ * sleep) cost about one timeout in all, not k, and a thread that stops at
+ * once waits on no other.  Signal-delivery-stops seen while waiting are
+ * re-injected.
+ *
+ * threads[i] point into t->threads (the caller's choice of threads);
+ * outs[i] and results[i] are the caller's: outs[i].stack is (re)allocated
+ * as needed before any thread is stopped and stays the caller's to release
+ * (stack_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
+ * -ETIMEDOUT (it did not stop in time; its late stop is handled by
+ * ptrace_target_poll or the detach), or another negative errno.  Returns 0,
+ * or -ENOMEM (nothing was stopped). */
+int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
+		       const struct sample_opts *o, struct stack_snapshot *outs,
+		       int *results);
+
+/* One thread: ptrace_sample_many with n = 1.  Returns its result. */
 int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		  stack_end_fn stack_end, void *ctx, int timeout_ms,
 		  unsigned flags, struct stack_snapshot *out);

@@ -190,6 +190,67 @@ report_attach_error(pid_t pid, int err)
 	}
 }
 
+/* Keep only what was copied: a dump of 10,000 threads holds all their
+ * stacks until the unwind. */
+static void
+snapshot_shrink(struct stack_snapshot *s)
+{
+	if (s->stack_len < s->stack_cap) {
+		unsigned char *nb = realloc(s->stack, s->stack_len ? s->stack_len : 1);
+		if (nb) {
+			s->stack = nb;
+			s->stack_cap = s->stack_len ? s->stack_len : 1;
+		}
+	}
+}
+
+/* Sample threads[0, n) in one batch (ptrace_sample_many: threads that
+ * cannot stop cost the timeout once, not once each), moving each snapshot
+ * into snaps[slot[k]] and its outcome into p->threads[slot[k]].  A thread
+ * that exited since the scan gets tid 0: not an error, not shown. */
+static void
+sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee **threads,
+	     const size_t *slot, size_t n, struct dump_process *p,
+	     struct stack_snapshot *snaps)
+{
+	struct stack_snapshot *outs = calloc(n, sizeof(*outs));
+	int *results = calloc(n, sizeof(*results));
+	if (!outs || !results)
+		error_msg_and_die("out of memory");
+	const struct sample_opts so = {
+		.window = DEFAULT_WINDOW,
+		.stack_end = unwind_target_stack_end,
+		.ctx = ut,
+		.timeout_ms = STOP_TIMEOUT_MS,
+		.flags = PTRACE_SAMPLE_DETACH,
+	};
+	int r = ptrace_sample_many(pt, threads, n, &so, outs, results);
+	for (size_t k = 0; k < n; k++) {
+		struct dump_thread *d = &p->threads[slot[k]];
+		int e = r < 0 ? r : results[k];
+		d->pause_us = (double)outs[k].pause_ns / 1000.0;
+		if (e == -ESRCH) {
+			stack_snapshot_release(&outs[k]);
+			d->tid = 0;
+			continue;
+		}
+		if (e == -ETIMEDOUT)
+			d->error = "did not stop in time (uninterruptible sleep?)";
+		else if (e < 0)
+			d->error = strerror(-e);
+		else
+			d->sampled = true;
+		snapshot_shrink(&outs[k]);
+		snaps[slot[k]] = outs[k];
+	}
+	free(outs);
+	free(results);
+}
+
+/* Threads per ptrace_sample_many batch: bounds the stack buffers allocated
+ * at once (64 KiB each) and how long a stop signal waits. */
+#define DUMP_BATCH 256
+
 /* Attach, read the memory map, sample the chosen threads, detach.  Fills
  * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
  * (nothing sampled, already reported). */
@@ -216,50 +277,44 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 
 	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
 	struct stack_snapshot *snaps = calloc(pt->nthreads, sizeof(*snaps));
-	if (!p->threads || !snaps) {
-		free(snaps);
+	struct tracee **batch = calloc(DUMP_BATCH, sizeof(*batch));
+	size_t *slot = calloc(DUMP_BATCH, sizeof(*slot));
+	if (!p->threads || !snaps || !batch || !slot)
 		error_msg_and_die("out of memory");
-	}
-	for (size_t i = 0; i < pt->nthreads && !stop_signal; i++) {
-		struct tracee *th = &pt->threads[i];
-		if (o->tid && th->tid != o->tid)
-			continue;
-		struct dump_thread *d = &p->threads[p->nthreads];
-		d->tid = th->tid;
-		d->state = th->proc_state;
-		snprintf(d->name, sizeof(d->name), "%s", th->name);
-		if (th->proc_state == 'Z' || th->proc_state == 'X') {
-			p->nthreads++;
-			continue;
-		}
-		r = ptrace_sample(pt, th, DEFAULT_WINDOW, unwind_target_stack_end, ut,
-				  STOP_TIMEOUT_MS, PTRACE_SAMPLE_DETACH, &snaps[p->nthreads]);
-		d->pause_us = (double)snaps[p->nthreads].pause_ns / 1000.0;
-		if (r == -ESRCH) {
-			/* Exited between the scan and now: not an error, not shown. */
-			stack_snapshot_release(&snaps[p->nthreads]);
-			continue;
-		}
-		if (r == -ETIMEDOUT)
-			d->error = "did not stop in time (uninterruptible sleep?)";
-		else if (r < 0)
-			d->error = strerror(-r);
-		else
-			d->sampled = true;
-		/* Keep only what was copied: a dump of 10,000 threads holds
-		 * all their stacks until the unwind. */
-		struct stack_snapshot *s = &snaps[p->nthreads];
-		if (s->stack_len < s->stack_cap) {
-			unsigned char *nb = realloc(s->stack, s->stack_len ? s->stack_len : 1);
-			if (nb) {
-				s->stack = nb;
-				s->stack_cap = s->stack_len ? s->stack_len : 1;
+	size_t i = 0;
+	while (i < pt->nthreads && !stop_signal) {
+		size_t n = 0;
+		for (; i < pt->nthreads && n < DUMP_BATCH; i++) {
+			struct tracee *th = &pt->threads[i];
+			if (o->tid && th->tid != o->tid)
+				continue;
+			struct dump_thread *d = &p->threads[p->nthreads];
+			d->tid = th->tid;
+			d->state = th->proc_state;
+			snprintf(d->name, sizeof(d->name), "%s", th->name);
+			if (th->proc_state != 'Z' && th->proc_state != 'X') {
+				batch[n] = th;
+				slot[n++] = p->nthreads;
 			}
+			p->nthreads++;
 		}
-		p->nthreads++;
-		ptrace_target_poll(pt);
+		if (n) {
+			sample_batch(pt, ut, batch, slot, n, p, snaps);
+			ptrace_target_poll(pt);
+		}
 	}
 	ptrace_target_release(pt);
+	free(batch);
+	free(slot);
+	/* Drop the threads that exited under us. */
+	size_t kept = 0;
+	for (size_t k = 0; k < p->nthreads; k++) {
+		if (!p->threads[k].tid)
+			continue;
+		p->threads[kept] = p->threads[k];
+		snaps[kept++] = snaps[k];
+	}
+	p->nthreads = kept;
 	*snaps_out = snaps;
 	return 0;
 }
