@@ -51,7 +51,7 @@ struct collapse {
 };
 
 /* The murmur3 finalizer: FNV's low bits alone probe badly in a 2^k table. */
-static uint64_t mix64(uint64_t h)
+uint64_t collapse_hash64(uint64_t h)
 {
 	h ^= h >> 33;
 	h *= UINT64_C(0xff51afd7ed558ccd);
@@ -67,7 +67,7 @@ static uint64_t hash_name(const char *s, size_t len)
 
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
-	return mix64(h);
+	return collapse_hash64(h);
 }
 
 static uint64_t hash_ids(const uint32_t *ids, size_t n)
@@ -76,7 +76,7 @@ static uint64_t hash_ids(const uint32_t *ids, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ ids[i]) * UINT64_C(0x100000001b3);
-	return mix64(h);
+	return collapse_hash64(h);
 }
 
 /* Makes room for need elements in *p; doubles so appends stay amortized O(1). */
@@ -382,29 +382,6 @@ size_t collapse_memory_bytes(const struct collapse *c)
 	       c->ids_cap * sizeof(*c->ids);
 }
 
-static size_t sanitize(char *s, size_t len)
-{
-	size_t changed = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (ch == ';') {
-			s[i] = ':';
-			changed++;
-		} else if (ch < 0x20 || ch == 0x7f) {
-			s[i] = ' ';
-			changed++;
-		}
-	}
-	return changed;
-}
-
-size_t collapse_sanitize_frame(char *name)
-{
-	return sanitize(name, strlen(name));
-}
-
 /* One output line: the frames text, then room for " COUNT" and the NUL. */
 struct folded_line {
 	char *text;
@@ -437,8 +414,9 @@ static char *fold_stack(const struct collapse *c, const struct stack_rec *s)
 
 		if (i)
 			*p++ = ';';
-		memcpy(p, f->name, f->len);
-		sanitize(p, f->len);
+		/* With its NUL, which the next ';' or the end overwrites. */
+		memcpy(p, f->name, f->len + 1);
+		collapse_sanitize_frame(p);
 		p += f->len;
 	}
 	*p = '\0';

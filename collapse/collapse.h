@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct collapse;
 
@@ -93,15 +94,6 @@ size_t collapse_distinct_frames(const struct collapse *c);
 size_t collapse_memory_bytes(const struct collapse *c);
 
 /*
- * Rewrites name in place so it is one valid frame of a folded line: ';'
- * (the frame separator) becomes ':', and newlines and other control bytes
- * become a space. Spaces are kept: readers of folded text (flamegraph.pl,
- * inferno, speedscope) split the count off at the last space. Returns the
- * number of bytes replaced.
- */
-size_t collapse_sanitize_frame(char *name);
-
-/*
  * Writes the folded format of DESIGN.md to out: one line per distinct stack,
  * the frames root first joined by ';', a space, the count. Names go through
  * collapse_sanitize_frame() on the way out (c is not changed); stacks that
@@ -168,5 +160,73 @@ int collapse_write_speedscope(const struct collapse *c, const char *name,
  * arbitrary binaries: one bad byte must not make a reader reject the file.
  */
 size_t collapse_utf8_char(const unsigned char *s, size_t avail);
+
+/*
+ * Mixes the bits of x (the murmur3 finalizer), so that its low bits can
+ * index a power-of-two hash table; the one hash of integer keys for every
+ * table of stackspy.
+ */
+uint64_t collapse_hash64(uint64_t x);
+
+/*
+ * A hash map from 64-bit keys to 32-bit values (map.c). Zero-initialize
+ * it; collapse_map_free() releases it (and leaves it empty and usable).
+ * The key COLLAPSE_MAP_NO_KEY marks empty slots and cannot be stored.
+ */
+struct collapse_map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;		/* slots, keys stored */
+};
+
+#define COLLAPSE_MAP_NO_KEY UINT64_MAX
+
+/* Returns true and sets *val if key is in m. */
+bool collapse_map_get(const struct collapse_map *m, uint64_t key,
+		      uint32_t *val);
+
+/* Sets key to val, replacing its value if it is there. Returns 0,
+ * -EINVAL (COLLAPSE_MAP_NO_KEY) or -ENOMEM (m unchanged). */
+int collapse_map_put(struct collapse_map *m, uint64_t key, uint32_t val);
+
+/* Removes every key, keeping the memory for the next ones. */
+void collapse_map_reset(struct collapse_map *m);
+
+void collapse_map_free(struct collapse_map *m);
+
+/* ---- frame-names.c: the rules of a folded line (DESIGN.md) ---------------- */
+
+/*
+ * The name of a frame: function (demangled, as given) when there is one,
+ * else "[module-basename]", else "[unknown]". Returns function, buf (filled,
+ * cut to len) or a static string; never NULL.
+ */
+const char *collapse_name_frame(char *buf, size_t len, const char *function,
+				const char *module);
+
+/* "function_[i]": a function inlined into the frame below it (in buf, cut
+ * to len). Returns buf. */
+const char *collapse_name_inline(char *buf, size_t len, const char *function);
+
+/*
+ * A root frame: "comm-PID/TID" for a thread (tid > 0), "comm-PID" for a
+ * process (tid 0), with spaces and control characters of comm as '_' (as
+ * perf's stackcollapse writes thread names). Written to buf, cut to len;
+ * returns buf.
+ */
+const char *collapse_name_root(char *buf, size_t len, const char *comm,
+			       pid_t pid, pid_t tid);
+
+/* The part of module after its last '/' (a pointer into module). */
+const char *collapse_module_basename(const char *module);
+
+/*
+ * Rewrites name in place so it is one valid frame of a folded line: ';'
+ * (the frame separator) becomes ':', and newlines and other control bytes
+ * become a space. Spaces are kept: readers of folded text (flamegraph.pl,
+ * inferno, speedscope) split the count off at the last space. Returns the
+ * number of bytes replaced. collapse_write_folded() applies it.
+ */
+size_t collapse_sanitize_frame(char *name);
 
 #endif /* STACKSPY_COLLAPSE_H */

@@ -16,7 +16,7 @@
 
 #include "sampler/sampler.h"
 
-#define DEFAULT_WINDOW   (64 * 1024)
+#define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per thread */
 #define DEFAULT_DEPTH    256
 #define MAX_DEPTH        4096
 #define STOP_TIMEOUT_MS  250
@@ -218,7 +218,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 	if (!outs || !results)
 		error_msg_and_die("out of memory");
 	const struct sample_opts so = {
-		.window = DEFAULT_WINDOW,
+		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
 		.timeout_ms = STOP_TIMEOUT_MS,

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -91,18 +92,6 @@ parse_format(const char *s, enum record_format *f)
 	return 0;
 }
 
-static int
-parse_seconds(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
@@ -139,18 +128,13 @@ parse_options(int argc, char **argv, struct record_options *o)
 				error_msg_and_help("record", "only one PID list may be given");
 			pid_arg = optarg;
 			break;
-		case 'r': {
-			char *end;
-			errno = 0;
-			double hz = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(hz > 0) || hz > MAX_RATE)
+		case 'r':
+			if (parse_double(optarg, DBL_MIN, MAX_RATE, &o->cfg.rate_hz) < 0)
 				error_msg_and_help("record", "invalid --rate argument: '%s' (above 0, at most %.0f)",
 						   optarg, MAX_RATE);
-			o->cfg.rate_hz = hz;
 			break;
-		}
 		case 'd':
-			if (parse_seconds(optarg, &o->duration) < 0)
+			if (parse_double(optarg, DBL_MIN, 1e7, &o->duration) < 0)
 				error_msg_and_help("record", "invalid --duration argument: '%s'", optarg);
 			break;
 		case 'o':

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sampler/sampler.h"
@@ -28,7 +27,7 @@
 #define DEFAULT_RATE   99.0
 #define MAX_RATE       10000.0
 #define DEFAULT_DEPTH  256
-#define DEFAULT_WINDOW 10
+#define TOP_WINDOW_S   10    /* default --window */
 
 struct top_options {
 	struct profiler_config cfg;
@@ -54,12 +53,11 @@ struct top {
 
 static int sig_pipe[2] = { -1, -1 };
 
+/* monotonic_ns() in seconds: the profiler's clock. */
 static double
 now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)monotonic_ns() / 1e9;
 }
 
 static void
@@ -103,18 +101,6 @@ top_usage(FILE *f)
 	      "not built in), 64 usage error.\n", f);
 }
 
-static int
-parse_seconds(const char *s, double min, double max, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min) || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static void
 parse_options(int argc, char **argv, struct top_options *o)
 {
@@ -139,7 +125,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 	o->cfg.max_depth = DEFAULT_DEPTH;
 	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
 	o->delay = 1.0;
-	o->window = DEFAULT_WINDOW;
+	o->window = TOP_WINDOW_S;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:p:r:e:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -149,7 +135,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 			pid_arg = optarg;
 			break;
 		case 'r':
-			if (parse_seconds(optarg, 1e-9, MAX_RATE, &o->cfg.rate_hz) < 0)
+			if (parse_double(optarg, 1e-9, MAX_RATE, &o->cfg.rate_hz) < 0)
 				error_msg_and_help("top", "invalid --rate argument: '%s' (above 0, at most %.0f)",
 						   optarg, MAX_RATE);
 			break;
@@ -159,7 +145,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 						   optarg);
 			break;
 		case OPT_DELAY:
-			if (parse_seconds(optarg, 0.05, 3600, &o->delay) < 0)
+			if (parse_double(optarg, 0.05, 3600, &o->delay) < 0)
 				error_msg_and_help("top", "invalid --delay argument: '%s' (0.05 to 3600 seconds)",
 						   optarg);
 			break;
@@ -187,9 +173,6 @@ parse_options(int argc, char **argv, struct top_options *o)
 	}
 	parse_target_or_help("top", "watch", pid_arg, argc, argv, &o->cfg);
 	check_engine_or_help("top", o->cfg.engine);
-	/* The thread root frame tells the model which thread a stack is
-	 * from (and its name); the model strips it. */
-	o->cfg.threads = true;
 }
 
 /* ---- signals: SIGWINCH through a self-pipe; SIGTSTP ignored ------------- */
@@ -425,8 +408,7 @@ cmd_top(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	size_t roots = 1 + (o.cfg.argv ? 0 : o.cfg.npids > 1);
-	t.model = ui_model_new(profiler_stacks(t.p), roots, (unsigned)o.window, module_of, t.p);
+	t.model = ui_model_new(profiler_stacks(t.p), (unsigned)o.window, module_of, t.p);
 	if (!t.model) {
 		profiler_free(t.p);
 		signals_teardown();

@@ -1,13 +1,33 @@
-bin_PROGRAMS += stackspy
-stackspy_SOURCES = \
+# sampler/: the commands and the sampling loop, as a library (everything
+# but main.c) so that unit tests can link the profiler's pieces.
+noinst_LIBRARIES += sampler/libsampler.a
+sampler_libsampler_a_SOURCES = \
 	sampler/sampler.h \
-	sampler/main.c \
 	sampler/options.c \
 	sampler/error.c \
 	sampler/signals.c \
 	sampler/cmd-dump.c \
 	sampler/cmd-record.c \
 	sampler/cmd-top.c \
+	sampler/output.c \
+	sampler/profiler-internal.h \
 	sampler/profiler.c \
-	sampler/output.c
-stackspy_LDADD = ui/libui.a collapse/libcollapse.a $(UNWIND_LIBS) $(NCURSES_LIBS) -lm
+	sampler/launch.c \
+	sampler/ticks.c \
+	sampler/sample.c \
+	sampler/threads.c \
+	sampler/task-stat.c \
+	sampler/frames.c \
+	sampler/stats.c
+
+bin_PROGRAMS += stackspy
+stackspy_SOURCES = sampler/main.c
+stackspy_LDADD = sampler/libsampler.a ui/libui.a collapse/libcollapse.a \
+	$(UNWIND_LIBS) $(NCURSES_LIBS) -lm
+
+# Unit tests of the profiler's pieces that need no target: address cache,
+# thread table, stat parsing, pause histogram, tick deadlines, frame names.
+check_PROGRAMS += tests/unit-profiler
+TESTS += tests/unit-profiler
+tests_unit_profiler_SOURCES = tests/unit-profiler.c
+tests_unit_profiler_LDADD = sampler/libsampler.a collapse/libcollapse.a $(UNWIND_LIBS) -lm

@@ -24,6 +24,19 @@ parse_long(const char *s, long min, long max, long *out)
 }
 
 int
+parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	/* !(v >= min) also rejects NaN. */
+	if (errno || end == s || *end || !(v >= min) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
 parse_pid_list(const char *s, pid_t **out)
 {
 	int n = 1;

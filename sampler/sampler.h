@@ -59,6 +59,9 @@ int parse_pid_list(const char *s, pid_t **out);
 int parse_pids_or_die(const char *cmd, const char *arg, pid_t **out);
 /* Parse a decimal in [min, max].  Returns 0 or -1. */
 int parse_long(const char *s, long min, long max, long *out);
+/* Parse a floating-point number in [min, max] (DBL_MIN as min: above 0;
+ * underflow is an error).  Returns 0 or -1. */
+int parse_double(const char *s, double min, double max, double *out);
 
 /* ---- profiler.c: the sampling loop behind record and top ------------------- */
 
@@ -141,10 +144,12 @@ pid_t profiler_pid(const struct profiler *p);
 /* Comm of the first process (for titles). */
 const char *profiler_comm(const struct profiler *p);
 
-/* Called for every sample added (top's rolling window uses it): ids root
- * first, as added to the stacks. */
-typedef void (*profiler_hook)(void *arg, pid_t pid, pid_t tid, const uint32_t *ids,
-			      size_t n);
+/* Called for every sample added (top's model uses it): thread tid of
+ * process pid, its name (comm) as of this sample, and the frames, root
+ * first, as added to the stacks but without the root frames that
+ * --threads and several PIDs add. */
+typedef void (*profiler_hook)(void *arg, pid_t pid, pid_t tid, const char *thread_name,
+			      const uint32_t *ids, size_t n);
 void profiler_set_hook(struct profiler *p, profiler_hook fn, void *arg);
 
 /* Basename of the module frame id was first seen in ("libc.so.6"), owned

@@ -1,6 +1,6 @@
 /* tests/unit-uimodel.c - the model behind `stackspy top`, without a
  * terminal: self and total per function (recursion counted once), the
- * thread root frames, per-thread scope, the rolling window, reset, the
+ * thread names, per-thread scope, the rolling window, reset, the
  * name filter, sorting, callers and callees; and fitting names into
  * columns (UTF-8, double width, ellipsis). */
 #include "config.h"
@@ -39,22 +39,19 @@ id(const char *name)
 	return (uint32_t)r;
 }
 
-/* Adds count samples of thread tid: "root;a;b;c" (the root is the thread
- * root frame, as the profiler passes it with cfg.threads). */
+/* Adds count samples of thread tid of process 100, called "prog":
+ * "a;b;c", as the profiler passes them to its hook. */
 static void
 add(struct ui_model *m, pid_t tid, const char *stack, int count)
 {
 	uint32_t ids[32];
 	size_t n = 0;
 	char buf[512], *save = NULL;
-	char root[64];
-	snprintf(root, sizeof(root), "prog-100/%d", (int)tid);
-	ids[n++] = id(root);
 	snprintf(buf, sizeof(buf), "%s", stack);
 	for (char *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save))
 		ids[n++] = id(t);
 	for (int i = 0; i < count; i++)
-		CHECK(ui_model_add(m, 100, tid, ids, n) == 0);
+		CHECK(ui_model_add(m, 100, tid, "prog", ids, n) == 0);
 }
 
 static const struct ui_row *
@@ -85,7 +82,7 @@ static void
 test_aggregate(void)
 {
 	names = collapse_new();
-	struct ui_model *m = ui_model_new(names, 1, 10, module_of, NULL);
+	struct ui_model *m = ui_model_new(names, 10, module_of, NULL);
 	CHECK(m != NULL);
 	ui_model_set_time(m, 1.0);
 	add(m, 101, "main;work;compute", 6);
@@ -93,9 +90,9 @@ test_aggregate(void)
 	add(m, 102, "start;loop;compute", 1);
 	/* recursion: f;g;f counts f once in total, and g's self is 0 */
 	add(m, 102, "start;f;g;f", 1);
-	/* a sample of only the root frame: no function, ignored */
-	uint32_t only_root = id("prog-100/101");
-	CHECK(ui_model_add(m, 100, 101, &only_root, 1) == 0);
+	/* a sample without a frame: ignored */
+	uint32_t none = 0;
+	CHECK(ui_model_add(m, 100, 101, "prog", &none, 0) == 0);
 
 	struct ui_query q = { .thread = -1, .sort = UI_SORT_SELF };
 	struct ui_table t;
@@ -112,8 +109,6 @@ test_aggregate(void)
 	CHECK(r && r->self == 1 && r->total == 1);
 	r = row(&t, "g", -1);
 	CHECK(r && r->self == 0 && r->total == 1);
-	/* the thread roots are not functions */
-	CHECK(row(&t, "prog-100/101", -1) == NULL);
 	/* sorted by self, ties by total then name */
 	CHECK(strcmp(fname(m, &t, 0), "compute") == 0);
 	CHECK(strcmp(fname(m, &t, 1), "hash") == 0);
@@ -132,7 +127,7 @@ test_aggregate(void)
 	CHECK(ui_model_query(m, &q, &t) == 0);
 	CHECK(strcmp(ui_model_function_module(m, t.rows[0].function), "prog") == 0);
 
-	/* threads: first-seen order, names from the root frames */
+	/* threads: first-seen order, named as --threads names root frames */
 	CHECK(ui_model_thread_count(m) == 2);
 	pid_t tid;
 	uint64_t samples;
@@ -201,7 +196,7 @@ static void
 test_window(void)
 {
 	names = collapse_new();
-	struct ui_model *m = ui_model_new(names, 1, 3, NULL, NULL);
+	struct ui_model *m = ui_model_new(names, 3, NULL, NULL);
 	struct ui_query cum = { .thread = -1 }, win = { .thread = -1, .window = true };
 	struct ui_table t;
 	ui_model_set_time(m, 10.2);
@@ -253,7 +248,7 @@ static void
 test_many(void)
 {
 	names = collapse_new();
-	struct ui_model *m = ui_model_new(names, 1, 5, NULL, NULL);
+	struct ui_model *m = ui_model_new(names, 5, NULL, NULL);
 	char stack[64];
 	for (int i = 0; i < 3000; i++) {
 		snprintf(stack, sizeof(stack), "main;f%d;g%d", i % 500, i);
@@ -269,6 +264,38 @@ test_many(void)
 	CHECK(t.nrows == 1 + 500 + 3000);
 	ui_model_free(m);
 	collapse_free(names);
+}
+
+/* Thread names come with the samples (the profiler's hook). */
+static void
+test_thread_names(void)
+{
+	names = collapse_new();
+	struct ui_model *m = ui_model_new(names, 10, NULL, NULL);
+	CHECK(m != NULL);
+	uint32_t leaf = id("leaf");
+	/* a thread keeps the name of its first sample; spaces and control
+	 * characters as '_', as in --threads root frames; no name: PID/TID */
+	CHECK(ui_model_add(m, 100, 103, "my worker\t1", &leaf, 1) == 0);
+	CHECK(ui_model_add(m, 100, 103, "renamed", &leaf, 1) == 0);
+	CHECK(ui_model_add(m, 100, 104, NULL, &leaf, 1) == 0);
+	/* the same tid in another process is another thread */
+	CHECK(ui_model_add(m, 200, 103, "other", &leaf, 1) == 0);
+	CHECK(ui_model_thread_count(m) == 3);
+	pid_t tid = 0;
+	uint64_t samples = 0;
+	const char *tn = ui_model_thread(m, 0, &tid, &samples);
+	CHECK(tn && strcmp(tn, "my_worker_1-100/103") == 0 && tid == 103 && samples == 2);
+	tn = ui_model_thread(m, 1, &tid, NULL);
+	CHECK(tn && strcmp(tn, "100/104") == 0 && tid == 104);
+	tn = ui_model_thread(m, 2, &tid, NULL);
+	CHECK(tn && strcmp(tn, "other-200/103") == 0 && tid == 103);
+	/* no frame: ignored, no thread */
+	CHECK(ui_model_add(m, 100, 105, "x", &leaf, 0) == 0);
+	CHECK(ui_model_thread_count(m) == 3);
+	ui_model_free(m);
+	collapse_free(names);
+	names = NULL;
 }
 
 static void
@@ -316,6 +343,7 @@ main(void)
 	test_aggregate();
 	test_window();
 	test_many();
+	test_thread_names();
 	test_text();
 	if (failures) {
 		fprintf(stderr, "%d checks failed\n", failures);

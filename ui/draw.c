@@ -617,20 +617,6 @@ ui_screen_resize(struct ui_screen *s, const struct ui_header *h)
 	ui_screen_draw(s, h);
 }
 
-void
-ui_screen_suspend(struct ui_screen *s)
-{
-	(void)s;
-	if (curses_on)
-		endwin();
-}
-
-void
-ui_screen_resume(struct ui_screen *s, const struct ui_header *h)
-{
-	ui_screen_resize(s, h);  /* the size may have changed meanwhile */
-}
-
 /* ---- keys ------------------------------------------------------------------------------ */
 
 static void

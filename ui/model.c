@@ -24,9 +24,8 @@
 
 struct model_thread {
 	pid_t pid, tid;
-	bool has_name;
-	uint32_t name_id;         /* the profiler's "comm-PID/TID" root */
-	char fallback[32];        /* without a root frame: "PID/TID" */
+	char name[96];            /* "comm-PID/TID" as of its first sample,
+				   * "PID/TID" without a name */
 	uint64_t samples;
 };
 
@@ -53,23 +52,15 @@ struct bucket {
 	size_t n, cap;
 };
 
-/* Open addressing, uint64 key -> uint32 value; key UINT64_MAX is empty. */
-struct u64_map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n;
-};
-
 struct ui_model {
 	const struct collapse *names;
-	size_t roots;
 	unsigned window_s;
 	ui_module_fn module;
 	void *module_arg;
 
 	struct model_thread *threads;
 	size_t nthreads, cthreads;
-	struct u64_map thread_map;        /* pid << 32 | tid -> index */
+	struct collapse_map thread_map;   /* pid << 32 | tid -> index */
 
 	struct model_stack *stacks;
 	size_t nstacks, cstacks;
@@ -85,83 +76,10 @@ struct ui_model {
 	/* query scratch */
 	struct ui_row *rows;
 	size_t crows;
-	struct u64_map row_map;
+	struct collapse_map row_map;
 	uint32_t *mark;
 	size_t cmark;
 };
-
-static uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-/* ---- u64_map ------------------------------------------------------------ */
-
-static void
-u64_map_clear(struct u64_map *h)
-{
-	if (h->keys)
-		memset(h->keys, 0xff, h->cap * sizeof(*h->keys));
-	h->n = 0;
-}
-
-static void
-u64_map_free(struct u64_map *h)
-{
-	free(h->keys);
-	free(h->vals);
-	memset(h, 0, sizeof(*h));
-}
-
-static bool
-u64_map_get(const struct u64_map *h, uint64_t key, uint32_t *val)
-{
-	if (!h->cap)
-		return false;
-	for (size_t i = mix64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
-		if (h->keys[i] == key) {
-			*val = h->vals[i];
-			return true;
-		}
-		if (h->keys[i] == UINT64_MAX)
-			return false;
-	}
-}
-
-static int
-u64_map_put(struct u64_map *h, uint64_t key, uint32_t val)
-{
-	if (2 * (h->n + 1) > h->cap) {
-		struct u64_map g = { .cap = h->cap ? 2 * h->cap : 64 };
-		g.keys = malloc(g.cap * sizeof(*g.keys));
-		g.vals = malloc(g.cap * sizeof(*g.vals));
-		if (!g.keys || !g.vals) {
-			free(g.keys);
-			free(g.vals);
-			return -ENOMEM;
-		}
-		u64_map_clear(&g);
-		for (size_t i = 0; i < h->cap; i++)
-			if (h->keys[i] != UINT64_MAX)
-				u64_map_put(&g, h->keys[i], h->vals[i]);
-		u64_map_free(h);
-		*h = g;
-	}
-	size_t i = mix64(key) & (h->cap - 1);
-	while (h->keys[i] != UINT64_MAX && h->keys[i] != key)
-		i = (i + 1) & (h->cap - 1);
-	if (h->keys[i] == UINT64_MAX)
-		h->n++;
-	h->keys[i] = key;
-	h->vals[i] = val;
-	return 0;
-}
 
 /* ---- growth -------------------------------------------------------------- */
 
@@ -184,8 +102,8 @@ grow(void **p, size_t *cap, size_t need, size_t size)
 /* ---- life ------------------------------------------------------------------ */
 
 struct ui_model *
-ui_model_new(const struct collapse *names, size_t roots, unsigned window_s,
-	     ui_module_fn module, void *module_arg)
+ui_model_new(const struct collapse *names, unsigned window_s, ui_module_fn module,
+	     void *module_arg)
 {
 	if (window_s < 1)
 		window_s = 1;
@@ -193,7 +111,6 @@ ui_model_new(const struct collapse *names, size_t roots, unsigned window_s,
 	if (!m)
 		return NULL;
 	m->names = names;
-	m->roots = roots;
 	m->window_s = window_s;
 	m->module = module;
 	m->module_arg = module_arg;
@@ -214,12 +131,12 @@ ui_model_free(struct ui_model *m)
 		free(m->ring[i].e);
 	free(m->ring);
 	free(m->threads);
-	u64_map_free(&m->thread_map);
+	collapse_map_free(&m->thread_map);
 	free(m->stacks);
 	free(m->slots);
 	free(m->pool);
 	free(m->rows);
-	u64_map_free(&m->row_map);
+	collapse_map_free(&m->row_map);
 	free(m->mark);
 	free(m);
 }
@@ -293,25 +210,25 @@ bucket_add(struct ui_model *m, uint32_t stack)
 /* ---- adding ------------------------------------------------------------------ */
 
 static int
-thread_index(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids,
+thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 	     uint32_t *out)
 {
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
-	if (u64_map_get(&m->thread_map, key, out))
+	if (collapse_map_get(&m->thread_map, key, out))
 		return 0;
 	if (m->nthreads >= UINT32_MAX - 1 ||
 	    grow((void **)&m->threads, &m->cthreads, m->nthreads + 1, sizeof(*m->threads)) < 0 ||
-	    u64_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
+	    collapse_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
 		return -ENOMEM;
 	struct model_thread *t = &m->threads[m->nthreads];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	if (m->roots) {
-		t->has_name = true;
-		t->name_id = ids[m->roots - 1];
-	}
-	snprintf(t->fallback, sizeof(t->fallback), "%d/%d", (int)pid, (int)tid);
+	/* Named as --threads names its root frames. */
+	if (thread_name)
+		collapse_name_root(t->name, sizeof(t->name), thread_name, pid, tid);
+	else
+		snprintf(t->name, sizeof(t->name), "%d/%d", (int)pid, (int)tid);
 	*out = (uint32_t)m->nthreads++;
 	return 0;
 }
@@ -319,9 +236,9 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids,
 static uint64_t
 stack_hash(uint32_t thread, const uint32_t *ids, size_t n)
 {
-	uint64_t h = mix64(thread + 0x9e3779b97f4a7c15ULL);
+	uint64_t h = collapse_hash64(thread + 0x9e3779b97f4a7c15ULL);
 	for (size_t i = 0; i < n; i++)
-		h = mix64(h ^ ids[i]) + i;
+		h = collapse_hash64(h ^ ids[i]) + i;
 	return h | 1;
 }
 
@@ -388,14 +305,15 @@ stack_index(struct ui_model *m, uint32_t thread, const uint32_t *ids, size_t n)
 }
 
 int
-ui_model_add(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids, size_t n)
+ui_model_add(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
+	     const uint32_t *ids, size_t n)
 {
-	if (n <= m->roots)
+	if (n == 0)
 		return 0;
 	uint32_t thread;
-	if (thread_index(m, pid, tid, ids, &thread) < 0)
+	if (thread_index(m, pid, tid, thread_name, &thread) < 0)
 		return -ENOMEM;
-	long si = stack_index(m, thread, ids + m->roots, n - m->roots);
+	long si = stack_index(m, thread, ids, n);
 	if (si < 0)
 		return -ENOMEM;
 	m->stacks[si].count++;
@@ -406,9 +324,10 @@ ui_model_add(struct ui_model *m, pid_t pid, pid_t tid, const uint32_t *ids, size
 }
 
 void
-ui_model_hook(void *arg, pid_t pid, pid_t tid, const uint32_t *ids, size_t n)
+ui_model_hook(void *arg, pid_t pid, pid_t tid, const char *thread_name, const uint32_t *ids,
+	      size_t n)
 {
-	ui_model_add(arg, pid, tid, ids, n);
+	ui_model_add(arg, pid, tid, thread_name, ids, n);
 }
 
 void
@@ -446,8 +365,7 @@ ui_model_thread(const struct ui_model *m, size_t i, pid_t *tid, uint64_t *sample
 		*tid = t->tid;
 	if (samples)
 		*samples = t->samples;
-	const char *name = t->has_name ? collapse_frame_name(m->names, t->name_id) : NULL;
-	return name ? name : t->fallback;
+	return t->name;
 }
 
 const char *
@@ -550,7 +468,7 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 	memset(out, 0, sizeof(*out));
 	if (marks_prepare(m) < 0)
 		return -ENOMEM;
-	u64_map_clear(&m->row_map);
+	collapse_map_reset(&m->row_map);
 	size_t nrows = 0;
 	for (size_t si = 0; si < m->nstacks; si++) {
 		const struct model_stack *s = &m->stacks[si];
@@ -569,9 +487,9 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 			m->mark[id] = (uint32_t)(si + 1);
 			uint64_t key = tkey << 32 | id;
 			uint32_t r;
-			if (!u64_map_get(&m->row_map, key, &r)) {
+			if (!collapse_map_get(&m->row_map, key, &r)) {
 				if (grow((void **)&m->rows, &m->crows, nrows + 1, sizeof(*m->rows)) < 0 ||
-				    u64_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
+				    collapse_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
 					return -ENOMEM;
 				r = (uint32_t)nrows++;
 				m->rows[r] = (struct ui_row){

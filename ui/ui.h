@@ -33,29 +33,28 @@ typedef const char *(*ui_module_fn)(void *arg, uint32_t id);
 /*
  * Returns a new, empty model, or NULL (ENOMEM).  names holds the frame
  * names the ids refer to; it stays the caller's and must outlive the model.
- * Each sample's first `roots` ids are root frames (the profiler's "comm-PID"
- * and "comm-PID/TID"): they are not functions; the last of them names the
- * thread.  window_s (1-3600) is the length of the rolling window.  module
- * (may be NULL) names a frame's module.
+ * window_s (1-3600) is the length of the rolling window.  module (may be
+ * NULL) names a frame's module.
  */
-struct ui_model *ui_model_new(const struct collapse *names, size_t roots,
-			      unsigned window_s, ui_module_fn module,
-			      void *module_arg);
+struct ui_model *ui_model_new(const struct collapse *names, unsigned window_s,
+			      ui_module_fn module, void *module_arg);
 void ui_model_free(struct ui_model *m);
 
 /* The current time in seconds (any origin, never going back): samples
  * added from now on belong to this second's bucket of the window. */
 void ui_model_set_time(struct ui_model *m, double now_s);
 
-/* Adds one sample of thread tid of process pid: ids root first, as the
- * profiler passes them to its hook.  Samples with no frame past the roots
- * are ignored.  Returns 0 or -ENOMEM (the sample is dropped). */
+/* Adds one sample of thread tid of process pid, named thread_name (its
+ * comm; may be NULL): ids are the frames, root first, without root frames,
+ * as the profiler passes them to its hook.  The thread keeps the name of
+ * its first sample.  Samples with no frame (n == 0) are ignored.  Returns
+ * 0 or -ENOMEM (the sample is dropped). */
 int ui_model_add(struct ui_model *m, pid_t pid, pid_t tid,
-		 const uint32_t *ids, size_t n);
+		 const char *thread_name, const uint32_t *ids, size_t n);
 
 /* A profiler_hook: arg is the model. */
-void ui_model_hook(void *arg, pid_t pid, pid_t tid, const uint32_t *ids,
-		   size_t n);
+void ui_model_hook(void *arg, pid_t pid, pid_t tid, const char *thread_name,
+		   const uint32_t *ids, size_t n);
 
 /* Forgets every count (cumulative and window); threads stay listed. */
 void ui_model_reset(struct ui_model *m);
@@ -67,8 +66,9 @@ uint64_t ui_model_samples(const struct ui_model *m);
 
 /* Threads that produced a sample, in first-seen order. */
 size_t ui_model_thread_count(const struct ui_model *m);
-/* Thread i: its tid, and its name ("comm-PID/TID", owned by the model or
- * names; NULL if i is out of range).  *samples: cumulative count. */
+/* Thread i: its tid, and its name ("comm-PID/TID", as --threads names its
+ * root frames; owned by the model; NULL if i is out of range).  *samples:
+ * cumulative count. */
 const char *ui_model_thread(const struct ui_model *m, size_t i, pid_t *tid,
 			    uint64_t *samples);
 
@@ -208,10 +208,6 @@ void ui_screen_invalidate(struct ui_screen *s);
  * command. */
 enum ui_action ui_screen_input(struct ui_screen *s, const struct ui_header *h);
 
-/* Ctrl-Z: leave curses mode before we stop; redraw after SIGCONT. */
-void ui_screen_suspend(struct ui_screen *s);
-void ui_screen_resume(struct ui_screen *s, const struct ui_header *h);
-
 #else /* !HAVE_NCURSES */
 
 static inline bool
@@ -250,13 +246,6 @@ ui_screen_input(struct ui_screen *s, const struct ui_header *h)
 	(void)s;
 	(void)h;
 	return UI_ACTION_QUIT;
-}
-static inline void ui_screen_suspend(struct ui_screen *s) { (void)s; }
-static inline void
-ui_screen_resume(struct ui_screen *s, const struct ui_header *h)
-{
-	(void)s;
-	(void)h;
 }
 
 #endif /* HAVE_NCURSES */

@@ -1,0 +1,109 @@
+/* sampler/frames.c - the frame ids of an address: symbol or module name,
+ * --inline's inlined functions, the module column of top; cached per
+ * address (proc_state.names). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "collapse/collapse.h"
+#include "sampler/profiler-internal.h"
+
+/* The first module a frame name was seen in (names are interned without
+ * it); only on a name's first sight, so the cost is per name, not per
+ * sample.  Out of memory only leaves the column empty. */
+static void
+frame_module_note(struct profiler *p, uint32_t id, const char *module)
+{
+	if (id >= p->nframe_modules) {
+		size_t n = p->nframe_modules ? p->nframe_modules : 256;
+		while (n <= id)
+			n *= 2;
+		char **v = realloc(p->frame_modules, n * sizeof(*v));
+		if (!v)
+			return;
+		memset(v + p->nframe_modules, 0, (n - p->nframe_modules) * sizeof(*v));
+		p->frame_modules = v;
+		p->nframe_modules = n;
+	}
+	if (!p->frame_modules[id])
+		p->frame_modules[id] = strdup(collapse_module_basename(module));
+}
+
+/* The interned name of the physical frame at ip (no cache). */
+static uint32_t
+frame_name_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller)
+{
+	struct unwind_symbol sym;
+	char buf[512];
+	unwind_symbolize(ps->ut, ip, caller, p->cfg.sym_flags, &sym);
+	int r = collapse_intern(p->stacks, collapse_name_frame(buf, sizeof(buf), sym.function,
+								sym.module));
+	uint32_t id = r < 0 ? 0 : (uint32_t)r;
+	if (r >= 0 && sym.module)
+		frame_module_note(p, id, sym.module);
+	return id;
+}
+
+/* With --inline, one physical frame can be several: the function holding
+ * the code, then the functions inlined into it at ip, outermost first
+ * (root-first order, as stacks are stored), each named name_[i] as
+ * flamegraph tools expect.  The lists live in p->seq (count, ids...) and the
+ * address cache maps to their index. */
+static size_t
+frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,
+		 uint32_t *out)
+{
+	uint64_t key = caller ? ip - 1 : ip;
+	uint32_t at;
+	if (key && collapse_map_get(&ps->names, key, &at)) {
+		memcpy(out, &p->seq[at + 1], p->seq[at] * sizeof(*out));
+		return p->seq[at];
+	}
+	struct unwind_source_frame sf[MAX_INLINE_PER_FRAME];
+	int ns = unwind_source(ps->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE_PER_FRAME);
+	size_t n = 0;
+	out[n++] = frame_name_id(p, ps, ip, caller);
+	for (int k = ns - 2; k >= 0; k--) {
+		char name[512];
+		if (!sf[k].inlined || !sf[k].function)
+			continue;
+		int r = collapse_intern(p->stacks, collapse_name_inline(name, sizeof(name),
+									sf[k].function));
+		if (r >= 0)
+			out[n++] = (uint32_t)r;
+	}
+	if (key && p->seq_n + n + 1 <= UINT32_MAX) {
+		if (p->seq_n + n + 1 > p->seq_cap) {
+			size_t ncap = p->seq_cap ? 2 * p->seq_cap : 4096;
+			uint32_t *nv = realloc(p->seq, ncap * sizeof(*nv));
+			if (!nv)
+				return n;
+			p->seq = nv;
+			p->seq_cap = ncap;
+		}
+		p->seq[p->seq_n] = (uint32_t)n;
+		memcpy(&p->seq[p->seq_n + 1], out, n * sizeof(*out));
+		/* out of memory: uncached, only slower */
+		collapse_map_put(&ps->names, key, (uint32_t)p->seq_n);
+		p->seq_n += n + 1;
+	}
+	return n;
+}
+
+/* The frame ids of the physical frame at ip, root first: one, or with
+ * --inline up to MAX_INLINE_PER_FRAME.  Names are cached per lookup
+ * address. */
+size_t
+frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller, uint32_t *out)
+{
+	if (p->cfg.inline_frames)
+		return frame_ids_inline(p, ps, ip, caller, out);
+	uint64_t key = caller ? ip - 1 : ip;
+	if (key && collapse_map_get(&ps->names, key, out))
+		return 1;
+	out[0] = frame_name_id(p, ps, ip, caller);
+	if (key)
+		collapse_map_put(&ps->names, key, out[0]);
+	return 1;
+}

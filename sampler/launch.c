@@ -1,0 +1,98 @@
+/* sampler/launch.c - getting hold of the targets: attach to the processes
+ * asked for, or launch the command and follow it from its first
+ * instruction. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+
+#include "collapse/collapse.h"
+#include "sampler/profiler-internal.h"
+
+int
+attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
+{
+	char why[256];
+	ps->pid = pid;
+	int r = ptrace_target_check(pid, why, sizeof(why));
+	if (r == -EINVAL) {
+		error_msg("cannot attach to process %d: %s", (int)pid, why);
+		return r;
+	}
+	if (r == 0) {
+		ps->pt = ptrace_target_attach(pid, PTRACE_O_TRACEEXEC, &r);
+		if (ps->pt)
+			r = 0;
+	}
+	if (r < 0) {
+		perror_msg(r, "cannot attach to process %d", (int)pid);
+		if (r == -EPERM)
+			hint_msg("%s", ptrace_explain_eperm(pid, why, sizeof(why)));
+		return r;
+	}
+	ps->attached = true;
+	ps->ut = unwind_target_open(pid, &r);
+	if (!ps->ut) {
+		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
+		ptrace_target_release(ps->pt);
+		ps->pt = NULL;
+		ps->attached = false;
+		return r;
+	}
+	ps->ut_generation = unwind_target_generation(ps->ut);
+	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
+	char name[160];
+	collapse_name_root(name, sizeof(name), ps->comm, pid, 0);
+	int id = collapse_intern(p->stacks, name);
+	ps->root_id = id < 0 ? 0 : (uint32_t)id;
+	return 0;
+}
+
+/* Launch mode: ptrace_launch() runs the command traced and stopped at its
+ * exec, before its first instruction. */
+int
+launch(struct profiler *p, struct proc_state *ps)
+{
+	int r;
+	bool exec_failed;
+	ps->pt = ptrace_launch(p->cfg.argv, PTRACE_O_TRACEEXEC, &r, &exec_failed);
+	if (!ps->pt) {
+		if (exec_failed)
+			perror_msg(r, "cannot run '%s'", p->cfg.argv[0]);
+		else
+			perror_msg(r, "cannot trace the command");
+		return r;
+	}
+	pid_t child = ps->pt->pid;
+	p->child = child;
+	ps->pid = child;
+	ps->attached = true;
+	if (ps->pt->leader_exited)
+		ps->exited = true;
+	ps->ut = unwind_target_open(child, &r);
+	if (!ps->ut) {
+		if (r != -ESRCH) {
+			perror_msg(r, "cannot read the memory map of the command");
+			/* We started it; we do not leave it running untraced
+			 * and unreaped. */
+			kill(child, SIGKILL);
+			return r;
+		}
+		/* It ran and exited before we could look: an empty profile. */
+		ps->exited = true;
+		ptrace_target_poll(ps->pt);
+		int st;
+		if (ptrace_child_status(ps->pt, &st))
+			p->child_status = st;
+	}
+	if (ps->ut)
+		ps->ut_generation = unwind_target_generation(ps->ut);
+	snprintf(ps->comm, sizeof(ps->comm), "%s", strrchr(p->cfg.argv[0], '/') ?
+		 strrchr(p->cfg.argv[0], '/') + 1 : p->cfg.argv[0]);
+	return 0;
+}

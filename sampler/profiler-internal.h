@@ -1,0 +1,183 @@
+/* sampler/profiler-internal.h - the pieces of the sampling loop behind
+ * `record` and `top` (sampler.h has its public face), shared by the files
+ * of the profiler and by tests/unit-profiler.c; not for the commands.
+ *
+ *   profiler.c    start, stop, free, accessors
+ *   launch.c      getting the targets: attach to PIDs or launch a command
+ *   ticks.c       the tick timer: deadlines, jitter, missed ticks, the loop
+ *   sample.c      one tick of one process, one thread: stop, unwind, add
+ *   threads.c     the per-process thread table
+ *   task-stat.c   /proc/PID/task/TID/ files: opening, the stat line
+ *   frames.c      frame ids of an address (names, modules, inlines)
+ *   stats.c       counters, the pause histogram, the summary
+ */
+#ifndef STACKSPY_PROFILER_INTERNAL_H
+#define STACKSPY_PROFILER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collapse/collapse.h"
+#include "sampler/sampler.h"
+
+#define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per sample */
+#define STOP_TIMEOUT_MS   50
+/* A sleeping thread that does not stop in time is in uninterruptible sleep
+ * (D): leave it alone this long.  A runnable one that does not is only
+ * waiting for a CPU, and is tried again next tick. */
+#define UNSTOPPABLE_NS    1000000000u
+/* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
+ * 1 s; the last bucket holds the rest. */
+#define PAUSE_FINE_US     10000u
+#define PAUSE_BUCKETS     (PAUSE_FINE_US + 9900u + 1u)
+/* --idle: a sleeping thread whose CPU time moved less than this since its
+ * last sample has not really run: our own stop costs it 15-30 us of CPU
+ * (measured with schedstat around one sample). */
+#define IDLE_CPU_SLACK_NS 100000u
+/* With --inline, one physical frame can be several: the function holding
+ * the code, then the functions inlined into it at ip (frames.c). */
+#define MAX_INLINE_PER_FRAME 8
+
+/* The pause of every stopped thread-sample (stats.c), for the mean, the
+ * p99 and the maximum of the summary. */
+struct pause_hist {
+	uint32_t *buckets;        /* PAUSE_BUCKETS of them */
+	uint64_t n, sum_ns, max_ns;
+};
+
+/* Tick deadlines (ticks.c): deadline k is start + k * period, plus a
+ * jitter that does not accumulate. */
+struct tick_clock {
+	uint64_t start_ns;
+	uint64_t period_ns;
+	uint64_t next_index;      /* k of the next deadline */
+	uint64_t rng;             /* xorshift state of the jitter, never 0 */
+};
+
+struct thread_state {
+	pid_t tid;                /* 0 = free slot */
+	int stat_fd;
+	int schedstat_fd;
+	uint64_t last_cpu_ns;
+	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
+	size_t last_n;
+	uint32_t root_id;         /* "comm-PID/TID" */
+	char name[64];            /* its comm as last read (root_id's) */
+	uint64_t skip_until_ns;   /* after a stop timeout */
+	unsigned seen_tick;
+	bool dead;                /* its stat file says it exited: the tid may
+				     come back as a new thread */
+};
+
+struct proc_state {
+	pid_t pid;
+	char comm[64];
+	struct ptrace_target *pt;       /* owned by ptrace/ until released */
+	bool attached;
+	bool exited;
+	struct unwind_target *ut;
+	unsigned ut_generation;
+	struct collapse_map names;     /* lookup address -> frame id (or, with
+					  --inline, index in seq): names are the
+					  slow part of a sample; most IPs repeat */
+	struct thread_state *threads;  /* open addressing on tid */
+	size_t tcap, tn;
+	uint32_t root_id;         /* "comm-PID" when several processes */
+};
+
+struct profiler {
+	struct profiler_config cfg;
+	struct proc_state *procs;
+	size_t nprocs;
+	struct collapse *stacks;
+	int timer_fd;
+	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
+	struct tick_clock ticks;
+	unsigned tick_no;
+	struct profiler_stats stats;
+	struct pause_hist pauses;
+	struct stack_snapshot snap;
+	struct unwind_frame *frames;
+	uint32_t *ids;
+	pid_t child;              /* launch mode */
+	int child_status;
+	profiler_hook hook;
+	void *hook_arg;
+	char **frame_modules;     /* frame id -> module basename (top's column) */
+	size_t nframe_modules;
+	bool stopped;
+	size_t nattached;
+	uint32_t *seq;            /* --inline: per-address id lists */
+	size_t seq_n, seq_cap;
+};
+
+/* ---- threads.c ------------------------------------------------------------- */
+
+void thread_state_release(struct thread_state *ts);
+/* The state of thread th, created (with its root frame) on first sight or
+ * when its tid was recycled; NULL when out of memory. */
+struct thread_state *thread_state_get(struct profiler *p, struct proc_state *ps,
+				      const struct tracee *th);
+/* Drop the states of threads not seen in this tick. */
+void thread_table_sweep(struct proc_state *ps, unsigned tick);
+/* State letter of the thread now, from its open stat file; 0 if gone.
+ * The name in the same line renames the thread (and its --threads root). */
+char thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
+/* CPU time of the thread (schedstat), 0 when unknown. */
+uint64_t thread_cpu_ns(struct thread_state *ts);
+
+/* ---- task-stat.c ----------------------------------------------------------- */
+
+/* Opens /proc/PID/task/TID/name read-only; returns the fd or -1. */
+int task_file_open(pid_t pid, pid_t tid, const char *name);
+/* The fields of a stat line that we use: returns the state letter, or 0
+ * if line is not a stat line; *comm and *comm_len give the name between
+ * the parentheses (*comm NULL when there is none). */
+char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
+
+/* ---- frames.c -------------------------------------------------------------- */
+
+/* The frame ids of the physical frame at ip into out, root first: one,
+ * or with --inline up to MAX_INLINE_PER_FRAME.  Returns how many. */
+size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,
+		 uint32_t *out);
+
+/* ---- sample.c -------------------------------------------------------------- */
+
+/* One tick of one process: every thread it has now. */
+void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
+
+/* ---- ticks.c --------------------------------------------------------------- */
+
+/* Ticks at rate_hz from now_ns on (deadline 0 is now). */
+void tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns);
+/* The next deadline: base + k * period plus a jitter of up to +-1/8
+ * period (so that we cannot run in lock step with a timer of the
+ * target); draws the jitter. */
+uint64_t tick_clock_deadline(struct tick_clock *c);
+/* After a tick that ended at done_ns: moves to the first deadline still
+ * ahead and returns how many it passed (missed ticks). */
+uint64_t tick_clock_advance(struct tick_clock *c, uint64_t done_ns);
+/* Arm the timer for the next deadline. */
+void tick_arm(struct profiler *p);
+
+/* ---- launch.c -------------------------------------------------------------- */
+
+int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
+int launch(struct profiler *p, struct proc_state *ps);
+
+/* ---- stats.c --------------------------------------------------------------- */
+
+/* Returns 0 or -ENOMEM. */
+int pause_hist_init(struct pause_hist *h);
+void pause_hist_release(struct pause_hist *h);
+void pause_hist_add(struct pause_hist *h, uint64_t ns);
+/* Mean, 99th percentile and maximum in microseconds, 0 when empty.  The
+ * p99 is the upper edge of its bucket, never above the maximum (nor below
+ * it in the open-ended last bucket). */
+void pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us,
+			double *max_us);
+
+#endif

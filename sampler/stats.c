@@ -1,0 +1,97 @@
+/* sampler/stats.c - the counters of a run: the pause histogram (1 us
+ * buckets up to 10 ms, then 100 us buckets up to 1 s), its p99, and the
+ * end-of-run summary. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/profiler-internal.h"
+
+int
+pause_hist_init(struct pause_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->buckets = calloc(PAUSE_BUCKETS, sizeof(*h->buckets));
+	return h->buckets ? 0 : -ENOMEM;
+}
+
+void
+pause_hist_release(struct pause_hist *h)
+{
+	free(h->buckets);
+	h->buckets = NULL;
+}
+
+void
+pause_hist_add(struct pause_hist *h, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	uint64_t b = us < PAUSE_FINE_US ? us : PAUSE_FINE_US + (us - PAUSE_FINE_US) / 100;
+	h->buckets[b < PAUSE_BUCKETS ? b : PAUSE_BUCKETS - 1]++;
+	h->n++;
+	h->sum_ns += ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+
+void
+pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us, double *max_us)
+{
+	*mean_us = h->n ? (double)h->sum_ns / 1000.0 / (double)h->n : 0;
+	*max_us = (double)h->max_ns / 1000.0;
+	*p99_us = 0;
+	uint64_t want = h->n - h->n / 100, seen = 0;
+	for (size_t i = 0; h->n && i < PAUSE_BUCKETS; i++) {
+		seen += h->buckets[i];
+		if (seen >= want) {
+			double edge = i < PAUSE_FINE_US ? (double)(i + 1)
+				: (double)PAUSE_FINE_US + 100.0 * (double)(i - PAUSE_FINE_US + 1);
+			*p99_us = i == PAUSE_BUCKETS - 1 ? *max_us : fmin(edge, *max_us);
+			break;
+		}
+	}
+}
+
+const struct profiler_stats *
+profiler_stats(struct profiler *p)
+{
+	struct profiler_stats *s = &p->stats;
+	if (!p->stopped)
+		s->elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / 1e9;
+	pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us, &s->pause_max_us);
+	return s;
+}
+
+void
+profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
+{
+	const struct profiler_stats *s = profiler_stats(p);
+	double rate = s->elapsed_s > 0 ? (double)s->ticks / s->elapsed_s : 0;
+	char errors[256] = "";
+	static const char *const kinds[PROF_ERR_MAX] = {
+		[PROF_ERR_TIMEOUT] = "did not stop in time",
+		[PROF_ERR_PTRACE] = "ptrace failed",
+		[PROF_ERR_NOSTACK] = "no frame unwound",
+	};
+	size_t len = 0;
+	for (int i = 0; i < PROF_ERR_MAX; i++)
+		if (s->errors[i] && len < sizeof(errors))
+			len += (size_t)snprintf(errors + len, sizeof(errors) - len, "%s%" PRIu64 " %s",
+						len ? ", " : "", s->errors[i], kinds[i]);
+	error_msg("%" PRIu64 " samples in %.1f s: %" PRIu64 " ticks at %.1f Hz (asked %.1f Hz), "
+		  "%" PRIu64 " missed; %zu threads seen",
+		  s->samples, s->elapsed_s, s->ticks, rate, cfg->rate_hz, s->missed_ticks,
+		  s->threads_seen);
+	char reused[64] = "";
+	if (cfg->idle)
+		snprintf(reused, sizeof(reused), ", %" PRIu64 " reused without stopping", s->reused);
+	error_msg("pause per thread-sample: mean %.1f us, p99 %.1f us, max %.1f us "
+		  "(%" PRIu64 " stopped%s); errors: %s",
+		  s->pause_mean_us, s->pause_p99_us, s->pause_max_us, s->stopped,
+		  reused, errors[0] ? errors : "none");
+}

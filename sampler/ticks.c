@@ -1,0 +1,155 @@
+/* sampler/ticks.c - the tick timer and the loop.  Ticks follow absolute
+ * deadlines (one-shot TFD_TIMER_ABSTIME timers, base + k * period, with a
+ * small random jitter so that we cannot run in lock step with a timer of
+ * the target); a tick that overruns the next deadline counts it as
+ * missed. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler/profiler-internal.h"
+
+void
+tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns)
+{
+	c->period_ns = (uint64_t)(1e9 / rate_hz);
+	if (c->period_ns == 0)
+		c->period_ns = 1;
+	c->start_ns = now_ns;
+	c->next_index = 0;
+	c->rng = now_ns | 1;
+}
+
+static uint64_t
+rng_next(struct tick_clock *c)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return c->rng;
+}
+
+uint64_t
+tick_clock_deadline(struct tick_clock *c)
+{
+	uint64_t jitter_span = c->period_ns / 4;
+	int64_t jitter = jitter_span ? (int64_t)(rng_next(c) % jitter_span) - (int64_t)(jitter_span / 2) : 0;
+	return c->start_ns + c->next_index * c->period_ns + (uint64_t)jitter;
+}
+
+uint64_t
+tick_clock_advance(struct tick_clock *c, uint64_t done_ns)
+{
+	uint64_t missed = 0;
+	c->next_index++;
+	while (c->start_ns + c->next_index * c->period_ns < done_ns) {
+		c->next_index++;
+		missed++;
+	}
+	return missed;
+}
+
+void
+tick_arm(struct profiler *p)
+{
+	uint64_t at = tick_clock_deadline(&p->ticks);
+	struct itimerspec its;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(at / 1000000000u);
+	its.it_value.tv_nsec = (long)(at % 1000000000u);
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(p->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+int
+profiler_fd(const struct profiler *p)
+{
+	return p->epoll_fd;
+}
+
+/* Stops between ticks: a signal to a thread (it waits in its
+ * signal-delivery-stop until we hand the signal on), or the late stop of a
+ * sample that timed out.  Handled as they come, not at the next tick. */
+static bool
+handle_tracee_events(struct profiler *p)
+{
+	bool alive = false;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		if (!ps->attached || ps->exited)
+			continue;
+		ptrace_target_poll(ps->pt);
+		alive = true;
+	}
+	return alive;
+}
+
+void
+profiler_poll_events(struct profiler *p)
+{
+	handle_tracee_events(p);
+}
+
+int
+profiler_tick(struct profiler *p)
+{
+	uint64_t expirations;
+	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN) {
+		/* Woken by a tracee event, or spuriously. */
+		if (!handle_tracee_events(p)) {
+			/* Nobody left to collect the SIGCHLD that woke us. */
+			struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
+			char buf[128];
+			while (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && read(pfd.fd, buf, sizeof(buf)) > 0)
+				;
+		}
+		return 1;
+	}
+	uint64_t now = monotonic_ns();
+	p->stats.ticks++;
+	p->tick_no++;
+	bool alive = false;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		if (!ps->attached || ps->exited)
+			continue;
+		profiler_sample_process(p, ps, now);
+		alive |= !ps->exited;
+	}
+	/* Stops that came in during the tick (a signal to a thread sampled
+	 * earlier in it) are handed on now, not a period later. */
+	handle_tracee_events(p);
+	/* Next deadline: the first one still ahead; the ones we ran past
+	 * are missed ticks, counted, not silently dropped. */
+	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
+	tick_arm(p);
+	return alive ? 1 : 0;
+}
+
+void
+profiler_run(struct profiler *p, double seconds)
+{
+	uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * 1e9) : 0;
+	while (!stop_signal) {
+		uint64_t now = monotonic_ns();
+		if (end && now >= end)
+			break;
+		struct pollfd pfd = { .fd = p->epoll_fd, .events = POLLIN };
+		int timeout = -1;
+		if (end) {
+			uint64_t left_ms = (end - now) / 1000000u + 1;
+			timeout = left_ms > 1000 ? 1000 : (int)left_ms;
+		}
+		int r = poll(&pfd, 1, timeout);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0 && profiler_tick(p) == 0)
+			break;
+	}
+}

@@ -1,0 +1,406 @@
+/* tests/unit-profiler.c - the pieces of the sampling loop that need no
+ * target: the address cache (collapse_map), the thread table (growth, sweep, recycled
+ * tids, renames from the stat line), stat-line parsing, the pause
+ * histogram and its p99, tick deadlines and missed ticks, and the rules
+ * of a folded line the profiler names frames with. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "collapse/collapse.h"
+#include "sampler/profiler-internal.h"
+
+static int failures;
+
+#define CHECK(cond)                                                              \
+	do {                                                                     \
+		if (!(cond)) {                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,   \
+				__LINE__, #cond);                                \
+			failures++;                                              \
+		}                                                                \
+	} while (0)
+
+/* ---- the address cache (a collapse_map) ----------------------------------- */
+
+static void
+test_addr_cache(void)
+{
+	struct collapse_map c;
+	memset(&c, 0, sizeof(c));
+	uint32_t id = 7;
+	CHECK(!collapse_map_get(&c, 0x1000, &id));
+	CHECK(id == 7);
+	/* many growths, with keys that share their low bits (addresses),
+	 * and address 0 */
+	bool all = true;
+	for (uint64_t i = 0; i < 5000; i++)
+		all &= collapse_map_put(&c, i << 12, (uint32_t)i) == 0;
+	CHECK(all);
+	CHECK(c.n == 5000);
+	CHECK(c.cap >= 2 * c.n);
+	for (uint64_t i = 0; i < 5000; i++)
+		all &= collapse_map_get(&c, i << 12, &id) && id == (uint32_t)i;
+	CHECK(all);
+	CHECK(!collapse_map_get(&c, 5000u << 12, &id));
+	CHECK(!collapse_map_get(&c, (1u << 12) + 1, &id));
+	/* a key put again is replaced, not added */
+	CHECK(collapse_map_put(&c, 3u << 12, 99) == 0);
+	CHECK(c.n == 5000);
+	CHECK(collapse_map_get(&c, 3u << 12, &id) && id == 99);
+	/* the empty-slot marker is not a key */
+	CHECK(collapse_map_put(&c, COLLAPSE_MAP_NO_KEY, 1) == -EINVAL);
+	CHECK(!collapse_map_get(&c, COLLAPSE_MAP_NO_KEY, &id));
+	CHECK(c.n == 5000);
+	/* reset keeps the memory, free does not; both empty it */
+	size_t cap = c.cap;
+	collapse_map_reset(&c);
+	CHECK(c.n == 0 && c.cap == cap);
+	CHECK(!collapse_map_get(&c, 3u << 12, &id));
+	CHECK(collapse_map_put(&c, 3u << 12, 5) == 0);
+	CHECK(collapse_map_get(&c, 3u << 12, &id) && id == 5 && c.n == 1);
+	collapse_map_free(&c);
+	CHECK(c.n == 0 && c.cap == 0 && !c.keys);
+	CHECK(!collapse_map_get(&c, 3u << 12, &id));
+}
+
+/* ---- /proc/PID/task/TID/stat ---------------------------------------------- */
+
+static void
+test_task_stat(void)
+{
+	const char *comm;
+	size_t len;
+	/* a name with ") " inside: the state follows the last ')' */
+	CHECK(task_stat_parse("123 (a) b) S 1 123 0", &comm, &len) == 'S');
+	CHECK(comm && len == 4 && strncmp(comm, "a) b", len) == 0);
+	CHECK(task_stat_parse("7 (worker 1) R 1 7", &comm, &len) == 'R');
+	CHECK(comm && len == 8 && strncmp(comm, "worker 1", len) == 0);
+	CHECK(task_stat_parse("8 () D 1", &comm, &len) == 'D');
+	CHECK(comm && len == 0);
+	CHECK(task_stat_parse("garbage", &comm, &len) == 0);
+	CHECK(comm == NULL);
+	CHECK(task_stat_parse("1 (x)", &comm, &len) == 0);
+	CHECK(task_stat_parse("1 (x)S 1", &comm, &len) == 0);
+	/* our own thread, read as the profiler reads it */
+	char buf[512];
+	int fd = task_file_open(getpid(), gettid(), "stat");
+	CHECK(fd >= 0);
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+	CHECK(n > 0);
+	if (n > 0) {
+		buf[n] = '\0';
+		CHECK(task_stat_parse(buf, &comm, &len) == 'R');
+	}
+	if (fd >= 0)
+		close(fd);
+	CHECK(task_file_open(getpid(), 0, "stat") < 0);
+}
+
+/* ---- thread table ------------------------------------------------------------ */
+
+static struct profiler *
+fake_profiler(bool threads)
+{
+	struct profiler *p = calloc(1, sizeof(*p));
+	if (!p || !(p->stacks = collapse_new())) {
+		fprintf(stderr, "out of memory\n");
+		exit(99);
+	}
+	p->cfg.threads = threads;
+	return p;
+}
+
+static void
+fake_profiler_free(struct profiler *p, struct proc_state *ps)
+{
+	for (size_t j = 0; j < ps->tcap; j++)
+		if (ps->threads[j].tid)
+			thread_state_release(&ps->threads[j]);
+	free(ps->threads);
+	collapse_free(p->stacks);
+	free(p);
+}
+
+static const char *
+frame(const struct profiler *p, uint32_t id)
+{
+	const char *name = collapse_frame_name(p->stacks, id);
+	return name ? name : "(none)";
+}
+
+/* Thread tid's state, or NULL: a walk over the table, not its probing. */
+static struct thread_state *
+find(struct proc_state *ps, pid_t tid)
+{
+	for (size_t i = 0; i < ps->tcap; i++)
+		if (ps->threads[i].tid == tid)
+			return &ps->threads[i];
+	return NULL;
+}
+
+static void
+test_thread_table(void)
+{
+	struct profiler *p = fake_profiler(true);
+	struct proc_state ps;
+	memset(&ps, 0, sizeof(ps));
+	/* a PID with no /proc entry: the stat files do not open */
+	ps.pid = 0x3ffffff0;
+	struct tracee th = { .tid = 1000 };
+	snprintf(th.name, sizeof(th.name), "%s", "main thread");
+
+	struct thread_state *ts = thread_state_get(p, &ps, &th);
+	CHECK(ts && ts->tid == 1000 && ts->stat_fd < 0 && ts->schedstat_fd < 0);
+	CHECK(ts && strcmp(ts->name, "main thread") == 0);
+	CHECK(ts && strcmp(frame(p, ts->root_id), "main_thread-1073741808/1000") == 0);
+	CHECK(p->stats.threads_seen == 1 && ps.tn == 1);
+	/* the same thread again: the same state */
+	if (ts)
+		ts->last_cpu_ns = 42;
+	CHECK(thread_state_get(p, &ps, &th) == ts);
+	CHECK(p->stats.threads_seen == 1 && ps.tn == 1);
+
+	/* 200 threads: the table grows (from 64 slots), nothing is lost */
+	for (pid_t tid = 1001; tid < 1200; tid++) {
+		th.tid = tid;
+		snprintf(th.name, sizeof(th.name), "w%d", (int)tid);
+		struct thread_state *t = thread_state_get(p, &ps, &th);
+		CHECK(t && t->tid == tid);
+		if (t)
+			t->last_cpu_ns = (uint64_t)tid;
+	}
+	CHECK(ps.tn == 200 && p->stats.threads_seen == 200);
+	CHECK(ps.tcap >= 2 * ps.tn);
+	ts = find(&ps, 1000);
+	CHECK(ts && ts->last_cpu_ns == 42);
+	ts = find(&ps, 1150);
+	CHECK(ts && ts->last_cpu_ns == 1150 && strcmp(ts->name, "w1150") == 0);
+
+	/* sweep: only the threads seen in tick 5 stay */
+	for (size_t i = 0; i < ps.tcap; i++)
+		if (ps.threads[i].tid && ps.threads[i].tid % 3 == 0)
+			ps.threads[i].seen_tick = 5;
+	thread_table_sweep(&ps, 5);
+	size_t kept = 0;
+	bool ok = true;
+	for (pid_t tid = 1000; tid < 1200; tid++) {
+		struct thread_state *t = find(&ps, tid);
+		kept += t != NULL;
+		ok &= (t != NULL) == (tid % 3 == 0);
+		if (t && tid != 1000)
+			ok &= t->last_cpu_ns == (uint64_t)tid;
+	}
+	CHECK(ok);
+	CHECK(kept == 66 && ps.tn == 66);
+	/* the kept ones are still found through the table, not added again */
+	th.tid = 1152;
+	snprintf(th.name, sizeof(th.name), "%s", "other");
+	ts = thread_state_get(p, &ps, &th);
+	CHECK(ts && ts->last_cpu_ns == 1152 && strcmp(ts->name, "w1152") == 0);
+	CHECK(ps.tn == 66 && p->stats.threads_seen == 200);
+	/* a swept one comes back as a new thread */
+	th.tid = 1151;
+	ts = thread_state_get(p, &ps, &th);
+	CHECK(ts && ts->last_cpu_ns == 0 && strcmp(ts->name, "other") == 0);
+	CHECK(ps.tn == 67 && p->stats.threads_seen == 201);
+
+	/* a recycled tid: the old thread's stat file said it exited, the new
+	 * thread starts afresh under its own name */
+	th.tid = 1152;
+	ts = thread_state_get(p, &ps, &th);
+	if (ts)
+		ts->dead = true;
+	snprintf(th.name, sizeof(th.name), "%s", "reborn");
+	struct thread_state *again = thread_state_get(p, &ps, &th);
+	CHECK(again && !again->dead && again->last_cpu_ns == 0);
+	CHECK(again && strcmp(again->name, "reborn") == 0);
+	CHECK(again && strcmp(frame(p, again->root_id), "reborn-1073741808/1152") == 0);
+	CHECK(ps.tn == 67 && p->stats.threads_seen == 202);
+
+	/* a thread whose stat file cannot be read has exited */
+	CHECK(again && thread_state_now(p, &ps, again) == 0 && again->dead);
+	fake_profiler_free(p, &ps);
+}
+
+/* The name in the stat line renames the thread, and with --threads its
+ * root frame: our own thread, renamed with prctl. */
+static void
+test_thread_rename(bool threads)
+{
+	char old[16] = "";
+	prctl(PR_GET_NAME, old);
+	struct profiler *p = fake_profiler(threads);
+	struct proc_state ps;
+	memset(&ps, 0, sizeof(ps));
+	ps.pid = getpid();
+	struct tracee th = { .tid = gettid() };
+	snprintf(th.name, sizeof(th.name), "%s", "before");
+	struct thread_state *ts = thread_state_get(p, &ps, &th);
+	CHECK(ts && ts->stat_fd >= 0);
+	uint32_t first_root = ts ? ts->root_id : 0;
+	CHECK(prctl(PR_SET_NAME, "tp\tworker 2") == 0);
+	CHECK(ts && thread_state_now(p, &ps, ts) == 'R');
+	CHECK(ts && strcmp(ts->name, "tp\tworker 2") == 0);
+	char want[64];
+	snprintf(want, sizeof(want), "tp_worker_2-%d/%d", (int)getpid(), (int)gettid());
+	if (threads)
+		CHECK(ts && strcmp(frame(p, ts->root_id), want) == 0);
+	else
+		CHECK(ts && ts->root_id == first_root && collapse_lookup(p->stacks, want) < 0);
+	prctl(PR_SET_NAME, old);
+	fake_profiler_free(p, &ps);
+}
+
+/* ---- pause histogram ------------------------------------------------------- */
+
+static bool
+near(double a, double b)
+{
+	return fabs(a - b) < 1e-6;
+}
+
+static void
+test_pause_hist(void)
+{
+	struct pause_hist h;
+	double mean, p99, max;
+	CHECK(pause_hist_init(&h) == 0);
+	pause_hist_summary(&h, &mean, &p99, &max);
+	CHECK(mean == 0 && p99 == 0 && max == 0);
+
+	/* 1000 pauses of 5 us and 10 of 5 ms: the 99th percentile is in the
+	 * 5 us bucket, reported as its upper edge */
+	for (int i = 0; i < 1000; i++)
+		pause_hist_add(&h, 5400);
+	for (int i = 0; i < 10; i++)
+		pause_hist_add(&h, 5000000);
+	pause_hist_summary(&h, &mean, &p99, &max);
+	CHECK(near(p99, 6));
+	CHECK(near(max, 5000));
+	CHECK(near(mean, (1000 * 5.4 + 10 * 5000.0) / 1010));
+	/* one more slow one and the 99th percentile is a slow one */
+	for (int i = 0; i < 2; i++)
+		pause_hist_add(&h, 5000000);
+	pause_hist_summary(&h, &mean, &p99, &max);
+	CHECK(near(p99, 5000));
+	pause_hist_release(&h);
+
+	/* past 10 ms, 100 us buckets; the edge is never above the maximum */
+	CHECK(pause_hist_init(&h) == 0);
+	for (int i = 0; i < 99; i++)
+		pause_hist_add(&h, 50020000);  /* 50.02 ms */
+	pause_hist_add(&h, 900000000);
+	pause_hist_summary(&h, &mean, &p99, &max);
+	CHECK(near(p99, 50100));
+	CHECK(near(max, 900000));
+	pause_hist_release(&h);
+	CHECK(pause_hist_init(&h) == 0);
+	pause_hist_add(&h, 50020000);
+	pause_hist_summary(&h, &mean, &p99, &max);
+	CHECK(near(p99, 50020) && near(max, 50020) && near(mean, 50020));
+	pause_hist_release(&h);
+
+	/* past 1 s, the open last bucket: the maximum */
+	CHECK(pause_hist_init(&h) == 0);
+	for (int i = 0; i < 10; i++)
+		pause_hist_add(&h, 3000000000u + (uint64_t)i);
+	pause_hist_summary(&h, &mean, &p99, &max);
+	CHECK(near(p99, max) && near(max, 3000000.009));
+	pause_hist_release(&h);
+}
+
+/* ---- tick deadlines ----------------------------------------------------------- */
+
+static void
+test_tick_clock(void)
+{
+	struct tick_clock c;
+	const uint64_t start = 5000000000u;
+	tick_clock_init(&c, 100.0, start);
+	CHECK(c.period_ns == 10000000u && c.next_index == 0 && c.rng != 0);
+
+	/* deadline k stays within 1/8 period of start + k * period: the
+	 * jitter does not accumulate; and it does vary */
+	bool in_range = true, varied = false;
+	uint64_t first = tick_clock_deadline(&c);
+	for (uint64_t k = 0; k < 2000; k++) {
+		c.next_index = k;
+		uint64_t at = tick_clock_deadline(&c);
+		uint64_t base = start + k * c.period_ns;
+		in_range &= at + c.period_ns / 8 >= base && at <= base + c.period_ns / 8;
+		varied |= k == 0 && at != first;
+	}
+	CHECK(in_range);
+	CHECK(varied);
+
+	/* a tick that ends before the next deadline misses nothing */
+	c.next_index = 0;
+	CHECK(tick_clock_advance(&c, start + c.period_ns / 2) == 0);
+	CHECK(c.next_index == 1);
+	/* one that ends at 3.5 periods ran past deadlines 2 and 3 */
+	CHECK(tick_clock_advance(&c, start + 7 * c.period_ns / 2) == 2);
+	CHECK(c.next_index == 4);
+	/* ending on a deadline is not missing it */
+	CHECK(tick_clock_advance(&c, start + 5 * c.period_ns) == 0);
+	CHECK(c.next_index == 5);
+	/* a long stall: every deadline passed counts */
+	CHECK(tick_clock_advance(&c, start + 1005 * c.period_ns + 1) == 1000);
+	CHECK(c.next_index == 1006);
+
+	/* a rate above 1 GHz still has a period */
+	tick_clock_init(&c, 1e10, start);
+	CHECK(c.period_ns == 1);
+	CHECK(tick_clock_deadline(&c) == start);
+}
+
+/* ---- folded-line names -------------------------------------------------------- */
+
+static void
+test_frame_names(void)
+{
+	char buf[64];
+	const char *fn = "std::vector<int>::push_back";
+	CHECK(collapse_name_frame(buf, sizeof(buf), fn, "/usr/lib/libfoo.so") == fn);
+	CHECK(strcmp(collapse_name_frame(buf, sizeof(buf), NULL, "/usr/lib/x86_64/libc.so.6"),
+		     "[libc.so.6]") == 0);
+	CHECK(strcmp(collapse_name_frame(buf, sizeof(buf), NULL, "prog"), "[prog]") == 0);
+	CHECK(strcmp(collapse_name_frame(buf, sizeof(buf), NULL, NULL), "[unknown]") == 0);
+	CHECK(strcmp(collapse_module_basename("/a/b/c.so"), "c.so") == 0);
+	CHECK(strcmp(collapse_module_basename("c.so"), "c.so") == 0);
+	CHECK(strcmp(collapse_name_inline(buf, sizeof(buf), "helper"), "helper_[i]") == 0);
+	CHECK(strcmp(collapse_name_root(buf, sizeof(buf), "my prog", 12, 34), "my_prog-12/34") == 0);
+	CHECK(strcmp(collapse_name_root(buf, sizeof(buf), "a\tb\nc\x7f", 12, 0), "a_b_c_-12") == 0);
+	/* cut, never overrun */
+	char small[8];
+	CHECK(strcmp(collapse_name_root(small, sizeof(small), "abcdef", 123, 0), "abcdef-") == 0);
+	/* what the folded writer changes on the way out; roots need nothing */
+	char s[] = "a;b\nc d\x7f";
+	CHECK(collapse_sanitize_frame(s) == 3 && strcmp(s, "a:b c d ") == 0);
+	collapse_name_root(buf, sizeof(buf), "x y\x01", 1, 2);
+	CHECK(collapse_sanitize_frame(buf) == 0);
+}
+
+int
+main(void)
+{
+	test_addr_cache();
+	test_task_stat();
+	test_thread_table();
+	test_thread_rename(true);
+	test_thread_rename(false);
+	test_pause_hist();
+	test_tick_clock();
+	test_frame_names();
+	if (failures) {
+		fprintf(stderr, "%d checks failed\n", failures);
+		return 1;
+	}
+	return 0;
+}
