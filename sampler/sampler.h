@@ -63,7 +63,8 @@ int parse_long(const char *s, long min, long max, long *out);
  * underflow is an error).  Returns 0 or -1. */
 int parse_double(const char *s, double min, double max, double *out);
 
-/* ---- profiler.c: the sampling loop behind record and top ------------------- */
+/* ---- the profiler: the sampling loop behind record and top ------------------ */
+/* (profiler.c and the files listed in profiler-internal.h) */
 
 struct collapse;
 

@@ -101,8 +101,8 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 
 /* The thread's name as of now.  A new thread often names itself
  * (pthread_setname_np) just after we seized it under its creator's name;
- * --threads' root and top's thread list must follow
- * (tests/record-threads.test). */
+ * --threads' root must follow (tests/record-threads.test), and the hook
+ * (top's thread list) gets the name of the sample. */
 static void
 thread_rename(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 	      const char *comm, size_t len)
