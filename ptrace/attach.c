@@ -41,29 +41,35 @@ target_find(struct ptrace_target *t, pid_t tid)
 	return NULL;
 }
 
-/* Every attached target: waitpid(-1) returns the stops of all our tracees,
- * and one that belongs to another target than the one being polled must
- * still be handled, not dropped (it would stay stopped). */
-#define MAX_TARGETS 256
-static struct ptrace_target *registry[MAX_TARGETS];
+/* Every target from attach to release, in one list: waitpid(-1) returns
+ * the stops of all our tracees, and one that belongs to another target than
+ * the one being polled must still be handled, not dropped (it would stay
+ * stopped); ptrace_detach_all() walks it on every exit path.  Targets are
+ * allocated here, so their addresses never move. */
+static struct ptrace_target *registry;
 
-static void
-registry_add(struct ptrace_target *t)
+static struct ptrace_target *
+registry_new(pid_t pid, unsigned long options)
 {
-	for (int i = 0; i < MAX_TARGETS; i++) {
-		if (!registry[i]) {
-			registry[i] = t;
-			return;
-		}
-	}
+	struct ptrace_target *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->options = options & ~(unsigned long)PTRACE_O_EXITKILL;
+	t->next = registry;
+	registry = t;
+	return t;
 }
 
 static void
 registry_remove(struct ptrace_target *t)
 {
-	for (int i = 0; i < MAX_TARGETS; i++)
-		if (registry[i] == t)
-			registry[i] = NULL;
+	for (struct ptrace_target **pp = &registry; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+	}
 }
 
 static struct tracee *
@@ -71,10 +77,10 @@ registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owne
 {
 	struct tracee *th = hint ? target_find(hint, tid) : NULL;
 	*owner = hint;
-	for (int i = 0; !th && i < MAX_TARGETS; i++) {
-		if (registry[i] && registry[i] != hint) {
-			th = target_find(registry[i], tid);
-			*owner = registry[i];
+	for (struct ptrace_target *t = registry; !th && t; t = t->next) {
+		if (t != hint) {
+			th = target_find(t, tid);
+			*owner = t;
 		}
 	}
 	return th;
@@ -135,6 +141,30 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 				other_stop_pending = true;
 		}
 	}
+}
+
+bool
+tracee_sleep(uint64_t wake_ns, pid_t expected)
+{
+	struct timespec ts, *tsp = NULL;
+	if (wake_ns != UINT64_MAX) {
+		uint64_t now = monotonic_ns();
+		uint64_t left = wake_ns > now ? wake_ns - now : 0;
+		ts.tv_sec = (time_t)(left / 1000000000u);
+		ts.tv_nsec = (long)(left % 1000000000u);
+		tsp = &ts;
+	}
+	struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
+	bool other = false;
+	if (ppoll(&pfd, 1, tsp, NULL) > 0) {
+		struct signalfd_siginfo si;
+		while (read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			other_stop_pending = true;
+			if ((pid_t)si.ssi_pid != expected)
+				other = true;
+		}
+	}
+	return other;
 }
 
 static bool
@@ -295,6 +325,7 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 		th->state = TRACEE_GONE;
 		return 1;
 	}
+	/* Never PTRACE_O_EXITKILL (see the top of this file). */
 	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)t->options) < 0) {
 		int e = errno;
 		t->nthreads--;
@@ -348,12 +379,6 @@ ptrace_target_rescan(struct ptrace_target *t)
 	return added;
 }
 
-int
-ptrace_target_attach(struct ptrace_target *t, pid_t pid)
-{
-	return ptrace_target_attach_opts(t, pid, 0);
-}
-
 void
 ptrace_target_prune(struct ptrace_target *t)
 {
@@ -364,33 +389,31 @@ ptrace_target_prune(struct ptrace_target *t)
 	t->nthreads = kept;
 }
 
-int
-ptrace_target_attach_opts(struct ptrace_target *t, pid_t pid, unsigned long options)
+struct ptrace_target *
+ptrace_target_attach(pid_t pid, unsigned long options, int *err)
 {
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	t->options = options;
 	int r = sigchld_setup();
-	if (r < 0)
-		return r;
+	if (r < 0) {
+		*err = r;
+		return NULL;
+	}
+	struct ptrace_target *t = registry_new(pid, options);
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	/* The leader first: its failure (EPERM) is the process's failure. */
 	r = seize_thread(t, pid);
+	if (r >= 0)
+		r = ptrace_target_rescan(t);
+	if (r >= 0 && t->nthreads == 0)
+		r = -ESRCH;
 	if (r < 0) {
-		ptrace_target_free(t);
-		return r;
+		ptrace_target_release(t);
+		*err = r;
+		return NULL;
 	}
-	r = ptrace_target_rescan(t);
-	if (r < 0) {
-		ptrace_target_detach(t);
-		ptrace_target_free(t);
-		return r;
-	}
-	if (t->nthreads == 0) {
-		ptrace_target_free(t);
-		return -ESRCH;
-	}
-	registry_add(t);
-	return 0;
+	return t;
 }
 
 int
@@ -421,14 +444,15 @@ ptrace_target_poll(struct ptrace_target *t)
 			return;
 		struct ptrace_target *owner;
 		struct tracee *th = registry_find(t, r, &owner);
-		if (!th) {
+		if (WIFSTOPPED(st) && (!th || th->state == TRACEE_GONE)) {
 			/* A thread we gave up on (it did not stop in time at
 			 * detach, e.g. in uninterruptible sleep) whose stop
 			 * came later: let it go, with its signal. */
-			if (WIFSTOPPED(st))
-				ptrace(PTRACE_DETACH, r, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+			ptrace(PTRACE_DETACH, r, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
 			continue;
 		}
+		if (!th)
+			continue;
 		if (!WIFSTOPPED(st)) {
 			th->state = TRACEE_GONE;
 			if (r == owner->pid) {
@@ -445,59 +469,105 @@ ptrace_target_poll(struct ptrace_target *t)
 	}
 }
 
-/* Detach one thread: stop it (a running tracee cannot be detached), then
- * PTRACE_DETACH, handing back a signal that was on its way in. */
+/* How long a detach waits for threads to stop, all of them together. */
+#define DETACH_TIMEOUT_MS 1000
+
+/* Detaching needs a stopped thread: interrupt every thread of t first, so
+ * that they all stop in parallel. */
 static void
-detach_one(struct tracee *th)
+detach_interrupt(struct ptrace_target *t)
 {
-	if (th->state == TRACEE_GONE)
-		return;
-	if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
-		th->state = TRACEE_GONE;
-		return;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct tracee *th = &t->threads[i];
+		if (th->state != TRACEE_GONE && ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
+			th->state = TRACEE_GONE;
 	}
-	for (;;) {
+}
+
+static void
+note_exit(struct ptrace_target *t, pid_t tid, int st)
+{
+	if (tid == t->pid && !t->leader_exited) {
+		t->leader_exited = true;
+		t->leader_status = st;
+	}
+}
+
+/* Then take each stop and PTRACE_DETACH, handing back a signal that was on
+ * its way in, until the common deadline: a thread that has not stopped by
+ * then (uninterruptible sleep) costs no more than the others' wait. */
+static void
+detach_collect(struct ptrace_target *t, uint64_t deadline)
+{
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct tracee *th = &t->threads[i];
+		while (th->state != TRACEE_GONE) {
+			uint64_t now = monotonic_ns();
+			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+			int st;
+			if (tracee_wait(th->tid, &st, ms) <= 0) {
+				/* Given up: the kernel detaches it when we exit,
+				 * and ptrace_target_poll() lets a late stop go. */
+				th->state = TRACEE_GONE;
+				break;
+			}
+			if (!WIFSTOPPED(st)) {
+				th->state = TRACEE_GONE;
+				note_exit(t, th->tid, st);
+				break;
+			}
+			long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
+			/* After a group-stop report the kernel puts the thread
+			 * back in group-stop by itself when we detach. */
+			if (ptrace(PTRACE_DETACH, th->tid, 0L, sig) == 0 || errno == ESRCH)
+				th->state = TRACEE_GONE;
+		}
+	}
+	/* Reap exit notifications of this target's threads (zombies until a
+	 * tracer waits for them), and let a stop that came just after its
+	 * thread's deadline go with its signal; waitpid(-1) would also take
+	 * the stops of other targets still attached. */
+	for (size_t i = 0; i < t->nthreads; i++) {
 		int st;
-		int r = tracee_wait(th->tid, &st, 1000);
-		if (r <= 0) {
-			/* Did not stop (uninterruptible sleep): the kernel detaches
-			 * it when we exit; nothing is pending on it that could stop
-			 * it for good. */
-			return;
-		}
-		if (!WIFSTOPPED(st)) {
-			th->state = TRACEE_GONE;
-			return;
-		}
-		long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
-		/* After a group-stop report the kernel puts the thread back in
-		 * group-stop by itself when we detach. */
-		if (ptrace(PTRACE_DETACH, th->tid, 0L, sig) == 0 || errno == ESRCH) {
-			th->state = TRACEE_GONE;
-			return;
+		pid_t tid = t->threads[i].tid;
+		while (waitpid(tid, &st, WNOHANG | __WALL) > 0) {
+			if (WIFSTOPPED(st))
+				ptrace(PTRACE_DETACH, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+			else
+				note_exit(t, tid, st);
 		}
 	}
+	t->detached = true;
 }
 
 void
 ptrace_target_detach(struct ptrace_target *t)
 {
-	for (size_t i = 0; i < t->nthreads; i++)
-		detach_one(&t->threads[i]);
-	/* Reap exit notifications of this target's threads (zombies until a
-	 * tracer waits for them); waitpid(-1) would also take the stops of
-	 * other targets still attached. */
-	int st;
-	for (size_t i = 0; i < t->nthreads; i++)
-		while (waitpid(t->threads[i].tid, &st, WNOHANG | __WALL) > 0)
-			;
+	if (!t || t->detached)
+		return;
+	detach_interrupt(t);
+	detach_collect(t, monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u);
 }
 
 void
-ptrace_target_free(struct ptrace_target *t)
+ptrace_detach_all(void)
 {
+	for (struct ptrace_target *t = registry; t; t = t->next)
+		if (!t->detached)
+			detach_interrupt(t);
+	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u;
+	for (struct ptrace_target *t = registry; t; t = t->next)
+		if (!t->detached)
+			detach_collect(t, deadline);
+}
+
+void
+ptrace_target_release(struct ptrace_target *t)
+{
+	if (!t)
+		return;
+	ptrace_target_detach(t);
 	registry_remove(t);
 	free(t->threads);
-	t->threads = NULL;
-	t->nthreads = t->cap = 0;
+	free(t);
 }

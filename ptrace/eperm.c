@@ -11,16 +11,6 @@
 
 #define CAP_SYS_PTRACE_BIT 19
 
-static void
-comm_of(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (procfs_read(path, buf, len) < 0)
-		snprintf(buf, len, "?");
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
 char *
 ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 {
@@ -28,7 +18,8 @@ ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 	char comm[64];
 
 	if (procfs_status_field(pid, "TracerPid", &tracer) == 0 && tracer > 0) {
-		comm_of((pid_t)tracer, comm, sizeof(comm));
+		if (ptrace_read_comm((pid_t)tracer, comm, sizeof(comm)) < 0)
+			snprintf(comm, sizeof(comm), "?");
 		snprintf(buf, len, "already traced by process %ld (%s); only one tracer "
 			 "at a time: detach it (or stop that debugger) first", tracer, comm);
 		return buf;

@@ -3,6 +3,7 @@ ptrace_libptrace_a_SOURCES = \
 	ptrace/ptrace.h \
 	ptrace/ptrace-internal.h \
 	ptrace/attach.c \
+	ptrace/launch.c \
 	ptrace/sample.c \
 	ptrace/procfs.c \
 	ptrace/eperm.c

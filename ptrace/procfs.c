@@ -127,3 +127,19 @@ ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen
 	}
 	return 0;
 }
+
+int
+ptrace_read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	if (!len)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	ssize_t r = procfs_read(path, buf, len);
+	if (r < 0) {
+		buf[0] = '\0';
+		return (int)r;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}

@@ -2,6 +2,7 @@
 #ifndef STACKSPY_PTRACE_INTERNAL_H
 #define STACKSPY_PTRACE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -23,6 +24,12 @@ int procfs_list_tasks(pid_t pid, pid_t **out);
 /* Wait for a state change of tid for at most timeout_ms (negative: forever).
  * Returns 1 with *status filled, 0 on timeout, -ECHILD/-errno on error. */
 int tracee_wait(pid_t tid, int *status, int timeout_ms);
+
+/* Sleep until a SIGCHLD arrives or until wake_ns (monotonic_ns(); UINT64_MAX:
+ * no limit).  Returns true if a SIGCHLD read came from another child than
+ * expected, i.e. some other tracee may have a status to collect (SIGCHLDs
+ * coalesce, so false proves nothing). */
+bool tracee_sleep(uint64_t wake_ns, pid_t expected);
 
 /* Stack pointer from a raw NT_PRSTATUS of this host's architecture. */
 uint64_t regs_stack_pointer(const unsigned char *regs, size_t len);

@@ -47,6 +47,12 @@ struct tracee {
 	int error;                /* last sampling error (negative errno), 0 if none */
 };
 
+/* A traced process.  Allocated and owned by ptrace/ (ptrace_target_attach,
+ * ptrace_launch): its address is stable until ptrace_target_release(), and
+ * it stays in the registry that ptrace_detach_all() walks until then.
+ * Callers read the fields; only ptrace/ writes them.  t->threads is an
+ * array that rescan may move: do not keep a struct tracee * across a call
+ * to ptrace_target_rescan() or ptrace_target_prune(). */
 struct ptrace_target {
 	pid_t pid;
 	struct tracee *threads;
@@ -57,6 +63,9 @@ struct ptrace_target {
 				     the caller last cleared this */
 	bool leader_exited;       /* the leader's exit status was reaped */
 	int leader_status;        /* ... and this was it (wait status) */
+	bool launched;            /* started by ptrace_launch(): our child */
+	bool detached;            /* ptrace_target_detach() ran */
+	struct ptrace_target *next;  /* private: the registry's list */
 };
 
 /* Tells ptrace_sample() where the stack mapping containing SP ends, so the
@@ -73,16 +82,29 @@ uint64_t monotonic_ns(void);
  * "it is a zombie ...", "it is stackspy itself"). */
 int ptrace_target_check(pid_t pid, char *why, size_t len);
 
-/* Seize every thread of process PID, rescanning /proc/PID/task until two
- * passes agree.  Returns 0, or a negative errno: -ESRCH no such process,
- * -EPERM not permitted (see ptrace_explain_eperm), -EINVAL kernel thread or
- * stackspy itself.  On failure nothing stays attached. */
-int ptrace_target_attach(struct ptrace_target *t, pid_t pid);
+/* Seize every thread of process PID with PTRACE_O_* options (e.g.
+ * PTRACE_O_TRACEEXEC, so that an exec is seen and maps reloaded), rescanning
+ * /proc/PID/task until two passes agree.  Returns a registry-owned target,
+ * or NULL with *err a negative errno: -ESRCH no such process, -EPERM not
+ * permitted (see ptrace_explain_eperm), -ENOMEM.  On failure nothing stays
+ * attached. */
+struct ptrace_target *ptrace_target_attach(pid_t pid, unsigned long options, int *err);
 
-/* The same with PTRACE_O_* options for every thread (e.g.
- * PTRACE_O_TRACEEXEC, so that an exec is seen and maps reloaded). */
-int ptrace_target_attach_opts(struct ptrace_target *t, pid_t pid,
-			      unsigned long options);
+/* Run argv (execvp) as a traced child: fork, seize the child while it waits
+ * on a pipe, let it exec, and take its exec stop, so that when this returns
+ * the new program has not run an instruction yet and its maps are its own.
+ * PTRACE_O_TRACEEXEC is always added to options.  Returns a registry-owned
+ * target with launched set (leader_exited if the command died before its
+ * exec stop), or NULL with *err a negative errno and *exec_failed telling
+ * whether exec itself failed (*err is then exec's errno: "cannot run") or
+ * tracing did ("cannot trace").  Nothing is left running on failure. */
+struct ptrace_target *ptrace_launch(char *const argv[], unsigned long options,
+				    int *err, bool *exec_failed);
+
+/* The exit status of a launched command once it has exited (reaped here
+ * if it is no longer traced).  Returns 1 with *status set, 0 while it runs
+ * or if t was not launched. */
+int ptrace_child_status(struct ptrace_target *t, int *status);
 
 /* Forget threads that are gone (after a rescan), so long runs with thread
  * churn do not grow.  Pointers into t->threads are invalidated. */
@@ -95,14 +117,40 @@ int ptrace_target_rescan(struct ptrace_target *t);
 #define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
 				     the second stop a later detach costs */
 
-/* Sample one thread: PTRACE_INTERRUPT, wait for its stop (at most
- * timeout_ms), one PTRACE_GETREGSET, one page-split process_vm_readv of up to
- * `window` bytes from SP, then resume it at once (PTRACE_CONT, PTRACE_LISTEN
- * in a group-stop, or PTRACE_DETACH with PTRACE_SAMPLE_DETACH).
- * Signal-delivery-stops seen while waiting are re-injected.  Returns 0,
- * -ESRCH (the thread is gone), -ETIMEDOUT (it did not stop in time, e.g.
- * uninterruptible sleep), or another negative errno.  out->stack is
- * (re)allocated as needed. */
+/* What a sample copies and how long it may wait (ptrace_sample_many). */
+struct sample_opts {
+	size_t window;            /* bytes of stack to copy from SP */
+	stack_end_fn stack_end;   /* may be NULL */
+	void *ctx;                /* for stack_end */
+	int timeout_ms;           /* how long a thread may take to stop, counted
+				     from its own PTRACE_INTERRUPT */
+	unsigned flags;           /* PTRACE_SAMPLE_* */
+};
+
+/* Sample n threads of t: registers and one stack copy each, every thread
+ * stopped only for its own copy.  Threads are interrupted one after the
+ * other without waiting for a slow one: a thread that has not stopped
+ * within a millisecond stays pending while the next is interrupted, and
+ * each stop is collected as it arrives (PTRACE_GETREGSET, one page-split
+ * process_vm_readv of up to o->window bytes from SP, then PTRACE_CONT,
+ * PTRACE_LISTEN in a group-stop, or PTRACE_DETACH with
+ * PTRACE_SAMPLE_DETACH).  So k threads that cannot stop (uninterruptible
+ * sleep) cost about one timeout in all, not k, and a thread that stops at
+ * once waits on no other.  Signal-delivery-stops seen while waiting are
+ * re-injected.
+ *
+ * threads[i] point into t->threads (the caller's choice of threads);
+ * outs[i] and results[i] are the caller's: outs[i].stack is (re)allocated
+ * as needed before any thread is stopped and stays the caller's to release
+ * (stack_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
+ * -ETIMEDOUT (it did not stop in time; its late stop is handled by
+ * ptrace_target_poll or the detach), or another negative errno.  Returns 0,
+ * or -ENOMEM (nothing was stopped). */
+int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
+		       const struct sample_opts *o, struct stack_snapshot *outs,
+		       int *results);
+
+/* One thread: ptrace_sample_many with n = 1.  Returns its result. */
 int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		  stack_end_fn stack_end, void *ctx, int timeout_ms,
 		  unsigned flags, struct stack_snapshot *out);
@@ -119,12 +167,22 @@ void ptrace_target_poll(struct ptrace_target *t);
  * signals are handed on at once.  -1 before the first attach. */
 int ptrace_event_fd(void);
 
-/* Detach every thread, re-injecting pending signals and leaving a group-stop
- * in place.  Safe to call twice and from any exit path. */
+/* Detach every thread, re-injecting pending signals and leaving a
+ * group-stop in place.  All threads are interrupted first and their stops
+ * collected against one deadline, so threads that cannot stop cost one
+ * timeout in all; those are given up on (the kernel detaches them when we
+ * exit, and ptrace_target_poll releases a late stop with its signal).
+ * The target stays registered until ptrace_target_release().  Safe to call
+ * twice. */
 void ptrace_target_detach(struct ptrace_target *t);
 
-/* Release memory (after detach). */
-void ptrace_target_free(struct ptrace_target *t);
+/* Detach (if not yet) and free t; t is invalid afterwards.  NULL is fine. */
+void ptrace_target_release(struct ptrace_target *t);
+
+/* Detach every registered target at once (one deadline for all): the exit
+ * path of die(), of a stop signal, and of a normal end.  Targets stay
+ * registered (release them, or exit).  Safe to call more than once. */
+void ptrace_detach_all(void);
 
 /* Fill buf with why attaching to PID was refused (another tracer and its
  * PID, another user, yama ptrace_scope, missing CAP_SYS_PTRACE) and a hint.
@@ -133,5 +191,9 @@ char *ptrace_explain_eperm(pid_t pid, char *buf, size_t len);
 
 /* Read /proc/PID/task/TID/stat state letter and comm.  Returns 0 or -errno. */
 int ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen);
+
+/* The comm of process PID (/proc/PID/comm without its newline) into buf;
+ * "" on failure.  Returns 0 or a negative errno. */
+int ptrace_read_comm(pid_t pid, char *buf, size_t len);
 
 #endif

@@ -93,65 +93,45 @@ copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
 	return r < 0 ? 0 : (size_t)r;
 }
 
-int
-ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
-	      stack_end_fn stack_end, void *ctx, int timeout_ms,
-	      unsigned flags, struct stack_snapshot *out)
+/* A thread that has not stopped this long after its PTRACE_INTERRUPT is
+ * probably blocked where it cannot stop (uninterruptible sleep): the next
+ * thread is interrupted without waiting for it.  A thread that can stop
+ * does so in microseconds; one that stops later than this (it waited for
+ * a CPU) may wait for one other thread's copy. */
+#define SLOW_NS 1000000u
+
+/* Clamp the window and make every buffer big enough, before any thread
+ * is stopped, not while it waits on us. */
+static int
+prepare(struct tracee **threads, size_t n, size_t window,
+	struct stack_snapshot *outs, int *results)
 {
-	out->tid = th->tid;
-	out->regs_len = 0;
-	out->stack_len = 0;
-	out->pause_ns = 0;
-	out->group_stopped = false;
-	if (th->state == TRACEE_GONE)
-		return -ESRCH;
-	if (window > (size_t)MAX_IOV * PAGE - PAGE)
-		window = (size_t)MAX_IOV * PAGE - PAGE;
-	/* Allocate before stopping the thread, not while it waits on us. */
-	if (out->stack_cap < window) {
-		unsigned char *nb = realloc(out->stack, window);
-		if (!nb)
-			return -ENOMEM;
-		out->stack = nb;
-		out->stack_cap = window;
+	for (size_t i = 0; i < n; i++) {
+		struct stack_snapshot *out = &outs[i];
+		out->tid = threads[i]->tid;
+		out->regs_len = 0;
+		out->stack_len = 0;
+		out->pause_ns = 0;
+		out->group_stopped = false;
+		results[i] = 0;
+		if (out->stack_cap < window) {
+			unsigned char *nb = realloc(out->stack, window);
+			if (!nb)
+				return -ENOMEM;
+			out->stack = nb;
+			out->stack_cap = window;
+		}
 	}
+	return 0;
+}
 
-	boost(true);
-	uint64_t t0 = monotonic_ns();
-	if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
-		int e = errno;
-		boost(false);
-		if (e == ESRCH)
-			th->state = TRACEE_GONE;
-		return -e;
-	}
-	int st;
-	for (;;) {
-		int r = tracee_wait(th->tid, &st, timeout_ms);
-		if (r == 0) {
-			boost(false);
-			return -ETIMEDOUT;  /* its stop is reaped later by poll/detach */
-		}
-		if (r < 0) {
-			boost(false);
-			th->state = TRACEE_GONE;
-			return -ESRCH;
-		}
-		if (!WIFSTOPPED(st)) {
-			boost(false);
-			th->state = TRACEE_GONE;
-			if (th->tid == t->pid) {
-				t->leader_exited = true;
-				t->leader_status = st;
-			}
-			return -ESRCH;
-		}
-		if ((st >> 16) != 0)
-			break;
-		/* A signal arrived first: hand it on and wait for our stop. */
-		tracee_resume(th, st);
-	}
-
+/* The thread is in the event-stop our PTRACE_INTERRUPT asked for (status
+ * st): registers, one stack copy, and let it go.  Returns the sample's
+ * result. */
+static int
+take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sample_opts *o,
+	    size_t window, uint64_t t0, struct stack_snapshot *out)
+{
 	if ((st >> 16) == PTRACE_EVENT_EXEC)
 		t->exec_seen = true;
 	struct iovec iov = { .iov_base = out->regs, .iov_len = sizeof(out->regs) };
@@ -161,7 +141,7 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 	} else {
 		out->regs_len = iov.iov_len;
 		uint64_t sp = regs_stack_pointer(out->regs, out->regs_len);
-		uint64_t end = stack_end ? stack_end(ctx, sp) : 0;
+		uint64_t end = o->stack_end ? o->stack_end(o->ctx, sp) : 0;
 		size_t len = window;
 		if (end > sp && end - sp < len)
 			len = (size_t)(end - sp);
@@ -170,7 +150,7 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 	}
 	out->group_stopped = ((st >> 16) == PTRACE_EVENT_STOP) && WSTOPSIG(st) != SIGTRAP;
 	int r;
-	if (flags & PTRACE_SAMPLE_DETACH) {
+	if (o->flags & PTRACE_SAMPLE_DETACH) {
 		/* From a group-stop the kernel puts it back into the stop. */
 		r = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) < 0 ? -errno : 0;
 		th->state = TRACEE_GONE;
@@ -178,8 +158,206 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		r = tracee_resume(th, st);
 	}
 	out->pause_ns = monotonic_ns() - t0;
-	boost(false);
 	if (err)
 		return err;
 	return r == -ESRCH ? 0 : r;
+}
+
+/* One wait status of thread i.  Returns true when the thread is done with
+ * (sampled, or gone); a signal-delivery-stop is handed on and the thread
+ * stays pending: our interrupt stops it next. */
+static bool
+collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_opts *o,
+	size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
+{
+	if (!WIFSTOPPED(st)) {
+		th->state = TRACEE_GONE;
+		if (th->tid == t->pid) {
+			t->leader_exited = true;
+			t->leader_status = st;
+		}
+		*result = -ESRCH;
+		return true;
+	}
+	if ((st >> 16) == 0) {
+		tracee_resume(th, st);
+		return false;
+	}
+	*result = take_sample(t, th, st, o, window, t0, out);
+	return true;
+}
+
+/* Has thread i a status for us?  Returns true when it is done with. */
+static bool
+check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
+      size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(th->tid, &st, WNOHANG | __WALL);
+		if (r == 0)
+			return false;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			th->state = TRACEE_GONE;
+			*result = -ESRCH;
+			return true;
+		}
+		if (collect(t, th, st, o, window, t0, out, result))
+			return true;
+	}
+}
+
+int
+ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
+		   const struct sample_opts *o, struct stack_snapshot *outs,
+		   int *results)
+{
+	size_t window = o->window;
+	if (window > (size_t)MAX_IOV * PAGE - PAGE)
+		window = (size_t)MAX_IOV * PAGE - PAGE;
+	if (n == 0)
+		return 0;
+	int r = prepare(threads, n, window, outs, results);
+	if (r < 0)
+		return r;
+	/* since[i]: when thread i was interrupted; pending: the threads
+	 * interrupted and not yet stopped, oldest first. */
+	/* A profiler tick samples one thread at a time through
+	 * ptrace_sample(): no allocation for small batches. */
+	uint64_t since_small[16];
+	size_t pending_small[16];
+	uint64_t *since = since_small;
+	size_t *pending = pending_small;
+	if (n > 16) {
+		since = malloc(n * sizeof(*since));
+		pending = malloc(n * sizeof(*pending));
+		if (!since || !pending) {
+			free(since);
+			free(pending);
+			return -ENOMEM;
+		}
+	}
+	uint64_t timeout_ns = o->timeout_ms < 0 ? UINT64_MAX : (uint64_t)o->timeout_ms * 1000000u;
+	size_t npending = 0, next = 0;
+	bool fresh = false;       /* pending[npending - 1] was interrupted
+				     less than SLOW_NS ago */
+	bool scan = false;        /* look at every pending thread, not only
+				     the fresh one */
+	bool boosted = false;
+	uint64_t last_scan = 0;
+	for (;;) {
+		/* Interrupt the next thread once the last one stopped or is
+		 * slow. */
+		while (!fresh && next < n) {
+			size_t i = next++;
+			struct tracee *th = threads[i];
+			if (th->state == TRACEE_GONE) {
+				results[i] = -ESRCH;
+				continue;
+			}
+			if (!boosted) {
+				boost(true);
+				boosted = true;
+			}
+			since[i] = monotonic_ns();
+			if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
+				results[i] = -errno;
+				if (errno == ESRCH)
+					th->state = TRACEE_GONE;
+				continue;
+			}
+			pending[npending++] = i;
+			fresh = true;
+		}
+		if (npending == 0)
+			break;
+
+		/* Collect the stops that are there: the fresh thread always
+		 * (it is the likeliest), the slow ones when a SIGCHLD came
+		 * from another thread, and every millisecond anyway because
+		 * SIGCHLDs coalesce. */
+		uint64_t now = monotonic_ns();
+		if (!fresh || now - last_scan >= SLOW_NS)
+			scan = true;
+		size_t kept = 0;
+		for (size_t k = 0; k < npending; k++) {
+			size_t i = pending[k];
+			bool is_fresh = fresh && k == npending - 1;
+			if ((is_fresh || scan) &&
+			    check(t, threads[i], o, window, since[i], &outs[i], &results[i])) {
+				if (is_fresh)
+					fresh = false;
+				continue;
+			}
+			pending[kept++] = i;
+		}
+		npending = kept;
+		if (scan) {
+			scan = false;
+			last_scan = now;
+		}
+
+		/* Give up on threads past their deadline (their late stop is
+		 * handled by ptrace_target_poll or the detach), and stop
+		 * waiting for a slow fresh one. */
+		now = monotonic_ns();
+		kept = 0;
+		for (size_t k = 0; k < npending; k++) {
+			size_t i = pending[k];
+			if (now - since[i] >= timeout_ns) {
+				results[i] = -ETIMEDOUT;
+				if (fresh && k == npending - 1)
+					fresh = false;
+				continue;
+			}
+			pending[kept++] = i;
+		}
+		npending = kept;
+		if (fresh && now - since[pending[npending - 1]] >= SLOW_NS)
+			fresh = false;
+		if (npending == 0 || (!fresh && next < n))
+			continue;
+
+		/* Sleep until a SIGCHLD, the fresh thread turns slow, or the
+		 * oldest pending thread's deadline. */
+		uint64_t wake = UINT64_MAX;
+		if (timeout_ns != UINT64_MAX)
+			wake = since[pending[0]] + timeout_ns;
+		if (fresh && since[pending[npending - 1]] + SLOW_NS < wake)
+			wake = since[pending[npending - 1]] + SLOW_NS;
+		if (!fresh && boosted) {
+			/* Only slow threads left: no reason to keep the CPU. */
+			boost(false);
+			boosted = false;
+		}
+		pid_t fresh_tid = fresh ? threads[pending[npending - 1]]->tid : 0;
+		if (tracee_sleep(wake, fresh_tid))
+			scan = true;
+	}
+	if (boosted)
+		boost(false);
+	if (since != since_small) {
+		free(since);
+		free(pending);
+	}
+	return 0;
+}
+
+int
+ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
+	      stack_end_fn stack_end, void *ctx, int timeout_ms,
+	      unsigned flags, struct stack_snapshot *out)
+{
+	struct sample_opts o = {
+		.window = window,
+		.stack_end = stack_end,
+		.ctx = ctx,
+		.timeout_ms = timeout_ms,
+		.flags = flags,
+	};
+	int result = 0;
+	int r = ptrace_sample_many(t, &th, 1, &o, out, &result);
+	return r < 0 ? r : result;
 }

@@ -190,19 +190,66 @@ report_attach_error(pid_t pid, int err)
 	}
 }
 
+/* Keep only what was copied: a dump of 10,000 threads holds all their
+ * stacks until the unwind. */
 static void
-read_comm(pid_t pid, char *buf, size_t len)
+snapshot_shrink(struct stack_snapshot *s)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	buf[0] = '\0';
-	if (f) {
-		if (fgets(buf, (int)len, f))
-			buf[strcspn(buf, "\n")] = '\0';
-		fclose(f);
+	if (s->stack_len < s->stack_cap) {
+		unsigned char *nb = realloc(s->stack, s->stack_len ? s->stack_len : 1);
+		if (nb) {
+			s->stack = nb;
+			s->stack_cap = s->stack_len ? s->stack_len : 1;
+		}
 	}
 }
+
+/* Sample threads[0, n) in one batch (ptrace_sample_many: threads that
+ * cannot stop cost the timeout once, not once each), moving each snapshot
+ * into snaps[slot[k]] and its outcome into p->threads[slot[k]].  A thread
+ * that exited since the scan gets tid 0: not an error, not shown. */
+static void
+sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee **threads,
+	     const size_t *slot, size_t n, struct dump_process *p,
+	     struct stack_snapshot *snaps)
+{
+	struct stack_snapshot *outs = calloc(n, sizeof(*outs));
+	int *results = calloc(n, sizeof(*results));
+	if (!outs || !results)
+		error_msg_and_die("out of memory");
+	const struct sample_opts so = {
+		.window = STACK_WINDOW_BYTES,
+		.stack_end = unwind_target_stack_end,
+		.ctx = ut,
+		.timeout_ms = STOP_TIMEOUT_MS,
+		.flags = PTRACE_SAMPLE_DETACH,
+	};
+	int r = ptrace_sample_many(pt, threads, n, &so, outs, results);
+	for (size_t k = 0; k < n; k++) {
+		struct dump_thread *d = &p->threads[slot[k]];
+		int e = r < 0 ? r : results[k];
+		d->pause_us = (double)outs[k].pause_ns / 1000.0;
+		if (e == -ESRCH) {
+			stack_snapshot_release(&outs[k]);
+			d->tid = 0;
+			continue;
+		}
+		if (e == -ETIMEDOUT)
+			d->error = "did not stop in time (uninterruptible sleep?)";
+		else if (e < 0)
+			d->error = strerror(-e);
+		else
+			d->sampled = true;
+		snapshot_shrink(&outs[k]);
+		snaps[slot[k]] = outs[k];
+	}
+	free(outs);
+	free(results);
+}
+
+/* Threads per ptrace_sample_many batch: bounds the stack buffers allocated
+ * at once (64 KiB each) and how long a stop signal waits. */
+#define DUMP_BATCH 256
 
 /* Attach, read the memory map, sample the chosen threads, detach.  Fills
  * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
@@ -211,74 +258,63 @@ static int
 sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	       struct stack_snapshot **snaps_out, struct unwind_target **ut_out)
 {
-	struct ptrace_target pt;
-	int r = ptrace_target_attach(&pt, pid);
-	if (r < 0) {
+	int r;
+	struct ptrace_target *pt = ptrace_target_attach(pid, 0, &r);
+	if (!pt) {
 		report_attach_error(pid, r);
 		return r;
 	}
-	cleanup_register(&pt);
 	/* The map and the vdso copy need no thread stopped.  After the
 	 * attach, so that a refusal is explained by the attach's EPERM
 	 * rather than by /proc's EACCES. */
 	struct unwind_target *ut = unwind_target_open(pid, &r);
 	if (!ut) {
-		ptrace_target_detach(&pt);
-		cleanup_unregister(&pt);
-		ptrace_target_free(&pt);
+		ptrace_target_release(pt);
 		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
 		return r;
 	}
 	*ut_out = ut;
 
-	p->threads = calloc(pt.nthreads, sizeof(*p->threads));
-	struct stack_snapshot *snaps = calloc(pt.nthreads, sizeof(*snaps));
-	if (!p->threads || !snaps) {
-		free(snaps);
+	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
+	struct stack_snapshot *snaps = calloc(pt->nthreads, sizeof(*snaps));
+	struct tracee **batch = calloc(DUMP_BATCH, sizeof(*batch));
+	size_t *slot = calloc(DUMP_BATCH, sizeof(*slot));
+	if (!p->threads || !snaps || !batch || !slot)
 		error_msg_and_die("out of memory");
-	}
-	for (size_t i = 0; i < pt.nthreads && !stop_signal; i++) {
-		struct tracee *th = &pt.threads[i];
-		if (o->tid && th->tid != o->tid)
-			continue;
-		struct dump_thread *d = &p->threads[p->nthreads];
-		d->tid = th->tid;
-		d->state = th->proc_state;
-		snprintf(d->name, sizeof(d->name), "%s", th->name);
-		if (th->proc_state == 'Z' || th->proc_state == 'X') {
-			p->nthreads++;
-			continue;
-		}
-		r = ptrace_sample(&pt, th, STACK_WINDOW_BYTES, unwind_target_stack_end, ut,
-				  STOP_TIMEOUT_MS, PTRACE_SAMPLE_DETACH, &snaps[p->nthreads]);
-		d->pause_us = (double)snaps[p->nthreads].pause_ns / 1000.0;
-		if (r == -ESRCH) {
-			/* Exited between the scan and now: not an error, not shown. */
-			stack_snapshot_release(&snaps[p->nthreads]);
-			continue;
-		}
-		if (r == -ETIMEDOUT)
-			d->error = "did not stop in time (uninterruptible sleep?)";
-		else if (r < 0)
-			d->error = strerror(-r);
-		else
-			d->sampled = true;
-		/* Keep only what was copied: a dump of 10,000 threads holds
-		 * all their stacks until the unwind. */
-		struct stack_snapshot *s = &snaps[p->nthreads];
-		if (s->stack_len < s->stack_cap) {
-			unsigned char *nb = realloc(s->stack, s->stack_len ? s->stack_len : 1);
-			if (nb) {
-				s->stack = nb;
-				s->stack_cap = s->stack_len ? s->stack_len : 1;
+	size_t i = 0;
+	while (i < pt->nthreads && !stop_signal) {
+		size_t n = 0;
+		for (; i < pt->nthreads && n < DUMP_BATCH; i++) {
+			struct tracee *th = &pt->threads[i];
+			if (o->tid && th->tid != o->tid)
+				continue;
+			struct dump_thread *d = &p->threads[p->nthreads];
+			d->tid = th->tid;
+			d->state = th->proc_state;
+			snprintf(d->name, sizeof(d->name), "%s", th->name);
+			if (th->proc_state != 'Z' && th->proc_state != 'X') {
+				batch[n] = th;
+				slot[n++] = p->nthreads;
 			}
+			p->nthreads++;
 		}
-		p->nthreads++;
-		ptrace_target_poll(&pt);
+		if (n) {
+			sample_batch(pt, ut, batch, slot, n, p, snaps);
+			ptrace_target_poll(pt);
+		}
 	}
-	ptrace_target_detach(&pt);
-	cleanup_unregister(&pt);
-	ptrace_target_free(&pt);
+	ptrace_target_release(pt);
+	free(batch);
+	free(slot);
+	/* Drop the threads that exited under us. */
+	size_t kept = 0;
+	for (size_t k = 0; k < p->nthreads; k++) {
+		if (!p->threads[k].tid)
+			continue;
+		p->threads[kept] = p->threads[k];
+		snaps[kept++] = snaps[k];
+	}
+	p->nthreads = kept;
 	*snaps_out = snaps;
 	return 0;
 }
@@ -312,7 +348,7 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
 	p.engine = o->engine;
-	read_comm(pid, p.comm, sizeof(p.comm));
+	ptrace_read_comm(pid, p.comm, sizeof(p.comm));
 
 	struct stack_snapshot *snaps = NULL;
 	r = sample_process(o, pid, &p, &snaps, &ut);

@@ -1,6 +1,6 @@
 /* sampler/error.c - error printers and the exit path (strace's
  * error_prints.c is the model).  Nothing exits while a tracee may be
- * stopped: die() detaches first. */
+ * stopped: die() detaches every tracee first (ptrace_detach_all). */
 #include "config.h"
 
 #include <errno.h>
@@ -12,46 +12,12 @@
 
 #include "sampler/sampler.h"
 
-/* Every process of one -p list: MAX_PIDS. */
-#define MAX_TARGETS MAX_PIDS
-
-static struct ptrace_target *targets[MAX_TARGETS];
 static void (*terminal_restore)(void);
 
 void
 cleanup_set_terminal(void (*restore)(void))
 {
 	terminal_restore = restore;
-}
-
-void
-cleanup_register(struct ptrace_target *t)
-{
-	for (int i = 0; i < MAX_TARGETS; i++) {
-		if (!targets[i]) {
-			targets[i] = t;
-			return;
-		}
-	}
-}
-
-void
-cleanup_unregister(struct ptrace_target *t)
-{
-	for (int i = 0; i < MAX_TARGETS; i++)
-		if (targets[i] == t)
-			targets[i] = NULL;
-}
-
-void
-cleanup_detach_all(void)
-{
-	for (int i = 0; i < MAX_TARGETS; i++) {
-		if (targets[i]) {
-			ptrace_target_detach(targets[i]);
-			targets[i] = NULL;
-		}
-	}
 }
 
 /* Format "stackspy: <prefix><msg><suffix>\n" and write it at once, so that
@@ -112,7 +78,7 @@ error_msg_and_die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vprint("", "", fmt, ap);
 	va_end(ap);
-	cleanup_detach_all();
+	ptrace_detach_all();
 	exit(EXIT_FATAL);
 }
 
@@ -125,6 +91,6 @@ error_msg_and_help(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "Try 'stackspy%s%s --help' for more information.\n",
 		cmd ? " " : "", cmd ? cmd : "");
-	cleanup_detach_all();
+	ptrace_detach_all();
 	exit(EXIT_USAGE);
 }

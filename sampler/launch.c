@@ -4,13 +4,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collapse/collapse.h"
@@ -26,8 +24,11 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		error_msg("cannot attach to process %d: %s", (int)pid, why);
 		return r;
 	}
-	if (r == 0)
-		r = ptrace_target_attach_opts(&ps->pt, pid, PTRACE_O_TRACEEXEC);
+	if (r == 0) {
+		ps->pt = ptrace_target_attach(pid, PTRACE_O_TRACEEXEC, &r);
+		if (ps->pt)
+			r = 0;
+	}
 	if (r < 0) {
 		perror_msg(r, "cannot attach to process %d", (int)pid);
 		if (r == -EPERM)
@@ -35,24 +36,16 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		return r;
 	}
 	ps->attached = true;
-	cleanup_register(&ps->pt);
 	ps->ut = unwind_target_open(pid, &r);
 	if (!ps->ut) {
 		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
-		ptrace_target_detach(&ps->pt);
-		cleanup_unregister(&ps->pt);
+		ptrace_target_release(ps->pt);
+		ps->pt = NULL;
 		ps->attached = false;
 		return r;
 	}
 	ps->ut_generation = unwind_target_generation(ps->ut);
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fgets(ps->comm, sizeof(ps->comm), f))
-			ps->comm[strcspn(ps->comm, "\n")] = '\0';
-		fclose(f);
-	}
+	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
 	char name[160];
 	collapse_name_root(name, sizeof(name), ps->comm, pid, 0);
 	int id = collapse_intern(p->stacks, name);
@@ -60,88 +53,27 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 	return 0;
 }
 
-/* Launch mode: the child waits on a pipe until it is seized, then execs;
- * PTRACE_O_TRACEEXEC stops it at the exec, before the new program's first
- * instruction.  A second, close-on-exec pipe carries exec's errno back. */
+/* Launch mode: ptrace_launch() runs the command traced and stopped at its
+ * exec, before its first instruction. */
 int
 launch(struct profiler *p, struct proc_state *ps)
 {
-	int go[2], err[2];
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t child = fork();
-	if (child < 0)
-		return -errno;
-	if (child == 0) {
-		char c;
-		close(go[1]);
-		close(err[0]);
-		/* Our signal dispositions and mask are not the command's. */
-		signal(SIGPIPE, SIG_DFL);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(p->cfg.argv[0], p->cfg.argv);
-		int e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	p->child = child;
-	int r = ptrace_target_attach_opts(&ps->pt, child, PTRACE_O_TRACEEXEC);
-	if (r < 0) {
-		close(go[1]);
-		close(err[0]);
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		perror_msg(r, "cannot trace the command");
+	int r;
+	bool exec_failed;
+	ps->pt = ptrace_launch(p->cfg.argv, PTRACE_O_TRACEEXEC, &r, &exec_failed);
+	if (!ps->pt) {
+		if (exec_failed)
+			perror_msg(r, "cannot run '%s'", p->cfg.argv[0]);
+		else
+			perror_msg(r, "cannot trace the command");
 		return r;
 	}
+	pid_t child = ps->pt->pid;
+	p->child = child;
 	ps->pid = child;
 	ps->attached = true;
-	cleanup_register(&ps->pt);
-	if (write(go[1], "x", 1) != 1) {
-		/* the child is gone; seen below */
-	}
-	close(go[1]);
-	int e = 0;
-	ssize_t got = read(err[0], &e, sizeof(e));
-	close(err[0]);
-	if (got == (ssize_t)sizeof(e)) {
-		ptrace_target_detach(&ps->pt);
-		cleanup_unregister(&ps->pt);
-		ps->attached = false;
-		waitpid(child, NULL, 0);
-		perror_msg(-e, "cannot run '%s'", p->cfg.argv[0]);
-		return -e;
-	}
-	/* The exec happened (the pipe closed on it): take its stop now, so
-	 * the maps we read are the new program's. */
-	for (;;) {
-		int st;
-		pid_t w = waitpid(child, &st, __WALL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 || !WIFSTOPPED(st)) {
-			ps->exited = true;
-			break;
-		}
-		bool exec_stop = (st >> 16) == PTRACE_EVENT_EXEC;
-		long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
-		ptrace(PTRACE_CONT, child, 0L, sig);
-		if (exec_stop)
-			break;
-	}
-	/* The thread was named before the exec, after us ("stackspy"):
-	 * --threads roots must carry the command's name
-	 * (tests/record-threads.test). */
-	for (size_t i = 0; i < ps->pt.nthreads; i++)
-		ptrace_thread_info(child, ps->pt.threads[i].tid, NULL, ps->pt.threads[i].name,
-				   sizeof(ps->pt.threads[i].name));
+	if (ps->pt->leader_exited)
+		ps->exited = true;
 	ps->ut = unwind_target_open(child, &r);
 	if (!ps->ut) {
 		if (r != -ESRCH) {
@@ -153,9 +85,10 @@ launch(struct profiler *p, struct proc_state *ps)
 		}
 		/* It ran and exited before we could look: an empty profile. */
 		ps->exited = true;
-		ptrace_target_poll(&ps->pt);
-		if (ps->pt.leader_exited)
-			p->child_status = ps->pt.leader_status;
+		ptrace_target_poll(ps->pt);
+		int st;
+		if (ptrace_child_status(ps->pt, &st))
+			p->child_status = st;
 	}
 	if (ps->ut)
 		ps->ut_generation = unwind_target_generation(ps->ut);

@@ -74,7 +74,7 @@ struct thread_state {
 struct proc_state {
 	pid_t pid;
 	char comm[64];
-	struct ptrace_target pt;
+	struct ptrace_target *pt;       /* owned by ptrace/ until released */
 	bool attached;
 	bool exited;
 	struct unwind_target *ut;

@@ -90,21 +90,15 @@ profiler_stop(struct profiler *p)
 		return;
 	p->stopped = true;
 	p->stats.elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / 1e9;
+	/* Every target at once: threads that cannot stop cost one timeout
+	 * in all.  The profiler's targets are the only ones registered. */
+	ptrace_detach_all();
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
-		if (!ps->attached)
-			continue;
-		ptrace_target_detach(&ps->pt);
-		cleanup_unregister(&ps->pt);
-		if (ps->pt.leader_exited && ps->pid == p->child)
-			p->child_status = ps->pt.leader_status;
-		ps->attached = false;
-	}
-	/* A launched command that already exited may still need reaping. */
-	if (p->child > 0 && p->child_status == -1) {
 		int st;
-		if (waitpid(p->child, &st, WNOHANG) == p->child)
+		if (ps->pt && ps->pid == p->child && ptrace_child_status(ps->pt, &st))
 			p->child_status = st;
+		ps->attached = false;
 	}
 }
 
@@ -116,7 +110,7 @@ profiler_free(struct profiler *p)
 	profiler_stop(p);
 	for (size_t i = 0; p->procs && i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
-		ptrace_target_free(&ps->pt);
+		ptrace_target_release(ps->pt);
 		unwind_target_free(ps->ut);
 		collapse_map_free(&ps->names);
 		for (size_t j = 0; j < ps->tcap; j++)

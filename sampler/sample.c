@@ -49,7 +49,7 @@ sample_thread(struct profiler *p, struct proc_state *ps, struct tracee *th, uint
 		}
 	}
 
-	int r = ptrace_sample(&ps->pt, th, STACK_WINDOW_BYTES, unwind_target_stack_end, ps->ut,
+	int r = ptrace_sample(ps->pt, th, STACK_WINDOW_BYTES, unwind_target_stack_end, ps->ut,
 			      STOP_TIMEOUT_MS, 0, &p->snap);
 	if (r == -ESRCH)
 		return;
@@ -108,40 +108,34 @@ reopen_after_exec(struct proc_state *ps)
 	ps->ut = ut;
 	ps->ut_generation = unwind_target_generation(ut);
 	collapse_map_reset(&ps->names);
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)ps->pid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fgets(ps->comm, sizeof(ps->comm), f))
-			ps->comm[strcspn(ps->comm, "\n")] = '\0';
-		fclose(f);
-	}
+	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
 }
 
 void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
-	ptrace_target_poll(&ps->pt);
-	if (ps->pt.exec_seen) {
-		ps->pt.exec_seen = false;
+	ptrace_target_poll(ps->pt);
+	if (ps->pt->exec_seen) {
+		ps->pt->exec_seen = false;
 		reopen_after_exec(ps);
 	}
 	/* New threads every tick: one getdents of /proc/PID/task. */
-	ptrace_target_rescan(&ps->pt);
+	ptrace_target_rescan(ps->pt);
 	size_t alive = 0;
-	for (size_t i = 0; i < ps->pt.nthreads && !stop_signal; i++) {
-		struct tracee *th = &ps->pt.threads[i];
+	for (size_t i = 0; i < ps->pt->nthreads && !stop_signal; i++) {
+		struct tracee *th = &ps->pt->threads[i];
 		if (th->state == TRACEE_GONE)
 			continue;
 		sample_thread(p, ps, th, now);
 		alive += th->state != TRACEE_GONE;
 	}
-	ptrace_target_prune(&ps->pt);
+	ptrace_target_prune(ps->pt);
 	if ((p->tick_no & 63) == 0)
 		thread_table_sweep(ps, p->tick_no);
 	if (alive == 0 && !stop_signal) {
 		ps->exited = true;
-		if (ps->pt.leader_exited && ps->pid == p->child)
-			p->child_status = ps->pt.leader_status;
+		int st;
+		if (ptrace_child_status(ps->pt, &st))
+			p->child_status = st;
 	}
 }

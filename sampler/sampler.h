@@ -26,17 +26,13 @@ void error_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 void perror_msg(int err, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* "stackspy: hint: <msg>" */
 void hint_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
-/* error_msg, detach every registered tracee, exit(EXIT_FATAL). */
+/* error_msg, ptrace_detach_all(), exit(EXIT_FATAL). */
 void error_msg_and_die(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((noreturn));
-/* error_msg and "Try 'stackspy CMD --help' ...", exit(EXIT_USAGE). */
+/* error_msg and "Try 'stackspy CMD --help' ...", ptrace_detach_all(),
+ * exit(EXIT_USAGE). */
 void error_msg_and_help(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3)
 	__attribute__((noreturn));
 
-/* Targets that die() and signals must detach.  At most a few at once. */
-void cleanup_register(struct ptrace_target *t);
-void cleanup_unregister(struct ptrace_target *t);
-/* Detach everything registered.  Safe to call more than once. */
-void cleanup_detach_all(void);
 /* restore (top's endwin) runs before any message above is written, so a
  * message never lands on a curses screen; NULL removes it. */
 void cleanup_set_terminal(void (*restore)(void));

@@ -84,7 +84,7 @@ handle_tracee_events(struct profiler *p)
 		struct proc_state *ps = &p->procs[i];
 		if (!ps->attached || ps->exited)
 			continue;
-		ptrace_target_poll(&ps->pt);
+		ptrace_target_poll(ps->pt);
 		alive = true;
 	}
 	return alive;

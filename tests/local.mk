@@ -32,6 +32,7 @@ integration_tests = \
 	tests/dump-text.test \
 	tests/dump-tid-depth.test \
 	tests/dump-multi.test \
+	tests/dump-dstate.test \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
 	tests/detach-signal.test \
@@ -71,7 +72,8 @@ EXTRA_DIST += \
 	tests/targets/many.c \
 	tests/targets/seize.c \
 	tests/targets/zombie.c \
-	tests/targets/interrupt.c
+	tests/targets/interrupt.c \
+	tests/targets/vfork.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -97,7 +99,8 @@ test_targets = \
 	tests/targets/many \
 	tests/targets/seize \
 	tests/targets/zombie \
-	tests/targets/interrupt
+	tests/targets/interrupt \
+	tests/targets/vfork
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
@@ -139,6 +142,9 @@ tests/targets/zombie: tests/targets/zombie.c $(TARGET_DEPS)
 tests/targets/interrupt: tests/targets/interrupt.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/interrupt.c
+tests/targets/vfork: tests/targets/vfork.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/vfork.c
 
 # make dist from a git checkout: every file git tracks is in the tarball,
 # so that a file a test, a helper or a benchmark needs cannot be left out

@@ -1,0 +1,151 @@
+/* ptrace/launch.c - run a command as a traced child (stackspy record --
+ * CMD): it is seized before its exec, so that its first instruction is
+ * already ours to sample. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptrace/ptrace-internal.h"
+
+static pid_t
+wait_child(pid_t child, int *st, int flags)
+{
+	pid_t w;
+	do
+		w = waitpid(child, st, flags);
+	while (w < 0 && errno == EINTR);
+	return w;
+}
+
+/* The child waits on the go pipe until it is seized, then execs; a second,
+ * close-on-exec pipe carries exec's errno back. */
+static void
+child_run(char *const argv[], int go, int err) __attribute__((noreturn));
+
+static void
+child_run(char *const argv[], int go, int err)
+{
+	char c;
+	/* Our signal dispositions and mask are not the command's. */
+	signal(SIGPIPE, SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (read(go, &c, 1) != 1)
+		_exit(127);
+	execvp(argv[0], argv);
+	int e = errno;
+	if (write(err, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+struct ptrace_target *
+ptrace_launch(char *const argv[], unsigned long options, int *err, bool *exec_failed)
+{
+	int go[2], ep[2];
+	*exec_failed = false;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		*err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return NULL;
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		*err = -errno;
+		close(go[0]);
+		close(go[1]);
+		close(ep[0]);
+		close(ep[1]);
+		return NULL;
+	}
+	if (child == 0) {
+		close(go[1]);
+		close(ep[0]);
+		child_run(argv, go[0], ep[1]);
+	}
+	close(go[0]);
+	close(ep[1]);
+	/* PTRACE_O_TRACEEXEC stops it at the exec, before the new program's
+	 * first instruction. */
+	struct ptrace_target *t = ptrace_target_attach(child, options | PTRACE_O_TRACEEXEC, err);
+	if (!t) {
+		close(go[1]);
+		close(ep[0]);
+		kill(child, SIGKILL);
+		wait_child(child, NULL, 0);
+		return NULL;
+	}
+	t->launched = true;
+	if (write(go[1], "x", 1) != 1) {
+		/* the child is gone; seen below */
+	}
+	close(go[1]);
+	int e = 0;
+	ssize_t got = read(ep[0], &e, sizeof(e));
+	close(ep[0]);
+	if (got == (ssize_t)sizeof(e)) {
+		ptrace_target_release(t);
+		wait_child(child, NULL, 0);
+		*exec_failed = true;
+		*err = -e;
+		return NULL;
+	}
+	/* The exec happened (the pipe closed on it): take its stop now, so
+	 * the maps the caller reads are the new program's. */
+	struct tracee *th = &t->threads[0];
+	for (;;) {
+		int st;
+		pid_t w = wait_child(child, &st, __WALL);
+		if (w < 0 || !WIFSTOPPED(st)) {
+			th->state = TRACEE_GONE;
+			if (w == child) {
+				t->leader_exited = true;
+				t->leader_status = st;
+			}
+			break;
+		}
+		bool exec_stop = (st >> 16) == PTRACE_EVENT_EXEC;
+		tracee_resume(th, st);
+		if (exec_stop)
+			break;
+	}
+	/* The thread was named before the exec, after us ("stackspy"):
+	 * --threads roots must carry the command's name
+	 * (tests/record-threads.test). */
+	for (size_t i = 0; i < t->nthreads; i++)
+		ptrace_thread_info(child, t->threads[i].tid, NULL, t->threads[i].name,
+				   sizeof(t->threads[i].name));
+	return t;
+}
+
+int
+ptrace_child_status(struct ptrace_target *t, int *status)
+{
+	if (!t || !t->launched)
+		return 0;
+	if (!t->leader_exited && t->detached) {
+		/* No longer traced: an ordinary child, reaped here.  While it
+		 * is traced its exit comes through ptrace_target_poll(). */
+		int st;
+		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
+			t->leader_exited = true;
+			t->leader_status = st;
+		}
+	}
+	if (!t->leader_exited)
+		return 0;
+	*status = t->leader_status;
+	return 1;
+}
