@@ -20,3 +20,19 @@ tests/targets/ratio: tests/targets/ratio.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) \
 		-o $@ $(srcdir)/tests/targets/ratio.c
+
+# On-CPU on a server-like workload (issue 10): tests/targets/sleepwork.c,
+# threads that sleep and compute in short turns (3:1 in two functions); its
+# -B mode is the CPU burner that loads the machine in the test and in
+# bench/oncpu-busy.sh.
+oncpu_tests = tests/record-oncpu.test
+TESTS += $(oncpu_tests)
+EXTRA_DIST += $(oncpu_tests) tests/targets/sleepwork.c
+
+check_DATA += tests/targets/sleepwork
+CLEANFILES += tests/targets/sleepwork
+
+tests/targets/sleepwork: tests/targets/sleepwork.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) \
+		-o $@ $(srcdir)/tests/targets/sleepwork.c
