@@ -11,9 +11,12 @@
  * pause is timed from before the INTERRUPT to after the CONT, as
  * ptrace_sample() times it.  Like ptrace_sample(), it runs SCHED_FIFO 1
  * between the two (so the figures compare like with like); --no-boost
- * measures without.
+ * measures without.  The wait for the stop blocks in waitpid; --spin US
+ * polls waitpid(WNOHANG) for up to US microseconds first (then blocks):
+ * a blocked tracer must itself be woken and scheduled when the stop
+ * comes, a spinning one is already running (bench/pause-spin.sh).
  *
- *   bench/pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost]
+ *   bench/pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost] [--spin US]
  *
  * Prints "floor: N thread-samples: mean X us, p50 Y us, p99 Z us, max W us".
  * Signal-delivery-stops are re-injected; no signal handling beyond that,
@@ -134,9 +137,24 @@ boost(int on)
 		sched_setscheduler(0, SCHED_OTHER, &normal);
 }
 
+/* waitpid for tid's next stop: spin_ns of WNOHANG polls, then block. */
+static pid_t
+wait_stop(pid_t tid, int *st, uint64_t spin_ns)
+{
+	if (spin_ns) {
+		uint64_t until = now_ns() + spin_ns;
+		do {
+			pid_t r = waitpid(tid, st, WNOHANG | __WALL);
+			if (r != 0)
+				return r;
+		} while (now_ns() < until);
+	}
+	return waitpid(tid, st, __WALL);
+}
+
 /* One thread-sample; returns the pause in ns, 0 if the thread is gone. */
 static uint64_t
-sample(pid_t pid, pid_t tid, unsigned char *stack, int use_boost)
+sample(pid_t pid, pid_t tid, unsigned char *stack, int use_boost, uint64_t spin_ns)
 {
 	unsigned char regs[512];
 	struct iovec iov = { regs, sizeof(regs) };
@@ -148,7 +166,7 @@ sample(pid_t pid, pid_t tid, unsigned char *stack, int use_boost)
 	if (ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0)
 		goto gone;
 	for (;;) {
-		if (waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st))
+		if (wait_stop(tid, &st, spin_ns) != tid || !WIFSTOPPED(st))
 			goto gone;
 		if ((st >> 16) != 0)
 			break;
@@ -197,11 +215,13 @@ main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "no-boost", no_argument, NULL, 'B' },
+		{ "spin", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	pid_t pid = 0, tids[MAX_TIDS];
 	double rate = 1000, secs = 5;
 	int use_boost = 1, c;
+	uint64_t spin_ns = 0;
 
 	while ((c = getopt_long(argc, argv, "p:r:d:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -209,13 +229,14 @@ main(int argc, char **argv)
 		case 'r': rate = atof(optarg); break;
 		case 'd': secs = atof(optarg); break;
 		case 'B': use_boost = 0; break;
+		case 'S': spin_ns = (uint64_t)(atof(optarg) * 1000); break;
 		default:
-			fprintf(stderr, "usage: pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost]\n");
+			fprintf(stderr, "usage: pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost] [--spin US]\n");
 			return 64;
 		}
 	}
 	if (pid <= 0 || !(rate > 0) || !(secs > 0)) {
-		fprintf(stderr, "usage: pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost]\n");
+		fprintf(stderr, "usage: pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost] [--spin US]\n");
 		return 64;
 	}
 	int n = list_tids(pid, tids);
@@ -247,7 +268,7 @@ main(int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			if (thread_state(pid, tids[i]) != 'R')
 				continue;
-			uint64_t t = sample(pid, tids[i], stack, use_boost);
+			uint64_t t = sample(pid, tids[i], stack, use_boost, spin_ns);
 			if (t && ns < cap)
 				pauses[ns++] = t;
 		}
@@ -262,10 +283,10 @@ main(int argc, char **argv)
 	double sum = 0;
 	for (size_t i = 0; i < ns; i++)
 		sum += (double)pauses[i];
-	printf("floor: %zu thread-samples: mean %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us (boost %s)\n",
+	printf("floor: %zu thread-samples: mean %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us (boost %s, spin %.0f us)\n",
 	       ns, sum / (double)ns / 1000, (double)pauses[ns / 2] / 1000,
 	       (double)pauses[ns - 1 - ns / 100] / 1000, (double)pauses[ns - 1] / 1000,
-	       use_boost ? "on" : "off");
+	       use_boost ? "on" : "off", (double)spin_ns / 1000);
 	free(stack);
 	free(pauses);
 	return 0;
