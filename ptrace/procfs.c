@@ -143,3 +143,22 @@ ptrace_read_comm(pid_t pid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
 }
+
+int
+ptrace_read_schedstat(int fd, struct task_schedstat *out)
+{
+	char buf[128];
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return -EBADF;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	char *end;
+	out->cpu_ns = strtoull(buf, &end, 10);
+	out->wait_ns = strtoull(end, &end, 10);
+	out->slices = strtoull(end, NULL, 10);
+	out->read_ns = monotonic_ns();
+	return 0;
+}

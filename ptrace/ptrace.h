@@ -16,6 +16,20 @@
 /* Largest NT_PRSTATUS we accept (x86-64 uses 216 bytes, aarch64 272). */
 #define PTRACE_REGS_MAX 512
 
+/* /proc/TID/schedstat: CPU time, time spent waiting for a CPU, and how
+ * many times the thread was scheduled in; read_ns is when it was read
+ * (monotonic_ns).  All zero when unknown. */
+struct task_schedstat {
+	uint64_t cpu_ns;
+	uint64_t wait_ns;
+	uint64_t slices;
+	uint64_t read_ns;
+};
+
+/* Read an open /proc/.../schedstat descriptor (pread, so it can be read
+ * again).  Returns 0, or a negative errno with *out zeroed. */
+int ptrace_read_schedstat(int fd, struct task_schedstat *out);
+
 /* What one sample captured.  The registers are the raw NT_PRSTATUS regset
  * of the thread's architecture; unwind/ interprets them. */
 struct stack_snapshot {
@@ -28,6 +42,13 @@ struct stack_snapshot {
 	size_t stack_cap;
 	uint64_t pause_ns;        /* time the thread was stopped for this sample */
 	bool group_stopped;       /* thread was (and stays) in a job-control stop */
+	int schedstat_fd;         /* in, with PTRACE_SAMPLE_SCHEDSTAT: the
+				     thread's open schedstat, or -1 */
+	struct task_schedstat stop_sched;  /* out: read while it was stopped
+				     (the one read inside the stop: its
+				     scheduled-in count tells whether the
+				     thread had to be scheduled in to stop),
+				     zero when not read */
 };
 
 /* Free the stack buffer of a snapshot (the struct itself is the caller's). */
@@ -114,6 +135,8 @@ void ptrace_target_prune(struct ptrace_target *t);
 int ptrace_target_rescan(struct ptrace_target *t);
 
 /* ptrace_sample() flags */
+#define PTRACE_SAMPLE_SCHEDSTAT 0x2  /* read outs[i].schedstat_fd while the
+				     thread is stopped (one pread) */
 #define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
 				     the second stop a later detach costs */
 
@@ -122,8 +145,9 @@ struct sample_opts {
 	size_t window;            /* bytes of stack to copy from SP */
 	stack_end_fn stack_end;   /* may be NULL */
 	void *ctx;                /* for stack_end */
-	int timeout_ms;           /* how long a thread may take to stop, counted
-				     from its own PTRACE_INTERRUPT */
+	int64_t timeout_us;       /* how long a thread may take to stop, counted
+				     from its own PTRACE_INTERRUPT (negative:
+				     no limit) */
 	unsigned flags;           /* PTRACE_SAMPLE_* */
 };
 
@@ -166,6 +190,15 @@ void ptrace_target_poll(struct ptrace_target *t);
  * descriptors and call ptrace_target_poll() when it is readable, so that
  * signals are handed on at once.  -1 before the first attach. */
 int ptrace_event_fd(void);
+
+/* Keep the tracer at the lowest real-time priority (SCHED_FIFO 1) between
+ * ptrace_hold_realtime(true) and (false), not only while a thread is
+ * stopped for it.  The profiler holds it while it waits for a tick and
+ * samples it, so that the instant of a sample does not depend on when a
+ * busy host gives the tracer a CPU; it lets go to unwind.  Without
+ * CAP_SYS_NICE, or when stackspy already runs real-time, nothing
+ * changes. */
+void ptrace_hold_realtime(bool hold);
 
 /* Detach every thread, re-injecting pending signals and leaving a
  * group-stop in place.  All threads are interrupted first and their stops

@@ -40,10 +40,13 @@ static bool boost_unavailable;
 static int normal_policy = -1;
 static struct sched_param normal_param;
 
+static bool boost_held;     /* ptrace_hold_realtime(true) */
+static bool boost_on;
+
 static void
 boost(bool on)
 {
-	if (boost_unavailable)
+	if (boost_unavailable || (boost_held && !on) || on == boost_on)
 		return;
 	if (normal_policy < 0) {
 		normal_policy = sched_getscheduler(0);
@@ -59,6 +62,20 @@ boost(bool on)
 		   : sched_setscheduler(0, normal_policy, &normal_param);
 	if (r < 0 && on)
 		boost_unavailable = true;
+	else if (r == 0)
+		boost_on = on;
+}
+
+void
+ptrace_hold_realtime(bool hold)
+{
+	if (hold) {
+		boost(true);
+		boost_held = true;
+	} else {
+		boost_held = false;
+		boost(false);
+	}
 }
 
 void
@@ -113,6 +130,7 @@ prepare(struct tracee **threads, size_t n, size_t window,
 		out->stack_len = 0;
 		out->pause_ns = 0;
 		out->group_stopped = false;
+		memset(&out->stop_sched, 0, sizeof(out->stop_sched));
 		results[i] = 0;
 		if (out->stack_cap < window) {
 			unsigned char *nb = realloc(out->stack, window);
@@ -148,6 +166,8 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		out->stack_start = sp;
 		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
 	}
+	if ((o->flags & PTRACE_SAMPLE_SCHEDSTAT) && out->schedstat_fd >= 0)
+		ptrace_read_schedstat(out->schedstat_fd, &out->stop_sched);
 	out->group_stopped = ((st >> 16) == PTRACE_EVENT_STOP) && WSTOPSIG(st) != SIGTRAP;
 	int r;
 	if (o->flags & PTRACE_SAMPLE_DETACH) {
@@ -239,7 +259,7 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 			return -ENOMEM;
 		}
 	}
-	uint64_t timeout_ns = o->timeout_ms < 0 ? UINT64_MAX : (uint64_t)o->timeout_ms * 1000000u;
+	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * 1000u;
 	size_t npending = 0, next = 0;
 	bool fresh = false;       /* pending[npending - 1] was interrupted
 				     less than SLOW_NS ago */
@@ -354,7 +374,7 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		.window = window,
 		.stack_end = stack_end,
 		.ctx = ctx,
-		.timeout_ms = timeout_ms,
+		.timeout_us = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000,
 		.flags = flags,
 	};
 	int result = 0;

@@ -221,7 +221,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
-		.timeout_ms = STOP_TIMEOUT_MS,
+		.timeout_us = STOP_TIMEOUT_MS * 1000,
 		.flags = PTRACE_SAMPLE_DETACH,
 	};
 	int r = ptrace_sample_many(pt, threads, n, &so, outs, results);

@@ -194,7 +194,7 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 {
 	struct collapse *c = profiler_stacks(p);
 	const struct profiler_stats *st = profiler_stats(p);
-	char title[160], subtitle[256];
+	char title[160], subtitle[320], honest[160] = "";
 	const char *what = o->cfg.idle ? "wall-clock" : "on-CPU";
 
 	if (o->cfg.argv)
@@ -204,6 +204,12 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 			 (int)o->cfg.pids[0], what);
 	else
 		snprintf(title, sizeof(title), "%d processes (%s)", o->cfg.npids, what);
+	/* What the profile stands for: the rate achieved, not the one asked,
+	 * and what the on-CPU rule left out. */
+	if (!o->cfg.idle)
+		snprintf(honest, sizeof(honest), "; %llu stops not on-CPU, %llu skipped",
+			 (unsigned long long)profiler_stats_not_oncpu(st),
+			 (unsigned long long)st->skipped);
 	switch (o->format) {
 	case FORMAT_FOLDED:
 		return collapse_write_folded(c, out);
@@ -211,15 +217,19 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 		struct collapse_svg_options so;
 		collapse_svg_options_init(&so);
 		snprintf(subtitle, sizeof(subtitle),
-			 "%llu samples at %.0f Hz over %.1f s, engine %s, stackspy %s",
-			 (unsigned long long)st->samples, o->cfg.rate_hz, st->elapsed_s,
-			 unwind_engine_name(o->cfg.engine), PACKAGE_VERSION);
+			 "%llu samples at %.1f Hz (asked %.0f) over %.1f s%s, engine %s, stackspy %s",
+			 (unsigned long long)st->samples, profiler_stats_rate(st), o->cfg.rate_hz,
+			 st->elapsed_s, honest, unwind_engine_name(o->cfg.engine), PACKAGE_VERSION);
 		so.title = title;
 		so.subtitle = subtitle;
 		return collapse_write_svg(c, &so, out);
 	}
 	case FORMAT_SPEEDSCOPE:
-		return collapse_write_speedscope(c, title, out);
+		/* speedscope shows the profile's name: the same facts there. */
+		snprintf(subtitle, sizeof(subtitle), "%s: %llu samples at %.1f Hz (asked %.0f) over %.1f s%s",
+			 title, (unsigned long long)st->samples, profiler_stats_rate(st),
+			 o->cfg.rate_hz, st->elapsed_s, honest);
+		return collapse_write_speedscope(c, subtitle, out);
 	}
 	return -EINVAL;
 }

@@ -244,6 +244,9 @@ fill_header(struct top *t, struct ui_header *h)
 	h->elapsed_s = st->elapsed_s;
 	h->engine = unwind_engine_name(t->o->cfg.engine);
 	h->pause_mean_us = st->pause_mean_us;
+	h->oncpu = !t->o->cfg.idle;
+	h->not_oncpu = profiler_stats_not_oncpu(st);
+	h->skipped = st->skipped;
 	h->paused = t->paused;
 	h->ended = t->ended ? t->ended_why : NULL;
 }
@@ -311,7 +314,12 @@ run(struct top *t)
 		};
 		double now = now_s();
 		int timeout = next_draw > now ? (int)((next_draw - now) * 1000) + 1 : 0;
+		/* Wait for the tick real-time, as record does (sampler/ticks.c);
+		 * keys and drawing run at the normal priority. */
+		ptrace_hold_realtime(!t->paused && !t->ended);
 		int r = poll(pfd, 3, timeout);
+		if (!(r > 0 && (pfd[0].revents & POLLIN)))
+			ptrace_hold_realtime(false);
 		if (r < 0 && errno != EINTR)
 			break;
 		if (stop_signal)
@@ -371,6 +379,7 @@ run(struct top *t)
 				    now + t->o->delay;
 		}
 	}
+	ptrace_hold_realtime(false);
 }
 
 int

@@ -15,6 +15,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/launch.c \
 	sampler/ticks.c \
 	sampler/sample.c \
+	sampler/oncpu.c \
 	sampler/threads.c \
 	sampler/task-stat.c \
 	sampler/frames.c \

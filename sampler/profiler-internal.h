@@ -5,7 +5,8 @@
  *   profiler.c    start, stop, free, accessors
  *   launch.c      getting the targets: attach to PIDs or launch a command
  *   ticks.c       the tick timer: deadlines, jitter, missed ticks, the loop
- *   sample.c      one tick of one process, one thread: stop, unwind, add
+ *   sample.c      one tick of one process: choose, stop, unwind, add
+ *   oncpu.c       the on-CPU rule: does a stopped sample count as CPU time
  *   threads.c     the per-process thread table
  *   task-stat.c   /proc/PID/task/TID/ files: opening, the stat line
  *   frames.c      frame ids of an address (names, modules, inlines)
@@ -19,11 +20,29 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch/arch.h"
 #include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
 #define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per sample */
 #define STOP_TIMEOUT_MS   50
+/* On-CPU: a thread on a CPU takes its stop within tens of microseconds;
+ * one that has not stopped after this (or half a period, if shorter) was
+ * waiting for a CPU (or for the one the tick took from it), is skipped
+ * for this tick, and its late stop is handed back by the event loop.
+ * Waiting longer made a tick at 1000 Hz on a loaded host overrun its
+ * period: 0.41 such threads per tick cost a millisecond each. */
+#define ONCPU_STOP_TIMEOUT_US 500
+/* Threads stopped together in one ptrace_sample_many call: bounds the
+ * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
+#define SAMPLE_BATCH      32
+/* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
+ * thread (entering and leaving the stop), which does not make it "ran
+ * since its last stop". */
+#define ONCPU_CPU_SLACK_NS 50000u
+/* On-CPU: a thread whose CPU the tick took began to wait at most this long
+ * before the tick's first clock read. */
+#define ONCPU_TOOK_CPU_NS 50000u
 /* A sleeping thread that does not stop in time is in uninterruptible sleep
  * (D): leave it alone this long.  A runnable one that does not is only
  * waiting for a CPU, and is tried again next tick. */
@@ -61,6 +80,7 @@ struct thread_state {
 	int stat_fd;
 	int schedstat_fd;
 	uint64_t last_cpu_ns;
+	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;
 	uint32_t root_id;         /* "comm-PID/TID" */
@@ -98,7 +118,17 @@ struct profiler {
 	unsigned tick_no;
 	struct profiler_stats stats;
 	struct pause_hist pauses;
-	struct stack_snapshot snap;
+	/* One tick's batch (sample.c): the threads chosen, their schedstat
+	 * before the interrupt, their snapshots and results. */
+	struct tracee *batch_th[SAMPLE_BATCH];
+	struct thread_state *batch_ts[SAMPLE_BATCH];
+	struct task_schedstat batch_before[SAMPLE_BATCH];
+	char batch_state[SAMPLE_BATCH];
+	struct stack_snapshot snaps[SAMPLE_BATCH];
+	int results[SAMPLE_BATCH];
+	size_t nbatch;
+	uint64_t tick_ns;         /* when the tick being run began */
+	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
 	struct unwind_frame *frames;
 	uint32_t *ids;
 	pid_t child;              /* launch mode */
@@ -149,11 +179,25 @@ size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
 
+/* ---- oncpu.c --------------------------------------------------------------- */
+
+/* Did the stop cut a blocking system call short (a syscall number and a
+ * -ERESTART* or -EINTR return in the registers)? */
+bool oncpu_cut_syscall(const struct arch *a, const struct stack_snapshot *snap);
+/* The on-CPU rule for a thread stopped at the tick that began at tick_ns:
+ * -1 when the sample counts as on-CPU time, else an enum oncpu_drop.
+ * before: its schedstat read just before the interrupt; snap->stop_sched
+ * the one read inside the stop; last_stop_cpu_ns: CPU time inside its
+ * previous stop (0: none). */
+int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
+		  const struct task_schedstat *before, uint64_t tick_ns,
+		  uint64_t last_stop_cpu_ns);
+
 /* ---- ticks.c --------------------------------------------------------------- */
 
 /* Ticks at rate_hz from now_ns on (deadline 0 is now). */
 void tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns);
-/* The next deadline: base + k * period plus a jitter of up to +-1/8
+/* The next deadline: base + k * period plus a jitter of up to +-1/2
  * period (so that we cannot run in lock step with a timer of the
  * target); draws the jitter. */
 uint64_t tick_clock_deadline(struct tick_clock *c);

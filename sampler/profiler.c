@@ -33,6 +33,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	if (!p)
 		return -ENOMEM;
 	p->cfg = *cfg;
+	p->arch = arch_host();
 	p->child = -1;
 	p->child_status = -1;
 	p->timer_fd = -1;
@@ -127,7 +128,8 @@ profiler_free(struct profiler *p)
 	free(p->frames);
 	free(p->ids);
 	free(p->seq);
-	stack_snapshot_release(&p->snap);
+	for (size_t i = 0; i < SAMPLE_BATCH; i++)
+		stack_snapshot_release(&p->snaps[i]);
 	if (p->timer_fd >= 0)
 		close(p->timer_fd);
 	if (p->epoll_fd >= 0)

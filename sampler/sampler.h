@@ -89,6 +89,16 @@ enum profiler_error {
 	PROF_ERR_MAX,
 };
 
+/* Why a stopped thread-sample was not counted as on-CPU time (oncpu.c). */
+enum oncpu_drop {
+	ONCPU_DROP_ASLEEP,        /* the stop cut a blocking system call short */
+	ONCPU_DROP_WAITING,       /* it had to be scheduled in to take the stop:
+				     runnable, waiting for a CPU */
+	ONCPU_DROP_IDLE,          /* (no scheduled-in count) its CPU time had
+				     not moved since its last stop */
+	ONCPU_DROP_MAX,
+};
+
 struct profiler_stats {
 	uint64_t ticks;           /* ticks run */
 	uint64_t missed_ticks;    /* deadlines that passed while a tick overran */
@@ -96,6 +106,9 @@ struct profiler_stats {
 	uint64_t stopped;         /* thread-samples that stopped a thread */
 	uint64_t reused;          /* --idle: stacks reused, thread not stopped */
 	uint64_t errors[PROF_ERR_MAX];
+	uint64_t dropped[ONCPU_DROP_MAX];  /* stopped, not counted as on-CPU */
+	uint64_t skipped;         /* on-CPU: did not stop by the tick's deadline
+				     (it was not on a CPU): not sampled */
 	size_t threads_seen;
 	double elapsed_s;         /* since the first tick */
 	double pause_mean_us;     /* per stopped thread-sample */
@@ -156,6 +169,11 @@ void profiler_set_hook(struct profiler *p, profiler_hook fn, void *arg);
 /* Basename of the module frame id was first seen in ("libc.so.6"), owned
  * by p; NULL for root frames and frames without a module. */
 const char *profiler_frame_module(const struct profiler *p, uint32_t id);
+
+/* Ticks per second achieved so far (the asked rate minus missed ticks). */
+double profiler_stats_rate(const struct profiler_stats *s);
+/* Stopped thread-samples the on-CPU rule did not count, all reasons. */
+uint64_t profiler_stats_not_oncpu(const struct profiler_stats *s);
 
 /* Print the end-of-run summary on stderr. */
 void profiler_print_summary(struct profiler *p, const struct profiler_config *cfg);

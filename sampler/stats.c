@@ -67,11 +67,26 @@ profiler_stats(struct profiler *p)
 	return s;
 }
 
+double
+profiler_stats_rate(const struct profiler_stats *s)
+{
+	return s->elapsed_s > 0 ? (double)s->ticks / s->elapsed_s : 0;
+}
+
+uint64_t
+profiler_stats_not_oncpu(const struct profiler_stats *s)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < ONCPU_DROP_MAX; i++)
+		n += s->dropped[i];
+	return n;
+}
+
 void
 profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 {
 	const struct profiler_stats *s = profiler_stats(p);
-	double rate = s->elapsed_s > 0 ? (double)s->ticks / s->elapsed_s : 0;
+	double rate = profiler_stats_rate(s);
 	char errors[256] = "";
 	static const char *const kinds[PROF_ERR_MAX] = {
 		[PROF_ERR_TIMEOUT] = "did not stop in time",
@@ -94,4 +109,12 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		  "(%" PRIu64 " stopped%s); errors: %s",
 		  s->pause_mean_us, s->pause_p99_us, s->pause_max_us, s->stopped,
 		  reused, errors[0] ? errors : "none");
+	if (cfg->idle)
+		return;
+	error_msg("on-CPU: %" PRIu64 " stops not counted (%" PRIu64 " asleep in a system call, "
+		  "%" PRIu64 " waiting for a CPU, %" PRIu64 " idle); %" PRIu64 " thread-samples "
+		  "skipped (not stopped by the tick's deadline), %.2f per tick",
+		  profiler_stats_not_oncpu(s), s->dropped[ONCPU_DROP_ASLEEP],
+		  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], s->skipped,
+		  s->ticks ? (double)s->skipped / (double)s->ticks : 0.0);
 }

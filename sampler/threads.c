@@ -88,7 +88,9 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	memset(ts, 0, sizeof(*ts));
 	ts->tid = th->tid;
 	ts->stat_fd = task_file_open(ps->pid, th->tid, "stat");
-	ts->schedstat_fd = p->cfg.idle ? task_file_open(ps->pid, th->tid, "schedstat") : -1;
+	/* Both modes: --idle for the CPU time, on-CPU for the scheduled-in
+	 * count of the rule (oncpu.c). */
+	ts->schedstat_fd = task_file_open(ps->pid, th->tid, "schedstat");
 	char name[160];
 	snprintf(ts->name, sizeof(ts->name), "%s", th->name);
 	collapse_name_root(name, sizeof(name), th->name, ps->pid, th->tid);
@@ -143,12 +145,7 @@ thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state 
 uint64_t
 thread_cpu_ns(struct thread_state *ts)
 {
-	char buf[128];
-	if (ts->schedstat_fd < 0)
-		return 0;
-	ssize_t n = pread(ts->schedstat_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);
+	struct task_schedstat ss;
+	ptrace_read_schedstat(ts->schedstat_fd, &ss);
+	return ss.cpu_ns;
 }

@@ -175,7 +175,12 @@ draw_header(struct ui_screen *s, const struct ui_header *h)
 	snprintf(line, sizeof(line), "Rate: %.0f Hz asked, %.1f Hz achieved  Samples: %s  Elapsed: %s",
 		 h->rate_hz, h->achieved_hz, cnt, el);
 	put(s, 1, 0, COLS, line, true);
-	snprintf(line, sizeof(line), "Cost: %.1f us mean pause per thread-sample", h->pause_mean_us);
+	char oncpu[96] = "";
+	if (h->oncpu)
+		snprintf(oncpu, sizeof(oncpu), "  Not on-CPU: %llu stops  Skipped: %llu",
+			 (unsigned long long)h->not_oncpu, (unsigned long long)h->skipped);
+	snprintf(line, sizeof(line), "Cost: %.1f us mean pause per thread-sample%s", h->pause_mean_us,
+		 oncpu);
 	put(s, 2, 0, COLS, line, true);
 	char view[32];
 	if (s->q.window)

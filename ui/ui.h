@@ -152,6 +152,10 @@ struct ui_header {
 	double elapsed_s;
 	const char *engine;
 	double pause_mean_us;     /* per stopped thread-sample */
+	bool oncpu;               /* on-CPU mode: the two below mean something */
+	uint64_t not_oncpu;       /* stops the on-CPU rule did not count */
+	uint64_t skipped;         /* thread-samples not stopped by a tick's
+				   * deadline */
 	bool paused;
 	const char *ended;        /* "exited with status 0", ...; NULL while
 				   * the target runs */
