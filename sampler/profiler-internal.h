@@ -26,13 +26,14 @@
 
 #define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per sample */
 #define STOP_TIMEOUT_MS   50
-/* On-CPU: a thread on a CPU takes its stop within tens of microseconds;
- * one that has not stopped after this (or half a period, if shorter) was
- * waiting for a CPU (or for the one the tick took from it), is skipped
- * for this tick, and its late stop is handed back by the event loop.
- * Waiting longer made a tick at 1000 Hz on a loaded host overrun its
- * period: 0.41 such threads per tick cost a millisecond each. */
-#define ONCPU_STOP_TIMEOUT_US 500
+/* On-CPU: a thread on a CPU takes its stop within tens of microseconds,
+ * but one whose CPU the tick took must wait until the scheduler gives it
+ * one back (its registers are still those of the tick: it counts).  One
+ * that has not stopped after this (or half a period, if shorter) is
+ * skipped for this tick, counted, and its late stop is handed back by the
+ * event loop.  Shorter lost samples of CPU-bound threads on a loaded host;
+ * longer made ticks overrun their period. */
+#define ONCPU_STOP_TIMEOUT_US 2000
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32

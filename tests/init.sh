@@ -203,6 +203,8 @@ assert_detached()
 	for _t in /proc/"$1"/task/*; do
 		_s=$(task_state_ "$_t")
 		_tp=$(tracer_ "$_t")
+		# A thread that exited meanwhile is not left traced.
+		[ "$_tp" != gone ] || continue
 		[ "$_tp" = 0 ] || _bad="$_bad ${_t##*/}:TracerPid=$_tp"
 		[ "$_s" != t ] || _bad="$_bad ${_t##*/}:state=t"
 		[ -z "${2-}" ] || [ "$_s" = "$2" ] ||
