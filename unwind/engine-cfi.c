@@ -455,7 +455,9 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 				return UNWIND_STOP_NOINFO;
 			new_ip = regs->r[a->reg_ip];
 			new_sp = regs->r[a->reg_sp];
-			how = UNWIND_HOW_FP;
+			/* From a frame stopped anywhere, the record may be
+			 * its caller's (engine-fp.c). */
+			how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
 		}
 		if (new_ip == 0)
 			return UNWIND_STOP_END;
