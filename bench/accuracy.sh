@@ -65,9 +65,12 @@ have openssl && add openssl "openssl speed -seconds 1000 sha256 aes-128-cbc"
 have sqlite3 && add sqlite3 "sqlite3 :memory: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 1000000000) SELECT count(*) FROM c WHERE x % 7 = 3'"
 
 report=$work/report
+# (An assignment that an expansion produces is a command name, not an
+# assignment: SEED goes through the environment.)
+[ -z "${SEED-}" ] || export ACC_SEED="$SEED"
 echo "accuracy.sh: $stops stops per program, engine ${ENGINE:-auto}" >&2
 ACC_STACKSPY=$build/stackspy ACC_STOPS=$stops ACC_ENGINE=${ENGINE:-auto} \
-ACC_REPORT=$report ACC_PROGRAMS=$progs ACC_EXAMPLES=1 ${SEED:+ACC_SEED=$SEED} \
+ACC_REPORT=$report ACC_PROGRAMS=$progs ACC_EXAMPLES=1 \
 	"$gdb" -nx -batch -iex 'set debuginfod enabled off' \
 	-x "$top/tests/accuracy.py" > "$work/gdb.log" 2>&1 || { tail -5 "$work/gdb.log" >&2; true; }
 cat "$report"
