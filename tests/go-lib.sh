@@ -15,23 +15,25 @@ go_build_target()
 		framework_failure_ "the Go target has no .debug_frame"
 }
 
-# go_start_target: start ./gowork, wait for its "ready" (its hashing and
-# leaf threads never sleep, so not for every thread to be asleep); sets
-# pid and tid_hash, tid_leaf, tid_read, tid_chan.
+# go_start_target [NAME PROG]: start PROG (./gowork) as NAME (target),
+# wait for its "ready" (its hashing and leaf threads never sleep, so not
+# for every thread to be asleep); sets pid and tid_hash, tid_leaf,
+# tid_read, tid_chan.
 go_start_target()
 {
-	start_bg target ./gowork
+	_name=${1:-target}
+	start_bg "$_name" "${2:-./gowork}"
 	pid=$bg_pid
 	_i=0
-	while ! grep -qx ready target.out 2>/dev/null; do
+	while ! grep -qx ready "$_name.out" 2>/dev/null; do
 		kill -0 "$pid" 2>/dev/null ||
-			{ cat target.err; framework_failure_ "gowork died"; }
+			{ cat "$_name.err"; framework_failure_ "gowork died"; }
 		_i=$((_i + 1))
 		[ $_i -lt 600 ] || framework_failure_ "gowork not ready after 30 s"
 		sleep 0.05
 	done
 	for _n in hash leaf read chan; do
-		_t=$(sed -n "s/^thread $_n \\([0-9]*\\)\$/\\1/p" target.out)
+		_t=$(sed -n "s/^thread $_n \\([0-9]*\\)\$/\\1/p" "$_name.out")
 		[ -n "$_t" ] || framework_failure_ "gowork did not announce thread $_n"
 		eval "tid_$_n=\$_t"
 	done

@@ -10,6 +10,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/symtab.c \
 	unwind/debug-file.c \
 	unwind/debug-frame.c \
+	unwind/gopclntab.c \
 	unwind/minidebuginfo.c \
 	unwind/plt.c \
 	unwind/demangle.c \

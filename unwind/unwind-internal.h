@@ -197,6 +197,12 @@ typedef long elf_debug_take_fn(void *arg, struct elf_cache *file,
 long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 			   void *arg);
 
+/* The functions of a Go binary (1.18 and later) from its .gopclntab, which
+ * stripping leaves: names point into img's data.  Returns the number
+ * added (0 when there is no such table), or -ENOMEM (gopclntab.c). */
+long gopclntab_symbols(const struct elf_image *img, struct raw_sym **raw,
+		       size_t *n, size_t *cap);
+
 /* Demangle C++/Rust names.  Returns a malloc'd string, or NULL if name is
  * not mangled (or demangling is compiled out).  with_params keeps the C++
  * parameter list. */
