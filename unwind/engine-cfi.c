@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,38 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
 	return find_proc_info(ctx->t->cfi->as, ip, &pi, 0, ctx) == 0;
 }
 
+/* A signal trampoline without CFI (Go's runtime.sigreturn__sigaction;
+ * glibc's __restore_rt has CFI, which libunwind follows): on x86-64 the
+ * return address of a handler is the rt_sigreturn sequence `mov $15, %rax;
+ * syscall`, and its sp, once the handler has returned (popped pretcode),
+ * is the ucontext of the kernel's rt_sigframe, the interrupted registers in
+ * uc_mcontext.gregs (40 bytes in).  If regs is at one, make regs the
+ * interrupted frame's and return true. */
+#define X86_64_UC_GREGS 40
+static bool
+sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs *regs)
+{
+	static const unsigned char seq[9] = {
+		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
+	};
+	/* gregs order (REG_R8 ... REG_RIP) to libunwind's x86-64 numbers,
+	 * which are our slots (arch->libunwind_slots). */
+	static const int8_t slot[17] = {
+		8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16
+	};
+	unsigned char code[sizeof(seq)];
+	uint64_t g[17];
+
+	if (a->e_machine != EM_X86_64 || !a->libunwind_slots ||
+	    memory_read(mr, regs->r[a->reg_ip], code, sizeof(code)) < 0 ||
+	    memcmp(code, seq, sizeof(seq)) != 0 ||
+	    memory_read(mr, regs->r[a->reg_sp] + X86_64_UC_GREGS, g, sizeof(g)) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(slot); i++)
+		regs->r[slot[i]] = g[i];
+	return true;
+}
+
 static void
 cursor_regs(unw_cursor_t *cur, struct arch_regs *regs)
 {
@@ -443,21 +476,30 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 			new_sp = v;
 			how = UNWIND_HOW_CFI;
 		} else {
-			if (!fp_fallback)
-				return UNWIND_STOP_NOINFO;
-			/* Registers as libunwind knows them at this frame, then
-			 * one frame-pointer step, then libunwind takes over again. */
+			/* Registers as libunwind knows them at this frame. */
 			cursor_regs(&cur, regs);
-			enum unwind_stop stop;
-			if (fp_step(t, mr, regs, &stop) < 0)
-				return stop;
+			if (!exact_ip && sigreturn_frame(mr, a, regs)) {
+				/* A handler returns here: the next frame is
+				 * the one the signal interrupted. */
+				sig = true;
+				frames[*n - 1].signal_frame = true;
+				how = UNWIND_HOW_CFI;
+			} else {
+				if (!fp_fallback)
+					return UNWIND_STOP_NOINFO;
+				/* One frame-pointer step, then libunwind
+				 * takes over again. */
+				enum unwind_stop stop;
+				if (fp_step(t, mr, regs, &stop) < 0)
+					return stop;
+				/* From a frame stopped anywhere, the record
+				 * may be its caller's (engine-fp.c). */
+				how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
+			}
 			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;
 			new_ip = regs->r[a->reg_ip];
 			new_sp = regs->r[a->reg_sp];
-			/* From a frame stopped anywhere, the record may be
-			 * its caller's (engine-fp.c). */
-			how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
 		}
 		if (new_ip == 0)
 			return UNWIND_STOP_END;
