@@ -29,3 +29,26 @@ tests/targets/busy: tests/targets/busy.c tests/targets/busy-nocfi.c $(TARGET_DEP
 		-c -o tests/targets/busy-nocfi.o $(srcdir)/tests/targets/busy-nocfi.c && \
 	$(TARGET_CC) -O2 -fomit-frame-pointer $(TARGET_PIE) -o $@ \
 		$(srcdir)/tests/targets/busy.c tests/targets/busy-nocfi.o
+
+# Go and .debug_frame-only programs against gdb (issue 12): tests/go-*.test
+# build tests/targets/gowork.go with the go command at test time (skipped
+# without it); busy-dwarf is busy without .eh_frame, its CFI only in
+# .debug_frame (tests/debugframe-gdb.test also splits it into a separate
+# debug file).
+debugframe_tests = \
+	tests/go-dump.test \
+	tests/go-gdb.test \
+	tests/debugframe-gdb.test
+TESTS += $(debugframe_tests)
+EXTRA_DIST += $(debugframe_tests) tests/targets/gowork.go tests/go-lib.sh
+
+check_DATA += tests/targets/busy-dwarf
+CLEANFILES += tests/targets/busy-dwarf tests/targets/busy-dwarf-nocfi.o
+
+DEBUGFRAME_CFLAGS = -O2 -fno-asynchronous-unwind-tables -fno-unwind-tables
+tests/targets/busy-dwarf: tests/targets/busy.c tests/targets/busy-nocfi.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) $(DEBUGFRAME_CFLAGS) -fno-omit-frame-pointer -fPIE \
+		-c -o tests/targets/busy-dwarf-nocfi.o $(srcdir)/tests/targets/busy-nocfi.c && \
+	$(TARGET_CC) $(DEBUGFRAME_CFLAGS) -fomit-frame-pointer $(TARGET_PIE) -o $@ \
+		$(srcdir)/tests/targets/busy.c tests/targets/busy-dwarf-nocfi.o

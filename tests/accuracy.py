@@ -19,7 +19,9 @@
 # frame of their own on the stack), detach, kill -CONT.  Then compare frame
 # by frame and classify each disagreement.  The last line is
 #   RESULT stacks=N exact=N frames=N gdb_named=N named=N name_diff=N
-# (tests/accuracy.test and bench/accuracy.sh read it).
+# (tests/accuracy.test and bench/accuracy.sh read it); before it, one line
+#   PROGRAM NAME stops=N stacks=N exact=N
+# per program.
 import json
 import os
 import random
@@ -108,6 +110,11 @@ def gdb_frames():
                     fr = fr.older()
                 except gdb.error:
                     break
+            # A return address of 0 ends the stack (Go's runtime.clone and
+            # runtime.goexit leave one): gdb shows it as a frame "0x0 in
+            # ??", stackspy ends before it.
+            while frames and frames[-1][0] == 0:
+                frames.pop()
             reason = last.unwind_stop_reason() if last is not None else 0
             res[th.ptid[1]] = (frames, gdb.frame_stop_reason_string(reason))
     return res
@@ -246,6 +253,7 @@ def run_program(name, cmd, st):
             log("SKIPPED %s: exited with %s" % (name, p.returncode))
             return
         done = 0
+        stacks0, exact0 = st.stacks, st.exact
         for _ in range(STOPS):
             time.sleep(rng.uniform(0.01, 0.15))
             if p.poll() is not None:
@@ -273,6 +281,12 @@ def run_program(name, cmd, st):
                     log("ERROR %s: stackspy did not leave the process stopped: %r" % (name, st_after))
                     st.resumed += 1
                     continue
+                # This program's symbols and CFI, not the last one's: gdb
+                # keeps the previous executable's (and shared library
+                # list) across attach, which breaks a static binary such
+                # as a Go program after a dynamic one.
+                if done == 0:
+                    gdb.execute("file /proc/%d/exe" % p.pid, to_string=True)
                 gdb.execute("attach %d" % p.pid, to_string=True)
                 try:
                     g = gdb_frames()
@@ -282,7 +296,8 @@ def run_program(name, cmd, st):
                 done += 1
             finally:
                 os.kill(p.pid, signal.SIGCONT)
-        log("PROGRAM %s stops=%d" % (name, done))
+        log("PROGRAM %s stops=%d stacks=%d exact=%d" % (
+            name, done, st.stacks - stacks0, st.exact - exact0))
     finally:
         p.kill()
         p.wait()

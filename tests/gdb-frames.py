@@ -3,7 +3,8 @@
 #   GDBTHREAD TID PC PC ...
 # innermost first, one pc per physical frame: inline frames (gdb shows them
 # with their caller's pc) and tail-call frames (synthesized from DWARF call
-# site information, with no return address on the stack) are skipped.
+# site information, with no return address on the stack) are skipped, and
+# so is a last frame at pc 0.
 import gdb
 
 gdb.execute("set pagination off")
@@ -24,4 +25,8 @@ for inferior in gdb.inferiors():
                 frame = frame.older()
             except gdb.error:
                 break
+        # A return address of 0 ends the stack (Go's runtime.clone and
+        # runtime.goexit leave one): gdb shows "0x0 in ??", stackspy stops.
+        while pcs and pcs[-1] == "0x0":
+            pcs.pop()
         print("GDBTHREAD %d %s" % (thread.ptid[1], " ".join(pcs)))

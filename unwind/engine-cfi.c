@@ -7,9 +7,17 @@
  * and the mmap'd files (memory.c) and find_proc_info from each module's
  * .eh_frame_hdr binary-search table, so an unwind costs microseconds and
  * never touches the (running again) target.
+ *
+ * Where no .eh_frame covers a PC (Go binaries have none; C built with
+ * -fno-asynchronous-unwind-tables has only the startup files'), the
+ * module's .debug_frame is read, rewritten as .eh_frame (debug-frame.c)
+ * and served by access_mem at a made-up address, DEBUG_FRAME_BASE and up,
+ * that no process can map: libunwind then parses it as it parses any
+ * remote .eh_frame.
  */
 #include "config.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +43,13 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define DW_EH_PE_pcrel   0x10
 #define DW_EH_PE_datarel 0x30
 
-/* One module's binary-search table, located once. */
+/* Where the rewritten .debug_frame of table slot i is served: above any
+ * user address of x86-64 and aarch64 (47 to 56 bits), one 64 GiB window
+ * per slot. */
+#define DEBUG_FRAME_BASE  0x4000000000000000ull
+#define DEBUG_FRAME_SHIFT 36
+
+/* One module's binary-search tables, located once. */
 struct cfi_table {
 	const struct elf_image *image;
 	bool usable;
@@ -43,6 +57,11 @@ struct cfi_table {
 	uint64_t table_vaddr;     /* ELF vaddr of the sorted table */
 	uint64_t fde_count;
 	uint64_t lo, hi;          /* ELF vaddr range of the PT_LOADs */
+	/* .debug_frame, built on the first PC .eh_frame does not cover: */
+	bool df_tried;
+	struct debug_frame df;    /* df.buf NULL: none */
+	uint64_t df_bias;         /* the bias it was built for */
+	uint64_t df_base;         /* the address it is served at */
 };
 
 struct cfi_state {
@@ -114,8 +133,6 @@ table_locate(struct cfi_table *tb, struct memory_reader *mr, const struct mappin
 {
 	const struct elf_image *img = m->image;
 	tb->usable = false;
-	if (!img->eh_frame_hdr_vaddr || img->nsegs == 0)
-		return;
 	tb->lo = UINT64_MAX;
 	tb->hi = 0;
 	for (size_t i = 0; i < img->nsegs; i++) {
@@ -124,6 +141,8 @@ table_locate(struct cfi_table *tb, struct memory_reader *mr, const struct mappin
 		if (img->segs[i].vaddr + img->segs[i].memsz > tb->hi)
 			tb->hi = img->segs[i].vaddr + img->segs[i].memsz;
 	}
+	if (!img->eh_frame_hdr_vaddr || img->nsegs == 0)
+		return;
 	uint64_t hdr = img->eh_frame_hdr_vaddr + m->bias;
 	unsigned char h[4];
 	if (memory_read(mr, hdr, h, 4) < 0 || h[0] != 1)
@@ -171,29 +190,89 @@ table_for(struct cfi_state *c, struct memory_reader *mr, const struct mapping *m
 	return tb;
 }
 
+/* The rewritten .debug_frame of tb (slot `slot`) for a module loaded with
+ * bias, built on first use; NULL if it has none. */
+static const struct debug_frame *
+debug_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
+{
+	if (tb->df_tried && tb->df_bias == bias)
+		return tb->df.buf ? &tb->df : NULL;
+	/* Built for another bias (the module was mapped again elsewhere):
+	 * the FDE starts in it are absolute. */
+	debug_frame_free(&tb->df);
+	tb->df_tried = true;
+	tb->df_bias = bias;
+	if (tb->lo >= tb->hi || tb->hi - tb->lo > INT32_MAX - 8)
+		return NULL;
+	/* The table holds 32-bit offsets from the base: its low 32 bits
+	 * are those of the module's start, so every PC of the module is
+	 * [0, 2 GiB) above it modulo 2^32, which is how libunwind compares. */
+	uint64_t start = (tb->lo + bias) & ~(uint64_t)7;
+	tb->df_base = DEBUG_FRAME_BASE + ((uint64_t)slot << DEBUG_FRAME_SHIFT) +
+		      (start & 0xffffffffu);
+	if (debug_frame_build(tb->image, bias, tb->df_base, &tb->df) < 0)
+		return NULL;
+	return &tb->df;
+}
+
+/* Serve a read at the made-up addresses of the rewritten .debug_frames.
+ * Returns 0, or -1 when addr is not in one. */
+static int
+debug_frame_read(struct cfi_state *c, uint64_t addr, unw_word_t *valp)
+{
+	uint64_t slot = (addr - DEBUG_FRAME_BASE) >> DEBUG_FRAME_SHIFT;
+	if (slot >= c->ntables)
+		return -1;
+	const struct cfi_table *tb = &c->tables[slot];
+	if (!tb->df.buf || addr < tb->df_base ||
+	    !span_inside(tb->df.len, addr - tb->df_base, sizeof(*valp)))
+		return -1;
+	memcpy(valp, tb->df.buf + (addr - tb->df_base), sizeof(*valp));
+	return 0;
+}
+
 static int
 find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	       int need_unwind_info, void *arg)
 {
 	struct cfi_ctx *ctx = arg;
+	struct cfi_state *c = ctx->t->cfi;
 	/* Reading the table may re-read the memory map (a read that misses
 	 * it); m stays valid all the same until unwind_walk returns
 	 * (unwind-internal.h, "Who owns what"). */
 	const struct mapping *m = unwind_target_mapping(ctx->t, ip);
 	if (!m || !m->image || !m->bias_known)
 		return -UNW_ENOINFO;
-	struct cfi_table *tb = table_for(ctx->t->cfi, ctx->mr, m);
-	if (!tb || !tb->usable)
+	struct cfi_table *tb = table_for(c, ctx->mr, m);
+	if (!tb)
 		return -UNW_ENOINFO;
+	size_t slot = (size_t)(tb - c->tables);
 	unw_dyn_info_t di;
+	int r = -UNW_ENOINFO;
+	if (tb->usable) {
+		memset(&di, 0, sizeof(di));
+		di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+		di.start_ip = tb->lo + m->bias;
+		di.end_ip = tb->hi + m->bias;
+		di.u.rti.segbase = tb->hdr_vaddr + m->bias;
+		di.u.rti.table_data = tb->table_vaddr + m->bias;
+		/* In words: each entry is two 32-bit values. */
+		di.u.rti.table_len = tb->fde_count * 8 / sizeof(unw_word_t);
+		r = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi,
+						       need_unwind_info, arg);
+		if (r != -UNW_ENOINFO)
+			return r;
+	}
+	const struct debug_frame *df = debug_frame_for(tb, slot, m->bias);
+	if (!df)
+		return r;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = tb->lo + m->bias;
 	di.end_ip = tb->hi + m->bias;
-	di.u.rti.segbase = tb->hdr_vaddr + m->bias;
-	di.u.rti.table_data = tb->table_vaddr + m->bias;
-	/* In words: each entry is two 32-bit values. */
-	di.u.rti.table_len = tb->fde_count * 8 / sizeof(unw_word_t);
+	di.u.rti.segbase = tb->df_base;
+	di.u.rti.table_data = tb->df_base + df->table_off;
+	di.u.rti.table_len = df->count * 8 / sizeof(unw_word_t);
 	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
 }
 
@@ -215,6 +294,8 @@ access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, vo
 	struct cfi_ctx *ctx = arg;
 	if (write)
 		return -UNW_EINVAL;
+	if (addr >= DEBUG_FRAME_BASE)
+		return debug_frame_read(ctx->t->cfi, addr, valp) < 0 ? -UNW_EINVAL : 0;
 	return memory_read(ctx->mr, addr, valp, sizeof(*valp)) < 0 ? -UNW_EINVAL : 0;
 }
 
@@ -293,6 +374,8 @@ cfi_state_free(struct cfi_state *c)
 	if (!c)
 		return;
 	unw_destroy_addr_space(c->as);
+	for (size_t i = 0; i < c->ntables; i++)
+		debug_frame_free(&c->tables[i].df);
 	free(c->tables);
 	free(c);
 }
@@ -305,6 +388,38 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
 	unw_proc_info_t pi;
 	memset(&pi, 0, sizeof(pi));
 	return find_proc_info(ctx->t->cfi->as, ip, &pi, 0, ctx) == 0;
+}
+
+/* A signal trampoline without CFI (Go's runtime.sigreturn__sigaction;
+ * glibc's __restore_rt has CFI, which libunwind follows): on x86-64 the
+ * return address of a handler is the rt_sigreturn sequence `mov $15, %rax;
+ * syscall`, and its sp, once the handler has returned (popped pretcode),
+ * is the ucontext of the kernel's rt_sigframe, the interrupted registers in
+ * uc_mcontext.gregs (40 bytes in).  If regs is at one, make regs the
+ * interrupted frame's and return true. */
+#define X86_64_UC_GREGS 40
+static bool
+sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs *regs)
+{
+	static const unsigned char seq[9] = {
+		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
+	};
+	/* gregs order (REG_R8 ... REG_RIP) to libunwind's x86-64 numbers,
+	 * which are our slots (arch->libunwind_slots). */
+	static const int8_t slot[17] = {
+		8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16
+	};
+	unsigned char code[sizeof(seq)];
+	uint64_t g[17];
+
+	if (a->e_machine != EM_X86_64 || !a->libunwind_slots ||
+	    memory_read(mr, regs->r[a->reg_ip], code, sizeof(code)) < 0 ||
+	    memcmp(code, seq, sizeof(seq)) != 0 ||
+	    memory_read(mr, regs->r[a->reg_sp] + X86_64_UC_GREGS, g, sizeof(g)) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(slot); i++)
+		regs->r[slot[i]] = g[i];
+	return true;
 }
 
 static void
@@ -361,19 +476,30 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 			new_sp = v;
 			how = UNWIND_HOW_CFI;
 		} else {
-			if (!fp_fallback)
-				return UNWIND_STOP_NOINFO;
-			/* Registers as libunwind knows them at this frame, then
-			 * one frame-pointer step, then libunwind takes over again. */
+			/* Registers as libunwind knows them at this frame. */
 			cursor_regs(&cur, regs);
-			enum unwind_stop stop;
-			if (fp_step(t, mr, regs, &stop) < 0)
-				return stop;
+			if (!exact_ip && sigreturn_frame(mr, a, regs)) {
+				/* A handler returns here: the next frame is
+				 * the one the signal interrupted. */
+				sig = true;
+				frames[*n - 1].signal_frame = true;
+				how = UNWIND_HOW_CFI;
+			} else {
+				if (!fp_fallback)
+					return UNWIND_STOP_NOINFO;
+				/* One frame-pointer step, then libunwind
+				 * takes over again. */
+				enum unwind_stop stop;
+				if (fp_step(t, mr, regs, &stop) < 0)
+					return stop;
+				/* From a frame stopped anywhere, the record
+				 * may be its caller's (engine-fp.c). */
+				how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
+			}
 			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;
 			new_ip = regs->r[a->reg_ip];
 			new_sp = regs->r[a->reg_sp];
-			how = UNWIND_HOW_FP;
 		}
 		if (new_ip == 0)
 			return UNWIND_STOP_END;

@@ -10,7 +10,8 @@
  *
  * A leaf function that keeps no record (or has not built it yet) is seen
  * from its caller's record: its caller is then missing, on aarch64 too,
- * where the return address is still in x30.
+ * where the return address is still in x30.  Nothing here can tell, so the
+ * frame found from the innermost one says so: "fp?" (UNWIND_HOW_FP_UNSURE).
  */
 #include "config.h"
 
@@ -74,7 +75,9 @@ fp_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *reg
 		if (fp_step(t, mr, regs, &stop) < 0)
 			return stop;
 		frames[*n].ip = regs->r[a->reg_ip];
-		frames[*n].how = UNWIND_HOW_FP;
+		/* Only frames[0] stopped anywhere; the others are at a call,
+		 * past the prologue that built their record. */
+		frames[*n].how = *n == 1 ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
 		frames[*n].signal_frame = false;
 		(*n)++;
 	}

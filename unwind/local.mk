@@ -9,6 +9,8 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/elf-image.c \
 	unwind/symtab.c \
 	unwind/debug-file.c \
+	unwind/debug-frame.c \
+	unwind/gopclntab.c \
 	unwind/minidebuginfo.c \
 	unwind/plt.c \
 	unwind/demangle.c \
@@ -19,7 +21,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-cfi.c
-unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS)
+unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)
 if HAVE_LIBDW
 unwind_libunwind_engines_a_SOURCES += unwind/source.c
 endif
@@ -27,4 +29,4 @@ EXTRA_DIST += unwind/source.c
 
 # What every program linking unwind/ needs.
 UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a \
-	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS)
+	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS)

@@ -3,7 +3,8 @@
  * The table is built on the first lookup in an image (most mapped libraries
  * are never hit by a sample) and then binary searched.  Its sources, in
  * order: the image's .symtab, a separate debug file (debug-file.c), the
- * MiniDebugInfo (minidebuginfo.c), .dynsym; then the PLT stubs (plt.c).  Names point into the
+ * MiniDebugInfo (minidebuginfo.c), .dynsym with Go's .gopclntab
+ * (gopclntab.c); then the PLT stubs (plt.c).  Names point into the
  * string table of the mmap'd file (or of the separate debug file, which the
  * table keeps mapped), so a table costs one small entry per function.
  * Demangled forms are computed when first asked for and kept in the entry,
@@ -295,8 +296,15 @@ static struct symtab *symtab_build(struct elf_image *img)
 	}
 	if (added == 0)
 		added = from_minidebuginfo(st, img, &raw, &n, &cap);
-	if (added == 0)
+	if (added == 0) {
 		added = collect(img->data, img->size, SHT_DYNSYM, &raw, &n, &cap);
+		/* A stripped Go binary still has the runtime's own table. */
+		if (added >= 0) {
+			long go = gopclntab_symbols(img, &raw, &n, &cap);
+
+			added = go < 0 ? go : added + go;
+		}
+	}
 	/* The PLT lives in the running file, not in a debug file. */
 	if (added >= 0) {
 		long plt = plt_symbols(img, &raw, &n, &cap, &st->plt_names);

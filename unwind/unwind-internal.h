@@ -197,6 +197,12 @@ typedef long elf_debug_take_fn(void *arg, struct elf_cache *file,
 long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 			   void *arg);
 
+/* The functions of a Go binary (1.18 and later) from its .gopclntab, which
+ * stripping leaves: names point into img's data.  Returns the number
+ * added (0 when there is no such table), or -ENOMEM (gopclntab.c). */
+long gopclntab_symbols(const struct elf_image *img, struct raw_sym **raw,
+		       size_t *n, size_t *cap);
+
 /* Demangle C++/Rust names.  Returns a malloc'd string, or NULL if name is
  * not mangled (or demangling is compiled out).  with_params keeps the C++
  * parameter list. */
@@ -425,6 +431,25 @@ struct mips_env {
  * then exact, not a return address). */
 int mips_step(const struct mips_env *env, struct arch_regs *regs,
 	      bool *signal, enum unwind_stop *stop);
+
+/* debug-frame.c: the .debug_frame of a module (of its file, else of its
+ * separate debug file; compressed or not) rewritten as .eh_frame CIEs and
+ * FDEs, followed by a sorted table in .eh_frame_hdr's format, for
+ * libunwind's remote API (UNW_INFO_FORMAT_REMOTE_TABLE). */
+struct debug_frame {
+	unsigned char *buf;       /* the rewrite, served at `base` */
+	size_t len;
+	uint64_t table_off;       /* the (int32 start, int32 FDE) pairs */
+	size_t count;             /* pairs */
+};
+
+/* Build it for a module loaded with bias and served at base (a multiple of
+ * 8, within 2 GiB below the module's code: the table's entries are 32-bit
+ * offsets from it).  Returns 0, -ENOENT when there is no .debug_frame with
+ * an FDE for the module, -ENOMEM or -EFBIG. */
+int debug_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
+		      struct debug_frame *out);
+void debug_frame_free(struct debug_frame *df);
 
 /* engine-cfi.c: the libunwind address space and per-module table cache. */
 struct cfi_state *cfi_state_new(struct unwind_target *t);

@@ -40,6 +40,7 @@ unwind_how_name(enum unwind_how h)
 	case UNWIND_HOW_CFI: return "cfi";
 	case UNWIND_HOW_FP: return "fp";
 	case UNWIND_HOW_MIPS: return "mips";
+	case UNWIND_HOW_FP_UNSURE: return "fp?";
 	}
 	return "?";
 }

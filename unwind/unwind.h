@@ -40,6 +40,11 @@ enum unwind_how {
 	UNWIND_HOW_CFI,
 	UNWIND_HOW_FP,
 	UNWIND_HOW_MIPS,
+	/* "fp?": by the frame-pointer chain from a frame stopped at an exact
+	 * ip (frame 0, or the frame a signal interrupted) that may have no
+	 * frame record of its own (a leaf, assembly, a prologue or epilogue):
+	 * then this is its caller's caller, and its caller is missing. */
+	UNWIND_HOW_FP_UNSURE,
 };
 
 /* Why a walk ended. */

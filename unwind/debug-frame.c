@@ -1,0 +1,493 @@
+/* unwind/debug-frame.c - the CFI of .debug_frame, rewritten in .eh_frame's
+ * form for libunwind's remote API (engine-cfi.c serves it).
+ *
+ * Go binaries, and C built with -fno-asynchronous-unwind-tables -g, keep
+ * their CFI in .debug_frame only (Go's compressed, SHF_COMPRESSED), in the
+ * binary or in its separate debug file.  libunwind 1.6 reads .debug_frame
+ * only through dwarf_find_debug_frame, which Debian does not export, and
+ * its UNW_INFO_FORMAT_TABLE path takes a private structure whose layout
+ * changed after 1.8; what is more, it reads the CFI from our own memory but
+ * evaluates DW_CFA_*expression bytes through the remote accessors.  So the
+ * section is rewritten instead: each CIE gets the .eh_frame id 0 and no
+ * augmentation (FDE addresses are then absolute words), each FDE a CIE
+ * pointer relative to itself and its start relocated by the load bias;
+ * the CFA instructions are the same in both sections and are copied as
+ * they are.  A sorted (start, FDE) table follows, in the format of
+ * .eh_frame_hdr's (UNW_INFO_FORMAT_REMOTE_TABLE).  engine-cfi.c places the
+ * whole at an address no process can map and serves reads there from
+ * this buffer, so libunwind parses it with the accessors it uses for
+ * .eh_frame, expressions included.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "unwind/unwind-internal.h"
+
+/* A decompressed .debug_frame larger than this is not believed. */
+#define DEBUG_FRAME_MAX (256u << 20)
+
+struct df_section {
+	const unsigned char *p;
+	size_t len;
+	unsigned char *owned;     /* decompressed copy, or NULL */
+};
+
+/* What the rewrite needs to know about the module. */
+struct df_job {
+	uint64_t bias, base;      /* load bias; address the buffer is served at */
+	uint64_t lo, hi;          /* ELF vaddr range of its PT_LOADs */
+	struct debug_frame *out;
+	int err;                  /* of the last attempt */
+};
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Inflate an SHF_COMPRESSED section (ELFCOMPRESS_ZLIB).  0 or -errno. */
+static int inflate_section(const unsigned char *p, size_t len, int elf_class,
+			   struct df_section *out)
+{
+	uint32_t type;
+	uint64_t size;
+	size_t hdr;
+	uLongf dlen;
+
+	if (elf_class == ELFCLASS64) {
+		Elf64_Chdr ch;
+
+		if (len < sizeof(ch))
+			return -EINVAL;
+		memcpy(&ch, p, sizeof(ch));
+		type = ch.ch_type;
+		size = ch.ch_size;
+		hdr = sizeof(ch);
+	} else {
+		Elf32_Chdr ch;
+
+		if (len < sizeof(ch))
+			return -EINVAL;
+		memcpy(&ch, p, sizeof(ch));
+		type = ch.ch_type;
+		size = ch.ch_size;
+		hdr = sizeof(ch);
+	}
+	if (type != ELFCOMPRESS_ZLIB || size == 0 || size > DEBUG_FRAME_MAX)
+		return -EINVAL;
+	out->owned = malloc(size);
+	if (!out->owned)
+		return -ENOMEM;
+	dlen = size;
+	if (uncompress(out->owned, &dlen, p + hdr, len - hdr) != Z_OK ||
+	    dlen != size) {
+		free(out->owned);
+		out->owned = NULL;
+		return -EINVAL;
+	}
+	out->p = out->owned;
+	out->len = size;
+	return 0;
+}
+
+/* img's .debug_frame, decompressed if need be.  0, -ENOENT or -errno. */
+static int section_get(const struct elf_image *img, struct df_section *out)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int ret = -ENOENT;
+
+	memset(out, 0, sizeof(*out));
+	if (img->size < EI_NIDENT || memcmp(img->data, ELFMAG, SELFMAG) != 0)
+		return -ENOENT;
+	elf_version(EV_CURRENT);
+	/* Only read: gelf_getshdr copies the headers out (elf-image.c). */
+	e = elf_memory((char *)(uintptr_t)img->data, img->size);
+	if (!e)
+		return -ENOENT;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".debug_frame") != 0)
+			continue;
+		if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0 ||
+		    !span_inside(img->size, sh.sh_offset, sh.sh_size))
+			break;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			ret = inflate_section(img->data + sh.sh_offset, sh.sh_size,
+					      gelf_getclass(e), out);
+		} else {
+			out->p = img->data + sh.sh_offset;
+			out->len = sh.sh_size;
+			ret = 0;
+		}
+		break;
+	}
+out:
+	elf_end(e);
+	return ret;
+}
+
+/* Growing output buffer. */
+struct df_buf {
+	unsigned char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+static unsigned char *buf_grow(struct df_buf *b, size_t n)
+{
+	if (b->failed)
+		return NULL;
+	if (n > b->cap - b->len) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (n > cap - b->len) {
+			if (cap > DEBUG_FRAME_MAX) {
+				b->failed = true;
+				return NULL;
+			}
+			cap *= 2;
+		}
+		unsigned char *np = realloc(b->p, cap);
+
+		if (!np) {
+			b->failed = true;
+			return NULL;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	b->len += n;
+	return b->p + b->len - n;
+}
+
+static void buf_put(struct df_buf *b, const void *src, size_t n)
+{
+	unsigned char *d = buf_grow(b, n);
+
+	if (d)
+		memcpy(d, src, n);
+}
+
+static void buf_put32(struct df_buf *b, uint32_t v)
+{
+	buf_put(b, &v, 4);
+}
+
+static void buf_put64(struct df_buf *b, uint64_t v)
+{
+	buf_put(b, &v, 8);
+}
+
+/* Length of the LEB128 number at p (at most end - p bytes), 0 if it runs
+ * past end. */
+static size_t leb_len(const unsigned char *p, const unsigned char *end)
+{
+	size_t n = 0;
+
+	while (p + n < end) {
+		if (!(p[n++] & 0x80))
+			return n;
+	}
+	return 0;
+}
+
+struct cie_map {
+	uint64_t in_off;          /* offset in .debug_frame */
+	uint64_t out_off;         /* offset of the rewritten CIE */
+};
+
+struct fde_ent {
+	uint64_t start;           /* ELF vaddr */
+	uint64_t out_off;
+};
+
+/* Rewrite the CIE whose body (after the id) is [p, end).  true if it could
+ * be: versions 1, 3 and 4 with 8-byte addresses and no augmentation, which
+ * is what GCC, gas and Go write. */
+static bool rewrite_cie(struct df_buf *b, const unsigned char *p,
+			const unsigned char *end)
+{
+	unsigned version;
+	size_t at = 0, n, start;
+	uint64_t len_at;
+
+	if (end - p < 2)
+		return false;
+	version = p[at++];
+	if (version != 1 && version != 3 && version != 4)
+		return false;
+	if (p[at++] != '\0')
+		return false;   /* augmentation string: none expected here */
+	if (version == 4) {
+		if (end - p < (ptrdiff_t)at + 2 || p[at] != 8 || p[at + 1] != 0)
+			return false;
+		at += 2;
+	}
+	start = at;
+	/* code alignment, data alignment */
+	for (int i = 0; i < 2; i++) {
+		n = leb_len(p + at, end);
+		if (!n)
+			return false;
+		at += n;
+	}
+	/* return address column: a byte in version 1, else LEB128 */
+	if (version == 1) {
+		if (p + at >= end)
+			return false;
+		at++;
+	} else {
+		n = leb_len(p + at, end);
+		if (!n)
+			return false;
+		at += n;
+	}
+	len_at = b->len;
+	buf_put32(b, 0);                        /* length, below */
+	buf_put32(b, 0);                        /* .eh_frame's CIE id */
+	buf_put(b, (const unsigned char[]){ version == 1 ? 1 : 3, 0 }, 2);
+	buf_put(b, p + start, (size_t)(end - p) - start);
+	if (b->failed)
+		return false;
+	uint32_t len = (uint32_t)(b->len - len_at - 4);
+
+	memcpy(b->p + len_at, &len, 4);
+	return true;
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_ent *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->out_off < y->out_off ? -1 : x->out_off > y->out_off;
+}
+
+static const struct cie_map *cie_find(const struct cie_map *v, size_t n, uint64_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].in_off == off)
+			return &v[mid];
+		if (v[mid].in_off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Rewrite sec into job->out.  0, -ENOENT (no usable FDE), -ENOMEM or
+ * -EFBIG. */
+static int rewrite(const struct df_section *sec, struct df_job *job)
+{
+	struct df_buf b = { 0 };
+	struct cie_map *cies = NULL;
+	struct fde_ent *fdes = NULL;
+	size_t ncies = 0, ciecap = 0, nfdes = 0, fdecap = 0;
+	int ret = -ENOENT;
+
+	/* Pass 1: the CIEs first, so that every FDE follows its CIE as
+	 * .eh_frame's backward CIE pointers want. */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t off = 0;
+
+		while (sec->len - off >= 8) {
+			const unsigned char *e = sec->p + off;
+			uint32_t len = get32(e);
+			uint32_t id;
+
+			if (len == 0xffffffff)
+				break;  /* 64-bit DWARF: not written for x86-64 */
+			if (len < 4 || len > sec->len - off - 4) {
+				if (len == 0) {
+					off += 4;   /* padding */
+					continue;
+				}
+				break;
+			}
+			id = get32(e + 4);
+			const unsigned char *body = e + 8, *end = e + 4 + len;
+
+			if (pass == 0 && id == 0xffffffff) {
+				uint64_t at = b.len;
+
+				if (rewrite_cie(&b, body, end)) {
+					if (ncies == ciecap) {
+						size_t cap = ciecap ? 2 * ciecap : 16;
+						struct cie_map *nv = realloc(cies, cap * sizeof(*nv));
+
+						if (!nv)
+							goto nomem;
+						cies = nv;
+						ciecap = cap;
+					}
+					cies[ncies].in_off = off;
+					cies[ncies].out_off = at;
+					ncies++;
+				} else if (!b.failed) {
+					b.len = at;
+				}
+			} else if (pass == 1 && id != 0xffffffff && end - body >= 16) {
+				const struct cie_map *c = cie_find(cies, ncies, id);
+				uint64_t start = get64(body), range = get64(body + 8);
+				uint64_t at = b.len;
+
+				/* FDEs of discarded sections (start 0) and of
+				 * code outside the module are left out. */
+				if (c && range != 0 && start >= job->lo &&
+				    start < job->hi && range <= job->hi - start) {
+					if (nfdes == fdecap) {
+						size_t cap = fdecap ? 2 * fdecap : 256;
+						struct fde_ent *nv = realloc(fdes, cap * sizeof(*nv));
+
+						if (!nv)
+							goto nomem;
+						fdes = nv;
+						fdecap = cap;
+					}
+					buf_put32(&b, (uint32_t)(len));
+					/* relative to the pointer field itself */
+					buf_put32(&b, (uint32_t)(at + 4 - c->out_off));
+					buf_put64(&b, start + job->bias);
+					buf_put64(&b, range);
+					buf_put(&b, body + 16, (size_t)(end - body) - 16);
+					fdes[nfdes].start = start;
+					fdes[nfdes].out_off = at;
+					nfdes++;
+				}
+			}
+			if (b.failed)
+				goto nomem;
+			off += 4 + (size_t)len;
+		}
+	}
+	if (nfdes == 0)
+		goto out;
+	qsort(fdes, nfdes, sizeof(*fdes), cmp_fde);
+	buf_put32(&b, 0);                       /* end of the entries */
+	while (b.len % 8)
+		buf_put(&b, "", 1);
+	uint64_t table = b.len;
+
+	/* (start, FDE) pairs, both relative to base (what libunwind calls
+	 * segbase) in 32 bits: engine-cfi.c picks base so that the module's
+	 * code is within 2 GiB above it. */
+	for (size_t i = 0; i < nfdes; i++) {
+		buf_put32(&b, (uint32_t)(fdes[i].start + job->bias - job->base));
+		buf_put32(&b, (uint32_t)fdes[i].out_off);
+	}
+	buf_put64(&b, 0);       /* slack: libunwind reads whole words */
+	if (b.failed)
+		goto nomem;
+	if (b.len > INT32_MAX) {
+		ret = -EFBIG;
+		goto out;
+	}
+	job->out->buf = b.p;
+	job->out->len = b.len;
+	job->out->table_off = table;
+	job->out->count = nfdes;
+	b.p = NULL;
+	ret = 0;
+	goto out;
+nomem:
+	ret = b.failed && b.cap > DEBUG_FRAME_MAX ? -EFBIG : -ENOMEM;
+out:
+	free(b.p);
+	free(cies);
+	free(fdes);
+	return ret;
+}
+
+/* Rewrite the .debug_frame of img, if it has one.  0 or -errno. */
+static int from_image(const struct elf_image *img, struct df_job *job)
+{
+	struct df_section sec;
+	int ret = section_get(img, &sec);
+
+	if (ret < 0)
+		return ret;
+	ret = rewrite(&sec, job);
+	free(sec.owned);
+	return ret;
+}
+
+static long take_debug_file(void *arg, struct elf_cache *file,
+			    struct elf_image *dbg)
+{
+	struct df_job *job = arg;
+
+	job->err = from_image(dbg, job);
+	if (job->err == -ENOMEM)
+		return -ENOMEM;
+	if (job->err < 0)
+		return 0;
+	/* Nothing of the file is kept: the rewrite is a copy. */
+	elf_cache_free(file);
+	return 1;
+}
+
+int
+debug_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
+		  struct debug_frame *out)
+{
+	struct df_job job = { .bias = bias, .base = base, .out = out,
+			      .lo = UINT64_MAX, .hi = 0 };
+	long r;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < img->nsegs; i++) {
+		if (img->segs[i].vaddr < job.lo)
+			job.lo = img->segs[i].vaddr;
+		if (img->segs[i].vaddr + img->segs[i].memsz > job.hi)
+			job.hi = img->segs[i].vaddr + img->segs[i].memsz;
+	}
+	if (job.lo >= job.hi)
+		return -ENOENT;
+	ret = from_image(img, &job);
+	if (ret != -ENOENT && ret != -EINVAL)
+		return ret;
+	r = elf_debug_file_search(img, take_debug_file, &job);
+	if (r < 0)
+		return (int)r;
+	return r > 0 ? 0 : -ENOENT;
+}
+
+void
+debug_frame_free(struct debug_frame *df)
+{
+	free(df->buf);
+	memset(df, 0, sizeof(*df));
+}
