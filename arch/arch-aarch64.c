@@ -6,10 +6,22 @@
  * number but libunwind does (UNW_AARCH64_PC).  x29 is the frame pointer,
  * x30 the link register; a frame record is {x29, x30} at x29.
  *
- * TODO: with pointer authentication (-mbranch-protection=pac-ret) the
- * return addresses saved on the stack carry a signature in their top
- * bits; the fp engine would have to strip them (mask with the
- * NT_ARM_PAC_MASK regset) before naming them.  Not done yet.
+ * Pointer authentication (-mbranch-protection=pac-ret, or standard;
+ * enabled by the CPU, e.g. qemu's -cpu max, and the kernel): a function
+ * signs x30 with paciasp before it saves it, so return addresses on the
+ * stack carry a signature in their top bits (from bit 48 up to bit 54, and
+ * bits 56-63 too, since Linux leaves instruction addresses without top-byte
+ * ignore).  Linux gives user space 48-bit addresses (a 52-bit address
+ * space only to mmap hints above 2^48, never to code), so keeping the low
+ * 48 bits strips the signature without asking the kernel for the exact
+ * mask (the NT_ARM_PAC_MASK regset, not read: a core file lacks it).
+ *
+ * Signal frames: see struct arch_sigtramp.  sizeof(struct rt_sigframe)
+ * is 4688 (siginfo 128, ucontext: 176 up to uc_mcontext, sigcontext 288
+ * up to __reserved[4096]); the frame record sits right above it (both
+ * 16-byte aligned) while the records in __reserved fit in it, which holds
+ * unless the thread used SVE or SME registers: the fp engine checks that
+ * the x29 and x30 in the sigcontext are the record's before it trusts it.
  */
 #include "config.h"
 
@@ -29,6 +41,15 @@ static const int8_t aarch64_pr_index[33] = {
 	PR_SP, PR_PC,
 };
 
+static const struct arch_sigtramp aarch64_sigtramp = {
+	/* mov x8, #139 (__NR_rt_sigreturn); svc #0 */
+	.code = { 0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4 },
+	.code_len = 8,
+	/* The record at rt_sigframe + 4688, regs[0] at + 128 + 176 + 8. */
+	.record_to_regs = 4688 - (128 + 176 + 8),
+	.nregs = 31,
+};
+
 const struct arch arch_aarch64 = {
 	.name = "aarch64",
 	.e_machine = EM_AARCH64,
@@ -38,6 +59,8 @@ const struct arch arch_aarch64 = {
 	.reg_ip = 32, .reg_sp = 31, .reg_fp = 29, .reg_ra = 30,
 	.reg_zero = -1,
 	.fp_chain = true,
+	.ra_pac_mask = ~((UINT64_C(1) << 48) - 1),
+	.sigtramp = &aarch64_sigtramp,
 	.libunwind_slots = true,
 	.pr_reg_size = PR_NWORDS * 8,
 	.pr_reg_min = PR_NWORDS * 8,
@@ -57,7 +80,8 @@ const struct arch arch_aarch64 = {
 			"NT_ARM_SYSTEM_CALL regset (x8 holds what the program "
 			"asked for); x0 is the first argument at entry and the "
 			"return value, -errno on failure, at exit",
-	/* __kernel_rt_sigreturn in the vdso has CFI for the sigframe. */
+	/* __kernel_rt_sigreturn's CFI in the vdso restores only x29 and x30,
+	 * from the frame record: .sigtramp is read instead. */
 	.sigframe = NULL,
 	.plt_header = 32, .plt_entry = 16,
 };

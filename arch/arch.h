@@ -40,6 +40,23 @@ struct arch_sigframe {
 	uint64_t sc_regs;         /* offset of sc_regs[0] (8-byte slots) */
 };
 
+/* A signal trampoline that the frame-pointer chain reaches (aarch64).
+ * The handler returns to the vdso's __kernel_rt_sigreturn, whose first
+ * instructions are code[]; x29 in that frame points at a frame record
+ * {interrupted x29, interrupted x30} that the kernel put just above the
+ * struct rt_sigframe, and the rt_sigframe's sigcontext holds every
+ * interrupted register: regs[0..nregs) as slots 0.., then sp, then pc
+ * (arch/arm64/kernel/signal.c, get_sigframe and setup_sigframe).  The
+ * record alone would give x30 as the return address and lose the
+ * interrupted pc: the pc of a function interrupted before it saved x30
+ * (a leaf, a system call) and so that function's frame. */
+struct arch_sigtramp {
+	unsigned char code[8];    /* the trampoline's first bytes */
+	size_t code_len;
+	uint64_t record_to_regs;  /* frame record - this = &sigcontext.regs[0] */
+	unsigned nregs;           /* general registers before sp and pc */
+};
+
 struct arch {
 	const char *name;         /* "x86-64", "aarch64", "mipsel (o32)" ... */
 	unsigned e_machine;       /* EM_X86_64, EM_AARCH64, EM_MIPS */
@@ -57,6 +74,12 @@ struct arch {
 	 * aarch64 stp x29, x30, [sp, #-N]!).  False where the ABI keeps no
 	 * such record (MIPS: s8 points into the frame, not at a record). */
 	bool fp_chain;
+	/* Bits of a return address, as the stack or the link register holds
+	 * it, that are not address, cleared before the address is used:
+	 * aarch64's pointer-authentication code (-mbranch-protection=pac-ret
+	 * signs x30 before it is saved).  0 where there are none. */
+	uint64_t ra_pac_mask;
+	const struct arch_sigtramp *sigtramp;  /* NULL: none the fp walk knows */
 	/* Slot i is libunwind's register i for this architecture, so the cfi
 	 * engine can hand libunwind our slots (x86-64, aarch64; not MIPS,
 	 * where libunwind puts the pc at 34). */

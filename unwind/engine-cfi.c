@@ -423,13 +423,21 @@ sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs
 }
 
 static void
-cursor_regs(unw_cursor_t *cur, struct arch_regs *regs)
+cursor_regs(const struct arch *a, unw_cursor_t *cur, struct arch_regs *regs)
 {
 	for (int i = 0; i < ARCH_NREGS; i++) {
 		unw_word_t v;
 		if (unw_get_reg(cur, i, &v) == 0)
 			regs->r[i] = v;
 	}
+	/* libunwind for aarch64 keeps the pc of a frame it stepped to only
+	 * as UNW_REG_IP: its slot (UNW_AARCH64_PC) still reads the first
+	 * frame's. */
+	unw_word_t v;
+	if (unw_get_reg(cur, UNW_REG_IP, &v) == 0)
+		regs->r[a->reg_ip] = v;
+	if (unw_get_reg(cur, UNW_REG_SP, &v) == 0)
+		regs->r[a->reg_sp] = v;
 }
 
 static enum unwind_stop
@@ -453,12 +461,29 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		enum unwind_how how;
 		bool sig = false;
 
-		if (covered) {
-			int r = unw_step(&cur);
+		int tramp = 0, r = 0;
+		if (a->sigtramp) {
+			/* aarch64: the vdso trampoline's CFI restores only x29
+			 * and x30, and libunwind's unw_is_signal_frame answers
+			 * for the frame the cursor is at, not (as on x86-64)
+			 * for the one it has left: the table's trampoline is
+			 * stepped here, through the saved registers. */
+			cursor_regs(a, &cur, regs);
+			tramp = fp_sigtramp_step(t, mr, regs);
+			if (tramp < 0)
+				return UNWIND_STOP_BAD_FRAME;
+		}
+		if (tramp > 0) {
+			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
+				return UNWIND_STOP_NOINFO;
+			sig = true;
+			frames[*n - 1].signal_frame = true;
+			new_ip = regs->r[a->reg_ip];
+			new_sp = regs->r[a->reg_sp];
+			how = UNWIND_HOW_CFI;
+		} else if (covered && (r = unw_step(&cur)) >= 0) {
 			if (r == 0)
 				return UNWIND_STOP_END;
-			if (r < 0)
-				return r == -UNW_ENOINFO ? UNWIND_STOP_NOINFO : UNWIND_STOP_BAD_FRAME;
 			/* libunwind (1.6, x86-64) answers for the frame it
 			 * has just stepped through: asked after the step, true
 			 * means frames[*n - 1] was the sigreturn trampoline and
@@ -467,17 +492,31 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 			 * instead, so __restore_rt was named at ip - 1 and
 			 * the alternate-stack exception below applied one
 			 * step late (bench/accuracy.sh). */
-			sig = unw_is_signal_frame(&cur) > 0;
+			sig = !a->sigtramp && unw_is_signal_frame(&cur) > 0;
 			frames[*n - 1].signal_frame = sig;
 			unw_word_t v;
 			unw_get_reg(&cur, UNW_REG_IP, &v);
 			new_ip = v;
 			unw_get_reg(&cur, UNW_REG_SP, &v);
 			new_sp = v;
+			if (new_ip & a->ra_pac_mask) {
+				/* A signed return address (aarch64 pac-ret),
+				 * which libunwind 1.6 does not strip: go on
+				 * from the registers with the address alone. */
+				cursor_regs(a, &cur, regs);
+				new_ip &= ~a->ra_pac_mask;
+				regs->r[a->reg_ip] = new_ip;
+				if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
+					return UNWIND_STOP_NOINFO;
+			}
 			how = UNWIND_HOW_CFI;
 		} else {
-			/* Registers as libunwind knows them at this frame. */
-			cursor_regs(&cur, regs);
+			/* Registers as libunwind knows them at this frame.
+			 * (With a trampoline in the table they were read
+			 * before unw_step, which may have failed halfway
+			 * through the cursor.) */
+			if (!a->sigtramp)
+				cursor_regs(a, &cur, regs);
 			if (!exact_ip && sigreturn_frame(mr, a, regs)) {
 				/* A handler returns here: the next frame is
 				 * the one the signal interrupted. */
@@ -485,13 +524,21 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 				frames[*n - 1].signal_frame = true;
 				how = UNWIND_HOW_CFI;
 			} else {
+				/* No CFI for the pc, or CFI libunwind cannot
+				 * follow (aarch64 pac-ret's
+				 * DW_CFA_AARCH64_negate_ra_state in libunwind
+				 * 1.6): only auto goes on, by fp. */
 				if (!fp_fallback)
-					return UNWIND_STOP_NOINFO;
+					return !covered || r == -UNW_ENOINFO ?
+					       UNWIND_STOP_NOINFO : UNWIND_STOP_BAD_FRAME;
 				/* One frame-pointer step, then libunwind
 				 * takes over again. */
 				enum unwind_stop stop;
-				if (fp_step(t, mr, regs, &stop) < 0)
+				int fr = fp_step(t, mr, regs, &stop);
+				if (fr < 0)
 					return stop;
+				sig = fr == 1;   /* the table's signal trampoline */
+				frames[*n - 1].signal_frame = sig;
 				/* From a frame stopped anywhere, the record
 				 * may be its caller's (engine-fp.c). */
 				how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;

@@ -11,13 +11,51 @@
  * A leaf function that keeps no record (or has not built it yet) is seen
  * from its caller's record: its caller is then missing, on aarch64 too,
  * where the return address is still in x30.  Nothing here can tell, so the
- * frame found from the innermost one says so: "fp?" (UNWIND_HOW_FP_UNSURE).
+ * frame found from one that stopped at an exact address (the innermost, or
+ * one a signal interrupted) says so: "fp?" (UNWIND_HOW_FP_UNSURE).
+ *
+ * aarch64: return addresses lose their pointer-authentication bits
+ * (arch->ra_pac_mask), and a frame that is the signal trampoline
+ * (arch->sigtramp) is stepped through the interrupted registers the
+ * kernel saved, not through its frame record.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "unwind/unwind-internal.h"
+
+int
+fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
+		 struct arch_regs *regs)
+{
+	const struct arch *a = unwind_target_arch(t);
+	const struct arch_sigtramp *st = a->sigtramp;
+	unsigned char code[sizeof(st->code)];
+	uint64_t fp = regs->r[a->reg_fp];
+
+	if (!st || memory_read(mr, regs->r[a->reg_ip], code, st->code_len) < 0 ||
+	    memcmp(code, st->code, st->code_len) != 0)
+		return 0;
+	/* 64-bit only (aarch64): the sigcontext's registers are 8 bytes. */
+	uint64_t sc[64], rec[2];
+	size_t n = st->nregs + 2;
+	if (fp < st->record_to_regs || (fp & 15) != 0 || n > 64 ||
+	    memory_read(mr, fp, rec, sizeof(rec)) < 0 ||
+	    memory_read(mr, fp - st->record_to_regs, sc, n * 8) < 0)
+		return -1;
+	/* The kernel wrote the record from the registers it saved: they
+	 * must agree, or the sigframe is not laid out as the table says. */
+	if (sc[a->reg_fp] != rec[0] || sc[a->reg_ra] != rec[1])
+		return -1;
+	for (unsigned i = 0; i < st->nregs; i++)
+		regs->r[i] = sc[i];
+	regs->r[a->reg_sp] = sc[st->nregs];
+	regs->r[a->reg_ip] = sc[st->nregs + 1];
+	regs->valid |= (UINT64_C(1) << (st->nregs + 2)) - 1;
+	return 1;
+}
 
 int
 fp_step(struct unwind_target *t, struct memory_reader *mr,
@@ -27,6 +65,13 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 	uint64_t sp = regs->r[a->reg_sp];
 	uint64_t fp = regs->r[a->reg_fp];
 	const uint64_t wsize = a->word_size;
+
+	int sig = fp_sigtramp_step(t, mr, regs);
+	if (sig != 0) {
+		if (sig < 0)
+			*stop = UNWIND_STOP_BAD_FRAME;
+		return sig;
+	}
 
 	if (fp == 0) {
 		/* glibc's _start and clone() zero the frame pointer: the
@@ -49,7 +94,8 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 		return -1;
 	}
 	uint64_t saved_fp = arch_get_uint(record, wsize, a->big_endian);
-	uint64_t ret = arch_get_uint(record + wsize, wsize, a->big_endian);
+	uint64_t ret = arch_get_uint(record + wsize, wsize, a->big_endian) &
+		       ~a->ra_pac_mask;
 	if (ret == 0) {
 		*stop = UNWIND_STOP_END;
 		return -1;
@@ -72,12 +118,18 @@ fp_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *reg
 	const struct arch *a = unwind_target_arch(t);
 	while (*n < max) {
 		enum unwind_stop stop;
-		if (fp_step(t, mr, regs, &stop) < 0)
+		int r = fp_step(t, mr, regs, &stop);
+		if (r < 0)
 			return stop;
+		/* r == 1: frames[*n - 1] was the signal trampoline, and the
+		 * new frame was interrupted (its ip is exact). */
+		frames[*n - 1].signal_frame = r == 1;
 		frames[*n].ip = regs->r[a->reg_ip];
-		/* Only frames[0] stopped anywhere; the others are at a call,
-		 * past the prologue that built their record. */
-		frames[*n].how = *n == 1 ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
+		/* Only frames[0] and interrupted frames stopped anywhere; the
+		 * others are at a call, past the prologue that built their
+		 * record. */
+		bool exact_before = *n == 1 || (*n >= 2 && frames[*n - 2].signal_frame);
+		frames[*n].how = exact_before ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
 		frames[*n].signal_frame = false;
 		(*n)++;
 	}

@@ -257,6 +257,43 @@ scan_back(const struct mips_env *env, uint64_t pc, uint64_t *start)
 	return -ENOENT;
 }
 
+/* A function found by scan_back() that shows no frame before pc, although
+ * pc is a return address (so the function did save ra): scan_back()
+ * stopped at an epilogue in the middle of the function, `jr ra` with
+ * `addiu sp,sp,N` in its delay slot just before start, and pc is on
+ * another path of the same body, where the frame is whole.  The loads of
+ * that epilogue mirror the prologue's stores: the frame is N bytes, and
+ * each `lw r,K(sp)` says r is saved at K.  Returns 0 with *fi filled, or
+ * -ENOENT (no such epilogue, or one that does not load ra). */
+static int
+mirror_epilogue(const struct mips_env *env, uint64_t start, struct frame_info *fi)
+{
+	bool wide = env->arch->word_size == 8;
+	uint32_t i;
+	int64_t size;
+	if (start < 8 || read_insn(env, start - 4, &i) < 0 ||
+	    !is_sp_adjust(i, wide, &size) || size <= 0 ||
+	    read_insn(env, start - 8, &i) < 0 || !is_jr_ra(i))
+		return -ENOENT;
+	memset(fi, 0, sizeof(*fi));
+	fi->size = size;
+	uint64_t a = start - 8;
+	for (int n = 0; n < MIPS_EPI_MAX && a >= 4; n++) {
+		a -= 4;
+		if (read_insn(env, a, &i) < 0 || is_branch(i) || writes_sp(i))
+			break;
+		if (is_load_sp(i, wide)) {
+			unsigned r = RT(i);
+			if (((CALLEE_SAVED | UINT64_C(1) << R_RA) >> r & 1) &&
+			    !(fi->saved & (1u << r)) && SIMM(i) >= 0 && SIMM(i) < size) {
+				fi->save[r] = SIMM(i) - size;
+				fi->saved |= 1u << r;
+			}
+		}
+	}
+	return fi->saved & (1u << R_RA) ? 0 : -ENOENT;
+}
+
 /* Scan [start, pc) for the frame set up so far. */
 static int
 scan_prologue(const struct mips_env *env, uint64_t start, uint64_t pc,
@@ -477,17 +514,29 @@ mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 		/* A return address follows the call and its delay slot: the
 		 * call itself is what belongs to the caller's function. */
 		uint64_t look = exact ? pc : pc - 4, start;
+		bool scanned = false;
 		if (env->func(env->ctx, look, &start, &name) < 0 || start > look) {
 			name = NULL;
 			if (scan_back(env, exact ? pc + 4 : pc, &start) < 0) {
 				*stop = UNWIND_STOP_NOINFO;
 				return -1;
 			}
+			scanned = true;
 		}
 		if (scan_prologue(env, start, pc, &fi) < 0) {
 			*stop = UNWIND_STOP_NOINFO;
 			return -1;
 		}
+		if (env->outermost && !exact && !(fi.saved & (1u << R_RA)) &&
+		    env->outermost(env->ctx, pc, start)) {
+			/* A stack's first function: it saves no ra, and
+			 * nothing called it (a stripped program or libc has
+			 * no name for it to be known by). */
+			*stop = UNWIND_STOP_END;
+			return -1;
+		}
+		if (scanned && !exact && !(fi.saved & (1u << R_RA)) && fi.size == 0)
+			mirror_epilogue(env, start, &fi);
 		have_frame = true;
 	}
 
@@ -717,6 +766,104 @@ tgt_func(void *ctx, uint64_t addr, uint64_t *start, const char **name)
 	return 0;
 }
 
+/* Does the FDE of .eh_frame_hdr covering vaddr begin with
+ * DW_CFA_undefined of the return address column (glibc marks its thread
+ * start so), before any instruction that advances the location? */
+static bool
+fde_ra_undefined(const struct elf_image *img, const struct arch *a, uint64_t vaddr)
+{
+	bool be = a->big_endian;
+	uint64_t start, hdr = img->eh_frame_hdr_vaddr;
+	if (fde_start(img, a, vaddr, &start) < 0)
+		return false;
+	/* fde_start() checked the table: find the entry again. */
+	const unsigned char *h = image_at(img, hdr, 12);
+	uint64_t count = arch_get_uint(h + 8, 4, be);
+	const unsigned char *tab = image_at(img, hdr + 12, (size_t)count * 8);
+	uint64_t lo = 0, hi = count;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * mid, 4, be);
+		if (loc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint64_t fde = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * lo + 4, 4, be);
+	const unsigned char *f = image_at(img, fde, 8);
+	if (!f)
+		return false;
+	uint64_t len = arch_get_uint(f, 4, be);
+	if (len < 12 || len > 4096)
+		return false;
+	f = image_at(img, fde, (size_t)len + 4);
+	if (!f)
+		return false;
+	const unsigned char *end = f + 4 + len;
+	uint64_t cie = fde + 4 - arch_get_uint(f + 4, 4, be);
+	int enc = cie_fde_encoding(img, cie, be);
+	unsigned size = enc < 0 ? 0 : (enc & 0x0f) == 0 ? a->word_size :
+			(enc & 0x0f) == 0x0b || (enc & 0x0f) == 0x03 ? 4 :
+			(enc & 0x0f) == 0x0c || (enc & 0x0f) == 0x04 ? 8 : 0;
+	if (size == 0)
+		return false;
+	const unsigned char *p = f + 8 + 2 * size;
+	if (enc != 0)
+		p += uleb(&p, end);   /* augmentation data ("z" CIEs) */
+	/* The return address column of o32 is ra (31): glibc's CIEs say so. */
+	while (p < end) {
+		unsigned op = *p++;
+		if (op == 0x07)               /* DW_CFA_undefined */
+			return uleb(&p, end) == R_RA;
+		if (op == 0x00)               /* DW_CFA_nop */
+			continue;
+		if (op == 0x0c || op == 0x09) {   /* def_cfa, register */
+			uleb(&p, end);
+			uleb(&p, end);
+		} else if (op == 0x0d || op == 0x0e || op == 0x08 || (op & 0xc0) == 0x80) {
+			/* def_cfa_register, def_cfa_offset, same_value, offset */
+			uleb(&p, end);
+			if (op == 0x08 || op == 0x0d || op == 0x0e)
+				continue;
+		} else {
+			return false;         /* advances, or not looked into */
+		}
+	}
+	return false;
+}
+
+static bool
+tgt_outermost(void *ctx, uint64_t pc, uint64_t start)
+{
+	struct target_ctx *c = ctx;
+	const struct arch *a = unwind_target_arch(c->t);
+	struct mapping *m = unwind_target_mapping(c->t, pc);
+	if (!m || !m->image || !m->bias_known)
+		return false;
+	const struct elf_image *img = m->image;
+	/* e_entry of the program: an ET_EXEC, or an ET_DYN with a
+	 * PT_INTERP (a PIE; not libc.so, whose entry prints its version). */
+	bool be = a->big_endian, w8 = a->word_size == 8;
+	if (img->size < (w8 ? 64u : 52u))
+		return false;
+	unsigned type = (unsigned)arch_get_uint(img->data + 16, 2, be);
+	uint64_t entry = arch_get_uint(img->data + 24, w8 ? 8 : 4, be);
+	uint64_t phoff = arch_get_uint(img->data + (w8 ? 32 : 28), w8 ? 8 : 4, be);
+	unsigned phentsize = (unsigned)arch_get_uint(img->data + (w8 ? 54 : 42), 2, be);
+	unsigned phnum = (unsigned)arch_get_uint(img->data + (w8 ? 56 : 44), 2, be);
+	bool program = type == ET_EXEC;
+	for (unsigned k = 0; type == ET_DYN && k < phnum && phentsize >= 4; k++) {
+		uint64_t off = phoff + (uint64_t)k * phentsize;
+		if (off > img->size || img->size - off < 4)
+			break;
+		if (arch_get_uint(img->data + off, 4, be) == PT_INTERP)
+			program = true;
+	}
+	if (program && entry + m->bias == start)
+		return true;
+	return fde_ra_undefined(img, a, pc - m->bias);
+}
+
 static int
 tgt_code(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
@@ -753,6 +900,7 @@ mips_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *r
 		.func = tgt_func,
 		.code = tgt_code,
 		.stack = tgt_stack,
+		.outermost = tgt_outermost,
 	};
 	if (env.arch->e_machine != EM_MIPS)
 		return UNWIND_STOP_UNSUPPORTED;

@@ -423,6 +423,11 @@ struct mips_env {
 	int (*code)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
 	/* [lo, hi) of the stack mapping containing addr.  0 or -ENOENT. */
 	int (*stack)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
+	/* Is the function starting at start (holding pc) where a stack
+	 * begins: the program's entry point (ELF e_entry), or code whose
+	 * CFI says the return address is undefined (glibc's thread start)?
+	 * NULL: only the names __start, _start, __thread_start say so. */
+	bool (*outermost)(void *ctx, uint64_t pc, uint64_t start);
 };
 
 /* Unwind one frame: regs (r0..r31 and the pc in slot env->arch->reg_ip;
@@ -458,9 +463,17 @@ void cfi_state_free(struct cfi_state *c);
 void cfi_state_flush(struct cfi_state *c);
 
 /* One frame-pointer step from regs (ip, sp, fp of the target's arch/ table
- * updated).  Returns 0, or -1 with the stop reason when the chain ends or
- * is not plausible. */
+ * updated).  Returns 0, 1 when the frame at regs was the signal trampoline
+ * (the new frame was interrupted: every register restored, its ip
+ * exact), or -1 with the stop reason when the chain ends or is not
+ * plausible. */
 int fp_step(struct unwind_target *t, struct memory_reader *mr,
 	    struct arch_regs *regs, enum unwind_stop *stop);
+/* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
+ * the frame at regs is the trampoline and regs now hold the interrupted
+ * registers, 0 when it is not the trampoline, -1 when it is but its
+ * sigframe is not as expected. */
+int fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
+		     struct arch_regs *regs);
 
 #endif

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""tests/vm-check.py - check what a guest of tests/vm-*.test printed.
+
+usage: vm-check.py CONSOLE.LOG [--static T,...] TARGET:ENGINE...
+
+CONSOLE.LOG holds the markers of tests/vm-init.sh.  Each TARGET:ENGINE
+named must have a dump, and each TARGET a record; each thread of
+tests/targets/vm/live.c must show its chain by name, innermost first, in
+the dumps and in every recorded stack:
+
+- the functions of live.c in the thread are exactly its chain (the signal
+  thread: with a signal frame between on_usr1 and sig_2);
+- the walk ended at the end of the stack, not on an error;
+- every frame is named, except in a stripped library (Debian's libc of a
+  foreign architecture has only .dynsym: its local functions stay
+  unnamed, in their module) and the signal trampoline in the vdso (the
+  kernel's __kernel_rt_sigreturn on aarch64 and the MIPS trampolines are
+  untyped symbols, which the symbol reader skips);
+- in static targets (libc's symbols linked in) the outermost frame is the
+  thread's entry: _start/__start for the main thread, the clone code for
+  the others.
+
+A target's record must also leave it untraced and running (@@tracer).
+Exit 0 when every check holds, 1 otherwise (each failure printed).
+"""
+import json
+import re
+import sys
+
+CHAINS = {
+    "main": ["main_wait", "main"],
+    "spin": ["spin_leaf", "spin_2", "spin_1", "spin_entry"],
+    "sleeper": ["sleep_2", "sleep_1", "sleep_entry"],
+    "alloca": ["va_leaf", "va_alloca", "va_1", "va_entry"],
+    "signal": ["handler_leaf", "on_usr1", "SIGNAL", "sig_2", "sig_1",
+               "sig_entry"],
+}
+OWN = set(n for c in CHAINS.values() for n in c)
+MAIN_ENTRY = {"_start", "__start"}
+THREAD_ENTRY = {"thread_start", "__thread_start", "clone", "__clone",
+                "clone3", "__clone3"}
+
+
+def sections(path):
+    """(kind, target, engine) -> (rc, body lines, stderr lines)."""
+    out, tracer, cur = {}, {}, None
+    lines = open(path, errors="replace").read().split("\n")
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        m = re.match(r"^@@begin (dump|record) (\S+) ?(\S*)$", ln)
+        if m:
+            cur = (m.group(1), m.group(2), m.group(3))
+            body = []
+            i += 1
+            while i < len(lines) and not lines[i].startswith("@@end rc="):
+                body.append(lines[i])
+                i += 1
+            rc = int(lines[i][len("@@end rc="):]) if i < len(lines) else None
+            err = []
+            i += 2
+            while i < len(lines) and not lines[i].startswith("@@"):
+                err.append(lines[i])
+                i += 1
+            out[cur] = [rc, body, err]
+            continue
+        m = re.match(r"^@@folded (\S+)$", ln)
+        if m:
+            body = []
+            i += 1
+            while i < len(lines) and lines[i] != "@@end-folded":
+                body.append(lines[i])
+                i += 1
+            out.setdefault(("record", m.group(1), ""), [None, [], []])[1] = body
+        m = re.match(r"^@@tracer (\S+) (\S*) state (\S*)$", ln)
+        if m:
+            tracer[m.group(1)] = (m.group(2), m.group(3))
+        i += 1
+    return out, tracer
+
+
+def role(name, is_main):
+    if is_main:
+        return "main"
+    return name if name in CHAINS else None
+
+
+def check_chain(names, want, static, stop, entry_set):
+    """Problems with one stack: names innermost first ("SIGNAL" marks a
+    signal frame, None an unnamed frame), as (text, ...)."""
+    errs = []
+    got = [n for n in names if n in OWN or n == "SIGNAL"]
+    if "SIGNAL" not in want:
+        got = [n for n in got if n != "SIGNAL"]
+    if got != want:
+        errs.append("chain %s, want %s" % (got, want))
+    if stop is not None and stop != "end of stack":
+        errs.append("walk stopped: %s" % stop)
+    if static:
+        outer = [n for n in names if n != "SIGNAL"][-1:]
+        if not outer or outer[0] not in entry_set:
+            errs.append("outermost frame %s is not the thread's entry %s"
+                        % (outer, sorted(entry_set)))
+    return errs
+
+
+def main():
+    args = sys.argv[1:]
+    log = args.pop(0)
+    static, want = set(), []
+    while args:
+        a = args.pop(0)
+        if a == "--static":
+            static = set(args.pop(0).split(","))
+        else:
+            want.append(a.split(":"))
+    secs, tracer = sections(log)
+    bad = 0
+
+    def report(title, errs, detail):
+        nonlocal bad
+        print("%s %s: %s" % ("FAIL" if errs else "ok", title, detail))
+        for e in errs:
+            print("    " + e)
+        bad += bool(errs)
+
+    for target, engine in want:
+        sec = secs.get(("dump", target, engine))
+        if not sec:
+            report("dump %s %s" % (target, engine), ["no output"], "")
+            continue
+        rc, body, err = sec
+        try:
+            d = json.loads("\n".join(body))
+        except ValueError as e:
+            report("dump %s %s" % (target, engine),
+                   ["not JSON (%s), rc %s" % (e, rc)] + err[:5], "")
+            continue
+        if rc != 0:
+            report("dump %s %s" % (target, engine),
+                   ["exit %s" % rc] + err[:5], "")
+        seen = set()
+        for t in d["threads"]:
+            r = role(t["name"], t["tid"] == d["pid"])
+            if r is None:
+                continue
+            seen.add(r)
+            names, errs = [], []
+            for f in t["frames"]:
+                n = f["function"]
+                if n is None:
+                    mod = f.get("module") or ""
+                    if mod == "[vdso]" and f.get("signal_frame"):
+                        pass
+                    elif not re.search(r"/(libc\.so|ld-linux)", mod):
+                        errs.append("unnamed frame %s in %s" % (f["ip"], mod or "no module"))
+                names.append(n)
+                if f.get("signal_frame"):
+                    names.append("SIGNAL")
+            errs += check_chain(names, CHAINS[r], target in static,
+                                t.get("stop"),
+                                MAIN_ENTRY if r == "main" else THREAD_ENTRY)
+            if t.get("error"):
+                errs.append("error: %s" % t["error"])
+            report("dump %s %s %s" % (target, engine, r), errs,
+                   " ".join(n or "??" for n in names) +
+                   " (%s)" % t.get("stop"))
+        missing = set(CHAINS) - seen
+        if missing:
+            report("dump %s %s" % (target, engine),
+                   ["threads missing: %s" % sorted(missing)], "")
+
+    for target in sorted(set(t for t, _ in want)):
+        sec = secs.get(("record", target, ""))
+        if not sec:
+            report("record %s" % target, ["no output"], "")
+            continue
+        rc, body, err = sec
+        if rc != 0:
+            report("record %s" % target, ["exit %s" % rc] + err[:5], "")
+        per = {}
+        for ln in body:
+            if not ln.strip():
+                continue
+            stack, _, count = ln.rpartition(" ")
+            frames = stack.split(";")
+            m = re.match(r"^(.*)-(\d+)/(\d+)$", frames[0])
+            if not m:
+                report("record %s" % target, ["no thread root: %s" % ln], "")
+                continue
+            r = role(m.group(1), m.group(2) == m.group(3))
+            if r is None:
+                continue
+            names = list(reversed(frames[1:]))
+            errs = []
+            for k, n in enumerate(names):
+                if n == "[[vdso]]" and k > 0 and names[k - 1] == "on_usr1":
+                    continue      # the signal trampoline
+                if n.startswith("[") and not re.match(r"^\[(libc\.so|ld-linux)", n):
+                    errs.append("unnamed frame %s" % n)
+            # Folded stacks keep no stop reason and mark no signal frame.
+            want_chain = [n for n in CHAINS[r] if n != "SIGNAL"]
+            errs += check_chain(names, want_chain, target in static, None, MAIN_ENTRY if r == "main" else THREAD_ENTRY)
+            per.setdefault(r, []).append((errs, ln))
+        for r in sorted(CHAINS):
+            lines = per.get(r, [])
+            if not lines:
+                report("record %s %s" % (target, r), ["no samples"], "")
+                continue
+            errs = [e for es, _ in lines for e in es]
+            n = sum(int(ln.rpartition(" ")[2]) for _, ln in lines)
+            report("record %s %s" % (target, r), sorted(set(errs)),
+                   "%d stacks, %d samples: %s" % (len(lines), n, lines[0][1][:160]))
+        tr = tracer.get(target)
+        if tr != ("0", "S") and tr != ("0", "R"):
+            report("record %s" % target,
+                   ["after record: TracerPid %s, state %s" % tr if tr else "no @@tracer line"], "")
+
+    print("%d checks failed" % bad if bad else "all checks passed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
