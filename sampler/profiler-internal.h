@@ -37,6 +37,12 @@
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32
+/* Real-time priority for at most this much of a tick (or a quarter of the
+ * period, if shorter): the wait for the tick, the stops, and as much of
+ * the unwinding as fits (sample.c). */
+#define TICK_RT_BUDGET_NS 2000000u
+/* A full rescan of /proc/PID/task at least this often (sample.c). */
+#define RESCAN_NS         100000000u
 /* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
  * thread (entering and leaving the stop), which does not make it "ran
  * since its last stop". */
@@ -106,6 +112,9 @@ struct proc_state {
 	struct thread_state *threads;  /* open addressing on tid */
 	size_t tcap, tn;
 	uint32_t root_id;         /* "comm-PID" when several processes */
+	nlink_t task_nlink;       /* /proc/PID/task's link count at the last
+				     rescan (sample.c) */
+	uint64_t rescan_ns;       /* ... and when it was */
 };
 
 struct profiler {
