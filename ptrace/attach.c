@@ -463,6 +463,13 @@ ptrace_target_poll(struct ptrace_target *t)
 		}
 		if ((st >> 16) == PTRACE_EVENT_EXEC)
 			owner->exec_seen = true;
+		if (th->late && (st >> 16) != 0) {
+			/* The stop a sample's interrupt asked for, late. */
+			th->late = false;
+			if ((st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP &&
+			    sample_late(owner, th, st))
+				continue;
+		}
 		/* A listening tracee whose group-stop was ended by SIGCONT
 		 * reports an event-stop with SIGTRAP: resume() runs it again. */
 		tracee_resume(th, st);
@@ -568,6 +575,7 @@ ptrace_target_release(struct ptrace_target *t)
 		return;
 	ptrace_target_detach(t);
 	registry_remove(t);
+	late_free(t);
 	free(t->threads);
 	free(t);
 }

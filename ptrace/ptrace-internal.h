@@ -3,6 +3,7 @@
 #define STACKSPY_PTRACE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,5 +40,11 @@ uint64_t regs_stack_pointer(const unsigned char *regs, size_t len);
  * attach.  Returns 0 or -errno. */
 int tracee_resume(struct tracee *th, int st);
 
+/* Late samples (sample.c): take the sample of th, whose late stop (status
+ * st, an interrupt's event-stop) poll reaped, resume it and hand it to
+ * the target's callback.  Returns false when t has no late sampling set
+ * up (the caller then only resumes th). */
+bool sample_late(struct ptrace_target *t, struct tracee *th, int st);
+void late_free(struct ptrace_target *t);
 
 #endif

@@ -66,6 +66,9 @@ struct tracee {
 	char name[64];            /* /proc/PID/task/TID/comm before attach */
 	char proc_state;          /* state letter from /proc/.../stat before attach */
 	int error;                /* last sampling error (negative errno), 0 if none */
+	bool late;                /* PTRACE_SAMPLE_LATE: interrupted for a
+				     sample, not stopped by the deadline; its
+				     stop is sampled when it comes */
 };
 
 /* A traced process.  Allocated and owned by ptrace/ (ptrace_target_attach,
@@ -87,6 +90,7 @@ struct ptrace_target {
 	bool launched;            /* started by ptrace_launch(): our child */
 	bool detached;            /* ptrace_target_detach() ran */
 	struct ptrace_target *next;  /* private: the registry's list */
+	struct ptrace_late *late; /* private: ptrace_target_set_late() */
 };
 
 /* Tells ptrace_sample() where the stack mapping containing SP ends, so the
@@ -135,6 +139,9 @@ void ptrace_target_prune(struct ptrace_target *t);
 int ptrace_target_rescan(struct ptrace_target *t);
 
 /* ptrace_sample() flags */
+#define PTRACE_SAMPLE_LATE 0x4    /* a thread that does not stop by the
+				     deadline is sampled when it stops
+				     (ptrace_target_set_late) */
 #define PTRACE_SAMPLE_SCHEDSTAT 0x2  /* read outs[i].schedstat_fd while the
 				     thread is stopped (one pread) */
 #define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
@@ -173,6 +180,23 @@ struct sample_opts {
 int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		       const struct sample_opts *o, struct stack_snapshot *outs,
 		       int *results);
+
+/* Late samples.  With PTRACE_SAMPLE_LATE, a thread that has not stopped
+ * by the deadline keeps its interrupt pending (results[i] -ETIMEDOUT, the
+ * tracee marked late); when its stop comes, ptrace_target_poll (or a later
+ * ptrace_sample_many that does not choose it) takes the sample then, the
+ * same way (registers, one stack copy with o's window and stack_end, a
+ * schedstat read with PTRACE_SAMPLE_SCHEDSTAT: snap->schedstat_fd is set
+ * from fd_of), resumes the thread, and calls fn with the snapshot, which
+ * stays ptrace/'s (valid during the call).  A thread whose CPU the tick
+ * took stops only when it gets one back, with the registers it had then.
+ * fn and arg are kept until the target is released; o is copied.
+ * Returns 0 or -ENOMEM. */
+typedef void (*ptrace_late_fn)(void *arg, struct ptrace_target *t, struct tracee *th,
+			       int result, const struct stack_snapshot *snap);
+typedef int (*ptrace_fd_fn)(void *arg, pid_t tid);
+int ptrace_target_set_late(struct ptrace_target *t, const struct sample_opts *o,
+			   ptrace_late_fn fn, ptrace_fd_fn fd_of, void *arg);
 
 /* One thread: ptrace_sample_many with n = 1.  Returns its result. */
 int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,

@@ -152,6 +152,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 {
 	if ((st >> 16) == PTRACE_EVENT_EXEC)
 		t->exec_seen = true;
+	th->late = false;
 	struct iovec iov = { .iov_base = out->regs, .iov_len = sizeof(out->regs) };
 	int err = 0;
 	if (ptrace(PTRACE_GETREGSET, th->tid, (void *)NT_PRSTATUS, &iov) < 0) {
@@ -328,6 +329,8 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 			size_t i = pending[k];
 			if (now - since[i] >= timeout_ns) {
 				results[i] = -ETIMEDOUT;
+				if (o->flags & PTRACE_SAMPLE_LATE)
+					threads[i]->late = true;
 				if (fresh && k == npending - 1)
 					fresh = false;
 				continue;
@@ -380,4 +383,76 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 	int result = 0;
 	int r = ptrace_sample_many(t, &th, 1, &o, out, &result);
 	return r < 0 ? r : result;
+}
+
+/* ---- late samples ---------------------------------------------------------- */
+
+struct ptrace_late {
+	struct sample_opts o;
+	size_t window;
+	ptrace_late_fn fn;
+	ptrace_fd_fn fd_of;
+	void *arg;
+	struct stack_snapshot snap;   /* allocated here, not while a thread
+					 waits on us */
+};
+
+int
+ptrace_target_set_late(struct ptrace_target *t, const struct sample_opts *o,
+		       ptrace_late_fn fn, ptrace_fd_fn fd_of, void *arg)
+{
+	struct ptrace_late *l = t->late ? t->late : calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	size_t window = o->window;
+	if (window > (size_t)MAX_IOV * PAGE - PAGE)
+		window = (size_t)MAX_IOV * PAGE - PAGE;
+	if (l->snap.stack_cap < window) {
+		unsigned char *nb = realloc(l->snap.stack, window);
+		if (!nb) {
+			if (!t->late)
+				free(l);
+			return -ENOMEM;
+		}
+		l->snap.stack = nb;
+		l->snap.stack_cap = window;
+	}
+	l->o = *o;
+	l->window = window;
+	l->fn = fn;
+	l->fd_of = fd_of;
+	l->arg = arg;
+	t->late = l;
+	return 0;
+}
+
+bool
+sample_late(struct ptrace_target *t, struct tracee *th, int st)
+{
+	struct ptrace_late *l = t->late;
+	if (!l)
+		return false;
+	struct tracee **one = &th;
+	int result;
+	struct stack_snapshot *out = &l->snap;
+	if (prepare(one, 1, l->window, out, &result) < 0)
+		return false;
+	out->schedstat_fd = l->fd_of ? l->fd_of(l->arg, th->tid) : -1;
+	boost(true);
+	/* The pause counts from now: when the thread stopped is not known,
+	 * only that the SIGCHLD just came. */
+	result = take_sample(t, th, st, &l->o, l->window, monotonic_ns(), out);
+	boost(false);
+	l->fn(l->arg, t, th, result, out);
+	return true;
+}
+
+void
+late_free(struct ptrace_target *t)
+{
+	if (!t->late)
+		return;
+	stack_snapshot_release(&t->late->snap);
+	free(t->late);
+	t->late = NULL;
 }

@@ -26,17 +26,25 @@
 
 #define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per sample */
 #define STOP_TIMEOUT_MS   50
-/* On-CPU: a thread on a CPU takes its stop within tens of microseconds,
- * but one whose CPU the tick took must wait until the scheduler gives it
- * one back (its registers are still those of the tick: it counts).  One
- * that has not stopped after this (or half a period, if shorter) is
- * skipped for this tick, counted, and its late stop is handed back by the
- * event loop.  Shorter lost samples of CPU-bound threads on a loaded host;
- * longer made ticks overrun their period. */
-#define ONCPU_STOP_TIMEOUT_US 2000
+/* On-CPU: a thread on a CPU takes its stop within tens of microseconds;
+ * the tick waits this long (or half a period, if shorter) and goes on.
+ * A thread still not stopped keeps its interrupt pending and is sampled
+ * when it stops (PTRACE_SAMPLE_LATE): one whose CPU the tick took stops
+ * only when the scheduler gives it one back, with its registers of the
+ * tick, and counts; one that was waiting is dropped by the rule.  Waiting
+ * for those inside the tick (2 ms) made ticks overrun their period on a
+ * loaded host; giving up on them for good (500 us) lost the samples of
+ * CPU-bound threads. */
+#define ONCPU_STOP_TIMEOUT_US 300
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32
+/* Real-time priority for at most this much of a tick (or a quarter of the
+ * period, if shorter): the wait for the tick, the stops, and as much of
+ * the unwinding as fits (sample.c). */
+#define TICK_RT_BUDGET_NS 2000000u
+/* A full rescan of /proc/PID/task at least this often (sample.c). */
+#define RESCAN_NS         100000000u
 /* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
  * thread (entering and leaving the stop), which does not make it "ran
  * since its last stop". */
@@ -82,6 +90,9 @@ struct thread_state {
 	int schedstat_fd;
 	uint64_t last_cpu_ns;
 	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
+	uint64_t late_tick_ns;    /* on-CPU: the tick whose stop is pending
+				     (PTRACE_SAMPLE_LATE), 0 if none ... */
+	struct task_schedstat late_before;  /* ... and its schedstat then */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;
 	uint32_t root_id;         /* "comm-PID/TID" */
@@ -106,6 +117,9 @@ struct proc_state {
 	struct thread_state *threads;  /* open addressing on tid */
 	size_t tcap, tn;
 	uint32_t root_id;         /* "comm-PID" when several processes */
+	nlink_t task_nlink;       /* /proc/PID/task's link count at the last
+				     rescan (sample.c) */
+	uint64_t rescan_ns;       /* ... and when it was */
 };
 
 struct profiler {
@@ -153,6 +167,8 @@ struct thread_state *thread_state_get(struct profiler *p, struct proc_state *ps,
 				      const struct tracee *th);
 /* Drop the states of threads not seen in this tick. */
 void thread_table_sweep(struct proc_state *ps, unsigned tick);
+/* The state of thread tid, NULL if it has none. */
+struct thread_state *thread_state_find(struct proc_state *ps, pid_t tid);
 /* State letter of the thread now, from its open stat file; 0 if gone.
  * The name in the same line renames the thread (and its --threads root). */
 char thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
@@ -177,6 +193,9 @@ size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 
 /* ---- sample.c -------------------------------------------------------------- */
 
+/* After attaching (and after an exec): late samples of ps's threads
+ * (PTRACE_SAMPLE_LATE) come to the profiler.  Returns 0 or -ENOMEM. */
+int profiler_sample_setup(struct profiler *p, struct proc_state *ps);
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
@@ -26,26 +27,16 @@ add_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 		p->hook(p->hook_arg, ps->pid, ts->tid, ts->name, ids + roots, n - roots);
 }
 
-/* The stop of thread i of the batch is over (result r): count it, and
- * unwind and add its stack if it stands for what the thread was doing. */
+/* A stop is over (result r, snapshot snap): count it, and unwind and add
+ * its stack if it stands for what the thread was doing at the tick that
+ * began at tick_ns.  before: its schedstat read before the interrupt. */
 static void
-finish_thread(struct profiler *p, struct proc_state *ps, size_t i, int r)
+finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
+	      const struct stack_snapshot *snap, const struct task_schedstat *before,
+	      uint64_t tick_ns)
 {
-	struct thread_state *ts = p->batch_ts[i];
-	struct stack_snapshot *snap = &p->snaps[i];
 	if (r == -ESRCH)
 		return;
-	if (r == -ETIMEDOUT) {
-		if (!p->cfg.idle) {
-			/* Not on a CPU, or it would have stopped by now. */
-			p->stats.skipped++;
-			return;
-		}
-		p->stats.errors[PROF_ERR_TIMEOUT]++;
-		if (p->batch_state[i] != 'R')
-			ts->skip_until_ns = p->tick_ns + UNSTOPPABLE_NS;
-		return;
-	}
 	if (r < 0) {
 		p->stats.errors[PROF_ERR_PTRACE]++;
 		return;
@@ -53,8 +44,7 @@ finish_thread(struct profiler *p, struct proc_state *ps, size_t i, int r)
 	p->stats.stopped++;
 	pause_hist_add(&p->pauses, snap->pause_ns);
 	if (!p->cfg.idle) {
-		int drop = oncpu_verdict(p->arch, snap, &p->batch_before[i], p->tick_ns,
-					 ts->stop_cpu_ns);
+		int drop = oncpu_verdict(p->arch, snap, before, tick_ns, ts->stop_cpu_ns);
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
 		if (drop >= 0) {
 			p->stats.dropped[drop]++;
@@ -88,9 +78,96 @@ finish_thread(struct profiler *p, struct proc_state *ps, size_t i, int r)
 			memcpy(copy, p->ids, n * sizeof(*copy));
 			ts->last_ids = copy;
 			ts->last_n = n;
-			ts->last_cpu_ns = p->batch_before[i].cpu_ns;
+			ts->last_cpu_ns = before->cpu_ns;
 		}
 	}
+}
+
+/* Thread i of the batch: its stop is over (result r), or it did not stop
+ * by the deadline. */
+static void
+finish_thread(struct profiler *p, struct proc_state *ps, size_t i, int r)
+{
+	struct thread_state *ts = p->batch_ts[i];
+	if (r == -ETIMEDOUT) {
+		if (!p->cfg.idle) {
+			/* Not on a CPU, or waiting for the one the tick took:
+			 * its stop is sampled when it comes (late_sample). */
+			p->stats.skipped++;
+			ts->late_before = p->batch_before[i];
+			ts->late_tick_ns = p->tick_ns;
+			return;
+		}
+		p->stats.errors[PROF_ERR_TIMEOUT]++;
+		if (p->batch_state[i] != 'R')
+			ts->skip_until_ns = p->tick_ns + UNSTOPPABLE_NS;
+		return;
+	}
+	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
+	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->tick_ns);
+}
+
+/* The late stop of a thread the tick's deadline gave up on
+ * (PTRACE_SAMPLE_LATE): the rule decides as for any other; a thread whose
+ * CPU the tick took counts, with the registers it had at the tick. */
+static void
+late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
+	    const struct stack_snapshot *snap)
+{
+	struct profiler *p = arg;
+	for (size_t k = 0; k < p->nprocs; k++) {
+		struct proc_state *ps = &p->procs[k];
+		if (ps->pt != t)
+			continue;
+		struct thread_state *ts = thread_state_find(ps, th->tid);
+		if (!ts || !ts->late_tick_ns)
+			return;
+		p->stats.late++;
+		uint64_t tick_ns = ts->late_tick_ns;
+		ts->late_tick_ns = 0;
+		finish_sample(p, ps, ts, r, snap, &ts->late_before, tick_ns);
+		return;
+	}
+}
+
+static int
+late_schedstat_fd(void *arg, pid_t tid)
+{
+	struct profiler *p = arg;
+	for (size_t k = 0; k < p->nprocs; k++) {
+		struct thread_state *ts = p->procs[k].pt ? thread_state_find(&p->procs[k], tid) : NULL;
+		if (ts)
+			return ts->schedstat_fd;
+	}
+	return -1;
+}
+
+static void
+sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_opts *o)
+{
+	int64_t timeout_us = STOP_TIMEOUT_MS * 1000;
+	if (!p->cfg.idle) {
+		int64_t half_period_us = (int64_t)(p->ticks.period_ns / 2000u);
+		timeout_us = half_period_us < ONCPU_STOP_TIMEOUT_US ? half_period_us :
+			     ONCPU_STOP_TIMEOUT_US;
+	}
+	*o = (struct sample_opts){
+		.window = STACK_WINDOW_BYTES,
+		.stack_end = unwind_target_stack_end,
+		.ctx = ps->ut,
+		.timeout_us = timeout_us,
+		.flags = p->cfg.idle ? 0 : PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
+	};
+}
+
+int
+profiler_sample_setup(struct profiler *p, struct proc_state *ps)
+{
+	if (p->cfg.idle)
+		return 0;
+	struct sample_opts o;
+	sample_opts_for(p, ps, &o);
+	return ptrace_target_set_late(ps->pt, &o, late_sample, late_schedstat_fd, p);
 }
 
 /* Stop the batch's threads together against one deadline (each stopped
@@ -103,26 +180,23 @@ flush_batch(struct profiler *p, struct proc_state *ps)
 	if (n == 0)
 		return;
 	p->nbatch = 0;
-	int64_t timeout_us = STOP_TIMEOUT_MS * 1000;
-	if (!p->cfg.idle) {
-		int64_t half_period_us = (int64_t)(p->ticks.period_ns / 2000u);
-		timeout_us = half_period_us < ONCPU_STOP_TIMEOUT_US ? half_period_us :
-			     ONCPU_STOP_TIMEOUT_US;
-	}
-	struct sample_opts o = {
-		.window = STACK_WINDOW_BYTES,
-		.stack_end = unwind_target_stack_end,
-		.ctx = ps->ut,
-		.timeout_us = timeout_us,
-		.flags = p->cfg.idle ? 0 : PTRACE_SAMPLE_SCHEDSTAT,
-	};
+	struct sample_opts o;
+	sample_opts_for(p, ps, &o);
 	for (size_t i = 0; i < n; i++)
 		p->snaps[i].schedstat_fd = p->batch_ts[i]->schedstat_fd;
 	ptrace_hold_realtime(true);
 	int r = ptrace_sample_many(ps->pt, p->batch_th, n, &o, p->snaps, p->results);
-	ptrace_hold_realtime(false);
-	for (size_t i = 0; i < n; i++)
+	/* Unwinding stays real-time within a budget of the period: starved
+	 * at normal priority on a busy host, it made ticks overrun (1,000 of
+	 * 1,500 missed at 500 Hz, load 14); a long tick (many threads, --idle)
+	 * goes on at the normal priority so as not to hog a CPU. */
+	uint64_t budget = p->ticks.period_ns / 4 < TICK_RT_BUDGET_NS ? p->ticks.period_ns / 4 :
+			  TICK_RT_BUDGET_NS;
+	for (size_t i = 0; i < n; i++) {
+		if (monotonic_ns() - p->tick_ns > budget)
+			ptrace_hold_realtime(false);
 		finish_thread(p, ps, i, r < 0 ? r : p->results[i]);
+	}
 }
 
 /* Choose thread th for this tick, or account for it without a stop. */
@@ -164,7 +238,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 }
 
 static void
-reopen_after_exec(struct proc_state *ps)
+reopen_after_exec(struct profiler *p, struct proc_state *ps)
 {
 	int err;
 	struct unwind_target *ut = unwind_target_open(ps->pid, &err);
@@ -172,9 +246,29 @@ reopen_after_exec(struct proc_state *ps)
 		return;  /* keep the old one: names may be wrong, nothing breaks */
 	unwind_target_free(ps->ut);
 	ps->ut = ut;
+	profiler_sample_setup(p, ps);  /* its stack_end context was the old ut */
 	ps->ut_generation = unwind_target_generation(ut);
 	collapse_map_reset(&ps->names);
 	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
+}
+
+/* A full rescan of /proc/PID/task costs five system calls a tick; the
+ * directory's link count (two plus the number of threads) costs one and
+ * changes when a thread comes or goes.  A thread that replaced one that
+ * exited since the last tick leaves the count as it was: a full rescan
+ * at least every RESCAN_NS catches it. */
+static bool
+threads_may_have_changed(struct proc_state *ps, uint64_t now)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)ps->pid);
+	nlink_t n = stat(path, &st) == 0 ? st.st_nlink : 0;
+	if (n && n == ps->task_nlink && now - ps->rescan_ns < RESCAN_NS)
+		return false;
+	ps->task_nlink = n;
+	ps->rescan_ns = now;
+	return true;
 }
 
 void
@@ -183,10 +277,10 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	ptrace_target_poll(ps->pt);
 	if (ps->pt->exec_seen) {
 		ps->pt->exec_seen = false;
-		reopen_after_exec(ps);
+		reopen_after_exec(p, ps);
 	}
-	/* New threads every tick: one getdents of /proc/PID/task. */
-	ptrace_target_rescan(ps->pt);
+	if (threads_may_have_changed(ps, now))
+		ptrace_target_rescan(ps->pt);
 	p->tick_ns = now;
 	p->nbatch = 0;
 	for (size_t i = 0; i < ps->pt->nthreads && !stop_signal; i++) {

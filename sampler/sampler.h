@@ -108,7 +108,9 @@ struct profiler_stats {
 	uint64_t errors[PROF_ERR_MAX];
 	uint64_t dropped[ONCPU_DROP_MAX];  /* stopped, not counted as on-CPU */
 	uint64_t skipped;         /* on-CPU: did not stop by the tick's deadline
-				     (it was not on a CPU): not sampled */
+				     (the tick went on without it) */
+	uint64_t late;            /* ... of which stopped later and were
+				     sampled then (and judged by the rule) */
 	size_t threads_seen;
 	double elapsed_s;         /* since the first tick */
 	double pause_mean_us;     /* per stopped thread-sample */

@@ -113,8 +113,9 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		return;
 	error_msg("on-CPU: %" PRIu64 " stops not counted (%" PRIu64 " asleep in a system call, "
 		  "%" PRIu64 " waiting for a CPU, %" PRIu64 " idle); %" PRIu64 " thread-samples "
-		  "skipped (not stopped by the tick's deadline), %.2f per tick",
+		  "not stopped by the tick's deadline (%.2f per tick), %" PRIu64 " of them "
+		  "taken when they stopped",
 		  profiler_stats_not_oncpu(s), s->dropped[ONCPU_DROP_ASLEEP],
 		  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], s->skipped,
-		  s->ticks ? (double)s->skipped / (double)s->ticks : 0.0);
+		  s->ticks ? (double)s->skipped / (double)s->ticks : 0.0, s->late);
 }

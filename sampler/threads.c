@@ -149,3 +149,12 @@ thread_cpu_ns(struct thread_state *ts)
 	ptrace_read_schedstat(ts->schedstat_fd, &ss);
 	return ss.cpu_ns;
 }
+
+struct thread_state *
+thread_state_find(struct proc_state *ps, pid_t tid)
+{
+	if (!ps->tcap)
+		return NULL;
+	struct thread_state *ts = thread_slot(ps, tid);
+	return ts->tid == tid ? ts : NULL;
+}

@@ -15,7 +15,8 @@
  *   -w N     N worker threads "r-work-I" (default 1)
  *   -l MS    MS ms after "ready", start one more worker "r-late" and print
  *            "thread r-late TID" (threads created mid-run)
- *   -s S     exit(0) after S seconds (launch mode: the command ends the
+ *   -s S     exit(0) after S seconds, printing "run cpu/wall C" (the
+ *            process's CPU time per second of its life) first (launch mode: the command ends the
  *            recording); without it the main thread serves stdin as in
  *            target.h and exits at end of file
  *   -x       the main thread works too, instead of sleeping (a process
@@ -144,6 +145,7 @@ main(int argc, char **argv)
 	int main_works = 0, c;
 	double t0;
 	char buf[256];
+	double start = clock_s(CLOCK_MONOTONIC);
 
 	target_init();
 	pthread_setname_np(pthread_self(), "ratio");
@@ -181,6 +183,11 @@ main(int argc, char **argv)
 		double left = (double) seconds - (clock_s(CLOCK_MONOTONIC) - t0);
 		if (left > 0)
 			target_sleep_ms((long) (left * 1000));
+		/* The CPU the process had per second of its life: what an
+		 * on-CPU profiler of the whole run can find (a busy host
+		 * gives it less than its threads would use). */
+		printf("run cpu/wall %.2f\n", clock_s(CLOCK_PROCESS_CPUTIME_ID) /
+		       (clock_s(CLOCK_MONOTONIC) - start));
 		fflush(stdout);
 		_exit(0);
 	}
