@@ -133,3 +133,23 @@ tests/targets/zombie: tests/targets/zombie.c $(TARGET_DEPS)
 tests/targets/interrupt: tests/targets/interrupt.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/interrupt.c
+
+# The tests of DESIGN.md's "ptrace rules" (tests/promise-*.test) and their
+# target, tests/targets/sigcount.c: it counts the real-time signals it
+# receives, and its "send" mode queues them.
+promise_tests = \
+	tests/promise-signals-record.test \
+	tests/promise-signals-dump.test \
+	tests/promise-stopped-record.test \
+	tests/promise-stopped-dump.test \
+	tests/promise-stopped-top.test \
+	tests/promise-sigcont.test \
+	tests/promise-kill9.test
+TESTS += $(promise_tests)
+EXTRA_DIST += $(promise_tests) tests/promise-lib.sh tests/mutate.sh \
+	tests/targets/sigcount.c
+check_DATA += tests/targets/sigcount
+CLEANFILES += tests/targets/sigcount
+tests/targets/sigcount: tests/targets/sigcount.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/sigcount.c
