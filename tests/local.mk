@@ -144,12 +144,18 @@ promise_tests = \
 	tests/promise-stopped-dump.test \
 	tests/promise-stopped-top.test \
 	tests/promise-sigcont.test \
-	tests/promise-kill9.test
+	tests/promise-kill9.test \
+	tests/promise-detach-first.test \
+	tests/promise-caller-ip.test \
+	tests/promise-stack-end.test
 TESTS += $(promise_tests)
 EXTRA_DIST += $(promise_tests) tests/promise-lib.sh tests/mutate.sh \
-	tests/targets/sigcount.c
-check_DATA += tests/targets/sigcount
-CLEANFILES += tests/targets/sigcount
+	tests/targets/sigcount.c tests/targets/edges.c
+check_DATA += tests/targets/sigcount tests/targets/edges
+CLEANFILES += tests/targets/sigcount tests/targets/edges
 tests/targets/sigcount: tests/targets/sigcount.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/sigcount.c
+tests/targets/edges: tests/targets/edges.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/edges.c
