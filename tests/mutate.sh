@@ -61,6 +61,10 @@ mutations()
 		's/ptrace\(PTRACE_SEIZE, tid, 0L, \(long\)t->options\)/ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options | PTRACE_O_EXITKILL))/' \
 		'attach: PTRACE_O_EXITKILL (a SIGKILLed stackspy kills its targets)' \
 		'tests/promise-kill9.test'
+	mutation seize-stopped ptrace/attach.c \
+		's/if \(tracee_wait\(tid, &st, 100\) == 1\)\s*tracee_resume\(th, st\);//' \
+		'seize: the group-stop report of a stopped thread is not taken at attach' \
+		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test tests/detach-stopped.test'
 	mutation detach-at-stop sampler/profiler.c \
 		's/(if \(!ps->attached\)\s*continue;\s*)ptrace_target_detach\(&ps->pt\);/$1/' \
 		'profiler stop (end of -d, SIGINT, ...): no detach before the output is written' \
