@@ -88,7 +88,7 @@ mutations()
 	mutation signal-frame-ip unwind/unwind.h \
 		's/return i > 0 && !frames\[i - 1\]\.signal_frame && !frames\[i\]\.signal_frame;/return i > 0;/' \
 		'the frame a signal interrupted is named at ip - 1' \
-		'tests/dump-O2.test tests/dump-O0.test'
+		'tests/promise-caller-ip.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
