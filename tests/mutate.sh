@@ -62,7 +62,7 @@ mutations()
 		'attach: PTRACE_O_EXITKILL (a SIGKILLed stackspy kills its targets)' \
 		'tests/promise-kill9.test'
 	mutation seize-stopped ptrace/attach.c \
-		's/if \(tracee_wait\(tid, &st, 100\) == 1\)\s*tracee_resume\(th, st\);//' \
+		's/if \(tracee_wait\(tid, &st, 100\) == 1\)\s*tracee_resume\(th, st\);/(void)st;/' \
 		'seize: the group-stop report of a stopped thread is not taken at attach' \
 		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test tests/detach-stopped.test'
 	mutation detach-at-stop sampler/profiler.c \
