@@ -25,6 +25,13 @@
 # as `perl -0pe` on FILE (the whole file is one string, so a pattern may
 # span lines); it must change the file, or the record is an error, never a
 # silent pass.  Keep patterns short and literal so they are easy to update.
+#
+# Left out as equivalent (no test can tell): skipping the detach in die()
+# or any path that exits right after it (the kernel detaches the tracees of
+# a dying tracer, handing back parked signals and group-stops: see
+# promise-kill9.test; what matters is detaching before the output is
+# written, mutation detach-at-stop); not taking a stopped thread's
+# group-stop report at seize (the next poll or sample takes it).
 
 mutations()
 {
@@ -61,10 +68,6 @@ mutations()
 		's/ptrace\(PTRACE_SEIZE, tid, 0L, \(long\)t->options\)/ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options | PTRACE_O_EXITKILL))/' \
 		'attach: PTRACE_O_EXITKILL (a SIGKILLed stackspy kills its targets)' \
 		'tests/promise-kill9.test'
-	mutation seize-stopped ptrace/attach.c \
-		's/if \(tracee_wait\(tid, &st, 100\) == 1\)\s*tracee_resume\(th, st\);/(void)st;/' \
-		'seize: the group-stop report of a stopped thread is not taken at attach' \
-		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test tests/detach-stopped.test'
 	mutation detach-at-stop sampler/profiler.c \
 		's/(if \(!ps->attached\)\s*continue;\s*)ptrace_target_detach\(&ps->pt\);/$1/' \
 		'profiler stop (end of -d, SIGINT, ...): no detach before the output is written' \

@@ -57,6 +57,9 @@ expect_count()
 	_last=-1 _still=0
 	while :; do
 		_c=$(signal_count "$1" "$2")
+		case $_c in
+		''|*[!0-9]*) echo "$_c"; fail_ "$4: no count from the target" ;;
+		esac
 		[ "$_c" = "$3" ] && return 0
 		[ "$_c" -gt "$3" ] && fail_ "$4: the target handled $_c signals, more than the $3 sent"
 		if [ "$_c" = "$_last" ]; then

@@ -3,13 +3,17 @@
  * that queues them, for the tests of DESIGN.md's "ptrace rules"
  * (tests/promise-*.test).
  *
- * Usage: sigcount [-w WORKERS]
+ * Usage: sigcount [-w WORKERS] [-q QUEUE]
  *   Handles SIGRTMIN .. SIGRTMIN+3 (SA_RESTART) and counts every delivery;
  *   blocks no signal in any thread.  -w N starts N CPU-bound worker threads
  *   "s-work-I" (never asleep: a stopped process shows in their CPU time).
  *   Prints "thread NAME TID" for each thread, then "ready"; then the main
  *   thread serves stdin as in target.h, plus "count" -> "count N" (the
- *   signals handled so far).
+ *   signals handled so far).  -q N caps the signals queued to it at N
+ *   (RLIMIT_SIGPENDING, which the kernel checks against the receiver: it
+ *   counts all the user's pending signals), so that a flood keeps the
+ *   queue full without growing it (delivering from a long queue of
+ *   real-time signals takes time quadratic in its length).
  *
  * Usage: sigcount send PID N MS [TID]
  *   Queues N real-time signals (sigqueue, cycling SIGRTMIN .. SIGRTMIN+3)
@@ -20,6 +24,8 @@
  *   count must end equal to the number sent.
  */
 #include "target.h"
+
+#include <sys/resource.h>
 
 #define NSIGS 4
 #define MAX_WORKERS 64
@@ -111,7 +117,7 @@ int
 main(int argc, char **argv)
 {
 	struct sigaction sa;
-	long workers = 0;
+	long workers = 0, queue = -1;
 	int c;
 	char buf[256];
 
@@ -120,16 +126,26 @@ main(int argc, char **argv)
 
 	target_init();
 	pthread_setname_np(pthread_self(), "sigcount");
-	while ((c = getopt(argc, argv, "w:")) != -1) {
+	while ((c = getopt(argc, argv, "w:q:")) != -1) {
 		switch (c) {
 		case 'w': workers = atol(optarg); break;
+		case 'q': queue = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: sigcount [-w N]\n");
+			fprintf(stderr, "usage: sigcount [-w N] [-q N]\n");
 			return 2;
 		}
 	}
 	if (workers < 0 || workers > MAX_WORKERS)
 		workers = 1;
+	if (queue >= 0) {
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_SIGPENDING, &rl) != 0)
+			target_die("getrlimit");
+		rl.rlim_cur = (rlim_t) queue;
+		if (setrlimit(RLIMIT_SIGPENDING, &rl) != 0)
+			target_die("setrlimit");
+	}
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_signal;
