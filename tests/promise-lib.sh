@@ -90,7 +90,15 @@ wait_senders()
 {
 	sent=0
 	for _p in $send_pids; do
-		wait "$_p" || { cat send.*.err; framework_failure_ "a sender failed"; }
+		wait "$_p" || {
+			cat send.*.err
+			# It fails when its target is gone: that is the test's
+			# failure, not the framework's.
+			for _t in $bg_pids; do
+				kill -0 "$_t" 2>/dev/null || fail_ "target $_t died"
+			done
+			framework_failure_ "a sender failed"
+		}
 	done
 	send_pids=
 	for _f in send.*.out; do
@@ -216,6 +224,7 @@ assert_stopped()
 # assert_running PID WHAT: no thread stopped (t or T) or traced.
 assert_running()
 {
+	kill -0 "$1" 2>/dev/null || fail_ "$2: the target died"
 	for _t in /proc/"$1"/task/*; do
 		_s=$(task_state_ "$_t")
 		_tp=$(tracer_ "$_t")
