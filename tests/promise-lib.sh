@@ -207,17 +207,28 @@ assert_no_cpu()
 	}
 }
 
-# assert_stopped PID WHAT: every thread in group-stop (T), none traced, and
-# the main thread answered no ping.
+# assert_stopped PID WHAT: every thread in group-stop (T) and untraced.
+# A thread detached from its group-stop passes through R in the kernel on
+# its way back into the stop (no user code runs: assert_no_cpu checks
+# that), so wait for T, 2 s at most: a hang guard.
 assert_stopped()
 {
-	for _t in /proc/"$1"/task/*; do
-		_s=$(task_state_ "$_t")
-		_tp=$(tracer_ "$_t")
-		[ "$_s" = T ] && [ "$_tp" = 0 ] || {
+	_i=0
+	while :; do
+		_bad=
+		for _t in /proc/"$1"/task/*; do
+			_s=$(task_state_ "$_t")
+			_tp=$(tracer_ "$_t")
+			[ "$_s" = T ] && [ "$_tp" = 0 ] ||
+				_bad="thread ${_t##*/} in state $_s, TracerPid $_tp"
+		done
+		[ -z "$_bad" ] && return 0
+		_i=$((_i + 1))
+		[ $_i -lt 200 ] || {
 			ls_threads "$1"
-			fail_ "$2: thread ${_t##*/} in state $_s, TracerPid $_tp (expected T, 0)"
+			fail_ "$2: $_bad (expected T, 0)"
 		}
+		sleep 0.01
 	done
 }
 
