@@ -438,6 +438,23 @@ dump_threads_target()
 	[ ! -s target.err ] || { cat target.err; fail_ "the target complained"; }
 }
 
+# tid_of NAME THREAD: the tid NAME.out announced for THREAD.
+tid_of()
+{
+	sed -n "s/^thread $2 \\([0-9]*\\)\$/\\1/p" "$1.out"
+}
+
+# wait_traced PID TID: wait until TID of PID is traced (stackspy attached).
+wait_traced()
+{
+	_i=0
+	while [ "$(tracer_ "/proc/$1/task/$2")" = 0 ]; do
+		_i=$((_i + 1))
+		[ $_i -lt 1000 ] || fail_ "stackspy never attached to $2"
+		sleep 0.01
+	done
+}
+
 # Last: tell tests/run-test.sh that init.sh loaded to its end (a test that
 # passes or skips without it is a framework error).
 [ -z "${STACKSPY_INIT_MARK-}" ] || echo loaded > "$STACKSPY_INIT_MARK" ||

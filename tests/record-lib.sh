@@ -25,12 +25,6 @@ start_ratio()
 	done
 }
 
-# tid_of NAME THREAD: the tid NAME.out announced for THREAD.
-tid_of()
-{
-	sed -n "s/^thread $2 \\([0-9]*\\)\$/\\1/p" "$1.out"
-}
-
 # expected_share FILE: work_heavy's share of (heavy + light) time that the
 # target measured on its own CPU clock ("calibration heavy/light R").
 expected_share()
@@ -177,13 +171,3 @@ assert_progress()
 	assert_detached "$_p"
 }
 
-# wait_traced PID TID: wait until TID of PID is traced (stackspy attached).
-wait_traced()
-{
-	_i=0
-	while [ "$(tracer_ "/proc/$1/task/$2")" = 0 ]; do
-		_i=$((_i + 1))
-		[ $_i -lt 1000 ] || fail_ "stackspy never attached to $2"
-		sleep 0.01
-	done
-}

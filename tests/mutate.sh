@@ -1,0 +1,207 @@
+#!/bin/sh
+# tests/mutate.sh: do the tests fail when a promise breaks?  Applies, one at
+# a time, a small breaking change (a "mutation") to the code that keeps one
+# of DESIGN.md's promises (ptrace rules, symbols, the sample's data path),
+# rebuilds, runs the tests, restores the file, and lists every mutation the
+# tests did not catch.  Not part of `make check` (it runs the suite once per
+# mutation).
+#
+# Usage: tests/mutate.sh [-q] [-l] [-m NAME[,NAME...]] [TEST...]
+#   TEST...  the tests to run for every mutation (make check TESTS=...);
+#            default: the whole `make check`
+#   -q       quick: each mutation runs only the tests its record names
+#            (the ones expected to catch it), unless TESTs are given
+#   -m       only these mutations
+#   -l       list the mutations and check that each still applies
+# Run it from the top of a configured in-tree build (./configure && make),
+# never on a tree with uncommitted changes to the mutated files: each file
+# is restored from a copy, and the tree is rebuilt at the end.
+#
+# Exit status: 0 every mutation was caught; 1 some survived; 2 a mutation
+# no longer applies (its pattern does not match: the code moved; update the
+# record) or does not build, or a usage error.
+#
+# A record: mutation NAME FILE PERL-EXPR DESCRIPTION TESTS.  PERL-EXPR is run
+# as `perl -0pe` on FILE (the whole file is one string, so a pattern may
+# span lines); it must change the file, or the record is an error, never a
+# silent pass.  Keep patterns short and literal so they are easy to update.
+#
+# Left out as equivalent (no test can tell): skipping the detach in die()
+# or any path that exits right after it (the kernel detaches the tracees of
+# a dying tracer, handing back parked signals and group-stops: see
+# promise-kill9.test; what matters is detaching before the output is
+# written, mutation detach-at-stop); not taking a stopped thread's
+# group-stop report at seize (the next poll or sample takes it).
+
+mutations()
+{
+	# --- ptrace rules: signals are delivered --------------------------
+	mutation reinject ptrace/attach.c \
+		's/ptrace\(PTRACE_CONT, th->tid, 0L, \(long\)WSTOPSIG\(st\)\)/ptrace(PTRACE_CONT, th->tid, 0L, 0L)/' \
+		'tracee_resume: a signal-delivery-stop is resumed without its signal' \
+		'tests/promise-signals-record.test tests/promise-signals-dump.test'
+	mutation sample-signal-first ptrace/sample.c \
+		's/(A signal arrived first: hand it on and wait for our stop. \*\/\s*)tracee_resume\(th, st\);/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);/' \
+		'ptrace_sample: a signal that comes before the interrupt stop is dropped' \
+		'tests/promise-signals-record.test tests/promise-signals-dump.test'
+	mutation detach-signal ptrace/attach.c \
+		's/long sig = \(st >> 16\) == 0 \? WSTOPSIG\(st\) : 0;\n(\s*\/\* After a group-stop)/long sig = 0;\n$1/' \
+		'detach_one: a signal whose stop comes at detach is dropped' \
+		'tests/promise-signals-record.test tests/detach-signal.test'
+
+	# --- ptrace rules: a group-stop is preserved ----------------------
+	mutation listen-cont ptrace/attach.c \
+		's/ptrace\(PTRACE_LISTEN, th->tid, 0L, 0L\)/ptrace(PTRACE_CONT, th->tid, 0L, 0L)/' \
+		'tracee_resume: a group-stop is resumed with PTRACE_CONT, not PTRACE_LISTEN' \
+		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test'
+	mutation listen-none ptrace/attach.c \
+		's/r = ptrace\(PTRACE_LISTEN, th->tid, 0L, 0L\);/r = 0;/' \
+		'tracee_resume: a group-stop is left in its trace-stop (SIGCONT cannot end it)' \
+		'tests/promise-sigcont.test'
+	mutation group-stop-never ptrace/attach.c \
+		's/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\s*return true;/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\n\t\treturn false;/' \
+		'is_group_stop: no stop is seen as a group-stop' \
+		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test'
+
+	# --- ptrace rules: every exit path detaches; kill -9 leaves them running
+	mutation exitkill ptrace/attach.c \
+		's/ptrace\(PTRACE_SEIZE, tid, 0L, \(long\)t->options\)/ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options | PTRACE_O_EXITKILL))/' \
+		'attach: PTRACE_O_EXITKILL (a SIGKILLed stackspy kills its targets)' \
+		'tests/promise-kill9.test'
+	mutation detach-at-stop sampler/profiler.c \
+		's/(if \(!ps->attached\)\s*continue;\s*)ptrace_target_detach\(&ps->pt\);/$1/' \
+		'profiler stop (end of -d, SIGINT, ...): no detach before the output is written' \
+		'tests/promise-detach-first.test'
+
+	# --- the data path of one sample ----------------------------------
+	mutation stack-end ptrace/sample.c \
+		's/if \(end > sp && end - sp < len\)/if (0)/' \
+		'ptrace_sample: the stack window is not cut at the end of the stack mapping' \
+		'tests/promise-stack-end.test'
+
+	# --- symbols ------------------------------------------------------
+	mutation st-size unwind/symtab.c \
+		's/if \(vaddr < st->v\[i - 1\]\.end\)/if (1)/' \
+		'symbol lookup: no st_size check (an address past a function is named after it)' \
+		'tests/unit-symtab'
+	mutation caller-ip unwind/unwind.h \
+		's/return i > 0 && !frames\[i - 1\]\.signal_frame && !frames\[i\]\.signal_frame;/return false;/' \
+		'caller frames are named at ip, not ip - 1' \
+		'tests/promise-caller-ip.test'
+	mutation signal-frame-ip unwind/unwind.h \
+		's/return i > 0 && !frames\[i - 1\]\.signal_frame && !frames\[i\]\.signal_frame;/return i > 0;/' \
+		'the frame a signal interrupted is named at ip - 1' \
+		'tests/promise-caller-ip.test'
+}
+
+die() { echo "mutate.sh: $*" >&2; exit 2; }
+
+list=no quick=no only=
+while getopts lqm: c; do
+	case $c in
+	l) list=yes ;;
+	q) quick=yes ;;
+	m) only=",$OPTARG," ;;
+	*) die "usage: tests/mutate.sh [-q] [-l] [-m NAME[,NAME...]] [TEST...]" ;;
+	esac
+done
+shift $((OPTIND - 1))
+given_tests=$*
+
+[ -f tests/mutate.sh ] && [ -f Makefile ] ||
+	die "run me from the top of a configured in-tree build"
+command -v perl > /dev/null || die "no perl"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/stackspy-mutate.XXXXXX") || die "mktemp"
+restore_file=
+restore()
+{
+	if [ -n "$restore_file" ]; then
+		cp "$work/orig" "$restore_file" && restore_file=
+	fi
+}
+trap 'restore; rm -rf "$work"' EXIT
+trap 'exit 2' HUP INT TERM
+
+# apply FILE EXPR: the mutated FILE in $work/mutant; false if unchanged.
+apply()
+{
+	perl -0pe "$2" "$1" > "$work/mutant" || die "perl failed on $1: $2"
+	! cmp -s "$1" "$work/mutant"
+}
+
+# Pass 1: every record still applies (before any build or test).
+bad=0 n=0
+mutation()
+{
+	case $only in ''|*",$1,"*) ;; *) return 0 ;; esac
+	n=$((n + 1))
+	[ -f "$2" ] || { echo "ERROR $1: no file $2"; bad=$((bad + 1)); return 0; }
+	if apply "$2" "$3"; then
+		[ $list = yes ] && printf '%-20s %-22s %s\n' "$1" "$2" "$4"
+	else
+		echo "ERROR $1: the pattern no longer matches $2: $3"
+		bad=$((bad + 1))
+	fi
+	return 0
+}
+mutations
+[ $n -gt 0 ] || die "no mutation named ${only:-at all}"
+[ $bad = 0 ] || die "$bad mutation(s) no longer apply: update their records"
+[ $list = yes ] && exit 0
+
+# Pass 2: apply, build, test, restore, one at a time.
+survived= caught= broken=
+mutation()
+{
+	case $only in ''|*",$1,"*) ;; *) return 0 ;; esac
+	_name=$1 _file=$2 _expr=$3 _what=$4 _tests=$5
+	if [ -n "$given_tests" ]; then
+		_tests=$given_tests
+	elif [ $quick = no ]; then
+		_tests=
+	fi
+	echo "=== $_name: $_what ($_file)"
+	cp "$_file" "$work/orig" || die "cannot copy $_file"
+	apply "$_file" "$_expr" || die "$_name no longer applies"
+	restore_file=$_file
+	cp "$work/mutant" "$_file"
+	if ! nice make -j2 > "$work/build.log" 2>&1; then
+		tail -20 "$work/build.log"
+		echo "    DOES NOT BUILD"
+		broken="$broken $_name"
+	else
+		if [ -n "$_tests" ]; then
+			nice make -j2 check TESTS="$_tests" > "$work/check.log" 2>&1
+		else
+			nice make -j2 check > "$work/check.log" 2>&1
+		fi
+		_rc=$?
+		_by=$(sed -n 's/^\(FAIL\|ERROR\|XPASS\): \([^ ]*\).*/\2(\1)/p' "$work/check.log" |
+			sort -u | tr '\n' ' ')
+		if [ $_rc = 0 ]; then
+			echo "    SURVIVED (tests: ${_tests:-make check})"
+			survived="$survived $_name"
+		elif [ -z "$_by" ]; then
+			tail -20 "$work/check.log"
+			echo "    make check failed without a failing test"
+			broken="$broken $_name"
+		else
+			echo "    caught by $_by"
+			caught="$caught $_name"
+		fi
+	fi
+	cp "$work/orig" "$_file" || die "cannot restore $_file (copy in $work/orig)"
+	restore_file=
+	return 0
+}
+mutations
+echo "=== rebuilding the unmutated tree"
+nice make -j2 > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; die "the restored tree does not build"; }
+
+echo
+echo "caught:  ${caught:- none}"
+echo "survived:${survived:- none}"
+[ -z "$broken" ] || { echo "broken:  $broken"; exit 2; }
+[ -z "$survived" ] || exit 1
+exit 0

@@ -1,0 +1,27 @@
+# tests/promise.mk - the tests of DESIGN.md's "ptrace rules"
+# (tests/promise-*.test), their targets (tests/targets/sigcount.c counts
+# the real-time signals it receives and its "send" mode queues them;
+# tests/targets/edges.c) and the mutation script that checks they catch a
+# broken promise (tests/mutate.sh, outside make check).
+promise_tests = \
+	tests/promise-signals-record.test \
+	tests/promise-signals-dump.test \
+	tests/promise-stopped-record.test \
+	tests/promise-stopped-dump.test \
+	tests/promise-stopped-top.test \
+	tests/promise-sigcont.test \
+	tests/promise-kill9.test \
+	tests/promise-detach-first.test \
+	tests/promise-caller-ip.test \
+	tests/promise-stack-end.test
+TESTS += $(promise_tests)
+EXTRA_DIST += $(promise_tests) tests/promise-lib.sh tests/mutate.sh \
+	tests/targets/sigcount.c tests/targets/edges.c
+check_DATA += tests/targets/sigcount tests/targets/edges
+CLEANFILES += tests/targets/sigcount tests/targets/edges
+tests/targets/sigcount: tests/targets/sigcount.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/sigcount.c
+tests/targets/edges: tests/targets/edges.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/edges.c
