@@ -41,7 +41,7 @@ mutations()
 		'tracee_resume: a signal-delivery-stop is resumed without its signal' \
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
 	mutation sample-signal-first ptrace/sample.c \
-		's/(A signal arrived first: hand it on and wait for our stop. \*\/\s*)tracee_resume\(th, st\);/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);/' \
+		's/(if \(\(st >> 16\) == 0\) \{\s*)tracee_resume\(th, st\);(\s*return false;)/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);$2/' \
 		'ptrace_sample: a signal that comes before the interrupt stop is dropped' \
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
 	mutation detach-signal ptrace/attach.c \
@@ -69,7 +69,7 @@ mutations()
 		'attach: PTRACE_O_EXITKILL (a SIGKILLed stackspy kills its targets)' \
 		'tests/promise-kill9.test'
 	mutation detach-at-stop sampler/profiler.c \
-		's/(if \(!ps->attached\)\s*continue;\s*)ptrace_target_detach\(&ps->pt\);/$1/' \
+		's/(one timeout\s*\* in all\.  The profiler.s targets are the only ones registered\. \*\/\s*)ptrace_detach_all\(\);/$1/' \
 		'profiler stop (end of -d, SIGINT, ...): no detach before the output is written' \
 		'tests/promise-detach-first.test'
 
@@ -92,6 +92,24 @@ mutations()
 		's/return i > 0 && !frames\[i - 1\]\.signal_frame && !frames\[i\]\.signal_frame;/return i > 0;/' \
 		'the frame a signal interrupted is named at ip - 1' \
 		'tests/promise-caller-ip.test'
+
+	# --- on-CPU profiles (DESIGN.md "On-CPU and wall-clock") -------------
+	mutation oncpu-rule sampler/oncpu.c \
+		's/(uint64_t last_stop_cpu_ns\)\n\{\n)/$1\treturn -1;\n/' \
+		'every stopped thread counts as on-CPU (runnable and asleep ones too)' \
+		'tests/record-oncpu.test tests/unit-profiler'
+	mutation oncpu-cut-syscall sampler/oncpu.c \
+		's/case -EINTR:\n\t\treturn true;/case -EINTR:\n\t\treturn false;/' \
+		'a stop that cut a blocking system call short counts as on-CPU' \
+		'tests/unit-profiler'
+	mutation oncpu-took-cpu sampler/oncpu.c \
+		's/in->slices == before->slices \+ 1 && in_user/0 \&\& in_user/' \
+		'a thread whose CPU the tick took is dropped as waiting' \
+		'tests/unit-profiler'
+	mutation late-sample ptrace/attach.c \
+		's/(WSTOPSIG\(st\) == SIGTRAP &&\s*)sample_late\(owner, th, st\)/${1}0/' \
+		'a thread that stops after the tick deadline is only resumed, never sampled' \
+		'tests/record-oncpu.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
