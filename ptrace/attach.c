@@ -325,8 +325,14 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 		th->state = TRACEE_GONE;
 		return 1;
 	}
+	if (state == 'D' && (t->options & PTRACE_ATTACH_SKIP_DSTATE)) {
+		/* dump reads it unstopped (ptrace_snapshot_blocked): seized, it
+		 * would keep an interrupt pending and cost the detach timeout. */
+		th->state = TRACEE_GONE;
+		return 1;
+	}
 	/* Never PTRACE_O_EXITKILL (see the top of this file). */
-	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)t->options) < 0) {
+	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options & ~PTRACE_ATTACH_SKIP_DSTATE)) < 0) {
 		int e = errno;
 		t->nthreads--;
 		if (e == ESRCH)
