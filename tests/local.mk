@@ -33,6 +33,7 @@ integration_tests = \
 	tests/dump-tid-depth.test \
 	tests/dump-multi.test \
 	tests/dump-dstate.test \
+	tests/dump-locks.test \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
 	tests/detach-signal.test \
@@ -73,7 +74,8 @@ EXTRA_DIST += \
 	tests/targets/seize.c \
 	tests/targets/zombie.c \
 	tests/targets/interrupt.c \
-	tests/targets/vfork.c
+	tests/targets/vfork.c \
+	tests/targets/locks.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -100,7 +102,8 @@ test_targets = \
 	tests/targets/seize \
 	tests/targets/zombie \
 	tests/targets/interrupt \
-	tests/targets/vfork
+	tests/targets/vfork \
+	tests/targets/locks
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
@@ -145,6 +148,9 @@ tests/targets/interrupt: tests/targets/interrupt.c $(TARGET_DEPS)
 tests/targets/vfork: tests/targets/vfork.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/vfork.c
+tests/targets/locks: tests/targets/locks.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/locks.c
 
 # make dist from a git checkout: every file git tracks is in the tarball,
 # so that a file a test, a helper or a benchmark needs cannot be left out
