@@ -34,6 +34,8 @@ integration_tests = \
 	tests/dump-multi.test \
 	tests/dump-dstate.test \
 	tests/dump-locks.test \
+	tests/dump-group.test \
+	tests/dump-exited-main.test \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
 	tests/detach-signal.test \
@@ -75,7 +77,8 @@ EXTRA_DIST += \
 	tests/targets/zombie.c \
 	tests/targets/interrupt.c \
 	tests/targets/vfork.c \
-	tests/targets/locks.c
+	tests/targets/locks.c \
+	tests/targets/crowd.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -103,7 +106,8 @@ test_targets = \
 	tests/targets/zombie \
 	tests/targets/interrupt \
 	tests/targets/vfork \
-	tests/targets/locks
+	tests/targets/locks \
+	tests/targets/crowd
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
@@ -151,6 +155,9 @@ tests/targets/vfork: tests/targets/vfork.c $(TARGET_DEPS)
 tests/targets/locks: tests/targets/locks.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/locks.c
+tests/targets/crowd: tests/targets/crowd.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/crowd.c
 
 # make dist from a git checkout: every file git tracks is in the tarball,
 # so that a file a test, a helper or a benchmark needs cannot be left out
