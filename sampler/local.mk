@@ -8,6 +8,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/signals.c \
 	sampler/cmd-dump.c \
 	sampler/locks.c \
+	sampler/blocked.c \
 	sampler/cmd-record.c \
 	sampler/cmd-top.c \
 	sampler/output.c \

@@ -105,6 +105,7 @@ struct profiler_stats {
 	uint64_t samples;         /* stacks added (stopped + reused) */
 	uint64_t stopped;         /* thread-samples that stopped a thread */
 	uint64_t reused;          /* --idle: stacks reused, thread not stopped */
+	uint64_t unstopped;       /* --idle: threads in D read without a stop */
 	uint64_t errors[PROF_ERR_MAX];
 	uint64_t dropped[ONCPU_DROP_MAX];  /* stopped, not counted as on-CPU */
 	uint64_t skipped;         /* on-CPU: did not stop by the tick's deadline
