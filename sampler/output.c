@@ -21,6 +21,66 @@ text_string(FILE *out, const char *s)
 		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
 }
 
+/* Names by (ip, caller) for one output_dump call: the threads of a
+ * process share most of their frames (1000 parked threads: 7 distinct
+ * ips for 7000 frames), and naming one is a binary search, a symbol
+ * lookup and a demangling.  The strings belong to the target. */
+struct sym_slot {
+	uint64_t key;             /* ip << 1 | caller, 0: empty (ip 0 is not cached) */
+	struct unwind_symbol sym;
+};
+static struct sym_slot *sym_cache;
+static size_t sym_cache_cap, sym_cache_n;
+
+static void
+sym_cache_reset(void)
+{
+	free(sym_cache);
+	sym_cache = NULL;
+	sym_cache_cap = sym_cache_n = 0;
+}
+
+static void
+symbolize_cached(struct unwind_target *t, uint64_t ip, bool caller, unsigned flags,
+		 struct unwind_symbol *sym)
+{
+	uint64_t key = ip << 1 | (caller ? 1 : 0);
+	if (!ip || ip >> 63) {
+		unwind_symbolize(t, ip, caller, flags, sym);
+		return;
+	}
+	if (2 * (sym_cache_n + 1) > sym_cache_cap) {
+		size_t cap = sym_cache_cap ? 2 * sym_cache_cap : 256;
+		struct sym_slot *nc = calloc(cap, sizeof(*nc));
+		if (!nc) {
+			unwind_symbolize(t, ip, caller, flags, sym);
+			return;
+		}
+		for (size_t i = 0; i < sym_cache_cap; i++) {
+			if (!sym_cache[i].key)
+				continue;
+			size_t k = (size_t)(sym_cache[i].key * 0x9e3779b97f4a7c15u) & (cap - 1);
+			while (nc[k].key)
+				k = (k + 1) & (cap - 1);
+			nc[k] = sym_cache[i];
+		}
+		free(sym_cache);
+		sym_cache = nc;
+		sym_cache_cap = cap;
+	}
+	size_t k = (size_t)(key * 0x9e3779b97f4a7c15u) & (sym_cache_cap - 1);
+	for (; sym_cache[k].key; k = (k + 1) & (sym_cache_cap - 1)) {
+		if (sym_cache[k].key == key) {
+			*sym = sym_cache[k].sym;
+			return;
+		}
+	}
+	unwind_symbolize(t, ip, caller, flags, sym);
+	sym_cache[k].key = key;
+	sym_cache[k].sym = *sym;
+	sym_cache_n++;
+}
+
 /* Source-level frames per physical frame that --source prints at most. */
 #define MAX_INLINE 32
 
@@ -166,7 +226,7 @@ text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d
 		struct unwind_source_frame src[MAX_INLINE];
 		uint64_t ip = d->frames[i].ip;
 		int nsrc = source_frames(t, d, i, flags, src);
-		unwind_symbolize(t, ip, unwind_frame_is_caller(d->frames, i),
+		symbolize_cached(t, ip, unwind_frame_is_caller(d->frames, i),
 				 flags & ~OUTPUT_SOURCE, &sym);
 		/* Inlined functions first, as gdb's bt: same number, same ip. */
 		char buf[2048];
@@ -266,7 +326,7 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 		struct unwind_source_frame src[MAX_INLINE];
 		uint64_t ip = d->frames[i].ip;
 		int nsrc = source_frames(t, d, i, flags, src);
-		unwind_symbolize(t, ip, unwind_frame_is_caller(d->frames, i),
+		symbolize_cached(t, ip, unwind_frame_is_caller(d->frames, i),
 				 flags & ~OUTPUT_SOURCE, &sym);
 		/* One entry per inlined function, then the physical frame's
 		 * (named from the symbol table, as without --source). */
@@ -446,12 +506,25 @@ output_groups(FILE *out, enum output_format f, const struct dump_process *p,
 	return 0;
 }
 
+static int output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p,
+			      struct unwind_target *t, unsigned flags, bool group);
+
 int
 output_dump(FILE *out, enum output_format f, const struct dump_process *p,
 	    struct unwind_target *t, unsigned flags)
 {
 	bool group = flags & OUTPUT_GROUP;
 	flags &= ~(unsigned)OUTPUT_GROUP;
+	sym_cache_reset();
+	int r = output_dump_cached(out, f, p, t, flags, group);
+	sym_cache_reset();
+	return r;
+}
+
+static int
+output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p,
+		   struct unwind_target *t, unsigned flags, bool group)
+{
 	if (f == OUTPUT_TEXT) {
 		if (p->only_tid)
 			fprintf(out, "Thread %d of process %d (", (int)p->only_tid, (int)p->pid);
