@@ -58,6 +58,8 @@ enum tracee_state {
 	TRACEE_RUNNING,           /* seized, running */
 	TRACEE_LISTENING,         /* seized, in group-stop (PTRACE_LISTEN) */
 	TRACEE_GONE,              /* exited, or detached: no longer traced */
+	TRACEE_HELD,              /* stopped and kept so (PTRACE_SAMPLE_HOLD:
+				     dump --consistent) until the detach */
 };
 
 struct tracee {
@@ -139,6 +141,10 @@ int ptrace_target_rescan(struct ptrace_target *t);
 				     thread is stopped (one pread) */
 #define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
 				     the second stop a later detach costs */
+#define PTRACE_SAMPLE_HOLD 0x4    /* do not resume: the thread stays stopped
+				     (TRACEE_HELD) until ptrace_target_detach,
+				     so that every thread of a dump is stopped
+				     together (dump --consistent) */
 
 /* What a sample copies and how long it may wait (ptrace_sample_many). */
 struct sample_opts {

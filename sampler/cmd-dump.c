@@ -35,6 +35,7 @@ struct dump_options {
 	const char *sysroot;      /* --sysroot (with --core) */
 	bool kernel;              /* --kernel: kernel stacks of every thread */
 	bool group;               /* --group: each distinct stack once */
+	bool consistent;          /* --consistent: every thread stopped together */
 };
 
 static void
@@ -73,6 +74,9 @@ dump_usage(FILE *f)
 	      "                          in uninterruptible sleep (D) always get theirs\n"
 	      "      --group             each distinct stack once, with how many threads\n"
 	      "                          share it and which, most common first\n"
+	      "      --consistent        keep every thread stopped until all are copied\n"
+	      "                          (one instant, as gdb; each thread is then stopped\n"
+	      "                          for the whole sampling, not only for its copy)\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
@@ -90,7 +94,7 @@ static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
 	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT, OPT_SOURCE,
-	       OPT_KERNEL, OPT_GROUP };
+	       OPT_KERNEL, OPT_GROUP, OPT_CONSISTENT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -104,6 +108,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "group", no_argument, NULL, OPT_GROUP },
+		{ "consistent", no_argument, NULL, OPT_CONSISTENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -165,6 +170,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			break;
 		case OPT_KERNEL:
 			o->kernel = true;
+			break;
+		case OPT_CONSISTENT:
+			o->consistent = true;
 			break;
 		case OPT_GROUP:
 			o->group = true;
@@ -302,7 +310,7 @@ read_kernel_stack(pid_t pid, struct dump_thread *d)
 static void
 sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee **threads,
 	     const size_t *slot, size_t n, struct dump_process *p,
-	     struct stack_snapshot *snaps)
+	     struct stack_snapshot *snaps, bool consistent)
 {
 	struct stack_snapshot *outs = calloc(n, sizeof(*outs));
 	int *results = calloc(n, sizeof(*results));
@@ -313,7 +321,11 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
 		.timeout_us = STOP_TIMEOUT_MS * 1000,
-		.flags = PTRACE_SAMPLE_DETACH,
+		/* The default: each thread stopped only for its own copy
+		 * (blocked threads do not move anyway; a running program is
+		 * not held still for the whole dump).  --consistent: all
+		 * stay stopped until the detach, as with gdb. */
+		.flags = consistent ? PTRACE_SAMPLE_HOLD : PTRACE_SAMPLE_DETACH,
 	};
 	int r = ptrace_sample_many(pt, threads, n, &so, outs, results);
 	for (size_t k = 0; k < n; k++) {
@@ -385,6 +397,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	if (!p->threads || !snaps || !batch || !slot)
 		error_msg_and_die("out of memory");
 	size_t i = 0;
+	uint64_t hold_start = monotonic_ns();
 	while (i < pt->nthreads && !stop_signal) {
 		size_t n = 0;
 		for (; i < pt->nthreads && n < DUMP_BATCH; i++) {
@@ -404,11 +417,19 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			p->nthreads++;
 		}
 		if (n) {
-			sample_batch(pt, ut, batch, slot, n, p, snaps);
+			sample_batch(pt, ut, batch, slot, n, p, snaps, o->consistent);
 			ptrace_target_poll(pt);
 		}
 	}
 	ptrace_target_release(pt);
+	if (o->consistent) {
+		/* Every stopped thread was held until now: its pause is
+		 * (at most) the whole sampling. */
+		double held_us = (double)(monotonic_ns() - hold_start) / 1000.0;
+		for (size_t k = 0; k < p->nthreads; k++)
+			if (p->threads[k].sampled && !p->threads[k].unstopped)
+				p->threads[k].pause_us = held_us;
+	}
 	free(batch);
 	free(slot);
 	/* Drop the threads that exited under us. */

@@ -36,6 +36,7 @@ integration_tests = \
 	tests/dump-locks.test \
 	tests/dump-group.test \
 	tests/dump-exited-main.test \
+	tests/dump-consistent.test \
 	tests/record-idle-dstate.test \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
