@@ -1,18 +1,23 @@
 #!/bin/sh
 # bench/dump-parked.sh - dump a process with N parked threads (default 1000)
-# with stackspy and with eu-stack, on the same process, alternating, and
-# report wall times and how long each thread was stopped by stackspy.
+# with stackspy, the serial floor (bench/parked --floor: seize, interrupt,
+# wait, registers, one 16 KiB copy, detach per thread and nothing else),
+# eu-stack and gdb, on the same process, alternating, and report wall
+# times, stackspy's ratio to the floor (issue 11: <= 1.5) and how long each
+# thread was stopped by stackspy.
 #
-#   bench/dump-parked.sh [-n THREADS] [-r ROUNDS]
+#   bench/dump-parked.sh [-n THREADS] [-r ROUNDS] [-G]   (-G: no gdb)
 # Run from the top of a built tree (needs ./stackspy and bench/parked).
 set -eu
 n=1000
 rounds=5
-while getopts n:r: opt; do
+use_gdb=1
+while getopts n:r:G opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	r) rounds=$OPTARG ;;
-	*) echo "usage: $0 [-n THREADS] [-r ROUNDS]" >&2; exit 64 ;;
+	G) use_gdb=0 ;;
+	*) echo "usage: $0 [-n THREADS] [-r ROUNDS] [-G]" >&2; exit 64 ;;
 	esac
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,31 +46,48 @@ pid=$(head -n1 "$tmp/pid")
 now() { date +%s%N; }
 have_eu=0
 command -v eu-stack >/dev/null 2>&1 && have_eu=1
+have_gdb=0
+[ $use_gdb = 1 ] && command -v gdb >/dev/null 2>&1 && have_gdb=1
 
-: >"$tmp/ss" ; : >"$tmp/eu"
+: >"$tmp/ss" ; : >"$tmp/eu" ; : >"$tmp/fl" ; : >"$tmp/gdb"
 i=0
 while [ $i -lt "$rounds" ]; do
+	t0=$(now); "$parked" --floor "$pid" >/dev/null; t1=$(now)
+	echo $(( (t1 - t0) / 1000 )) >>"$tmp/fl"
 	t0=$(now); "$stackspy" dump -f json "$pid" >"$tmp/out.json"; t1=$(now)
 	echo $(( (t1 - t0) / 1000 )) >>"$tmp/ss"
 	if [ $have_eu = 1 ]; then
 		t0=$(now); eu-stack -p "$pid" >/dev/null 2>&1 || true; t1=$(now)
 		echo $(( (t1 - t0) / 1000 )) >>"$tmp/eu"
 	fi
+	# gdb is slow (seconds): once.
+	if [ $have_gdb = 1 ] && [ $i = 0 ]; then
+		t0=$(now)
+		gdb -p "$pid" -batch -nx -ex 'thread apply all bt' >/dev/null 2>&1 || true
+		t1=$(now)
+		echo $(( (t1 - t0) / 1000 )) >>"$tmp/gdb"
+	fi
 	i=$((i + 1))
 done
 
-python3 - "$tmp/ss" "$tmp/eu" "$tmp/out.json" "$n" <<'PY'
+python3 - "$tmp/ss" "$tmp/eu" "$tmp/out.json" "$n" "$tmp/fl" "$tmp/gdb" <<'PY'
 import json, statistics, sys
 ss = [int(x) for x in open(sys.argv[1])]
 eu = [int(x) for x in open(sys.argv[2])]
+fl = [int(x) for x in open(sys.argv[5])]
+gd = [int(x) for x in open(sys.argv[6])]
 d = json.load(open(sys.argv[3]))
 pauses = [t["pause_us"] for t in d["threads"] if t["error"] is None]
 frames = sum(len(t["frames"]) for t in d["threads"])
 print(f"threads: {len(d['threads'])} (asked {sys.argv[4]}), frames in last dump: {frames}")
+print(f"serial floor wall:  median {statistics.median(fl)/1000:.1f} ms  (runs: {', '.join(f'{x/1000:.1f}' for x in fl)})")
 print(f"stackspy dump wall: median {statistics.median(ss)/1000:.1f} ms  (runs: {', '.join(f'{x/1000:.1f}' for x in ss)})")
+print(f"ratio stackspy/floor: {statistics.median(ss)/statistics.median(fl):.2f}  (goal <= 1.5)")
 if eu:
     print(f"eu-stack wall:      median {statistics.median(eu)/1000:.1f} ms  (runs: {', '.join(f'{x/1000:.1f}' for x in eu)})")
-    print(f"ratio stackspy/eu-stack: {statistics.median(ss)/statistics.median(eu):.3f}")
+    print(f"ratio stackspy/eu-stack: {statistics.median(ss)/statistics.median(eu):.3f}, eu-stack/floor: {statistics.median(eu)/statistics.median(fl):.1f}")
+if gd:
+    print(f"gdb wall:           {gd[0]/1000:.1f} ms, gdb/floor: {gd[0]/statistics.median(fl):.1f}")
 print(f"per-thread pause (last dump): mean {statistics.mean(pauses):.1f} us, "
       f"p99 {sorted(pauses)[int(len(pauses)*0.99)-1]:.1f} us, max {max(pauses):.1f} us")
 PY

@@ -11,6 +11,13 @@
  * so a script that dies cannot leak it (`coproc bench/parked`). Other stdins
  * are ignored: a background job's stdin is /dev/null, which would end it at
  * once, and reading a terminal from the background would stop it.
+ *
+ * parked --floor PID: the serial floor of a dump of PID (issue 11), what
+ * bench/dump-parked.sh holds `stackspy dump` against: for each thread of
+ * /proc/PID/task in turn, PTRACE_SEIZE, PTRACE_INTERRUPT, waitpid for the
+ * stop, PTRACE_GETREGSET NT_PRSTATUS, one 16 KiB process_vm_readv from SP,
+ * PTRACE_DETACH, and nothing else (no unwinding, no output).  Prints
+ * "floor: N threads in X ms".
  */
 #include "config.h"
 
@@ -21,7 +28,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <elf.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Thread stacks are mostly untouched; a small size lets -n 10000 fit in the
@@ -56,6 +72,91 @@ static void *park_thread(void *arg)
 	return arg;
 }
 
+#define FLOOR_COPY (16 * 1024)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One thread, as a serial dump must handle it at least.  Returns 0 or -1. */
+static int floor_thread(pid_t tid, unsigned char *buf)
+{
+	unsigned char regs[512];
+	struct iovec iov = { .iov_base = regs, .iov_len = sizeof(regs) };
+	int st;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0L, 0L) < 0)
+		return -1;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0)
+		return -1;
+	for (;;) {
+		if (waitpid(tid, &st, __WALL) < 0)
+			return -1;
+		if (!WIFSTOPPED(st))
+			return -1;
+		if ((st >> 16) != 0)
+			break;
+		/* A signal on its way in: hand it on, wait for our stop. */
+		ptrace(PTRACE_CONT, tid, 0L, (long)WSTOPSIG(st));
+	}
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) == 0) {
+		uint64_t sp = 0;
+#if defined(__x86_64__)
+		sp = ((struct user_regs_struct *)regs)->rsp;
+#elif defined(__aarch64__)
+		sp = ((struct user_regs_struct *)regs)->sp;
+#endif
+		struct iovec local = { .iov_base = buf, .iov_len = FLOOR_COPY };
+		struct iovec remote[FLOOR_COPY / 4096 + 1];
+		size_t n = 0;
+		uint64_t a = sp, end = sp + FLOOR_COPY;
+		while (sp && a < end) {
+			uint64_t next = (a & ~(uint64_t)4095) + 4096;
+			if (next > end)
+				next = end;
+			remote[n].iov_base = (void *)(uintptr_t)a;
+			remote[n++].iov_len = (size_t)(next - a);
+			a = next;
+		}
+		if (n)
+			process_vm_readv(tid, &local, 1, remote, n, 0);
+	}
+	return ptrace(PTRACE_DETACH, tid, 0L, 0L) < 0 ? -1 : 0;
+}
+
+static int floor_main(const char *arg)
+{
+	static unsigned char buf[FLOOR_COPY];
+	char path[64];
+	pid_t pid = (pid_t)atol(arg);
+	size_t n = 0, failed = 0;
+	struct dirent *de;
+	DIR *d;
+
+	uint64_t t0 = now_ns();
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path))) {
+		perror(path);
+		return 1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		pid_t tid = (pid_t)atol(de->d_name);
+		if (tid <= 0)
+			continue;
+		n++;
+		if (floor_thread(tid, buf) < 0)
+			failed++;
+	}
+	closedir(d);
+	uint64_t t1 = now_ns();
+	printf("floor: %zu threads in %.1f ms (%zu failed)\n", n, (double)(t1 - t0) / 1e6, failed);
+	return failed ? 1 : 0;
+}
+
 static void usage(FILE *out)
 {
 	fputs("Usage: parked [-n N]\n"
@@ -65,6 +166,8 @@ static void usage(FILE *out)
 	      "or socket, reaches EOF.\n"
 	      "\n"
 	      "  -n, --threads N  number of parked threads\n"
+	      "      --floor PID  instead: time the serial floor of a dump of PID\n"
+	      "                   (seize, interrupt, wait, regs, 16 KiB copy, detach)\n"
 	      "  -h, --help       show this help\n"
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 64 usage error.\n", out);
@@ -93,6 +196,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "floor", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
 	};
 	long nthreads = 1000;
@@ -114,6 +218,8 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'F':
+			return floor_main(optarg);
 		default:
 			goto bad_usage;
 		}

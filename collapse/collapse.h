@@ -207,6 +207,8 @@ const char *collapse_name_frame(char *buf, size_t len, const char *function,
 /* "function_[i]": a function inlined into the frame below it (in buf, cut
  * to len). Returns buf. */
 const char *collapse_name_inline(char *buf, size_t len, const char *function);
+/* A kernel frame: function_[k] (record --idle of a thread in D). */
+const char *collapse_name_kernel(char *buf, size_t len, const char *function);
 
 /*
  * A root frame: "comm-PID/TID" for a thread (tid > 0), "comm-PID" for a

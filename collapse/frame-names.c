@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define INLINE_SUFFIX "_[i]"
+#define KERNEL_SUFFIX "_[k]"
 
 const char *collapse_module_basename(const char *module)
 {
@@ -34,6 +35,14 @@ const char *collapse_name_frame(char *buf, size_t len, const char *function,
 const char *collapse_name_inline(char *buf, size_t len, const char *function)
 {
 	snprintf(buf, len, "%s" INLINE_SUFFIX, function);
+	return buf;
+}
+
+/* A kernel frame (a thread in D, record --idle; dump --kernel): perf's
+ * marking, name_[k]. */
+const char *collapse_name_kernel(char *buf, size_t len, const char *function)
+{
+	snprintf(buf, len, "%s" KERNEL_SUFFIX, function);
 	return buf;
 }
 

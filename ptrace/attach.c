@@ -325,8 +325,14 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 		th->state = TRACEE_GONE;
 		return 1;
 	}
+	if (state == 'D' && (t->options & PTRACE_ATTACH_SKIP_DSTATE)) {
+		/* dump reads it unstopped (ptrace_snapshot_blocked): seized, it
+		 * would keep an interrupt pending and cost the detach timeout. */
+		th->state = TRACEE_GONE;
+		return 1;
+	}
 	/* Never PTRACE_O_EXITKILL (see the top of this file). */
-	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)t->options) < 0) {
+	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options & ~PTRACE_ATTACH_SKIP_DSTATE)) < 0) {
 		int e = errno;
 		t->nthreads--;
 		if (e == ESRCH)
@@ -486,7 +492,9 @@ detach_interrupt(struct ptrace_target *t)
 {
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct tracee *th = &t->threads[i];
-		if (th->state != TRACEE_GONE && ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
+		/* A held thread (PTRACE_SAMPLE_HOLD) is stopped already. */
+		if (th->state != TRACEE_GONE && th->state != TRACEE_HELD &&
+		    ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
 			th->state = TRACEE_GONE;
 	}
 }
@@ -508,6 +516,13 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 {
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct tracee *th = &t->threads[i];
+		if (th->state == TRACEE_HELD) {
+			/* In the stop its sample took; from a group-stop the
+			 * kernel puts it back into the group-stop. */
+			ptrace(PTRACE_DETACH, th->tid, 0L, 0L);
+			th->state = TRACEE_GONE;
+			continue;
+		}
 		while (th->state != TRACEE_GONE) {
 			uint64_t now = monotonic_ns();
 			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);

@@ -4,11 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "ptrace/ptrace-internal.h"
 
 ssize_t
@@ -160,5 +163,193 @@ ptrace_read_schedstat(int fd, struct task_schedstat *out)
 	out->wait_ns = strtoull(end, &end, 10);
 	out->slices = strtoull(end, NULL, 10);
 	out->read_ns = monotonic_ns();
+	return 0;
+}
+
+/* --- Threads that cannot stop (issue 11) ---------------------------------
+ * A thread in uninterruptible sleep (D: vfork, a hung NFS read, a page
+ * fault on a dead disk) does not obey PTRACE_INTERRUPT, but while it is
+ * blocked the kernel shows where it entered the kernel: /proc/TID/syscall
+ * holds its user SP and PC, and its user stack cannot change under us. */
+
+int
+ptrace_read_syscall(pid_t pid, pid_t tid, struct task_syscall *out)
+{
+	char path[96], buf[512];
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	if (r < 0)
+		return (int)r;
+	/* "running", "-1 SP PC" (blocked outside a system call, e.g. a page
+	 * fault), or "NR ARG0 .. ARG5 SP PC" (hex except NR). */
+	if (strncmp(buf, "running", 7) == 0) {
+		out->running = true;
+		return -EAGAIN;
+	}
+	char *p = buf, *end;
+	out->nr = strtoll(p, &end, 10);
+	if (end == p)
+		return -EINVAL;
+	p = end;
+	uint64_t v[8];
+	int n = 0;
+	while (n < 8) {
+		v[n] = strtoull(p, &end, 16);
+		if (end == p)
+			break;
+		p = end;
+		n++;
+	}
+	if (out->nr < 0 && n == 2) {
+		out->sp = v[0];
+		out->pc = v[1];
+	} else if (out->nr >= 0 && n == 8) {
+		memcpy(out->args, v, sizeof(out->args));
+		out->nargs = 6;
+		out->sp = v[6];
+		out->pc = v[7];
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+ssize_t
+ptrace_read_kernel_stack(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", (int)pid, (int)tid);
+	return procfs_read(path, buf, len);
+}
+
+int
+ptrace_read_wchan(pid_t pid, pid_t tid, char *buf, size_t len)
+{
+	char path[96];
+	if (!len)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", (int)pid, (int)tid);
+	ssize_t r = procfs_read(path, buf, len);
+	if (r < 0) {
+		buf[0] = '\0';
+		return (int)r;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	/* "0": not sleeping, or hidden (kptr_restrict, not root). */
+	if (strcmp(buf, "0") == 0)
+		buf[0] = '\0';
+	return 0;
+}
+
+int
+ptrace_read_memory(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EFAULT;
+}
+
+/* Store register slot `slot` into pr_reg as the thread's architecture
+ * lays it out (the host's byte order: a live thread of this host). */
+static void
+put_reg(const struct arch *a, unsigned char *regs, int slot, uint64_t v)
+{
+	if (slot < 0 || (unsigned)slot >= a->nregs || a->pr_index[slot] < 0)
+		return;
+	size_t off = (size_t)a->pr_index[slot] * a->word_size;
+	if (off + a->word_size > a->pr_reg_size || off + a->word_size > PTRACE_REGS_MAX)
+		return;
+	if (a->word_size == 8) {
+		memcpy(regs + off, &v, 8);
+	} else {
+		uint32_t w = (uint32_t)v;
+		memcpy(regs + off, &w, 4);
+	}
+}
+
+/* The registers that carry the six system call arguments, as register
+ * slots (DWARF numbers): they still hold them while the call blocks, and
+ * one of them may be what the first frame needs (glibc's vfork keeps its
+ * return address in %rdi).  x86-64: rdi rsi rdx r10 r8 r9; aarch64: x0-x5.
+ * Others: none (sp and pc only). */
+static const int *
+syscall_arg_slots(const struct arch *a)
+{
+	static const int x86_64[6] = { 5, 4, 1, 10, 8, 9 };
+	static const int aarch64[6] = { 0, 1, 2, 3, 4, 5 };
+	if (a == &arch_x86_64)
+		return x86_64;
+	if (a == &arch_aarch64)
+		return aarch64;
+	return NULL;
+}
+
+int
+ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_end,
+			void *ctx, struct stack_snapshot *out, struct task_syscall *sc)
+{
+	const struct arch *a = arch_host();
+	if (!a)
+		return -ENOTSUP;
+	int r = ptrace_read_syscall(pid, tid, sc);
+	if (r < 0)
+		return r;
+	if (!sc->sp || !sc->pc)
+		return -ENODATA;
+	out->tid = tid;
+	memset(out->regs, 0, sizeof(out->regs));
+	out->regs_len = a->pr_reg_size < PTRACE_REGS_MAX ? a->pr_reg_size : PTRACE_REGS_MAX;
+	put_reg(a, out->regs, a->reg_sp, sc->sp);
+	put_reg(a, out->regs, a->reg_ip, sc->pc);
+	const int *args = syscall_arg_slots(a);
+	for (int i = 0; args && i < sc->nargs; i++)
+		put_reg(a, out->regs, args[i], sc->args[i]);
+	out->pause_ns = 0;
+	out->group_stopped = false;
+	memset(&out->stop_sched, 0, sizeof(out->stop_sched));
+
+	uint64_t end = stack_end ? stack_end(ctx, sc->sp) : 0;
+	size_t len = window;
+	if (end > sc->sp && end - sc->sp < len)
+		len = (size_t)(end - sc->sp);
+	if (out->stack_cap < len) {
+		unsigned char *nb = realloc(out->stack, len);
+		if (!nb)
+			return -ENOMEM;
+		out->stack = nb;
+		out->stack_cap = len;
+	}
+	out->stack_start = sc->sp;
+	out->stack_len = 0;
+	/* Page by page: an unmapped page ends the copy there. */
+	while (out->stack_len < len) {
+		uint64_t at = sc->sp + out->stack_len;
+		size_t chunk = 4096 - (size_t)(at & 4095);
+		if (chunk > len - out->stack_len)
+			chunk = len - out->stack_len;
+		if (ptrace_read_memory(tid, at, out->stack + out->stack_len, chunk) < 0)
+			break;
+		out->stack_len += chunk;
+	}
+	/* Still blocked in the same place?  Then the copy is consistent.
+	 * (A thread that woke meanwhile gives "running" or another sp.) */
+	struct task_syscall again;
+	if (ptrace_read_syscall(pid, tid, &again) < 0 || again.sp != sc->sp || again.pc != sc->pc)
+		return -EAGAIN;
+	return 0;
+}
+
+int
+ptrace_thread_tgid(pid_t tid, pid_t *tgid)
+{
+	long v;
+	int r = procfs_status_field(tid, "Tgid", &v);
+	if (r < 0)
+		return -ESRCH;
+	*tgid = (pid_t)v;
 	return 0;
 }

@@ -58,6 +58,8 @@ enum tracee_state {
 	TRACEE_RUNNING,           /* seized, running */
 	TRACEE_LISTENING,         /* seized, in group-stop (PTRACE_LISTEN) */
 	TRACEE_GONE,              /* exited, or detached: no longer traced */
+	TRACEE_HELD,              /* stopped and kept so (PTRACE_SAMPLE_HOLD:
+				     dump --consistent) until the detach */
 };
 
 struct tracee {
@@ -146,6 +148,10 @@ int ptrace_target_rescan(struct ptrace_target *t);
 				     thread is stopped (one pread) */
 #define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
 				     the second stop a later detach costs */
+#define PTRACE_SAMPLE_HOLD 0x4    /* do not resume: the thread stays stopped
+				     (TRACEE_HELD) until ptrace_target_detach,
+				     so that every thread of a dump is stopped
+				     together (dump --consistent) */
 
 /* What a sample copies and how long it may wait (ptrace_sample_many). */
 struct sample_opts {
@@ -252,5 +258,52 @@ int ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t nam
 /* The comm of process PID (/proc/PID/comm without its newline) into buf;
  * "" on failure.  Returns 0 or a negative errno. */
 int ptrace_read_comm(pid_t pid, char *buf, size_t len);
+
+/* --- Threads that cannot stop (procfs.c; dump, record --idle) --------- */
+
+/* ptrace_target_attach() option, above every PTRACE_O_* bit: do not seize
+ * a thread found in uninterruptible sleep (D) at scan time.  It is listed
+ * with state TRACEE_GONE and proc_state 'D' and read with
+ * ptrace_snapshot_blocked(): no PTRACE_INTERRUPT is left pending on it, and
+ * neither the sample nor the detach waits for it. */
+#define PTRACE_ATTACH_SKIP_DSTATE (1UL << 31)
+
+/* /proc/PID/task/TID/syscall of a thread that is blocked (not stopped). */
+struct task_syscall {
+	bool running;             /* "running": on a CPU, nothing to read */
+	int64_t nr;               /* system call number, -1 blocked outside one
+				     (e.g. a page fault) */
+	uint64_t args[6];         /* its arguments (nargs of them: 6 or 0) */
+	int nargs;
+	uint64_t sp, pc;          /* user stack pointer and pc */
+};
+
+/* Read it.  Returns 0, -EAGAIN (running), -ESRCH, -EACCES, -EINVAL. */
+int ptrace_read_syscall(pid_t pid, pid_t tid, struct task_syscall *out);
+
+/* Sample a blocked thread without stopping it: registers from
+ * /proc/.../syscall (sp, pc, and on x86-64 and aarch64 the argument
+ * registers; every other register reads as 0: unknown, so an unwind that
+ * needs one stops there), and the user stack from sp copied with
+ * process_vm_readv (window bytes, cut at stack_end), *sc the syscall line.
+ * Returns 0, -EAGAIN when the thread is running or moved during the copy,
+ * or another negative errno. */
+int ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_end,
+			    void *ctx, struct stack_snapshot *out, struct task_syscall *sc);
+
+/* /proc/PID/task/TID/stack (root only: "[<0>] name+0x1/0x2" lines) into
+ * buf, NUL-terminated.  Returns the length or a negative errno. */
+ssize_t ptrace_read_kernel_stack(pid_t pid, pid_t tid, char *buf, size_t len);
+
+/* /proc/PID/task/TID/wchan: the kernel function the thread sleeps in, ""
+ * when none or hidden.  Returns 0 or a negative errno. */
+int ptrace_read_wchan(pid_t pid, pid_t tid, char *buf, size_t len);
+
+/* len bytes at addr in process (or thread) pid, process_vm_readv: no stop
+ * needed.  Returns 0, -EFAULT (short), or a negative errno. */
+int ptrace_read_memory(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* The thread group (process) of thread tid.  Returns 0 or -ESRCH. */
+int ptrace_thread_tgid(pid_t tid, pid_t *tgid);
 
 #endif

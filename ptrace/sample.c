@@ -171,7 +171,11 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		ptrace_read_schedstat(out->schedstat_fd, &out->stop_sched);
 	out->group_stopped = ((st >> 16) == PTRACE_EVENT_STOP) && WSTOPSIG(st) != SIGTRAP;
 	int r;
-	if (o->flags & PTRACE_SAMPLE_DETACH) {
+	if (o->flags & PTRACE_SAMPLE_HOLD) {
+		/* dump --consistent: released by ptrace_target_detach. */
+		th->state = TRACEE_HELD;
+		r = 0;
+	} else if (o->flags & PTRACE_SAMPLE_DETACH) {
 		/* From a group-stop the kernel puts it back into the stop. */
 		r = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) < 0 ? -errno : 0;
 		th->state = TRACEE_GONE;

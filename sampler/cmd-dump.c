@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "sampler/sampler.h"
 
 #define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per thread */
@@ -32,6 +33,9 @@ struct dump_options {
 	const char *core;         /* --core: dump this core file instead */
 	const char *exe;          /* --exe (with --core) */
 	const char *sysroot;      /* --sysroot (with --core) */
+	bool kernel;              /* --kernel: kernel stacks of every thread */
+	bool group;               /* --group: each distinct stack once */
+	bool consistent;          /* --consistent: every thread stopped together */
 };
 
 static void
@@ -65,7 +69,21 @@ dump_usage(FILE *f)
 	      "      --source            source file:line of each frame, and the functions\n"
 	      "                          inlined at its address as frames of their own\n"
 	      "                          (\"[inlined]\"), from the debug information\n"
+	      "      --kernel            also the kernel stack of every thread\n"
+	      "                          (/proc/TID/stack, root only); threads blocked\n"
+	      "                          in uninterruptible sleep (D) always get theirs\n"
+	      "      --group             each distinct stack once, with how many threads\n"
+	      "                          share it and which, most common first\n"
+	      "      --consistent        keep every thread stopped until all are copied\n"
+	      "                          (one instant, as gdb; each thread is then stopped\n"
+	      "                          for the whole sampling, not only for its copy)\n"
 	      "  -h, --help              show this help\n"
+	      "\n"
+	      "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
+	      "are not stopped: their user stack is read while they stay blocked,\n"
+	      "from the sp and pc in /proc/TID/syscall, and shown with their kernel\n"
+	      "stack and wchan.  Threads blocked in pthread_mutex_lock are shown with\n"
+	      "the mutex and its owner; wait-for cycles are printed first as deadlocks.\n"
 	      "\n"
 	      "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
 	      "output still written), 2 fatal error (nothing written), 64 usage error.\n",
@@ -75,7 +93,8 @@ dump_usage(FILE *f)
 static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
-	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT, OPT_SOURCE };
+	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT, OPT_SOURCE,
+	       OPT_KERNEL, OPT_GROUP, OPT_CONSISTENT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -87,6 +106,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "core", required_argument, NULL, OPT_CORE },
 		{ "exe", required_argument, NULL, OPT_EXE },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
+		{ "group", no_argument, NULL, OPT_GROUP },
+		{ "consistent", no_argument, NULL, OPT_CONSISTENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -146,6 +168,16 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		case OPT_SYSROOT:
 			o->sysroot = optarg;
 			break;
+		case OPT_KERNEL:
+			o->kernel = true;
+			break;
+		case OPT_CONSISTENT:
+			o->consistent = true;
+			break;
+		case OPT_GROUP:
+			o->group = true;
+			o->sym_flags |= OUTPUT_GROUP;
+			break;
 		case 'h':
 			dump_usage(stdout);
 			exit(0);
@@ -204,6 +236,73 @@ snapshot_shrink(struct stack_snapshot *s)
 	}
 }
 
+/* Read thread d without stopping it: it is blocked (D at attach, never
+ * seized; or seized but it did not stop in time), so its user stack cannot
+ * change while we copy it (ptrace_snapshot_blocked checks it did not move).
+ * A thread whose D state was brief may be running again: a few tries. */
+static void
+sample_blocked(pid_t pid, struct unwind_target *ut, struct dump_thread *d,
+	       struct stack_snapshot *snap)
+{
+	struct task_syscall sc;
+	int r = -EAGAIN;
+	for (int tries = 0; tries < 3 && r == -EAGAIN; tries++) {
+		if (tries)
+			usleep(1000);
+		r = ptrace_snapshot_blocked(pid, d->tid, STACK_WINDOW_BYTES,
+					    unwind_target_stack_end, ut, snap, &sc);
+	}
+	if (r == -ESRCH) {
+		d->tid = 0;       /* exited meanwhile: not shown */
+		return;
+	}
+	if (r < 0) {
+		if (r == -EAGAIN)
+			d->error = "did not stop in time, and is not blocked either";
+		else if (!d->error)
+			d->error = strerror(-r);
+		return;
+	}
+	snapshot_shrink(snap);
+	d->sampled = true;
+	d->unstopped = true;
+	d->error = NULL;
+	d->in_syscall = sc.nr >= 0;
+	d->syscall_nr = sc.nr;
+	d->syscall_arg0 = sc.args[0];
+}
+
+/* The kernel stack and wchan of thread d (root only for the stack). */
+static void
+read_kernel_stack(pid_t pid, struct dump_thread *d)
+{
+	char buf[8192];
+	ptrace_read_wchan(pid, d->tid, d->wchan, sizeof(d->wchan));
+	if (ptrace_read_kernel_stack(pid, d->tid, buf, sizeof(buf)) <= 0)
+		return;
+	size_t cap = 0;
+	for (char *line = buf, *next; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		/* "[<ffffffff8108c0a1>] kernel_clone+0xb1/0x3a0" (the address
+		 * reads 0 unless kptr_restrict allows it). */
+		const char *name = strstr(line, "] ");
+		if (!name || !name[2])
+			continue;
+		name = line;      /* kept whole: output.c splits it */
+		if ((size_t)d->nkframes == cap) {
+			cap = cap ? 2 * cap : 16;
+			char **nv = realloc(d->kframes, cap * sizeof(*nv));
+			if (!nv)
+				error_msg_and_die("out of memory");
+			d->kframes = nv;
+		}
+		if (!(d->kframes[d->nkframes++] = strdup(name)))
+			error_msg_and_die("out of memory");
+	}
+}
+
 /* Sample threads[0, n) in one batch (ptrace_sample_many: threads that
  * cannot stop cost the timeout once, not once each), moving each snapshot
  * into snaps[slot[k]] and its outcome into p->threads[slot[k]].  A thread
@@ -211,7 +310,7 @@ snapshot_shrink(struct stack_snapshot *s)
 static void
 sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee **threads,
 	     const size_t *slot, size_t n, struct dump_process *p,
-	     struct stack_snapshot *snaps)
+	     struct stack_snapshot *snaps, bool consistent)
 {
 	struct stack_snapshot *outs = calloc(n, sizeof(*outs));
 	int *results = calloc(n, sizeof(*results));
@@ -222,7 +321,11 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
 		.timeout_us = STOP_TIMEOUT_MS * 1000,
-		.flags = PTRACE_SAMPLE_DETACH,
+		/* The default: each thread stopped only for its own copy
+		 * (blocked threads do not move anyway; a running program is
+		 * not held still for the whole dump).  --consistent: all
+		 * stay stopped until the detach, as with gdb. */
+		.flags = consistent ? PTRACE_SAMPLE_HOLD : PTRACE_SAMPLE_DETACH,
 	};
 	int r = ptrace_sample_many(pt, threads, n, &so, outs, results);
 	for (size_t k = 0; k < n; k++) {
@@ -235,13 +338,17 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 			continue;
 		}
 		if (e == -ETIMEDOUT)
-			d->error = "did not stop in time (uninterruptible sleep?)";
+			d->error = "did not stop in time";
 		else if (e < 0)
 			d->error = strerror(-e);
 		else
 			d->sampled = true;
 		snapshot_shrink(&outs[k]);
 		snaps[slot[k]] = outs[k];
+		/* It is blocked where it cannot stop (it went into D after
+		 * the scan): read it as it is. */
+		if (e == -ETIMEDOUT)
+			sample_blocked(pt->pid, ut, d, &snaps[slot[k]]);
 	}
 	free(outs);
 	free(results);
@@ -259,7 +366,8 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	       struct stack_snapshot **snaps_out, struct unwind_target **ut_out)
 {
 	int r;
-	struct ptrace_target *pt = ptrace_target_attach(pid, 0, &r);
+	/* Threads in D are not seized (see sample_blocked). */
+	struct ptrace_target *pt = ptrace_target_attach(pid, PTRACE_ATTACH_SKIP_DSTATE, &r);
 	if (!pt) {
 		report_attach_error(pid, r);
 		return r;
@@ -268,6 +376,13 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	 * attach, so that a refusal is explained by the attach's EPERM
 	 * rather than by /proc's EACCES. */
 	struct unwind_target *ut = unwind_target_open(pid, &r);
+	/* A leader that called pthread_exit is a zombie whose /proc/PID/maps
+	 * reads as ESRCH; any live thread shows the same address space. */
+	for (size_t i = 0; !ut && r == -ESRCH && i < pt->nthreads; i++) {
+		const struct tracee *th = &pt->threads[i];
+		if (th->tid != pid && th->proc_state != 'Z' && th->proc_state != 'X')
+			ut = unwind_target_open(th->tid, &r);
+	}
 	if (!ut) {
 		ptrace_target_release(pt);
 		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
@@ -282,6 +397,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	if (!p->threads || !snaps || !batch || !slot)
 		error_msg_and_die("out of memory");
 	size_t i = 0;
+	uint64_t hold_start = monotonic_ns();
 	while (i < pt->nthreads && !stop_signal) {
 		size_t n = 0;
 		for (; i < pt->nthreads && n < DUMP_BATCH; i++) {
@@ -292,18 +408,28 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			d->tid = th->tid;
 			d->state = th->proc_state;
 			snprintf(d->name, sizeof(d->name), "%s", th->name);
-			if (th->proc_state != 'Z' && th->proc_state != 'X') {
+			if (th->proc_state == 'D' && th->state == TRACEE_GONE)
+				sample_blocked(pid, ut, d, &snaps[p->nthreads]);
+			else if (th->proc_state != 'Z' && th->proc_state != 'X') {
 				batch[n] = th;
 				slot[n++] = p->nthreads;
 			}
 			p->nthreads++;
 		}
 		if (n) {
-			sample_batch(pt, ut, batch, slot, n, p, snaps);
+			sample_batch(pt, ut, batch, slot, n, p, snaps, o->consistent);
 			ptrace_target_poll(pt);
 		}
 	}
 	ptrace_target_release(pt);
+	if (o->consistent) {
+		/* Every stopped thread was held until now: its pause is
+		 * (at most) the whole sampling. */
+		double held_us = (double)(monotonic_ns() - hold_start) / 1000.0;
+		for (size_t k = 0; k < p->nthreads; k++)
+			if (p->threads[k].sampled && !p->threads[k].unstopped)
+				p->threads[k].pause_us = held_us;
+	}
 	free(batch);
 	free(slot);
 	/* Drop the threads that exited under us. */
@@ -315,6 +441,14 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		snaps[kept++] = snaps[k];
 	}
 	p->nthreads = kept;
+	/* After the detach: nothing here needs a thread stopped. */
+	for (size_t k = 0; k < p->nthreads; k++) {
+		struct dump_thread *d = &p->threads[k];
+		if (d->unstopped)
+			p->nunstopped++;
+		if (d->unstopped || (o->kernel && d->state != 'Z' && d->state != 'X'))
+			read_kernel_stack(pid, d);
+	}
 	*snaps_out = snaps;
 	return 0;
 }
@@ -330,10 +464,44 @@ json_array_next(const struct dump_options *o)
 		fputs(json_objects++ ? "," : "[", stdout);
 }
 
+/* The system call a stopped thread was blocked in, from its registers
+ * (the locks need the futex address: x86-64 only for now, where %rdi
+ * keeps the first argument across the stop). */
+static void
+thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
+{
+	const struct arch *a = arch_host();
+	struct arch_syscall sc;
+	struct arch_regs regs;
+	if (d->unstopped || !a || a != &arch_x86_64 ||
+	    arch_pr_syscall(a, s->regs, s->regs_len, &sc) < 0 || !sc.in_syscall ||
+	    arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
+		return;
+	d->in_syscall = true;
+	d->syscall_nr = sc.nr;
+	d->syscall_arg0 = regs.r[5];
+}
+
 static int
-dump_one(const struct dump_options *o, pid_t pid, bool *partial)
+dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 {
 	char why[256];
+	struct dump_options tid_opts;
+	const struct dump_options *o = o_in;
+	pid_t tgid;
+	pid_t only_tid = 0;
+	/* A TID where a PID was expected: that thread of its process. */
+	if (ptrace_thread_tgid(pid, &tgid) == 0 && tgid != pid && tgid > 0) {
+		if (o->tid && o->tid != pid) {
+			error_msg("%d is a thread of process %d, not a process", (int)pid, (int)tgid);
+			return -ESRCH;
+		}
+		tid_opts = *o_in;
+		tid_opts.tid = pid;
+		o = &tid_opts;
+		only_tid = pid;
+		pid = tgid;
+	}
 	int r = ptrace_target_check(pid, why, sizeof(why));
 	if (r == -EINVAL) {
 		error_msg("cannot attach to process %d: %s", (int)pid, why);
@@ -347,6 +515,7 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 	struct unwind_target *ut = NULL;
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
+	p.only_tid = only_tid;
 	p.engine = o->engine;
 	ptrace_read_comm(pid, p.comm, sizeof(p.comm));
 
@@ -373,7 +542,10 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 		if (!d->frames)
 			error_msg_and_die("out of memory");
 		d->nframes = unwind_walk(ut, o->engine, &snaps[i], d->frames, o->max_depth, &d->stop);
+		thread_syscall(d, &snaps[i]);
 	}
+	if (r == 0)
+		dump_find_locks(&p, ut);
 	if (r == 0)
 		json_array_next(o);
 	if (r == 0 && output_dump(stdout, o->format, &p, ut, o->sym_flags) < 0) {
@@ -381,9 +553,14 @@ dump_one(const struct dump_options *o, pid_t pid, bool *partial)
 		r = -EIO;
 	}
 	for (size_t i = 0; i < p.nthreads; i++) {
-		free(p.threads[i].frames);
+		struct dump_thread *d = &p.threads[i];
+		free(d->frames);
+		for (int k = 0; k < d->nkframes; k++)
+			free(d->kframes[k]);
+		free(d->kframes);
 		stack_snapshot_release(&snaps[i]);
 	}
+	dump_free_locks(&p);
 	free(snaps);
 	free(p.threads);
 	unwind_target_free(ut);

@@ -7,6 +7,8 @@ sampler_libsampler_a_SOURCES = \
 	sampler/error.c \
 	sampler/signals.c \
 	sampler/cmd-dump.c \
+	sampler/locks.c \
+	sampler/blocked.c \
 	sampler/cmd-record.c \
 	sampler/cmd-top.c \
 	sampler/output.c \

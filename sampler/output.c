@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collapse/collapse.h"
@@ -18,6 +19,66 @@ text_string(FILE *out, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
+/* Names by (ip, caller) for one output_dump call: the threads of a
+ * process share most of their frames (1000 parked threads: 7 distinct
+ * ips for 7000 frames), and naming one is a binary search, a symbol
+ * lookup and a demangling.  The strings belong to the target. */
+struct sym_slot {
+	uint64_t key;             /* ip << 1 | caller, 0: empty (ip 0 is not cached) */
+	struct unwind_symbol sym;
+};
+static struct sym_slot *sym_cache;
+static size_t sym_cache_cap, sym_cache_n;
+
+static void
+sym_cache_reset(void)
+{
+	free(sym_cache);
+	sym_cache = NULL;
+	sym_cache_cap = sym_cache_n = 0;
+}
+
+static void
+symbolize_cached(struct unwind_target *t, uint64_t ip, bool caller, unsigned flags,
+		 struct unwind_symbol *sym)
+{
+	uint64_t key = ip << 1 | (caller ? 1 : 0);
+	if (!ip || ip >> 63) {
+		unwind_symbolize(t, ip, caller, flags, sym);
+		return;
+	}
+	if (2 * (sym_cache_n + 1) > sym_cache_cap) {
+		size_t cap = sym_cache_cap ? 2 * sym_cache_cap : 256;
+		struct sym_slot *nc = calloc(cap, sizeof(*nc));
+		if (!nc) {
+			unwind_symbolize(t, ip, caller, flags, sym);
+			return;
+		}
+		for (size_t i = 0; i < sym_cache_cap; i++) {
+			if (!sym_cache[i].key)
+				continue;
+			size_t k = (size_t)(sym_cache[i].key * 0x9e3779b97f4a7c15u) & (cap - 1);
+			while (nc[k].key)
+				k = (k + 1) & (cap - 1);
+			nc[k] = sym_cache[i];
+		}
+		free(sym_cache);
+		sym_cache = nc;
+		sym_cache_cap = cap;
+	}
+	size_t k = (size_t)(key * 0x9e3779b97f4a7c15u) & (sym_cache_cap - 1);
+	for (; sym_cache[k].key; k = (k + 1) & (sym_cache_cap - 1)) {
+		if (sym_cache[k].key == key) {
+			*sym = sym_cache[k].sym;
+			return;
+		}
+	}
+	unwind_symbolize(t, ip, caller, flags, sym);
+	sym_cache[k].key = key;
+	sym_cache[k].sym = *sym;
+	sym_cache_n++;
 }
 
 /* Source-level frames per physical frame that --source prints at most. */
@@ -49,12 +110,99 @@ text_at(FILE *out, const struct unwind_source_frame *s)
 		fprintf(out, ":%u", s->line);
 }
 
+static const struct dump_thread *
+find_thread(const struct dump_process *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	return NULL;
+}
+
+/* "thread 12 (name)" */
 static void
-text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
+text_thread_ref(FILE *out, const struct dump_process *p, pid_t tid)
+{
+	const struct dump_thread *d = find_thread(p, tid);
+	fprintf(out, "thread %d", (int)tid);
+	if (d) {
+		fputs(" (", out);
+		text_string(out, d->name);
+		putc(')', out);
+	}
+}
+
+/* A line of /proc/TID/stack, "[<ffffffff8108c0a1>] kernel_clone+0xb1/0x3a0"
+ * (the address reads 0 unless kptr_restrict shows it): its address, and
+ * its "name+0xoff" into fn (without the function's size after '/'). */
+static uint64_t
+kernel_frame(const char *line, char *fn, size_t len)
+{
+	uint64_t addr = 0;
+	const char *p = strstr(line, "[<");
+	if (p)
+		addr = strtoull(p + 2, NULL, 16);
+	p = strstr(line, "] ");
+	snprintf(fn, len, "%s", p ? p + 2 : line);
+	fn[strcspn(fn, "/")] = '\0';
+	return addr;
+}
+
+/* What the thread waits for (sampler/locks.c) and how it was read, as
+ * the note at the end of its first frame line ("<...>", the one place the
+ * text format has for notes: tests/jsonq.py parses the rest). */
+static void
+text_note(FILE *out, const struct dump_process *p, const struct dump_thread *d)
+{
+	const char *sep = " <";
+	if (d->unstopped) {
+		fprintf(out, "%snot stopped, read while blocked", sep);
+		if (d->in_syscall)
+			fprintf(out, " in system call %" PRId64, d->syscall_nr);
+		sep = "; ";
+	}
+	if (d->wchan[0]) {
+		fprintf(out, "%swchan ", sep);
+		text_string(out, d->wchan);
+		sep = "; ";
+	}
+	if (d->wait_kind) {
+		fprintf(out, "%swaits for %s 0x%" PRIx64, sep, d->wait_kind, d->wait_addr);
+		if (d->wait_symbol[0]) {
+			fputs(" (", out);
+			text_string(out, d->wait_symbol);
+			putc(')', out);
+		}
+		if (d->wait_owner) {
+			fputs(" held by ", out);
+			text_thread_ref(out, p, d->wait_owner);
+		}
+		sep = "; ";
+	}
+	if (sep[0] == ';')
+		putc('>', out);
+}
+
+/* The stack of d: kernel frames (innermost, marked), then user frames. */
+static void text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d,
+			struct unwind_target *t, unsigned flags);
+
+static void
+text_thread(FILE *out, const struct dump_process *p, const struct dump_thread *d,
+	    struct unwind_target *t, unsigned flags)
 {
 	fprintf(out, "\nThread %d \"", (int)d->tid);
 	text_string(out, d->name);
 	fprintf(out, "\" state %c\n", d->state >= 0x20 && d->state < 0x7f ? d->state : '?');
+	text_frames(out, p, d, t, flags);
+}
+
+static void
+text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d,
+	    struct unwind_target *t, unsigned flags)
+{
+	/* The note goes on the first user frame, else the first kernel one. */
+	int note_at = d->nframes > 0 ? d->nkframes : 0;
 	if (d->error) {
 		fprintf(out, "  error: %s\n", d->error);
 		return;
@@ -63,12 +211,22 @@ text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 		fprintf(out, "  (thread has exited)\n");
 		return;
 	}
+	for (int k = 0; k < d->nkframes; k++) {
+		char fn[256];
+		uint64_t addr = kernel_frame(d->kframes[k], fn, sizeof(fn));
+		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", k, addr);
+		text_string(out, fn);
+		fputs(" ([kernel])", out);
+		if (k == note_at)
+			text_note(out, p, d);
+		putc('\n', out);
+	}
 	for (int i = 0; i < d->nframes; i++) {
 		struct unwind_symbol sym;
 		struct unwind_source_frame src[MAX_INLINE];
 		uint64_t ip = d->frames[i].ip;
 		int nsrc = source_frames(t, d, i, flags, src);
-		unwind_symbolize(t, ip, unwind_frame_is_caller(d->frames, i),
+		symbolize_cached(t, ip, unwind_frame_is_caller(d->frames, i),
 				 flags & ~OUTPUT_SOURCE, &sym);
 		/* Inlined functions first, as gdb's bt: same number, same ip. */
 		char buf[2048];
@@ -76,7 +234,7 @@ text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64 " (%s) [inlined]",
 				 src[k].function ? src[k].function : "??",
 				 src[k].offset, sym.module ? sym.module : "[unknown]");
-			fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i, ip);
+			fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i + d->nkframes, ip);
 			text_string(out, buf);
 			text_at(out, &src[k]);
 			putc('\n', out);
@@ -88,16 +246,20 @@ text_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 			snprintf(buf, sizeof(buf), "?? (%s+0x%" PRIx64 ")", sym.module, sym.module_offset);
 		else
 			snprintf(buf, sizeof(buf), "?? ([unknown])");
-		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i, ip);
+		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", i + d->nkframes, ip);
 		text_string(out, buf);
 		if (nsrc > 0)
 			text_at(out, &src[nsrc - 1]);
 		if (d->frames[i].signal_frame)
 			fputs(" <signal handler called>", out);
+		else if (i + d->nkframes == note_at)
+			text_note(out, p, d);
 		putc('\n', out);
 	}
 	if (d->stop != UNWIND_STOP_END)
-		fprintf(out, "  (unwinding stopped: %s)\n", unwind_stop_reason(d->stop));
+		fprintf(out, "  (unwinding stopped: %s%s)\n", unwind_stop_reason(d->stop),
+			d->unstopped ? "; only sp, pc and the system call's argument"
+				       " registers were known" : "");
 }
 
 static void
@@ -110,22 +272,68 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 	collapse_json_string(out, state);
 	fputs(", \"error\": ", out);
 	collapse_json_string(out, d->error);
-	fprintf(out, ", \"pause_us\": %.1f, \"stop\": ", d->pause_us);
-	collapse_json_string(out, d->sampled ? unwind_stop_reason(d->stop) : NULL);
+	fprintf(out, ", \"pause_us\": %.1f, \"unstopped\": %s, \"wchan\": ", d->pause_us,
+		d->unstopped ? "true" : "false");
+	collapse_json_string(out, d->wchan[0] ? d->wchan : NULL);
+	if (d->in_syscall)
+		fprintf(out, ", \"syscall\": %" PRId64, d->syscall_nr);
+	else
+		fputs(", \"syscall\": null", out);
+	fputs(", \"waits_for\": ", out);
+	if (d->wait_kind) {
+		fprintf(out, "{\"%s\": \"0x%" PRIx64 "\", \"symbol\": ", d->wait_kind, d->wait_addr);
+		collapse_json_string(out, d->wait_symbol[0] ? d->wait_symbol : NULL);
+		if (strcmp(d->wait_kind, "mutex") == 0) {
+			if (d->wait_owner)
+				fprintf(out, ", \"owner\": %d", (int)d->wait_owner);
+			else
+				fputs(", \"owner\": null", out);
+		}
+		putc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(", \"stop\": ", out);
+	/* A thread read unstopped has most registers unknown: a walk that
+	 * ends on a bad frame or read ends where one was needed. */
+	if (d->sampled && d->unstopped &&
+	    (d->stop == UNWIND_STOP_BAD_FRAME || d->stop == UNWIND_STOP_MEMORY))
+		collapse_json_string(out, "register unknown");
+	else
+		collapse_json_string(out, d->sampled ? unwind_stop_reason(d->stop) : NULL);
 	fputs(", \"frames\": [", out);
-	for (int i = 0, nout = 0; i < d->nframes; i++) {
+	int nout = 0;
+	for (int k = 0; d->sampled && k < d->nkframes; k++) {
+		/* "name+0x1/0x2": the function and its offset (the size
+		 * after the slash is left out). */
+		char fn[256];
+		uint64_t addr = kernel_frame(d->kframes[k], fn, sizeof(fn));
+		char *plus = strchr(fn, '+');
+		unsigned long long off = 0;
+		if (plus) {
+			off = strtoull(plus + 1, NULL, 16);
+			*plus = '\0';
+		}
+		fprintf(out, "%s\n    {\"kernel\": true, \"ip\": \"0x%" PRIx64 "\", \"function\": ",
+			nout++ ? "," : "", addr);
+		collapse_json_string(out, fn);
+		fprintf(out, ", \"offset\": \"0x%llx\", \"module\": \"[kernel]\", "
+			"\"module_offset\": null, \"file\": null, \"line\": null, "
+			"\"inlined\": false, \"signal_frame\": false, \"how\": \"kernel\"}", off);
+	}
+	for (int i = 0; i < d->nframes; i++) {
 		struct unwind_symbol sym;
 		struct unwind_source_frame src[MAX_INLINE];
 		uint64_t ip = d->frames[i].ip;
 		int nsrc = source_frames(t, d, i, flags, src);
-		unwind_symbolize(t, ip, unwind_frame_is_caller(d->frames, i),
+		symbolize_cached(t, ip, unwind_frame_is_caller(d->frames, i),
 				 flags & ~OUTPUT_SOURCE, &sym);
 		/* One entry per inlined function, then the physical frame's
 		 * (named from the symbol table, as without --source). */
 		for (int k = 0; k < (nsrc > 0 ? nsrc : 1); k++) {
 			bool inl = k + 1 < nsrc;
 			const char *fn = inl ? src[k].function : sym.function;
-			fprintf(out, "%s\n    {\"ip\": \"0x%" PRIx64 "\", \"function\": ",
+			fprintf(out, "%s\n    {\"kernel\": false, \"ip\": \"0x%" PRIx64 "\", \"function\": ",
 				nout++ ? "," : "", ip);
 			collapse_json_string(out, fn);
 			if (fn)
@@ -151,21 +359,201 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 	fputs("]}", out);
 }
 
+/* Deadlocks first: they are what a hang dump is read for. */
+static void
+text_deadlocks(FILE *out, const struct dump_process *p)
+{
+	for (size_t c = 0; c < p->ncycles; c++) {
+		fputs("deadlock: ", out);
+		for (size_t k = 0; k < p->ncycle[c]; k++) {
+			const struct dump_thread *d = &p->threads[p->cycles[c][k]];
+			if (k)
+				fputs(", ", out);
+			text_thread_ref(out, p, d->tid);
+			fprintf(out, " waits for mutex 0x%" PRIx64, d->wait_addr);
+			if (d->wait_symbol[0]) {
+				fputs(" (", out);
+				text_string(out, d->wait_symbol);
+				putc(')', out);
+			}
+			fputs(" held by ", out);
+			text_thread_ref(out, p, d->wait_owner);
+		}
+		putc('\n', out);
+	}
+}
+
+static void
+json_deadlocks(FILE *out, const struct dump_process *p)
+{
+	fputs(", \"deadlocks\": [", out);
+	for (size_t c = 0; c < p->ncycles; c++) {
+		fputs(c ? ", {\"threads\": [" : "{\"threads\": [", out);
+		for (size_t k = 0; k < p->ncycle[c]; k++)
+			fprintf(out, "%s%d", k ? ", " : "", (int)p->threads[p->cycles[c][k]].tid);
+		fputs("], \"mutexes\": [", out);
+		for (size_t k = 0; k < p->ncycle[c]; k++)
+			fprintf(out, "%s\"0x%" PRIx64 "\"", k ? ", " : "",
+				p->threads[p->cycles[c][k]].wait_addr);
+		fputs("]}", out);
+	}
+	putc(']', out);
+}
+
+/* --group: threads with the same stack (same frames, kernel frames and
+ * error) are one group. */
+static bool
+same_stack(const struct dump_thread *a, const struct dump_thread *b)
+{
+	if (a->sampled != b->sampled || a->nframes != b->nframes ||
+	    a->nkframes != b->nkframes || a->stop != b->stop)
+		return false;
+	if ((a->error == NULL) != (b->error == NULL) ||
+	    (a->error && strcmp(a->error, b->error) != 0))
+		return false;
+	for (int i = 0; i < a->nframes; i++)
+		if (a->frames[i].ip != b->frames[i].ip)
+			return false;
+	for (int k = 0; k < a->nkframes; k++)
+		if (strcmp(a->kframes[k], b->kframes[k]) != 0)
+			return false;
+	return true;
+}
+
+struct stack_group {
+	size_t first;             /* index of the first thread */
+	size_t count;
+};
+
+static int
+cmp_group(const void *x, const void *y)
+{
+	const struct stack_group *a = x, *b = y;
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	return (a->first > b->first) - (a->first < b->first);
+}
+
+/* group_of[i]: the group of thread i; returns the groups, most common
+ * first (ties: in thread order).  Hashing the stacks would be faster; a
+ * dump has at most a few distinct stacks per thread scanned. */
+static struct stack_group *
+make_groups(const struct dump_process *p, size_t *group_of, size_t *ngroups)
+{
+	struct stack_group *g = calloc(p->nthreads ? p->nthreads : 1, sizeof(*g));
+	if (!g)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		size_t k = 0;
+		while (k < n && !same_stack(&p->threads[g[k].first], &p->threads[i]))
+			k++;
+		if (k == n)
+			g[n++].first = i;
+		g[k].count++;
+		group_of[i] = g[k].first;
+	}
+	qsort(g, n, sizeof(*g), cmp_group);
+	*ngroups = n;
+	return g;
+}
+
+static int
+output_groups(FILE *out, enum output_format f, const struct dump_process *p,
+	      struct unwind_target *t, unsigned flags)
+{
+	size_t *group_of = calloc(p->nthreads ? p->nthreads : 1, sizeof(*group_of));
+	size_t ng = 0;
+	struct stack_group *g = group_of ? make_groups(p, group_of, &ng) : NULL;
+	if (!g) {
+		free(group_of);
+		return -ENOMEM;
+	}
+	if (f == OUTPUT_JSON)
+		fputs(", \"groups\": [", out);
+	for (size_t k = 0; k < ng; k++) {
+		const struct dump_thread *rep = &p->threads[g[k].first];
+		if (f == OUTPUT_TEXT) {
+			fprintf(out, "\n%zu thread%s:", g[k].count, g[k].count == 1 ? "" : "s");
+			for (size_t i = 0, n = 0; i < p->nthreads; i++) {
+				if (group_of[i] != g[k].first)
+					continue;
+				fprintf(out, "%s %d \"", n++ ? "," : "", (int)p->threads[i].tid);
+				text_string(out, p->threads[i].name);
+				putc('"', out);
+			}
+			putc('\n', out);
+			text_frames(out, p, rep, t, flags);
+			continue;
+		}
+		fprintf(out, "%s\n  {\"count\": %zu, \"threads\": [", k ? "," : "", g[k].count);
+		for (size_t i = 0, n = 0; i < p->nthreads; i++) {
+			if (group_of[i] != g[k].first)
+				continue;
+			fprintf(out, "%s{\"tid\": %d, \"name\": ", n++ ? ", " : "",
+				(int)p->threads[i].tid);
+			collapse_json_string(out, p->threads[i].name);
+			putc('}', out);
+		}
+		fputs("], \"stack\": ", out);
+		json_thread(out, rep, t, flags);
+		putc('}', out);
+	}
+	if (f == OUTPUT_JSON)
+		fputs("]}\n", out);
+	free(g);
+	free(group_of);
+	return 0;
+}
+
+static int output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p,
+			      struct unwind_target *t, unsigned flags, bool group);
+
 int
 output_dump(FILE *out, enum output_format f, const struct dump_process *p,
 	    struct unwind_target *t, unsigned flags)
 {
+	bool group = flags & OUTPUT_GROUP;
+	flags &= ~(unsigned)OUTPUT_GROUP;
+	sym_cache_reset();
+	int r = output_dump_cached(out, f, p, t, flags, group);
+	sym_cache_reset();
+	return r;
+}
+
+static int
+output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p,
+		   struct unwind_target *t, unsigned flags, bool group)
+{
 	if (f == OUTPUT_TEXT) {
-		fprintf(out, "Process %d (", (int)p->pid);
+		if (p->only_tid)
+			fprintf(out, "Thread %d of process %d (", (int)p->only_tid, (int)p->pid);
+		else
+			fprintf(out, "Process %d (", (int)p->pid);
 		text_string(out, p->comm);
 		fprintf(out, "), %zu thread%s, engine %s\n", p->nthreads,
 			p->nthreads == 1 ? "" : "s", unwind_engine_name(p->engine));
-		for (size_t i = 0; i < p->nthreads; i++)
-			text_thread(out, &p->threads[i], t, flags);
+		text_deadlocks(out, p);
+		if (group) {
+			if (output_groups(out, f, p, t, flags) < 0)
+				return -ENOMEM;
+		} else {
+			for (size_t i = 0; i < p->nthreads; i++)
+				text_thread(out, p, &p->threads[i], t, flags);
+		}
 	} else {
-		fprintf(out, "{\"pid\": %d, \"comm\": ", (int)p->pid);
+		fprintf(out, "{\"pid\": %d, ", (int)p->pid);
+		if (p->only_tid)
+			fprintf(out, "\"tid\": %d, ", (int)p->only_tid);
+		fputs("\"comm\": ", out);
 		collapse_json_string(out, p->comm);
-		fprintf(out, ", \"engine\": \"%s\", \"threads\": [", unwind_engine_name(p->engine));
+		fprintf(out, ", \"engine\": \"%s\", \"unstopped\": %zu", unwind_engine_name(p->engine),
+			p->nunstopped);
+		json_deadlocks(out, p);
+		if (group)
+			return output_groups(out, f, p, t, flags) < 0 ? -ENOMEM
+			       : ferror(out) ? -EIO : 0;
+		fputs(", \"threads\": [", out);
 		for (size_t i = 0; i < p->nthreads; i++) {
 			fputs(i ? ",\n  " : "\n  ", out);
 			json_thread(out, &p->threads[i], t, flags);

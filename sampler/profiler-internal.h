@@ -146,6 +146,7 @@ struct profiler {
 	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
 	struct unwind_frame *frames;
 	uint32_t *ids;
+	size_t nids;              /* room in ids */
 	pid_t child;              /* launch mode */
 	int child_status;
 	profiler_hook hook;
@@ -198,6 +199,15 @@ size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 int profiler_sample_setup(struct profiler *p, struct proc_state *ps);
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
+
+/* ---- blocked.c ------------------------------------------------------------- */
+
+/* --idle: the stack of a thread in D, read without stopping it, with its
+ * kernel frames (name_[k]) on top, into ids (room of them), root first.
+ * Returns how many, 0 when it could not be read (it runs again, or the
+ * unwind found nothing). */
+size_t blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+		     uint32_t *ids, size_t room);
 
 /* ---- oncpu.c --------------------------------------------------------------- */
 

@@ -43,7 +43,9 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->stacks = collapse_new();
 	int hist = pause_hist_init(&p->pauses);
 	p->frames = calloc((size_t)cfg->max_depth, sizeof(*p->frames));
-	p->ids = calloc((size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2, sizeof(*p->ids));
+	/* + 64: the kernel frames of a thread in D (blocked.c). */
+	p->nids = (size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2 + 64;
+	p->ids = calloc(p->nids, sizeof(*p->ids));
 	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (!p->procs || !p->stacks || hist < 0 || !p->frames || !p->ids || p->timer_fd < 0) {
 		int e = errno ? -errno : -ENOMEM;

@@ -105,6 +105,7 @@ struct profiler_stats {
 	uint64_t samples;         /* stacks added (stopped + reused) */
 	uint64_t stopped;         /* thread-samples that stopped a thread */
 	uint64_t reused;          /* --idle: stacks reused, thread not stopped */
+	uint64_t unstopped;       /* --idle: threads in D read without a stop */
 	uint64_t errors[PROF_ERR_MAX];
 	uint64_t dropped[ONCPU_DROP_MAX];  /* stopped, not counted as on-CPU */
 	uint64_t skipped;         /* on-CPU: did not stop by the tick's deadline
@@ -211,6 +212,23 @@ struct dump_thread {
 	int nframes;
 	enum unwind_stop stop;
 	bool sampled;
+	/* Issue 11: a thread blocked where it cannot stop (D) is read
+	 * without stopping it (ptrace_snapshot_blocked); its kernel stack
+	 * (also for every thread with dump --kernel) and wchan. */
+	bool unstopped;
+	char wchan[64];           /* "" when unknown */
+	char **kframes;           /* kernel frames, innermost first ("name+0x1/0x2") */
+	int nkframes;
+	bool in_syscall;          /* blocked in system call syscall_nr ... */
+	int64_t syscall_nr;
+	uint64_t syscall_arg0;    /* ... whose first argument was this */
+	/* What it waits for (sampler/locks.c): a mutex, rwlock or condition
+	 * variable at wait_addr (0: nothing known), held by wait_owner (0:
+	 * unknown or not a mutex). */
+	const char *wait_kind;    /* "mutex", "rwlock", "cond", or NULL */
+	uint64_t wait_addr;
+	pid_t wait_owner;
+	char wait_symbol[128];    /* the object's symbol when it is a global */
 };
 
 struct dump_process {
@@ -219,7 +237,23 @@ struct dump_process {
 	enum unwind_engine engine;
 	struct dump_thread *threads;
 	size_t nthreads;
+	pid_t only_tid;           /* a TID was given where a PID was expected */
+	size_t nunstopped;        /* threads read without stopping them */
+	/* Deadlock cycles (sampler/locks.c): cycles[k] lists ncycle[k] thread
+	 * indices, each waiting for a mutex the next one holds. */
+	size_t **cycles;
+	size_t *ncycle;
+	size_t ncycles;
 };
+
+/* sampler/locks.c: for each thread blocked in a futex wait under
+ * pthread_mutex_lock & co., fill its wait_* fields (the mutex and its owner
+ * read from the target's memory); then find the wait-for cycles. */
+void dump_find_locks(struct dump_process *p, struct unwind_target *t);
+void dump_free_locks(struct dump_process *p);
+
+/* dump --group: print each distinct stack once (sampler/output.c). */
+#define OUTPUT_GROUP 0x20000
 
 /* In output_dump's sym_flags, above the UNWIND_SYM_* bits: add source
  * file:line and the inlined frames (dump --source, unwind_source()). */

@@ -102,9 +102,10 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		  "%" PRIu64 " missed; %zu threads seen",
 		  s->samples, s->elapsed_s, s->ticks, rate, cfg->rate_hz, s->missed_ticks,
 		  s->threads_seen);
-	char reused[64] = "";
+	char reused[128] = "";
 	if (cfg->idle)
-		snprintf(reused, sizeof(reused), ", %" PRIu64 " reused without stopping", s->reused);
+		snprintf(reused, sizeof(reused), ", %" PRIu64 " reused without stopping, %" PRIu64
+			 " read unstopped in D state", s->reused, s->unstopped);
 	error_msg("pause per thread-sample: mean %.1f us, p99 %.1f us, max %.1f us "
 		  "(%" PRIu64 " stopped%s); errors: %s",
 		  s->pause_mean_us, s->pause_p99_us, s->pause_max_us, s->stopped,

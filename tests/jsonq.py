@@ -292,6 +292,8 @@ def parse_text(path):
         if line == '':
             cur = None
             continue
+        if cur is None and not threads and line.startswith('deadlock: '):
+            continue      # the deadlocks come first (dump, issue 11)
         m = TEXT_THREAD.match(line)
         if m:
             if cur is not None:

@@ -33,6 +33,11 @@ integration_tests = \
 	tests/dump-tid-depth.test \
 	tests/dump-multi.test \
 	tests/dump-dstate.test \
+	tests/dump-locks.test \
+	tests/dump-group.test \
+	tests/dump-exited-main.test \
+	tests/dump-consistent.test \
+	tests/record-idle-dstate.test \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
 	tests/detach-signal.test \
@@ -73,7 +78,9 @@ EXTRA_DIST += \
 	tests/targets/seize.c \
 	tests/targets/zombie.c \
 	tests/targets/interrupt.c \
-	tests/targets/vfork.c
+	tests/targets/vfork.c \
+	tests/targets/locks.c \
+	tests/targets/crowd.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -100,7 +107,9 @@ test_targets = \
 	tests/targets/seize \
 	tests/targets/zombie \
 	tests/targets/interrupt \
-	tests/targets/vfork
+	tests/targets/vfork \
+	tests/targets/locks \
+	tests/targets/crowd
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
@@ -145,6 +154,12 @@ tests/targets/interrupt: tests/targets/interrupt.c $(TARGET_DEPS)
 tests/targets/vfork: tests/targets/vfork.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/vfork.c
+tests/targets/locks: tests/targets/locks.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/locks.c
+tests/targets/crowd: tests/targets/crowd.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/crowd.c
 
 # make dist from a git checkout: every file git tracks is in the tarball,
 # so that a file a test, a helper or a benchmark needs cannot be left out

@@ -1,0 +1,70 @@
+/* sampler/blocked.c - record --idle: a thread in uninterruptible sleep (D)
+ * cannot stop for PTRACE_INTERRUPT, yet it is what a wall-clock profile is
+ * for.  It is read without stopping it (ptrace_snapshot_blocked: sp and pc
+ * from /proc/TID/syscall, the user stack copied while it stays blocked),
+ * and its kernel stack (/proc/TID/stack, root only) is added on top as
+ * name_[k] frames, the way perf marks kernel frames. */
+#include "config.h"
+
+#include <string.h>
+
+#include "collapse/collapse.h"
+#include "sampler/profiler-internal.h"
+
+/* Kernel frames past this are dropped (the kernel prints at most 64). */
+#define MAX_KERNEL_FRAMES 64
+
+size_t
+blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+	      uint32_t *ids, size_t room)
+{
+	/* The next batch slot is free while a thread is being chosen. */
+	struct stack_snapshot *snap = &p->snaps[p->nbatch];
+	struct task_syscall sc;
+	if (ptrace_snapshot_blocked(ps->pid, ts->tid, STACK_WINDOW_BYTES,
+				    unwind_target_stack_end, ps->ut, snap, &sc) < 0)
+		return 0;
+	enum unwind_stop stop;
+	int nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	if (nf <= 0)
+		return 0;
+	if (unwind_target_generation(ps->ut) != ps->ut_generation) {
+		collapse_map_reset(&ps->names);
+		ps->ut_generation = unwind_target_generation(ps->ut);
+	}
+	size_t n = 0;
+	if (p->nprocs > 1)
+		ids[n++] = ps->root_id;
+	if (p->cfg.threads)
+		ids[n++] = ts->root_id;
+	for (int k = nf - 1; k >= 0; k--)
+		n += frame_ids(p, ps, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
+			       &ids[n]);
+
+	/* Kernel frames, innermost first in the file: appended outermost
+	 * first, as stacks are stored root first. */
+	char buf[8192];
+	const char *names[MAX_KERNEL_FRAMES];
+	int nk = 0;
+	if (ptrace_read_kernel_stack(ps->pid, ts->tid, buf, sizeof(buf)) > 0) {
+		for (char *line = buf, *next; *line && nk < MAX_KERNEL_FRAMES; line = next) {
+			next = line + strcspn(line, "\n");
+			if (*next)
+				*next++ = '\0';
+			/* "[<0>] kernel_clone+0xb1/0x3a0": the name alone. */
+			char *name = strstr(line, "] ");
+			if (!name || !name[2])
+				continue;
+			name += 2;
+			name[strcspn(name, "+/ ")] = '\0';
+			names[nk++] = name;
+		}
+	}
+	for (int k = nk - 1; k >= 0 && n < room; k--) {
+		char kb[256];
+		int r = collapse_intern(p->stacks, collapse_name_kernel(kb, sizeof(kb), names[k]));
+		if (r >= 0)
+			ids[n++] = (uint32_t)r;
+	}
+	return n;
+}

@@ -1,0 +1,265 @@
+/* sampler/locks.c - who waits for whom (dump): the mutex, read-write lock
+ * or condition variable a blocked thread waits on, the mutex's owner, and
+ * the wait-for cycles among them (deadlocks).
+ *
+ * glibc on x86-64 only for now.  A thread blocked in pthread_mutex_lock
+ * sits in futex(2) (x86-64 system call 202) with the address of the
+ * mutex's __data.__lock as first argument: the mutex's own address, since
+ * __lock is its first field.  The owner is __data.__owner, the int at
+ * offset 8 (nptl's struct __pthread_mutex_s on x86-64), read from the
+ * target's memory with process_vm_readv: no thread needs to be stopped.
+ * Read-write locks and condition variables wait on a futex inside the
+ * object; they are named (address, symbol) but have no single owner.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "sampler/sampler.h"
+
+#define X86_64_NR_FUTEX 202
+#define MUTEX_OWNER_OFFSET 8
+/* Frames from the innermost looked at for the locking function. */
+#define LOCK_FRAMES 6
+
+struct lock_fn {
+	const char *name;
+	const char *kind;
+};
+
+/* Entry points and the internal functions that do the waiting, as glibc
+ * 2.3x names them (with and without its symbol versions' underscores). */
+static const struct lock_fn lock_fns[] = {
+	{ "pthread_mutex_lock", "mutex" },
+	{ "__pthread_mutex_lock", "mutex" },
+	{ "___pthread_mutex_lock", "mutex" },
+	{ "__pthread_mutex_lock_full", "mutex" },
+	{ "pthread_mutex_timedlock", "mutex" },
+	{ "__pthread_mutex_timedlock", "mutex" },
+	{ "___pthread_mutex_timedlock", "mutex" },
+	{ "__pthread_mutex_clocklock_common", "mutex" },
+	{ "pthread_mutex_clocklock", "mutex" },
+	{ "__lll_lock_wait", "mutex" },
+	{ "lll_lock_wait", "mutex" },
+	{ "__lll_lock_wait_private", NULL },  /* glibc-internal locks: not a mutex */
+	{ "pthread_rwlock_rdlock", "rwlock" },
+	{ "pthread_rwlock_wrlock", "rwlock" },
+	{ "__pthread_rwlock_rdlock", "rwlock" },
+	{ "__pthread_rwlock_wrlock", "rwlock" },
+	{ "___pthread_rwlock_rdlock", "rwlock" },
+	{ "___pthread_rwlock_wrlock", "rwlock" },
+	{ "__pthread_rwlock_rdlock_full64", "rwlock" },
+	{ "__pthread_rwlock_wrlock_full64", "rwlock" },
+	{ "pthread_rwlock_timedrdlock", "rwlock" },
+	{ "pthread_rwlock_timedwrlock", "rwlock" },
+	{ "pthread_cond_wait", "cond" },
+	{ "__pthread_cond_wait", "cond" },
+	{ "___pthread_cond_wait", "cond" },
+	{ "__pthread_cond_wait_common", "cond" },
+	{ "pthread_cond_timedwait", "cond" },
+	{ "__pthread_cond_timedwait", "cond" },
+	{ "___pthread_cond_timedwait", "cond" },
+	{ "pthread_cond_clockwait", "cond" },
+};
+
+/* The lock function among the first frames of d, or NULL. */
+static const struct lock_fn *
+lock_function(const struct dump_thread *d, struct unwind_target *t)
+{
+	for (int i = 0; i < d->nframes && i < LOCK_FRAMES; i++) {
+		struct unwind_symbol sym;
+		unwind_symbolize(t, d->frames[i].ip, unwind_frame_is_caller(d->frames, i),
+				 UNWIND_SYM_NO_DEMANGLE, &sym);
+		if (!sym.function)
+			continue;
+		for (size_t k = 0; k < sizeof(lock_fns) / sizeof(lock_fns[0]); k++)
+			if (strcmp(sym.function, lock_fns[k].name) == 0)
+				return &lock_fns[k];
+	}
+	return NULL;
+}
+
+/* The data symbol (STT_OBJECT) of module path covering vaddr: a global
+ * mutex is named as gdb would name it.  unwind/ keeps only function
+ * symbols, so the module's .symtab (or .dynsym) is read here, once per
+ * lock: a dump has few. */
+static bool
+object_symbol(const char *path, uint64_t vaddr, char *out, size_t len, uint64_t *start)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool found = false;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	for (int pass = 0; e && pass < 2 && !found; pass++) {
+		Elf_Scn *scn = NULL;
+		while (!found && (scn = elf_nextscn(e, scn)) != NULL) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
+				continue;
+			Elf_Data *data = elf_getdata(scn, NULL);
+			size_t n = data ? sh.sh_size / sh.sh_entsize : 0;
+			for (size_t i = 0; i < n; i++) {
+				GElf_Sym s;
+				if (!gelf_getsym(data, (int)i, &s) ||
+				    GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+				    vaddr < s.st_value || vaddr >= s.st_value + (s.st_size ? s.st_size : 1))
+					continue;
+				const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+				if (!name || !*name)
+					continue;
+				if (vaddr == s.st_value)
+					snprintf(out, len, "%s", name);
+				else
+					snprintf(out, len, "%s+0x%" PRIx64, name, vaddr - s.st_value);
+				*start = s.st_value;
+				found = true;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+static void
+name_object(struct dump_thread *d, struct unwind_target *t)
+{
+	struct unwind_symbol sym;
+	uint64_t start;
+	if (unwind_symbolize(t, d->wait_addr, false, 0, &sym) == 0 && sym.module &&
+	    sym.module[0] == '/' &&
+	    object_symbol(sym.module, sym.module_offset, d->wait_symbol,
+			  sizeof(d->wait_symbol), &start) &&
+	    strcmp(d->wait_kind, "mutex") != 0 && start <= sym.module_offset) {
+		/* A rwlock or condvar waits on a futex inside itself: name
+		 * the object by where it starts. */
+		d->wait_addr -= sym.module_offset - start;
+		char *plus = strchr(d->wait_symbol, '+');
+		if (plus)
+			*plus = '\0';
+	}
+}
+
+static size_t
+thread_index(const struct dump_process *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return i;
+	return SIZE_MAX;
+}
+
+static void
+add_cycle(struct dump_process *p, const size_t *path, size_t n)
+{
+	size_t **nc = realloc(p->cycles, (p->ncycles + 1) * sizeof(*nc));
+	size_t *nn = nc ? realloc(p->ncycle, (p->ncycles + 1) * sizeof(*nn)) : NULL;
+	size_t *c = malloc(n * sizeof(*c));
+	if (!nc || !nn || !c)
+		error_msg_and_die("out of memory");
+	p->cycles = nc;
+	p->ncycle = nn;
+	/* Start the cycle at its lowest index: one printing per cycle. */
+	size_t lo = 0;
+	for (size_t k = 1; k < n; k++)
+		if (path[k] < path[lo])
+			lo = k;
+	for (size_t k = 0; k < n; k++)
+		c[k] = path[(lo + k) % n];
+	p->cycles[p->ncycles] = c;
+	p->ncycle[p->ncycles++] = n;
+}
+
+/* Each thread waits for at most one owner: the wait-for graph is a
+ * functional graph, and each cycle is found once by walking from every
+ * thread with a colour per walk. */
+static void
+find_cycles(struct dump_process *p)
+{
+	size_t n = p->nthreads;
+	size_t *next = malloc(n * sizeof(*next));
+	size_t *walk = malloc(n * sizeof(*walk));
+	size_t *path = malloc(n * sizeof(*path));
+	if (!next || !walk || !path)
+		error_msg_and_die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct dump_thread *d = &p->threads[i];
+		next[i] = d->wait_owner > 0 && d->wait_kind && strcmp(d->wait_kind, "mutex") == 0
+			  ? thread_index(p, d->wait_owner) : SIZE_MAX;
+		walk[i] = SIZE_MAX;
+	}
+	for (size_t s = 0; s < n; s++) {
+		size_t len = 0, i = s;
+		while (i != SIZE_MAX && walk[i] == SIZE_MAX) {
+			walk[i] = s;
+			path[len++] = i;
+			i = next[i];
+		}
+		if (i == SIZE_MAX || walk[i] != s)
+			continue;     /* ends, or joins an earlier walk */
+		size_t k = 0;
+		while (path[k] != i)
+			k++;
+		add_cycle(p, path + k, len - k);
+	}
+	free(next);
+	free(walk);
+	free(path);
+}
+
+void
+dump_find_locks(struct dump_process *p, struct unwind_target *t)
+{
+	if (arch_host() != &arch_x86_64)
+		return;
+	bool any = false;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct dump_thread *d = &p->threads[i];
+		if (!d->sampled || !d->in_syscall || d->syscall_nr != X86_64_NR_FUTEX ||
+		    !d->syscall_arg0)
+			continue;
+		const struct lock_fn *f = lock_function(d, t);
+		if (!f || !f->kind)
+			continue;
+		d->wait_kind = f->kind;
+		d->wait_addr = d->syscall_arg0;
+		if (strcmp(f->kind, "mutex") == 0) {
+			int owner = 0;
+			/* 0: released meanwhile; robust mutexes whose owner
+			 * died read PTHREAD_MUTEX_INCONSISTENT (0x7fffffff). */
+			if (ptrace_read_memory(d->tid, d->wait_addr + MUTEX_OWNER_OFFSET,
+					       &owner, sizeof(owner)) == 0 &&
+			    owner > 0 && owner < 0x40000000)
+				d->wait_owner = owner;
+			any = true;
+		}
+		name_object(d, t);
+	}
+	if (any)
+		find_cycles(p);
+}
+
+void
+dump_free_locks(struct dump_process *p)
+{
+	for (size_t k = 0; k < p->ncycles; k++)
+		free(p->cycles[k]);
+	free(p->cycles);
+	free(p->ncycle);
+	p->cycles = NULL;
+	p->ncycle = NULL;
+	p->ncycles = 0;
+}
