@@ -3,7 +3,7 @@
 # with stackspy, the serial floor (bench/parked --floor: seize, interrupt,
 # wait, registers, one 16 KiB copy, detach per thread and nothing else),
 # eu-stack and gdb, on the same process, alternating, and report wall
-# times, stackspy's ratio to the floor (issue 11: <= 1.5) and how long each
+# times, stackspy's ratio to the floor (goal: <= 1.5) and how long each
 # thread was stopped by stackspy.
 #
 #   bench/dump-parked.sh [-n THREADS] [-r ROUNDS] [-G]   (-G: no gdb)

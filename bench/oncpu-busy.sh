@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/oncpu-busy.sh - on-CPU profiles of a server-like process on a busy
-# host (issue 10): tests/targets/sleepwork (threads loop { sleep 200 us;
+# host: tests/targets/sleepwork (threads loop { sleep 200 us;
 # 200 us of CPU in compute_heavy/compute_light, 3:1 }) with BURNERS CPU
 # burners (sleepwork -B), recorded by `stackspy record` and by `perf record
 # -e cpu-clock:u` over the same seconds.  Prints for both the share of the
@@ -12,7 +12,7 @@
 #   bench/oncpu-busy.sh [-b BURNERS] [-d SECONDS] [-r HZ] [-w WORKERS] [-n ROUNDS]
 #     defaults: 3 burners, 5 s at 999 Hz, 2 workers, 1 round
 # Run from the top of a built tree (make; make tests/targets/sleepwork).
-# Without a usable perf, stackspy alone.  Goal (issue 10): >= 90 % in the
+# Without a usable perf, stackspy alone.  Goal: >= 90 % in the
 # compute functions, compute_heavy share within 0.05 of perf's, achieved
 # rate >= 0.9 x asked.
 set -eu

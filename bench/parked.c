@@ -12,7 +12,7 @@
  * are ignored: a background job's stdin is /dev/null, which would end it at
  * once, and reading a terminal from the background would stop it.
  *
- * parked --floor PID: the serial floor of a dump of PID (issue 11), what
+ * parked --floor PID: the serial floor of a dump of PID, what
  * bench/dump-parked.sh holds `stackspy dump` against: for each thread of
  * /proc/PID/task in turn, PTRACE_SEIZE, PTRACE_INTERRUPT, waitpid for the
  * stop, PTRACE_GETREGSET NT_PRSTATUS, one 16 KiB process_vm_readv from SP,

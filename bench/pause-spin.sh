@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/pause-spin.sh - the wait for a stop: bench/pause-floor blocking in
 # waitpid against spinning on waitpid(WNOHANG) for up to SPIN us first
-# (issue 10), on one busy thread (tests/targets/sleepwork -B) at 1000 Hz,
+# on one busy thread (tests/targets/sleepwork -B) at 1000 Hz,
 # alternating ROUNDS times so that both see the same machine.  Prints each
 # run's mean and p99, the averages and spin/block ratios; with -b, the
 # same with N more CPU burners running.  On a shared machine compare the

@@ -166,7 +166,7 @@ ptrace_read_schedstat(int fd, struct task_schedstat *out)
 	return 0;
 }
 
-/* --- Threads that cannot stop (issue 11) ---------------------------------
+/* --- Threads that cannot stop (uninterruptible sleep) ---------------------------------
  * A thread in uninterruptible sleep (D: vfork, a hung NFS read, a page
  * fault on a dead disk) does not obey PTRACE_INTERRUPT, but while it is
  * blocked the kernel shows where it entered the kernel: /proc/TID/syscall

@@ -219,7 +219,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 		/* The scheduled-in count before the interrupt, for the rule. */
 		ptrace_read_schedstat(ts->schedstat_fd, &before);
 	} else {
-		/* Issue 11: D cannot stop; read it as it is (blocked.c). */
+		/* A thread in D cannot stop: read it as it is (blocked.c). */
 		size_t nd = state == 'D' ? blocked_stack(p, ps, ts, p->ids, p->nids) : 0;
 		if (nd) {
 			p->stats.unstopped++;

@@ -212,7 +212,7 @@ struct dump_thread {
 	int nframes;
 	enum unwind_stop stop;
 	bool sampled;
-	/* Issue 11: a thread blocked where it cannot stop (D) is read
+	/* A thread blocked where it cannot stop (D) is read
 	 * without stopping it (ptrace_snapshot_blocked); its kernel stack
 	 * (also for every thread with dump --kernel) and wchan. */
 	bool unstopped;

@@ -30,7 +30,7 @@ tests/targets/busy: tests/targets/busy.c tests/targets/busy-nocfi.c $(TARGET_DEP
 	$(TARGET_CC) -O2 -fomit-frame-pointer $(TARGET_PIE) -o $@ \
 		$(srcdir)/tests/targets/busy.c tests/targets/busy-nocfi.o
 
-# Go and .debug_frame-only programs against gdb (issue 12): tests/go-*.test
+# Go and .debug_frame-only programs against gdb: tests/go-*.test
 # build tests/targets/gowork.go with the go command at test time (skipped
 # without it); busy-dwarf is busy without .eh_frame, its CFI only in
 # .debug_frame (tests/debugframe-gdb.test also splits it into a separate

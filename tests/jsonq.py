@@ -293,7 +293,7 @@ def parse_text(path):
             cur = None
             continue
         if cur is None and not threads and line.startswith('deadlock: '):
-            continue      # the deadlocks come first (dump, issue 11)
+            continue      # the deadlocks come first (dump)
         m = TEXT_THREAD.match(line)
         if m:
             if cur is not None:

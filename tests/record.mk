@@ -21,7 +21,7 @@ tests/targets/ratio: tests/targets/ratio.c $(TARGET_DEPS)
 	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) \
 		-o $@ $(srcdir)/tests/targets/ratio.c
 
-# On-CPU on a server-like workload (issue 10): tests/targets/sleepwork.c,
+# On-CPU on a server-like workload: tests/targets/sleepwork.c,
 # threads that sleep and compute in short turns (3:1 in two functions); its
 # -B mode is the CPU burner that loads the machine in the test and in
 # bench/oncpu-busy.sh.
