@@ -140,15 +140,15 @@ void ptrace_target_prune(struct ptrace_target *t);
 /* Seize threads created since the last scan.  Returns the number added. */
 int ptrace_target_rescan(struct ptrace_target *t);
 
-/* ptrace_sample() flags */
+/* ptrace_sample() flags: one bit each. */
+#define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
+				     the second stop a later detach costs */
+#define PTRACE_SAMPLE_SCHEDSTAT 0x2  /* read outs[i].schedstat_fd while the
+				     thread is stopped (one pread) */
 #define PTRACE_SAMPLE_LATE 0x4    /* a thread that does not stop by the
 				     deadline is sampled when it stops
 				     (ptrace_target_set_late) */
-#define PTRACE_SAMPLE_SCHEDSTAT 0x2  /* read outs[i].schedstat_fd while the
-				     thread is stopped (one pread) */
-#define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
-				     the second stop a later detach costs */
-#define PTRACE_SAMPLE_HOLD 0x4    /* do not resume: the thread stays stopped
+#define PTRACE_SAMPLE_HOLD 0x8    /* do not resume: the thread stays stopped
 				     (TRACEE_HELD) until ptrace_target_detach,
 				     so that every thread of a dump is stopped
 				     together (dump --consistent) */
