@@ -21,6 +21,10 @@
 #     -b N     N more CPU-bound processes loading the host
 #              (tests/targets/sleepwork -B) while recording
 #   STACKSPY=path: another build's stackspy on the same workloads.
+# Then bench/pause-floor samples the same workload as long at the same
+# rate (the bare stop, copy and resume of each running thread, nothing
+# else): its CPU per thread-sample is the floor of a ptrace sampler on
+# this host at this load, and stackspy's per stop is printed against it.
 # Run from the top of a built tree (needs ./stackspy, demo/stackspy-demo,
 # tests/targets/ratio for -t ratio, tests/targets/sleepwork for -b:
 # `make check TESTS=` builds them).
@@ -124,3 +128,13 @@ awk -v s="$secs" -v r="$rate" -v ut="$ut" -v st="$st" -v n="$samples" -v tk="$ti
 			sc / tk, stp ? sc / stp : 0, n ? sc / n : 0, cs / tk, n ? cs / n : 0
 	printf "peak RSS: %.1f MiB\n", rss / 1024
 }'
+floor=$build/bench/pause-floor
+if [ -x "$floor" ] && "$floor" -p "$pid" -r "$rate" -d "$secs" >"$tmp/floor" 2>&1; then
+	sed 's/^/  /' "$tmp/floor"
+	fcpu=$(sed -n 's/^floor cpu: \([0-9.]*\) us per thread-sample.*/\1/p' "$tmp/floor")
+	awk -v ut="$ut" -v st="$st" -v stp="$stopped" -v f="$fcpu" 'BEGIN {
+		if (stp > 0 && f > 0)
+			printf "stackspy CPU per stop / floor CPU per thread-sample: %.1f / %.1f us = %.2f\n",
+				1e6 * (ut + st) / stp, f, 1e6 * (ut + st) / stp / f
+	}'
+fi
