@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -110,16 +111,22 @@ list_tids(pid_t pid, pid_t *tids)
 	return n;
 }
 
+/* The state letter of a thread from its stat file, opened once (*fd < 0:
+ * open it now) and read with pread at each tick, as stackspy does: the
+ * floor should not pay for what a sampler need not do. */
 static char
-thread_state(pid_t pid, pid_t tid)
+thread_state(pid_t pid, pid_t tid, int *fd)
 {
 	char path[96], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	if (*fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return 0;
+	}
+	ssize_t n = pread(*fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
 		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
@@ -234,6 +241,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	pid_t pid = 0, tids[MAX_TIDS];
+	int stat_fds[MAX_TIDS];
 	double rate = 1000, secs = 5;
 	int use_boost = 1, c;
 	uint64_t spin_ns = 0;
@@ -265,6 +273,8 @@ main(int argc, char **argv)
 			return 2;
 		}
 	read_maps(pid);
+	for (int i = 0; i < n; i++)
+		stat_fds[i] = -1;
 
 	unsigned char *stack = malloc(WINDOW);
 	size_t cap = (size_t)(rate * secs * n) + 16, ns = 0;
@@ -290,7 +300,7 @@ main(int argc, char **argv)
 		ticks++;
 		int alive = 0;
 		for (int i = 0; i < n; i++) {
-			char state = thread_state(pid, tids[i]);
+			char state = thread_state(pid, tids[i], &stat_fds[i]);
 			alive |= state && state != 'Z' && state != 'X';
 			if (state != 'R')
 				continue;
