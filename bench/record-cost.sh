@@ -75,6 +75,7 @@ demo)
 	;;
 ratio)
 	[ -x "$build/tests/targets/ratio" ] || { echo "no tests/targets/ratio" >&2; exit 2; }
+	: >"$tmp/ratio.out"
 	"$build/tests/targets/ratio" -w 2 -s $((secs + 60)) </dev/null >"$tmp/ratio.out" &
 	pid=$!
 	pids="$pids $pid"
