@@ -18,7 +18,12 @@
  *
  *   bench/pause-floor -p PID [-r HZ] [-d SECONDS] [--no-boost] [--spin US]
  *
- * Prints "floor: N thread-samples: mean X us, p50 Y us, p99 Z us, max W us".
+ * Prints "floor: N thread-samples: mean X us, p50 Y us, p99 Z us, max W us",
+ * then "floor cpu: U us per thread-sample, V us per tick (T ticks, A Hz)":
+ * its own CPU time (getrusage), the tracer CPU a sampler cannot go below
+ * (bench/record-cost.sh holds stackspy's against it), and the rate it
+ * achieved (a tick that starts a period or more late is missed).  It ends
+ * early when the target has exited.
  * Signal-delivery-stops are re-injected; no signal handling beyond that,
  * and SIGINT kills it (the kernel detaches seized tracees).
  */
@@ -27,8 +32,10 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,19 +111,34 @@ list_tids(pid_t pid, pid_t *tids)
 	return n;
 }
 
+/* The state letter of a thread from its stat file, opened once (*fd < 0:
+ * open it now) and read with pread at each tick, as stackspy does: the
+ * floor should not pay for what a sampler need not do. */
 static char
-thread_state(pid_t pid, pid_t tid)
+thread_state(pid_t pid, pid_t tid, int *fd)
 {
 	char path[96], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	if (*fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (*fd < 0)
+			return 0;
+	}
+	ssize_t n = pread(*fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
 		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static double
+cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 }
 
 static int
@@ -219,6 +241,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	pid_t pid = 0, tids[MAX_TIDS];
+	int stat_fds[MAX_TIDS];
 	double rate = 1000, secs = 5;
 	int use_boost = 1, c;
 	uint64_t spin_ns = 0;
@@ -250,6 +273,8 @@ main(int argc, char **argv)
 			return 2;
 		}
 	read_maps(pid);
+	for (int i = 0; i < n; i++)
+		stat_fds[i] = -1;
 
 	unsigned char *stack = malloc(WINDOW);
 	size_t cap = (size_t)(rate * secs * n) + 16, ns = 0;
@@ -257,7 +282,8 @@ main(int argc, char **argv)
 	if (!stack || !pauses)
 		return 2;
 	uint64_t period = (uint64_t)(1e9 / rate), start = now_ns();
-	uint64_t end = start + (uint64_t)(secs * 1e9);
+	uint64_t end = start + (uint64_t)(secs * 1e9), ticks = 0, missed = 0;
+	double cpu0 = cpu_seconds();
 	for (uint64_t k = 1;; k++) {
 		uint64_t at = start + k * period;
 		if (at >= end)
@@ -265,14 +291,27 @@ main(int argc, char **argv)
 		struct timespec ts = { (time_t)(at / 1000000000u), (long)(at % 1000000000u) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
+		uint64_t late = now_ns() - at;
+		if (late >= period) {
+			/* Like stackspy: the deadlines we ran past are missed. */
+			missed += late / period;
+			k += late / period;
+		}
+		ticks++;
+		int alive = 0;
 		for (int i = 0; i < n; i++) {
-			if (thread_state(pid, tids[i]) != 'R')
+			char state = thread_state(pid, tids[i], &stat_fds[i]);
+			alive |= state && state != 'Z' && state != 'X';
+			if (state != 'R')
 				continue;
 			uint64_t t = sample(pid, tids[i], stack, use_boost, spin_ns);
 			if (t && ns < cap)
 				pauses[ns++] = t;
 		}
+		if (!alive)
+			break;  /* the target exited */
 	}
+	double cpu = cpu_seconds() - cpu0, wall = (double)(now_ns() - start) / 1e9;
 	/* No PTRACE_DETACH: it needs a stopped tracee; our exit detaches
 	 * every running one. */
 	if (!ns) {
@@ -287,6 +326,9 @@ main(int argc, char **argv)
 	       ns, sum / (double)ns / 1000, (double)pauses[ns / 2] / 1000,
 	       (double)pauses[ns - 1 - ns / 100] / 1000, (double)pauses[ns - 1] / 1000,
 	       use_boost ? "on" : "off", (double)spin_ns / 1000);
+	printf("floor cpu: %.1f us per thread-sample, %.1f us per tick (%llu ticks, %llu missed, %.1f Hz)\n",
+	       1e6 * cpu / (double)ns, ticks ? 1e6 * cpu / (double)ticks : 0.0,
+	       (unsigned long long)ticks, (unsigned long long)missed, (double)ticks / wall);
 	free(stack);
 	free(pauses);
 	return 0;

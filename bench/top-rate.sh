@@ -6,8 +6,10 @@
 # figures are what each prints in its end-of-run summary ("N ticks at X Hz
 # (asked Y Hz)"), plus the mean pause per thread-sample.
 #
-#   bench/top-rate.sh [-r HZ] [-n ROUNDS] [-d DELAY] [SECONDS]
+#   bench/top-rate.sh [-r HZ] [-n ROUNDS] [-d DELAY] [-b BURNERS] [SECONDS]
 #     -r HZ      sampling rate (default 99)
+#     -b N       N CPU-bound processes (tests/targets/sleepwork -B) load
+#                the host during the runs
 #     -n ROUNDS  pairs of runs (default 3)
 #     -d DELAY   top's refresh period (default 1; 0.1 is the stress case)
 #     SECONDS    length of each run (default 10)
@@ -16,12 +18,14 @@ set -eu
 rate=99
 rounds=3
 delay=1
-while getopts r:n:d: opt; do
+burners=0
+while getopts r:n:d:b: opt; do
 	case $opt in
 	r) rate=$OPTARG ;;
 	n) rounds=$OPTARG ;;
 	d) delay=$OPTARG ;;
-	*) echo "usage: $0 [-r HZ] [-n ROUNDS] [-d DELAY] [SECONDS]" >&2; exit 64 ;;
+	b) burners=$OPTARG ;;
+	*) echo "usage: $0 [-r HZ] [-n ROUNDS] [-d DELAY] [-b BURNERS] [SECONDS]" >&2; exit 64 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -46,8 +50,17 @@ export TMUX_TMPDIR="$tmp"
 export LC_ALL=C.UTF-8
 "$demo" --seconds $((rounds * secs * 3 + 60)) 2>/dev/null &
 demo_pid=$!
+pids=$demo_pid
 # (set -e applies inside the trap too: nothing in it may fail.)
-trap 'kill $demo_pid 2>/dev/null || true; tmux -L $sock kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'for p in $pids; do kill $p 2>/dev/null || true; done; tmux -L $sock kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+i=0
+while [ $i -lt "$burners" ]; do
+	[ -x "$build/tests/targets/sleepwork" ] || { echo "$0: no tests/targets/sleepwork" >&2; exit 2; }
+	"$build/tests/targets/sleepwork" -B &
+	pids="$pids $!"
+	i=$((i + 1))
+done
 sleep 1
 
 # hz FILE: "X Y" = achieved Hz, mean pause us, from a summary.
@@ -58,7 +71,8 @@ hz()
 }
 
 iters=$(awk -v s="$secs" -v d="$delay" 'BEGIN { printf "%d", s / d }')
-echo "demo pid $demo_pid; $rounds rounds of ${secs}s at $rate Hz; top refreshes every ${delay}s"
+echo "demo pid $demo_pid; $rounds rounds of ${secs}s at $rate Hz; top refreshes every ${delay}s;" \
+	"$burners burners, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "round  record Hz  pause us   top Hz  pause us"
 i=1
 while [ $i -le "$rounds" ]; do

@@ -98,6 +98,9 @@ struct thread_state {
 	uint32_t root_id;         /* "comm-PID/TID" */
 	char name[64];            /* its comm as last read (root_id's) */
 	uint64_t skip_until_ns;   /* after a stop timeout */
+	struct task_schedstat asleep;  /* on-CPU: its schedstat when /proc last
+				     said it was not running (slices 0: it
+				     did not, or no count) */
 	unsigned seen_tick;
 	bool dead;                /* its stat file says it exited: the tid may
 				     come back as a new thread */

@@ -209,15 +209,29 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 	ts->seen_tick = p->tick_no;
 	if (ts->skip_until_ns > p->tick_ns)
 		return;
+	struct task_schedstat before;
+	if (!p->cfg.idle) {
+		/* The scheduled-in count before the interrupt, for the rule;
+		 * read before the state, so that a thread seen asleep with
+		 * this count and found with it again has not run since: it is
+		 * not on a CPU (asleep, or woken and waiting for one, which
+		 * the rule would drop), and its stat line (five times the
+		 * cost of schedstat) is not read.  Most threads of a server
+		 * sleep most ticks. */
+		ptrace_read_schedstat(ts->schedstat_fd, &before);
+		if (before.slices && before.slices == ts->asleep.slices &&
+		    before.cpu_ns == ts->asleep.cpu_ns)
+			return;
+	}
 	char state = thread_state_now(p, ps, ts);
 	if (!state)
 		return;  /* exiting */
-	struct task_schedstat before;
 	if (!p->cfg.idle) {
-		if (state != 'R')
+		if (state != 'R') {
+			ts->asleep = before;
 			return;
-		/* The scheduled-in count before the interrupt, for the rule. */
-		ptrace_read_schedstat(ts->schedstat_fd, &before);
+		}
+		ts->asleep.slices = 0;
 	} else {
 		/* A thread in D cannot stop: read it as it is (blocked.c). */
 		size_t nd = state == 'D' ? blocked_stack(p, ps, ts, p->ids, p->nids) : 0;
