@@ -161,13 +161,19 @@ struct sample_opts {
 	int64_t timeout_us;       /* how long a thread may take to stop, counted
 				     from its own PTRACE_INTERRUPT (negative:
 				     no limit) */
+	int64_t stagger_us;       /* how long to wait for the thread just
+				     interrupted before interrupting the next
+				     (so that its pause never includes another
+				     thread's copy); 0: interrupt them all at
+				     once and collect the stops as they come */
 	unsigned flags;           /* PTRACE_SAMPLE_* */
 };
 
 /* Sample n threads of t: registers and one stack copy each, every thread
  * stopped only for its own copy.  Threads are interrupted one after the
  * other without waiting for a slow one: a thread that has not stopped
- * within a millisecond stays pending while the next is interrupted, and
+ * within o->stagger_us stays pending while the next is interrupted (with
+ * 0, all are interrupted at once), and
  * each stop is collected as it arrives (PTRACE_GETREGSET, one page-split
  * process_vm_readv of up to o->window bytes from SP, then PTRACE_CONT,
  * PTRACE_LISTEN in a group-stop, or PTRACE_DETACH with

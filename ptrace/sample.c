@@ -110,12 +110,8 @@ copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
 	return r < 0 ? 0 : (size_t)r;
 }
 
-/* A thread that has not stopped this long after its PTRACE_INTERRUPT is
- * probably blocked where it cannot stop (uninterruptible sleep): the next
- * thread is interrupted without waiting for it.  A thread that can stop
- * does so in microseconds; one that stops later than this (it waited for
- * a CPU) may wait for one other thread's copy. */
-#define SLOW_NS 1000000u
+/* Pending threads are looked at at least this often: SIGCHLDs coalesce. */
+#define SCAN_NS 1000000u
 
 /* Clamp the window and make every buffer big enough, before any thread
  * is stopped, not while it waits on us. */
@@ -265,9 +261,10 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		}
 	}
 	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * 1000u;
+	uint64_t stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * 1000u : 0;
 	size_t npending = 0, next = 0;
 	bool fresh = false;       /* pending[npending - 1] was interrupted
-				     less than SLOW_NS ago */
+				     less than stagger_ns ago */
 	bool scan = false;        /* look at every pending thread, not only
 				     the fresh one */
 	bool boosted = false;
@@ -304,7 +301,7 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		 * from another thread, and every millisecond anyway because
 		 * SIGCHLDs coalesce. */
 		uint64_t now = monotonic_ns();
-		if (!fresh || now - last_scan >= SLOW_NS)
+		if (!fresh || now - last_scan >= SCAN_NS)
 			scan = true;
 		size_t kept = 0;
 		for (size_t k = 0; k < npending; k++) {
@@ -342,7 +339,7 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 			pending[kept++] = i;
 		}
 		npending = kept;
-		if (fresh && now - since[pending[npending - 1]] >= SLOW_NS)
+		if (fresh && now - since[pending[npending - 1]] >= stagger_ns)
 			fresh = false;
 		if (npending == 0 || (!fresh && next < n))
 			continue;
@@ -352,8 +349,8 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		uint64_t wake = UINT64_MAX;
 		if (timeout_ns != UINT64_MAX)
 			wake = since[pending[0]] + timeout_ns;
-		if (fresh && since[pending[npending - 1]] + SLOW_NS < wake)
-			wake = since[pending[npending - 1]] + SLOW_NS;
+		if (fresh && since[pending[npending - 1]] + stagger_ns < wake)
+			wake = since[pending[npending - 1]] + stagger_ns;
 		if (!fresh && boosted) {
 			/* Only slow threads left: no reason to keep the CPU. */
 			boost(false);

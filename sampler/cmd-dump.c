@@ -321,6 +321,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
 		.timeout_us = STOP_TIMEOUT_MS * 1000,
+		.stagger_us = 1000,
 		/* The default: each thread stopped only for its own copy
 		 * (blocked threads do not move anyway; a running program is
 		 * not held still for the whole dump).  --consistent: all

@@ -156,6 +156,12 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 		.stack_end = unwind_target_stack_end,
 		.ctx = ps->ut,
 		.timeout_us = timeout_us,
+		/* On-CPU: the few running threads are interrupted at once, so
+		 * one that waits for a CPU does not hold the others up (their
+		 * copies take microseconds); --idle: one at a time, since many
+		 * sleeping threads would otherwise wait for each other's
+		 * copies. */
+		.stagger_us = p->cfg.idle ? 1000 : 0,
 		.flags = p->cfg.idle ? 0 : PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
 	};
 }
