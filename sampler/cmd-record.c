@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -232,34 +230,20 @@ cmd_record(int argc, char **argv)
 	parse_options(argc, argv, &o);
 
 	/* Before attaching: a bad path must not cost the target anything.
-	 * Opened without truncating: if nothing gets recorded, an existing
-	 * file keeps its contents, and only a file we created is removed
-	 * (never, say, /dev/null). */
-	FILE *out = stdout;
-	bool created = false;
-	if (o.output) {
-		int fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0)
-			created = true;
-		else if (errno == EEXIST)
-			fd = open(o.output, O_WRONLY | O_CLOEXEC);
-		out = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!out) {
-			perror_msg(errno, "cannot open '%s' for writing", o.output);
-			if (fd >= 0)
-				close(fd);
-			free(o.cfg.pids);
-			return EXIT_FATAL;
-		}
+	 * Until the end the output goes to a temporary file: an existing
+	 * FILE keeps its contents if nothing gets recorded or stackspy is
+	 * killed (sampler/out-file.c). */
+	struct out_file out;
+	int r = out_file_open(&out, o.output);
+	if (r < 0) {
+		perror_msg(r, "cannot open '%s' for writing", o.output);
+		free(o.cfg.pids);
+		return EXIT_FATAL;
 	}
 	struct profiler *p;
-	int r = profiler_start(&o.cfg, &p);
+	r = profiler_start(&o.cfg, &p);
 	if (r < 0) {
-		if (o.output) {
-			fclose(out);
-			if (created)
-				unlink(o.output);
-		}
+		out_file_discard(&out);
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
@@ -267,18 +251,11 @@ cmd_record(int argc, char **argv)
 	profiler_stop(p);
 
 	int rc = 0;
-	struct stat sb;
-	if (o.output && fstat(fileno(out), &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    ftruncate(fileno(out), 0) < 0)
-		r = -errno;
-	else
-		r = 0;
+	r = write_output(out.f, &o, p);
 	if (r == 0)
-		r = write_output(out, &o, p);
-	if (r == 0 && fflush(out) != 0)
-		r = -errno;
-	if (o.output && fclose(out) != 0 && r == 0)
-		r = -errno;
+		r = out_file_commit(&out);
+	else
+		out_file_discard(&out);
 	if (r < 0) {
 		perror_msg(r, "cannot write %s", o.output ? o.output : "the output");
 		rc = EXIT_FATAL;
