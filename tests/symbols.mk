@@ -15,3 +15,10 @@ TESTS += tests/unit-filemap
 tests_unit_filemap_SOURCES = tests/unit-filemap.c
 tests_unit_filemap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_filemap_LDADD = $(tests_unit_symtab_LDADD)
+
+# unwind/perf-map.c: incremental reads, replacement, caps.
+check_PROGRAMS += tests/unit-perfmap
+TESTS += tests/unit-perfmap
+tests_unit_perfmap_SOURCES = tests/unit-perfmap.c
+tests_unit_perfmap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
+tests_unit_perfmap_LDADD = $(tests_unit_symtab_LDADD)

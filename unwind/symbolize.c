@@ -8,13 +8,15 @@
 
 #include "unwind/unwind-internal.h"
 
-/* ---- module names -------------------------------------------------------- */
+/* ---- names that live as long as the target ------------------------------ */
 
-/* An open-addressing set of strings: a few hundred module paths over the
- * life of a target, looked up once per frame named. */
+/* An open-addressing set of strings: module paths (a few hundred over the
+ * life of a target, looked up once per frame named) and the names of a
+ * perf map (perf-map.c: up to its cap). */
 struct name_pool {
 	char **slot;
 	size_t cap, n;            /* cap: a power of two */
+	size_t bytes;             /* sum of the strings' sizes */
 };
 
 static size_t
@@ -48,21 +50,41 @@ pool_grow(struct name_pool *p)
 }
 
 const char *
-target_intern(struct unwind_target *t, const char *s)
+name_pool_intern(struct name_pool **pp, const char *s, size_t max_bytes)
 {
-	if (!t->names && !(t->names = calloc(1, sizeof(*t->names))))
+	if (!*pp && !(*pp = calloc(1, sizeof(**pp))))
 		return NULL;
-	struct name_pool *p = t->names;
+	struct name_pool *p = *pp;
 	if (2 * (p->n + 1) > p->cap && pool_grow(p) < 0)
 		return NULL;
 	size_t k = name_hash(s) & (p->cap - 1);
 	for (; p->slot[k]; k = (k + 1) & (p->cap - 1))
 		if (strcmp(p->slot[k], s) == 0)
 			return p->slot[k];
-	if (!(p->slot[k] = strdup(s)))
+	size_t size = strlen(s) + 1;
+	if (p->bytes + size > max_bytes)
 		return NULL;
+	if (!(p->slot[k] = malloc(size)))
+		return NULL;
+	memcpy(p->slot[k], s, size);
 	p->n++;
+	p->bytes += size;
 	return p->slot[k];
+}
+
+size_t
+name_pool_bytes(const struct name_pool *p)
+{
+	return p ? p->bytes : 0;
+}
+
+const char *
+target_intern(struct unwind_target *t, const char *s)
+{
+	const char *r = name_pool_intern(&t->names, s, TARGET_MAX_NAME_BYTES);
+	if (!r)
+		t->dropped.module_names++;
+	return r;
 }
 
 void
