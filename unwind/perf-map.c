@@ -12,7 +12,7 @@
  * stay sorted and disjoint and their number follows the code that exists,
  * not the lines ever written.  Names are interned: a function re-jitted a
  * thousand times is one string.  Both are capped (unwind.h); what the caps
- * leave out is counted (tests/record-perfmap-grow.test, unit-perfmap).
+ * leave out is counted (tests/symbols-perfmap-grow.test, unit-perfmap).
  */
 #include "config.h"
 

@@ -121,10 +121,14 @@ symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 			sym->offset = off + (ip - look);
 	} else {
 		sym->module_offset = ip - m->start + m->offset;
-		/* JIT code: anonymous executable memory named only by the
-		 * JIT's perf map (tests/symbols-perfmap.test). */
-		if (!m->image && (m->perms & MAPPING_X) &&
-		    (!m->path || m->path[0] == '[')) {
+		/* JIT code: anonymous memory named only by the JIT's perf
+		 * map (tests/symbols-perfmap.test).  Not only where the maps
+		 * say x: a JIT that flips its pages between writable and
+		 * executable (W^X, as V8 does) is seen through a snapshot of
+		 * the maps that can say rw- for code that just ran
+		 * (tests/symbols-perfmap-grow.test); the map only names
+		 * code anyway. */
+		if (!m->image && (!m->path || m->path[0] == '[')) {
 			uint64_t off = 0;
 			sym->function = perf_map_lookup(&t->perf_map, t->pid, look, &off);
 			if (sym->function)
