@@ -225,18 +225,19 @@ static void trim_oldest(struct perf_map *pm)
  * entries it overlaps: an entry stays iff no later line overlaps it.  In
  * the batch, that is a sweep from its last line back, with a Fenwick tree
  * of the ends of later lines by start; in v, the entries that any line of
- * the batch overlaps.  Then the survivors are merged into v from the
- * first place the batch touches: a JIT that places code at rising
- * addresses costs the size of the batch, not of the map.  Returns 0 or
- * -ENOMEM (the batch is lost, counted as dropped). */
+ * the batch overlaps.  Then v is compacted and the survivors merged in
+ * from the back, both from the first place the batch touches: a JIT that
+ * places code at rising addresses costs the size of the batch, not of the
+ * map, and no copy of v is made.  Returns 0 or -ENOMEM (the batch is
+ * lost, counted as dropped). */
 static int merge_batch(struct perf_map *pm)
 {
-	struct perf_map_entry *b = pm->batch, *tail = NULL;
-	size_t m = pm->nbatch, i0, ntail, nsurv = 0, out, ti, bi;
+	struct perf_map_entry *b = pm->batch;
+	size_t m = pm->nbatch, i0, k, nsurv = 0, w, r, bi;
 	uint32_t *order = NULL, *rank = NULL;
 	uint64_t *starts = NULL, *fen = NULL;
 	bool *dead = NULL;
-	int r = -ENOMEM;
+	int ret = -ENOMEM;
 
 	if (m == 0)
 		return 0;
@@ -251,80 +252,74 @@ static int merge_batch(struct perf_map *pm)
 		order[i] = (uint32_t)i;
 	sort_base = b;
 	qsort(order, m, sizeof(*order), cmp_by_start);
-	for (size_t k = 0; k < m; k++) {
+	for (k = 0; k < m; k++) {
 		starts[k] = b[order[k]].start;
 		rank[order[k]] = (uint32_t)k;
 	}
 	for (size_t i = m; i-- > 0;) {
-		size_t k = count_below(starts, m, b[i].end);
-
+		k = count_below(starts, m, b[i].end);
 		dead[i] = fen_max(fen, k) > b[i].start;
 		fen_raise(fen, m, rank[i], b[i].end);
 		nsurv += !dead[i];
 	}
-	/* Old entries that any line of the batch overlaps go. */
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = first_ending_after(pm->v, pm->n, b[i].start);
-		     j < pm->n && pm->v[j].start < b[i].end; j++)
-			pm->v[j].name = NULL;
-
 	if (pm->n + nsurv > pm->cap) {
-		size_t ncap = pm->cap ? pm->cap : 256;
+		/* Grown by half, never far past the cap (trimmed below). */
+		size_t ncap = pm->cap + pm->cap / 2, limit = pm->max_entries + BATCH;
 		struct perf_map_entry *nv;
 
-		while (ncap < pm->n + nsurv)
-			ncap *= 2;
+		if (ncap < 256)
+			ncap = 256;
+		if (ncap > limit)
+			ncap = limit;
+		if (ncap < pm->n + nsurv)
+			ncap = pm->n + nsurv;
 		nv = realloc(pm->v, ncap * sizeof(*nv));
 		if (!nv)
 			goto out;
 		pm->v = nv;
 		pm->cap = ncap;
 	}
+	/* Every old entry a line of the batch overlaps ends after the
+	 * lowest start of the batch: at i0 or later. */
 	i0 = first_ending_after(pm->v, pm->n, starts[0]);
-	ntail = pm->n - i0;
-	if (ntail) {
-		tail = malloc(ntail * sizeof(*tail));
-		if (!tail)
-			goto out;
-		memcpy(tail, pm->v + i0, ntail * sizeof(*tail));
-	}
-	out = i0;
-	ti = 0;
-	bi = 0;
-	for (;;) {
-		while (ti < ntail && !tail[ti].name)
-			ti++;
-		while (bi < m && dead[order[bi]])
-			bi++;
-		if (ti == ntail && bi == m)
-			break;
-		if (bi == m || (ti < ntail && tail[ti].start < b[order[bi]].start))
-			pm->v[out++] = tail[ti++];
-		else
-			pm->v[out++] = b[order[bi++]];
-	}
-	pm->n = out;
-	trim_oldest(pm);
-	r = 0;
-out:
-	if (r < 0) {
-		/* The marks in v must not stay: drop what they marked. */
-		size_t k = 0;
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = first_ending_after(pm->v, pm->n, b[i].start);
+		     j < pm->n && pm->v[j].start < b[i].end; j++)
+			pm->v[j].name = NULL;
+	k = i0;
+	for (size_t j = i0; j < pm->n; j++)
+		if (pm->v[j].name)
+			pm->v[k++] = pm->v[j];
+	pm->n = k;
+	/* From the back: the survivors are disjoint from v's entries. */
+	w = pm->n + nsurv;
+	r = pm->n;
+	bi = m;
+	while (w > r) {
+		while (dead[order[bi - 1]])
+			bi--;
+		const struct perf_map_entry *e = &b[order[bi - 1]];
 
-		for (size_t j = 0; j < pm->n; j++)
-			if (pm->v[j].name)
-				pm->v[k++] = pm->v[j];
-		pm->n = k;
-		pm->dropped += m;
+		if (r > i0 && pm->v[r - 1].start > e->start) {
+			pm->v[--w] = pm->v[--r];
+		} else {
+			pm->v[--w] = *e;
+			bi--;
+		}
 	}
-	free(tail);
+	pm->n += nsurv;
+	trim_oldest(pm);
+	ret = 0;
+out:
+	if (ret < 0)
+		pm->dropped += m;
 	free(order);
 	free(rank);
 	free(starts);
 	free(fen);
 	free(dead);
 	pm->nbatch = 0;
-	return r;
+	return ret;
 }
 
 /* ---- reading ------------------------------------------------------------ */

@@ -81,7 +81,7 @@ name_pool_bytes(const struct name_pool *p)
 const char *
 target_intern(struct unwind_target *t, const char *s)
 {
-	const char *r = name_pool_intern(&t->names, s, TARGET_MAX_NAME_BYTES);
+	const char *r = name_pool_intern(&t->names, s, UNWIND_MAX_MODULE_NAME_BYTES);
 	if (!r)
 		t->dropped.module_names++;
 	return r;

@@ -377,13 +377,9 @@ void target_leave(struct unwind_target *t);
  * public call running on t returns. */
 struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
 
-/* The module paths of a target take at most this much (the target can map
- * ever new files: a plugin host, memfds with fresh names); past it a frame
- * has no module name, counted in t->dropped.module_names. */
-#define TARGET_MAX_NAME_BYTES (16u << 20)
-
 /* A copy of s that lives as long as t (module names outlive map reloads).
- * NULL on allocation failure or past TARGET_MAX_NAME_BYTES. */
+ * NULL on allocation failure or past UNWIND_MAX_MODULE_NAME_BYTES (counted
+ * in t->dropped.module_names). */
 const char *target_intern(struct unwind_target *t, const char *s);
 
 /* A set of strings, created on first use in *p: the pooled copy of s,

@@ -121,6 +121,10 @@ const char *unwind_core_warning(const struct unwind_target *t, size_t i);
  * the oldest lines go; past the second, lines with new names are left out. */
 #define UNWIND_PERF_MAP_MAX_ENTRIES    (512u * 1024)
 #define UNWIND_PERF_MAP_MAX_NAME_BYTES (32u << 20)
+/* The module paths handed out take at most this much (a target can map
+ * ever new files: a plugin host, memfds with fresh names); past it a frame
+ * has no module name. */
+#define UNWIND_MAX_MODULE_NAME_BYTES   (16u << 20)
 
 /* What was left out of inputs the target controls, to keep stackspy's
  * memory bounded by what it samples, not by time or by what the target
