@@ -142,7 +142,7 @@ test_caps(void)
 	FILE *f;
 
 	unlink(path);
-	perf_map_set_limits(&pm, 64, 1024);
+	perf_map_set_limits(&pm, 64, 1024, 1 << 20);
 	f = fopen(path, "w");
 	for (int i = 0; i < 1000; i++)
 		fprintf(f, "%x 10 fn%d\n", 0x100000 + 0x10 * i, i % 10);
@@ -204,6 +204,29 @@ test_large(void)
 	perf_map_free(pm);
 }
 
+/* A huge map is read a slice per lookup (here: one read of 64 KiB, the
+ * least), later lookups go on from there. */
+static void
+test_read_max(void)
+{
+	struct perf_map *pm = NULL;
+	struct perf_map_usage u;
+	FILE *f = fopen(path, "w");
+	int looks = 0;
+
+	perf_map_set_limits(&pm, 1 << 20, 1 << 20, 1000);
+	for (int i = 0; i < 20000; i++)
+		fprintf(f, "%x 10 slice%d\n", 0x40000 + 0x10 * i, i % 100);
+	fclose(f);
+	while (looks < 100 && !look(&pm, 0x40000 + 0x10 * 19999, NULL))
+		looks++;
+	CHECK(looks >= 3 && looks < 100, "found after %d lookups of a slice", looks);
+	CHECK_STR(look(&pm, 0x40000, NULL), "slice0");
+	perf_map_usage(pm, &u);
+	CHECK_EQ_U64(u.entries, 20000);
+	perf_map_free(pm);
+}
+
 int
 main(void)
 {
@@ -212,6 +235,7 @@ main(void)
 	test_one_batch();
 	test_caps();
 	test_large();
+	test_read_max();
 	unlink(path);
 	return check_exit_status("unit-perfmap");
 }

@@ -31,6 +31,9 @@
 #define BATCH      65536          /* lines parsed, then merged at once */
 #define TAIL       64             /* bytes before the read offset kept to
 				     notice a file rewritten in place */
+#define READ_MAX   (64 << 20)     /* bytes read at one look, at most: the
+				     rest at the next (a huge map must not
+				     hold the caller for seconds) */
 
 struct perf_map_entry {
 	uint64_t start, end;
@@ -48,6 +51,7 @@ struct perf_map {
 	struct timespec mtime;
 	off_t offset;             /* up to the end of the last whole line read */
 	bool skipping;            /* inside a line longer than MAX_LINE */
+	bool more;                /* READ_MAX reached: more to read */
 	unsigned char tail[TAIL]; /* the tail_len bytes before offset */
 	size_t tail_len;
 	uint64_t seq;             /* lines read so far */
@@ -56,7 +60,7 @@ struct perf_map {
 	size_t n, cap;
 	/* Every name handed out, until perf_map_free (callers keep them). */
 	struct name_pool *names;
-	size_t max_entries, max_name_bytes;
+	size_t max_entries, max_name_bytes, read_max;
 	uint64_t dropped;         /* lines left out at the caps */
 	/* Lines parsed, not merged yet (file order). */
 	struct perf_map_entry *batch;
@@ -104,6 +108,7 @@ static struct perf_map *perf_map_get(struct perf_map **pmp)
 			return NULL;
 		pm->max_entries = UNWIND_PERF_MAP_MAX_ENTRIES;
 		pm->max_name_bytes = UNWIND_PERF_MAP_MAX_NAME_BYTES;
+		pm->read_max = READ_MAX;
 		*pmp = pm;
 	}
 	return pm;
@@ -119,6 +124,7 @@ static void perf_map_forget(struct perf_map *pm)
 	pm->size = 0;
 	pm->offset = 0;
 	pm->skipping = false;
+	pm->more = false;
 	pm->tail_len = 0;
 }
 
@@ -387,10 +393,16 @@ static void read_appended(struct perf_map *pm, int fd)
 
 	if (!buf)
 		return;
+	pm->more = false;
 	for (;;) {
-		ssize_t r = pread(fd, buf + len, CHUNK + MAX_LINE - len, pos + (off_t)len);
+		ssize_t r;
 		size_t s = 0;
 
+		if ((size_t)(pos - pm->offset) >= pm->read_max) {
+			pm->more = true;
+			break;
+		}
+		r = pread(fd, buf + len, CHUNK + MAX_LINE - len, pos + (off_t)len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -451,7 +463,7 @@ static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 		perf_map_forget(pm);
 		return;
 	}
-	if (pm->ino == sb.st_ino && pm->dev == sb.st_dev && pm->size == sb.st_size &&
+	if (!pm->more && pm->ino == sb.st_ino && pm->dev == sb.st_dev && pm->size == sb.st_size &&
 	    pm->mtime.tv_sec == sb.st_mtim.tv_sec &&
 	    pm->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
 		close(fd);
@@ -496,7 +508,7 @@ const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
 }
 
 void perf_map_set_limits(struct perf_map **pmp, size_t max_entries,
-			 size_t max_name_bytes)
+			 size_t max_name_bytes, size_t read_max)
 {
 	struct perf_map *pm = perf_map_get(pmp);
 
@@ -504,6 +516,7 @@ void perf_map_set_limits(struct perf_map **pmp, size_t max_entries,
 		return;
 	pm->max_entries = max_entries < 8 ? 8 : max_entries;
 	pm->max_name_bytes = max_name_bytes;
+	pm->read_max = read_max ? read_max : 1;
 }
 
 void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
