@@ -2,8 +2,8 @@
  * for itself (/tmp/perf-OWNPID.map): incremental reads (appended lines,
  * a line still being written, a file rewritten in place, replaced or
  * removed), later lines replacing the entries they overlap (in one batch
- * and across reads), names that stay valid, and the caps with their
- * count. */
+ * and across reads), names that stay valid, the caps with their count,
+ * and the name pool under them. */
 #include "config.h"
 
 #include <stdio.h>
@@ -227,10 +227,29 @@ test_read_max(void)
 	perf_map_free(pm);
 }
 
+/* The pool behind perf map names and module paths (symbolize.c). */
+static void
+test_name_pool(void)
+{
+	struct name_pool *p = NULL;
+	const char *a = name_pool_intern(&p, "libfoo.so", 32);
+	const char *b = name_pool_intern(&p, "libfoo.so", 32);
+
+	CHECK(a && a == b, "one copy per string");
+	CHECK_EQ_U64(name_pool_bytes(p), 10);
+	CHECK(name_pool_intern(&p, "a-name-of-twenty-eight-chars", 32) == NULL,
+	      "past max_bytes: refused");
+	CHECK(name_pool_intern(&p, "short", 32) != NULL, "within max_bytes");
+	CHECK(name_pool_intern(&p, "libfoo.so", 16) == a, "a string kept is found past the cap");
+	CHECK_EQ_U64(name_pool_bytes(p), 16);
+	name_pool_free(p);
+}
+
 int
 main(void)
 {
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	test_name_pool();
 	test_incremental();
 	test_one_batch();
 	test_caps();
