@@ -152,7 +152,7 @@ out_file_open(struct out_file *of, const char *path)
 	/* A new file gets 0666 less the umask, as any file a program creates;
 	 * a file replaced keeps its permissions (as with "> FILE"). */
 	bool replacing = stat(path, &st) == 0;
-	mode_t mode = replacing ? st.st_mode & 07777 : 0666;
+	mode_t mode = replacing ? st.st_mode & 0777 : 0666;
 	fd = create_tmp(of, mode);
 	if (fd < 0) {
 		out_file_discard(of);
