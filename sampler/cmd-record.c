@@ -18,6 +18,7 @@
 #define DEFAULT_RATE   99.0
 #define MAX_RATE       10000.0
 #define DEFAULT_DEPTH  256
+#define DEFAULT_CHECKPOINT 60.0
 
 enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE };
 
@@ -25,6 +26,7 @@ struct record_options {
 	struct profiler_config cfg;
 	double duration;          /* 0: until Ctrl-C or the command exits */
 	const char *output;       /* NULL: stdout */
+	double checkpoint;        /* -o FILE rewritten this often; 0: at the end only */
 	enum record_format format;
 	bool format_given;
 };
@@ -56,6 +58,9 @@ record_usage(FILE *f)
 	      "                          temporary file renamed over FILE at the end\n"
 	      "  -f, --format FORMAT     folded (default), svg or speedscope; without -f, taken\n"
 	      "                          from the -o extension (.svg, .json)\n"
+	      "      --checkpoint SECONDS\n"
+	      "                          with -o FILE, replace FILE with the profile so far\n"
+	      "                          this often (default 60, 0: only at the end)\n"
 	      "      --threads           a root frame per thread: comm-PID/TID\n"
 	      "      --no-demangle       keep C++/Rust symbols mangled\n"
 	      "      --inline            with debug information, functions inlined at a\n"
@@ -94,7 +99,7 @@ parse_format(const char *s, enum record_format *f)
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE };
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -107,6 +112,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -115,6 +121,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 	int c;
 
 	o->cfg.rate_hz = DEFAULT_RATE;
+	o->checkpoint = DEFAULT_CHECKPOINT;
 	o->cfg.engine = UNWIND_ENGINE_AUTO;
 	o->cfg.max_depth = DEFAULT_DEPTH;
 	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
@@ -165,6 +172,12 @@ parse_options(int argc, char **argv, struct record_options *o)
 			break;
 		case OPT_NO_DEMANGLE:
 			o->cfg.sym_flags |= UNWIND_SYM_NO_DEMANGLE;
+			break;
+		case OPT_CHECKPOINT:
+			if (parse_double(optarg, 0, 1e7, &o->checkpoint) < 0 ||
+			    (o->checkpoint > 0 && o->checkpoint < 1))
+				error_msg_and_help("record", "invalid --checkpoint argument: '%s' (0, or at least 1)",
+						   optarg);
 			break;
 		case OPT_INLINE:
 			if (!unwind_source_available())
@@ -223,6 +236,49 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 	return -EINVAL;
 }
 
+/* --checkpoint: the profile so far replaces FILE, through a temporary file
+ * of its own, so that a stackspy killed in a long recording leaves the
+ * last one (tests/record-crash.test).  Written between ticks: a signal to a
+ * tracee waits for it, as it waits for a tick's symbolization.  A failure
+ * is said once and recording goes on; the final write will say it too. */
+static void
+write_checkpoint(const struct record_options *o, struct profiler *p)
+{
+	static bool failed;
+	struct out_file cp;
+	int r = out_file_open(&cp, o->output);
+
+	if (r == 0) {
+		r = write_output(cp.f, o, p);
+		if (r == 0)
+			r = out_file_commit(&cp);
+		else
+			out_file_discard(&cp);
+	}
+	if (r < 0 && !failed) {
+		perror_msg(r, "warning: cannot write checkpoint to %s", o->output);
+		failed = true;
+	}
+}
+
+/* Sample until the duration, a signal, or the targets' end, with
+ * checkpoints when writing to a regular file. */
+static void
+record_run(const struct record_options *o, const struct out_file *out, struct profiler *p)
+{
+	if (o->output && !out->in_place && o->checkpoint > 0) {
+		for (double t = o->checkpoint; o->duration == 0 || t < o->duration;
+		     t += o->checkpoint) {
+			profiler_run(p, t);
+			/* Ended before t: a signal, or no target left. */
+			if (stop_signal || profiler_stats(p)->elapsed_s < t)
+				return;
+			write_checkpoint(o, p);
+		}
+	}
+	profiler_run(p, o->duration);
+}
+
 int
 cmd_record(int argc, char **argv)
 {
@@ -248,7 +304,7 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	profiler_run(p, o.duration);
+	record_run(&o, &out, p);
 	profiler_stop(p);
 
 	int rc = 0;
