@@ -31,7 +31,7 @@
 #define BATCH      65536          /* lines parsed, then merged at once */
 #define TAIL       64             /* bytes before the read offset kept to
 				     notice a file rewritten in place */
-#define READ_MAX   (64 << 20)     /* bytes read at one look, at most: the
+#define READ_MAX   (16 << 20)     /* bytes read at one look, at most: the
 				     rest at the next (a huge map must not
 				     hold the caller for seconds) */
 

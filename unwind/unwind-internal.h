@@ -217,7 +217,7 @@ struct perf_map;
 const char *perf_map_lookup(struct perf_map **pm, pid_t pid, uint64_t addr,
 			    uint64_t *offset);
 /* Other caps than unwind.h's, and read_max: the bytes read at one lookup
- * at most (default 64 MiB; the rest at the next ones), for tests; *pm is
+ * at most (default 16 MiB; the rest at the next ones), for tests; *pm is
  * created here. */
 void perf_map_set_limits(struct perf_map **pm, size_t max_entries,
 			 size_t max_name_bytes, size_t read_max);
