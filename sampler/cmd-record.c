@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 #define DEFAULT_RATE   99.0
 #define MAX_RATE       10000.0
 #define DEFAULT_DEPTH  256
+#define DEFAULT_CHECKPOINT 60.0
 
 enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE };
 
@@ -27,6 +26,7 @@ struct record_options {
 	struct profiler_config cfg;
 	double duration;          /* 0: until Ctrl-C or the command exits */
 	const char *output;       /* NULL: stdout */
+	double checkpoint;        /* -o FILE rewritten this often; 0: at the end only */
 	enum record_format format;
 	bool format_given;
 };
@@ -56,9 +56,13 @@ record_usage(FILE *f)
 	      "  -m, --max-depth N       at most N frames per stack (default 256)\n"
 	      "\n"
 	      "Output:\n"
-	      "  -o, --output FILE       write here (default: standard output)\n"
+	      "  -o, --output FILE       write here (default: standard output), through a\n"
+	      "                          temporary file renamed over FILE at the end\n"
 	      "  -f, --format FORMAT     folded (default), svg or speedscope; without -f, taken\n"
 	      "                          from the -o extension (.svg, .json)\n"
+	      "      --checkpoint SECONDS\n"
+	      "                          with -o FILE, replace FILE with the profile so far\n"
+	      "                          this often (default 60, 0: only at the end)\n"
 	      "      --threads           a root frame per thread: comm-PID/TID\n"
 	      "      --no-demangle       keep C++/Rust symbols mangled\n"
 	      "      --inline            with debug information, functions inlined at a\n"
@@ -97,7 +101,7 @@ parse_format(const char *s, enum record_format *f)
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE };
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -110,6 +114,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -118,6 +123,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 	int c;
 
 	o->cfg.rate_hz = DEFAULT_RATE;
+	o->checkpoint = DEFAULT_CHECKPOINT;
 	o->cfg.engine = UNWIND_ENGINE_AUTO;
 	o->cfg.max_depth = DEFAULT_DEPTH;
 	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
@@ -168,6 +174,12 @@ parse_options(int argc, char **argv, struct record_options *o)
 			break;
 		case OPT_NO_DEMANGLE:
 			o->cfg.sym_flags |= UNWIND_SYM_NO_DEMANGLE;
+			break;
+		case OPT_CHECKPOINT:
+			if (parse_double(optarg, 0, 1e7, &o->checkpoint) < 0 ||
+			    (o->checkpoint > 0 && o->checkpoint < 1))
+				error_msg_and_help("record", "invalid --checkpoint argument: '%s' (0, or at least 1)",
+						   optarg);
 			break;
 		case OPT_INLINE:
 			if (!unwind_source_available())
@@ -236,6 +248,49 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 	return -EINVAL;
 }
 
+/* --checkpoint: the profile so far replaces FILE, through a temporary file
+ * of its own, so that a stackspy killed in a long recording leaves the
+ * last one (tests/record-crash.test).  Written between ticks: a signal to a
+ * tracee waits for it, as it waits for a tick's symbolization.  A failure
+ * is said once and recording goes on; the final write will say it too. */
+static void
+write_checkpoint(const struct record_options *o, struct profiler *p)
+{
+	static bool failed;
+	struct out_file cp;
+	int r = out_file_open(&cp, o->output);
+
+	if (r == 0) {
+		r = write_output(cp.f, o, p);
+		if (r == 0)
+			r = out_file_commit(&cp);
+		else
+			out_file_discard(&cp);
+	}
+	if (r < 0 && !failed) {
+		perror_msg(r, "warning: cannot write checkpoint to %s", o->output);
+		failed = true;
+	}
+}
+
+/* Sample until the duration, a signal, or the targets' end, with
+ * checkpoints when writing to a regular file. */
+static void
+record_run(const struct record_options *o, const struct out_file *out, struct profiler *p)
+{
+	if (o->output && !out->in_place && o->checkpoint > 0) {
+		for (double t = o->checkpoint; o->duration == 0 || t < o->duration;
+		     t += o->checkpoint) {
+			profiler_run(p, t);
+			/* Ended before t: a signal, or no target left. */
+			if (stop_signal || profiler_stats(p)->elapsed_s < t)
+				return;
+			write_checkpoint(o, p);
+		}
+	}
+	profiler_run(p, o->duration);
+}
+
 int
 cmd_record(int argc, char **argv)
 {
@@ -244,53 +299,32 @@ cmd_record(int argc, char **argv)
 	parse_options(argc, argv, &o);
 
 	/* Before attaching: a bad path must not cost the target anything.
-	 * Opened without truncating: if nothing gets recorded, an existing
-	 * file keeps its contents, and only a file we created is removed
-	 * (never, say, /dev/null). */
-	FILE *out = stdout;
-	bool created = false;
-	if (o.output) {
-		int fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0)
-			created = true;
-		else if (errno == EEXIST)
-			fd = open(o.output, O_WRONLY | O_CLOEXEC);
-		out = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!out) {
-			perror_msg(errno, "cannot open '%s' for writing", o.output);
-			if (fd >= 0)
-				close(fd);
-			free(o.cfg.pids);
-			return EXIT_FATAL;
-		}
-	}
-	struct profiler *p;
-	int r = profiler_start(&o.cfg, &p);
+	 * Until the end the output goes to a temporary file: an existing
+	 * FILE keeps its contents if nothing gets recorded or stackspy is
+	 * killed (sampler/out-file.c). */
+	struct out_file out;
+	int r = out_file_open(&out, o.output);
 	if (r < 0) {
-		if (o.output) {
-			fclose(out);
-			if (created)
-				unlink(o.output);
-		}
+		perror_msg(r, "cannot open '%s' for writing", o.output);
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	profiler_run(p, o.duration);
+	struct profiler *p;
+	r = profiler_start(&o.cfg, &p);
+	if (r < 0) {
+		out_file_discard(&out);
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	record_run(&o, &out, p);
 	profiler_stop(p);
 
 	int rc = 0;
-	struct stat sb;
-	if (o.output && fstat(fileno(out), &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    ftruncate(fileno(out), 0) < 0)
-		r = -errno;
-	else
-		r = 0;
+	r = write_output(out.f, &o, p);
 	if (r == 0)
-		r = write_output(out, &o, p);
-	if (r == 0 && fflush(out) != 0)
-		r = -errno;
-	if (o.output && fclose(out) != 0 && r == 0)
-		r = -errno;
+		r = out_file_commit(&out);
+	else
+		out_file_discard(&out);
 	if (r < 0) {
 		perror_msg(r, "cannot write %s", o.output ? o.output : "the output");
 		rc = EXIT_FATAL;

@@ -12,6 +12,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/cmd-record.c \
 	sampler/cmd-top.c \
 	sampler/output.c \
+	sampler/out-file.c \
 	sampler/profiler-internal.h \
 	sampler/profiler.c \
 	sampler/launch.c \

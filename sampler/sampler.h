@@ -264,4 +264,30 @@ void dump_free_locks(struct dump_process *p);
 int output_dump(FILE *out, enum output_format f, const struct dump_process *p,
 		struct unwind_target *t, unsigned sym_flags);
 
+/* ---- out-file.c: an output file that is complete or absent ------------------ */
+
+/* -o FILE: written to a temporary file in FILE's directory (unnamed with
+ * O_TMPFILE where possible, else ".FILE.XXXXXX"), renamed over FILE by
+ * out_file_commit: a stackspy killed before that leaves FILE as it was.  A
+ * FILE that exists and is not a regular file (/dev/null, a FIFO) is
+ * written in place.  Without a path: stdout. */
+struct out_file {
+	FILE *f;                  /* write here */
+	char *path;               /* as given; NULL: stdout */
+	char *dir, *base;         /* where the file really is (symlinks resolved) */
+	char *tmp;                /* the temporary's name, while it has one */
+	bool in_place;            /* not a regular file: no temporary */
+};
+
+/* Create the temporary (or open the special file, or take stdout).  Done
+ * before attaching: a path that cannot be written costs the target
+ * nothing.  Returns 0 or -errno (of is then empty). */
+int out_file_open(struct out_file *of, const char *path);
+/* Flush, close and rename over the final name.  Returns 0 or -errno (a
+ * write error: the temporary is removed, FILE left as it was).  of is
+ * empty afterwards in both cases. */
+int out_file_commit(struct out_file *of);
+/* Give up: remove the temporary, FILE left as it was.  Idempotent. */
+void out_file_discard(struct out_file *of);
+
 #endif

@@ -110,13 +110,29 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		  "(%" PRIu64 " stopped%s); errors: %s",
 		  s->pause_mean_us, s->pause_p99_us, s->pause_max_us, s->stopped,
 		  reused, errors[0] ? errors : "none");
-	if (cfg->idle)
-		return;
-	error_msg("on-CPU: %" PRIu64 " stops not counted (%" PRIu64 " asleep in a system call, "
-		  "%" PRIu64 " waiting for a CPU, %" PRIu64 " idle); %" PRIu64 " thread-samples "
-		  "not stopped by the tick's deadline (%.2f per tick), %" PRIu64 " of them "
-		  "taken when they stopped",
-		  profiler_stats_not_oncpu(s), s->dropped[ONCPU_DROP_ASLEEP],
-		  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], s->skipped,
-		  s->ticks ? (double)s->skipped / (double)s->ticks : 0.0, s->late);
+	/* What the caps on target-written input left out (unwind.h): the
+	 * names of some frames are missing from the output. */
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct unwind_dropped d;
+		if (!p->procs[i].ut)
+			continue;
+		unwind_target_dropped(p->procs[i].ut, &d);
+		if (d.perf_map_lines)
+			error_msg("warning: %" PRIu64 " lines of /tmp/perf-%d.map left out "
+				  "(kept at most %u entries and %u MiB of names)",
+				  d.perf_map_lines, (int)p->procs[i].pid,
+				  UNWIND_PERF_MAP_MAX_ENTRIES, UNWIND_PERF_MAP_MAX_NAME_BYTES >> 20);
+		if (d.module_names)
+			error_msg("warning: process %d: %" PRIu64 " frames without a module name "
+				  "(kept at most %u MiB of module paths)",
+				  (int)p->procs[i].pid, d.module_names, UNWIND_MAX_MODULE_NAME_BYTES >> 20);
+	}
+	if (!cfg->idle)
+		error_msg("on-CPU: %" PRIu64 " stops not counted (%" PRIu64 " asleep in a system call, "
+			  "%" PRIu64 " waiting for a CPU, %" PRIu64 " idle); %" PRIu64 " thread-samples "
+			  "not stopped by the tick's deadline (%.2f per tick), %" PRIu64 " of them "
+			  "taken when they stopped",
+			  profiler_stats_not_oncpu(s), s->dropped[ONCPU_DROP_ASLEEP],
+			  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], s->skipped,
+			  s->ticks ? (double)s->skipped / (double)s->ticks : 0.0, s->late);
 }

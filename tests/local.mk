@@ -43,7 +43,8 @@ integration_tests = \
 	tests/detach-signal.test \
 	tests/gdb-compare.test \
 	tests/core-dump.test \
-	tests/core-bad.test
+	tests/core-bad.test \
+	tests/core-nonregular.test
 TESTS += $(integration_tests)
 
 EXTRA_DIST += \

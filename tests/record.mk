@@ -9,7 +9,8 @@ record_tests = \
 	tests/record-perf.test \
 	tests/record-signals.test \
 	tests/record-threads.test \
-	tests/record-errors.test
+	tests/record-errors.test \
+	tests/record-crash.test
 TESTS += $(record_tests)
 EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c
 

@@ -15,3 +15,20 @@ TESTS += tests/unit-filemap
 tests_unit_filemap_SOURCES = tests/unit-filemap.c
 tests_unit_filemap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_filemap_LDADD = $(tests_unit_symtab_LDADD)
+
+# unwind/perf-map.c: incremental reads, replacement, caps.
+check_PROGRAMS += tests/unit-perfmap
+TESTS += tests/unit-perfmap
+tests_unit_perfmap_SOURCES = tests/unit-perfmap.c
+tests_unit_perfmap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
+tests_unit_perfmap_LDADD = $(tests_unit_symtab_LDADD)
+
+# tests/symbols-perfmap-grow.test: a JIT that keeps appending to its perf map.
+check_DATA += tests/targets/jitgrow
+CLEANFILES += tests/targets/jitgrow
+EXTRA_DIST += tests/targets/jitgrow.c
+tests/targets/jitgrow: tests/targets/jitgrow.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/jitgrow.c
+TESTS += tests/symbols-perfmap-grow.test
+EXTRA_DIST += tests/symbols-perfmap-grow.test

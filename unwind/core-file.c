@@ -406,20 +406,22 @@ core_file_open(const char *path, int *err, const char **why)
 	int fd, r;
 
 	*why = NULL;
-	/* O_NONBLOCK: a FIFO given as a core must not hang the open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* Checked through O_PATH before it is opened for reading: opening a
+	 * device (a tty, a tape) has side effects, a FIFO would block
+	 * (tests/core-bad.test). */
+	fd = elf_open_regular(path);
+	if (fd == -EINVAL) {
+		*err = -EINVAL;
+		*why = stat(path, &st) == 0 && S_ISDIR(st.st_mode) ?
+			"it is a directory" : "not a regular file";
+		return NULL;
+	}
 	if (fd < 0) {
-		*err = -errno;
+		*err = fd;
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0) {
 		*err = -errno;
-		close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*err = -EINVAL;
-		*why = S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file";
 		close(fd);
 		return NULL;
 	}

@@ -3,7 +3,16 @@
  * perf's convention for JITs (V8 --perf-basic-prof, the JVM's perf-map-agent,
  * LuaJIT, .NET): one line per piece of code, "START SIZE NAME", hex, START
  * may have a 0x; a later line for the same address wins (code is
- * re-jitted in place).  Read lazily, re-read when the file changes.
+ * re-jitted in place).
+ *
+ * The file only grows while the JIT runs, for as long as it runs: it is
+ * read incrementally, only the lines appended since the last look (a file
+ * that shrank, was rewritten or replaced is read again whole), and a new
+ * line replaces every older entry its range overlaps, so that the entries
+ * stay sorted and disjoint and their number follows the code that exists,
+ * not the lines ever written.  Names are interned: a function re-jitted a
+ * thousand times is one string.  Both are capped (unwind.h); what the caps
+ * leave out is counted (tests/symbols-perfmap-grow.test, unit-perfmap).
  */
 #include "config.h"
 
@@ -17,28 +26,45 @@
 
 #include "unwind/unwind-internal.h"
 
-/* Re-jitted code overlaps older entries: how many entries before an
- * address are searched for the latest one that covers it. */
-#define OVERLAP_LOOKBACK 16
+#define CHUNK      (64 * 1024)    /* bytes read at a time */
+#define MAX_LINE   4096           /* longer lines are skipped */
+#define BATCH      65536          /* lines parsed, then merged at once */
+#define TAIL       64             /* bytes before the read offset kept to
+				     notice a file rewritten in place */
+#define READ_MAX   (16 << 20)     /* bytes read at one look, at most: the
+				     rest at the next (a huge map must not
+				     hold the caller for seconds) */
 
 struct perf_map_entry {
 	uint64_t start, end;
-	char *name;
-	size_t seq;               /* line number: the later one wins */
+	const char *name;         /* in pm->names; NULL: evicted (merge only) */
+	uint64_t seq;             /* line number: the later line wins */
 };
 
 struct perf_map {
 	bool tried;
 	pid_t nspid;              /* the PID the target knows itself by */
-	struct timespec mtime;
+	/* The file as last read. */
+	dev_t dev;
+	ino_t ino;                /* 0: none read */
 	off_t size;
-	ino_t ino;
+	struct timespec mtime;
+	off_t offset;             /* up to the end of the last whole line read */
+	bool skipping;            /* inside a line longer than MAX_LINE */
+	bool more;                /* READ_MAX reached: more to read */
+	unsigned char tail[TAIL]; /* the tail_len bytes before offset */
+	size_t tail_len;
+	uint64_t seq;             /* lines read so far */
+	/* Sorted by start, disjoint. */
 	struct perf_map_entry *v;
-	size_t n;
-	/* Names of earlier loads: the strings handed out stay valid until
-	 * perf_map_free() (callers keep them across lookups). */
-	char **retired;
-	size_t nretired;
+	size_t n, cap;
+	/* Every name handed out, until perf_map_free (callers keep them). */
+	struct name_pool *names;
+	size_t max_entries, max_name_bytes, read_max;
+	uint64_t dropped;         /* lines left out at the caps */
+	/* Lines parsed, not merged yet (file order). */
+	struct perf_map_entry *batch;
+	size_t nbatch;
 };
 
 /* The target's PID in its own PID namespace (last field of NSpid:), which
@@ -72,41 +98,355 @@ static pid_t own_nspid(pid_t pid)
 	return r;
 }
 
-static int cmp_perf(const void *a, const void *b)
+static struct perf_map *perf_map_get(struct perf_map **pmp)
 {
-	const struct perf_map_entry *x = a, *y = b;
+	struct perf_map *pm = *pmp;
+
+	if (!pm) {
+		pm = calloc(1, sizeof(*pm));
+		if (!pm)
+			return NULL;
+		pm->max_entries = UNWIND_PERF_MAP_MAX_ENTRIES;
+		pm->max_name_bytes = UNWIND_PERF_MAP_MAX_NAME_BYTES;
+		pm->read_max = READ_MAX;
+		*pmp = pm;
+	}
+	return pm;
+}
+
+/* Forget the file: the next look reads it whole.  Names stay. */
+static void perf_map_forget(struct perf_map *pm)
+{
+	pm->n = 0;
+	pm->nbatch = 0;
+	pm->ino = 0;
+	pm->dev = 0;
+	pm->size = 0;
+	pm->offset = 0;
+	pm->skipping = false;
+	pm->more = false;
+	pm->tail_len = 0;
+}
+
+/* ---- merging a batch ---------------------------------------------------- */
+
+/* A prefix-maximum Fenwick tree over positions 0..n-1 (values: ends). */
+static void fen_raise(uint64_t *fen, size_t n, size_t pos, uint64_t v)
+{
+	for (size_t j = pos + 1; j <= n; j += j & -j)
+		if (fen[j] < v)
+			fen[j] = v;
+}
+
+static uint64_t fen_max(const uint64_t *fen, size_t k)
+{
+	uint64_t r = 0;
+
+	for (size_t j = k; j > 0; j -= j & -j)
+		if (r < fen[j])
+			r = fen[j];
+	return r;
+}
+
+static const struct perf_map_entry *sort_base;
+
+static int cmp_by_start(const void *a, const void *b)
+{
+	const struct perf_map_entry *x = &sort_base[*(const uint32_t *)a];
+	const struct perf_map_entry *y = &sort_base[*(const uint32_t *)b];
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return 0;
 }
 
-static void perf_map_clear(struct perf_map *pm)
+/* Number of starts[] below addr (starts sorted). */
+static size_t count_below(const uint64_t *starts, size_t n, uint64_t addr)
 {
-	char **nr = pm->n ? realloc(pm->retired, (pm->nretired + pm->n) * sizeof(*nr)) : NULL;
+	size_t lo = 0, hi = n;
 
-	if (nr)
-		pm->retired = nr;
-	for (size_t i = 0; i < pm->n; i++) {
-		if (nr)
-			pm->retired[pm->nretired++] = pm->v[i].name;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (starts[mid] < addr)
+			lo = mid + 1;
 		else
-			free(pm->v[i].name);
+			hi = mid;
 	}
-	free(pm->v);
-	pm->v = NULL;
-	pm->n = 0;
+	return lo;
 }
 
-/* (Re)load the map if it changed.  Failures leave an empty map. */
+/* First entry of the sorted, disjoint v[0..n) that ends after addr. */
+static size_t first_ending_after(const struct perf_map_entry *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Over max_entries: keep the newest lines (the code most likely alive),
+ * down to 7/8 of the cap so that this sort is not paid per line. */
+static void trim_oldest(struct perf_map *pm)
+{
+	size_t keep = pm->max_entries - pm->max_entries / 8, k = 0;
+	uint64_t *seqs, cut;
+
+	if (pm->n <= pm->max_entries)
+		return;
+	seqs = malloc(pm->n * sizeof(*seqs));
+	if (!seqs) {
+		/* Cannot choose: drop the highest addresses instead. */
+		pm->dropped += pm->n - keep;
+		pm->n = keep;
+		return;
+	}
+	for (size_t i = 0; i < pm->n; i++)
+		seqs[i] = pm->v[i].seq;
+	qsort(seqs, pm->n, sizeof(*seqs), cmp_u64);
+	cut = seqs[pm->n - keep];
+	free(seqs);
+	for (size_t i = 0; i < pm->n; i++)
+		if (pm->v[i].seq >= cut)
+			pm->v[k++] = pm->v[i];
+	pm->dropped += pm->n - k;
+	pm->n = k;
+}
+
+/* Apply the batch as if its lines came one by one, each replacing the
+ * entries it overlaps: an entry stays iff no later line overlaps it.  In
+ * the batch, that is a sweep from its last line back, with a Fenwick tree
+ * of the ends of later lines by start; in v, the entries that any line of
+ * the batch overlaps.  Then v is compacted and the survivors merged in
+ * from the back, both from the first place the batch touches: a JIT that
+ * places code at rising addresses costs the size of the batch, not of the
+ * map, and no copy of v is made.  Returns 0 or -ENOMEM (the batch is
+ * lost, counted as dropped). */
+static int merge_batch(struct perf_map *pm)
+{
+	struct perf_map_entry *b = pm->batch;
+	size_t m = pm->nbatch, i0, k, nsurv = 0, w, r, bi;
+	uint32_t *order = NULL, *rank = NULL;
+	uint64_t *starts = NULL, *fen = NULL;
+	bool *dead = NULL;
+	int ret = -ENOMEM;
+
+	if (m == 0)
+		return 0;
+	order = malloc(m * sizeof(*order));
+	rank = malloc(m * sizeof(*rank));
+	starts = malloc(m * sizeof(*starts));
+	fen = calloc(m + 1, sizeof(*fen));
+	dead = calloc(m, sizeof(*dead));
+	if (!order || !rank || !starts || !fen || !dead)
+		goto out;
+	for (size_t i = 0; i < m; i++)
+		order[i] = (uint32_t)i;
+	sort_base = b;
+	qsort(order, m, sizeof(*order), cmp_by_start);
+	for (k = 0; k < m; k++) {
+		starts[k] = b[order[k]].start;
+		rank[order[k]] = (uint32_t)k;
+	}
+	for (size_t i = m; i-- > 0;) {
+		k = count_below(starts, m, b[i].end);
+		dead[i] = fen_max(fen, k) > b[i].start;
+		fen_raise(fen, m, rank[i], b[i].end);
+		nsurv += !dead[i];
+	}
+	if (pm->n + nsurv > pm->cap) {
+		/* Grown by half, never far past the cap (trimmed below). */
+		size_t ncap = pm->cap + pm->cap / 2, limit = pm->max_entries + BATCH;
+		struct perf_map_entry *nv;
+
+		if (ncap < 256)
+			ncap = 256;
+		if (ncap > limit)
+			ncap = limit;
+		if (ncap < pm->n + nsurv)
+			ncap = pm->n + nsurv;
+		nv = realloc(pm->v, ncap * sizeof(*nv));
+		if (!nv)
+			goto out;
+		pm->v = nv;
+		pm->cap = ncap;
+	}
+	/* Every old entry a line of the batch overlaps ends after the
+	 * lowest start of the batch: at i0 or later. */
+	i0 = first_ending_after(pm->v, pm->n, starts[0]);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = first_ending_after(pm->v, pm->n, b[i].start);
+		     j < pm->n && pm->v[j].start < b[i].end; j++)
+			pm->v[j].name = NULL;
+	k = i0;
+	for (size_t j = i0; j < pm->n; j++)
+		if (pm->v[j].name)
+			pm->v[k++] = pm->v[j];
+	pm->n = k;
+	/* From the back: the survivors are disjoint from v's entries. */
+	w = pm->n + nsurv;
+	r = pm->n;
+	bi = m;
+	while (w > r) {
+		while (dead[order[bi - 1]])
+			bi--;
+		const struct perf_map_entry *e = &b[order[bi - 1]];
+
+		if (r > i0 && pm->v[r - 1].start > e->start) {
+			pm->v[--w] = pm->v[--r];
+		} else {
+			pm->v[--w] = *e;
+			bi--;
+		}
+	}
+	pm->n += nsurv;
+	trim_oldest(pm);
+	ret = 0;
+out:
+	if (ret < 0)
+		pm->dropped += m;
+	free(order);
+	free(rank);
+	free(starts);
+	free(fen);
+	free(dead);
+	pm->nbatch = 0;
+	return ret;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* One line (without its newline, NUL-terminated) into the batch. */
+static void parse_line(struct perf_map *pm, char *line)
+{
+	char *p = line, *end;
+	unsigned long long start, size;
+	struct perf_map_entry *e;
+	const char *name;
+
+	pm->seq++;
+	start = strtoull(p, &end, 16);
+	if (end == p || *end != ' ')
+		return;
+	p = end + 1;
+	size = strtoull(p, &end, 16);
+	if (end == p || *end != ' ' || size == 0 || start + size < start)
+		return;
+	p = end + 1;
+	if (!*p)
+		return;
+	name = name_pool_intern(&pm->names, p, pm->max_name_bytes);
+	if (!name) {
+		pm->dropped++;
+		return;
+	}
+	if (pm->nbatch == BATCH && merge_batch(pm) < 0) {
+		pm->dropped++;
+		return;
+	}
+	if (!pm->batch) {
+		pm->batch = malloc(BATCH * sizeof(*pm->batch));
+		if (!pm->batch) {
+			pm->dropped++;
+			return;
+		}
+	}
+	e = &pm->batch[pm->nbatch++];
+	e->start = start;
+	e->end = start + size;
+	e->name = name;
+	e->seq = pm->seq;
+}
+
+/* Does the file still hold, just before pm->offset, what we read there?
+ * If not, it was rewritten in place ("> FILE"), not appended to. */
+static bool tail_matches(const struct perf_map *pm, int fd)
+{
+	unsigned char now[TAIL];
+
+	if (pm->tail_len == 0)
+		return pm->offset == 0;
+	return pread(fd, now, pm->tail_len, pm->offset - (off_t)pm->tail_len) ==
+		(ssize_t)pm->tail_len && memcmp(now, pm->tail, pm->tail_len) == 0;
+}
+
+/* Read the whole lines from pm->offset to the end of the file. */
+static void read_appended(struct perf_map *pm, int fd)
+{
+	char *buf = malloc(CHUNK + MAX_LINE + 1);
+	size_t len = 0;
+	off_t pos = pm->offset;         /* file offset of buf[0] */
+
+	if (!buf)
+		return;
+	pm->more = false;
+	for (;;) {
+		ssize_t r;
+		size_t s = 0;
+
+		if ((size_t)(pos - pm->offset) >= pm->read_max) {
+			pm->more = true;
+			break;
+		}
+		r = pread(fd, buf + len, CHUNK + MAX_LINE - len, pos + (off_t)len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		for (;;) {
+			char *nl = memchr(buf + s, '\n', len - s);
+
+			if (!nl)
+				break;
+			*nl = '\0';
+			if (pm->skipping)
+				pm->skipping = false;
+			else
+				parse_line(pm, buf + s);
+			s = (size_t)(nl - buf) + 1;
+		}
+		if (s == 0 && len == CHUNK + MAX_LINE) {
+			/* No newline in a full buffer: a line too long to be
+			 * one of a JIT's; skipped up to its end. */
+			pm->skipping = true;
+			s = len;
+		}
+		memmove(buf, buf + s, len - s);
+		len -= s;
+		pos += (off_t)s;
+	}
+	free(buf);
+	pm->offset = pos;
+	pm->tail_len = pos < TAIL ? (size_t)pos : TAIL;
+	if (pread(fd, pm->tail, pm->tail_len, pos - (off_t)pm->tail_len) != (ssize_t)pm->tail_len)
+		pm->tail_len = 0;       /* cannot tell: read whole next time */
+	/* Out of memory: the lines are counted as dropped, not re-read. */
+	(void)merge_batch(pm);
+}
+
+/* Read what was appended since the last look, or all of it again if the
+ * file was replaced, shrank or was rewritten.  Failures leave the map as
+ * it was, or empty if the file is gone. */
 static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 {
 	char rel[64];
 	struct stat sb;
-	FILE *f;
 	int fd;
-	char *line = NULL;
-	size_t cap = 0, vcap = 0, seq = 0;
 
 	if (!pm->tried) {
 		pm->tried = true;
@@ -114,89 +454,43 @@ static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 	}
 	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", (int)pm->nspid);
 	/* Inside the target's root, symlinks resolved there: a container
-	 * cannot point us at our own files. */
+	 * cannot point us at our own files; only a regular file (a FIFO
+	 * would hang us). */
 	fd = elf_open_in_root(pid, rel);
-	if (fd < 0) {
-		perf_map_clear(pm);
-		pm->ino = 0;
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		perf_map_forget(pm);
 		return;
 	}
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		perf_map_clear(pm);
-		pm->ino = 0;
-		return;
-	}
-	if (pm->ino == sb.st_ino && pm->size == sb.st_size &&
+	if (!pm->more && pm->ino == sb.st_ino && pm->dev == sb.st_dev && pm->size == sb.st_size &&
 	    pm->mtime.tv_sec == sb.st_mtim.tv_sec &&
 	    pm->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
 		close(fd);
 		return;
 	}
-	perf_map_clear(pm);
+	if (pm->ino != sb.st_ino || pm->dev != sb.st_dev || sb.st_size < pm->offset ||
+	    !tail_matches(pm, fd))
+		perf_map_forget(pm);
 	pm->ino = sb.st_ino;
+	pm->dev = sb.st_dev;
 	pm->size = sb.st_size;
 	pm->mtime = sb.st_mtim;
-	f = fdopen(fd, "re");
-	if (!f) {
-		close(fd);
-		return;
-	}
-	while (getline(&line, &cap, f) > 0) {
-		char *p = line, *end;
-		unsigned long long start, size;
-		struct perf_map_entry *e;
-
-		start = strtoull(p, &end, 16);
-		if (end == p || *end != ' ')
-			continue;
-		p = end + 1;
-		size = strtoull(p, &end, 16);
-		if (end == p || *end != ' ' || size == 0 || start + size < start)
-			continue;
-		p = end + 1;
-		p[strcspn(p, "\n")] = '\0';
-		if (!*p)
-			continue;
-		if (pm->n == vcap) {
-			size_t ncap = vcap ? 2 * vcap : 256;
-			struct perf_map_entry *nv = realloc(pm->v, ncap * sizeof(*nv));
-
-			if (!nv)
-				break;
-			pm->v = nv;
-			vcap = ncap;
-		}
-		e = &pm->v[pm->n];
-		e->name = strdup(p);
-		if (!e->name)
-			break;
-		e->start = start;
-		e->end = start + size;
-		e->seq = seq++;
-		pm->n++;
-	}
-	free(line);
-	fclose(f);
-	qsort(pm->v, pm->n, sizeof(*pm->v), cmp_perf);
+	read_appended(pm, fd);
+	close(fd);
 }
 
 const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
 			    uint64_t *offset)
 {
-	struct perf_map *pm = *pmp;
-	const struct perf_map_entry *best = NULL;
+	struct perf_map *pm;
 	size_t lo = 0, hi;
 
-	if (pid <= 0)
+	if (pid <= 0 || !(pm = perf_map_get(pmp)))
 		return NULL;
-	if (!pm) {
-		pm = calloc(1, sizeof(*pm));
-		if (!pm)
-			return NULL;
-		*pmp = pm;
-	}
 	perf_map_refresh(pm, pid);
+	/* The last entry that starts at or below addr: entries are
+	 * disjoint, so the only one that can hold it. */
 	hi = pm->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -206,28 +500,41 @@ const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
 		else
 			hi = mid;
 	}
-	/* Entries may overlap (re-jitted code): the latest line that covers
-	 * addr, among the few entries just before it. */
-	for (size_t i = lo, k = 0; i > 0 && k < OVERLAP_LOOKBACK; i--, k++) {
-		const struct perf_map_entry *e = &pm->v[i - 1];
-
-		if (addr < e->end && (!best || e->seq > best->seq))
-			best = e;
-	}
-	if (!best)
+	if (lo == 0 || addr >= pm->v[lo - 1].end)
 		return NULL;
 	if (offset)
-		*offset = addr - best->start;
-	return best->name;
+		*offset = addr - pm->v[lo - 1].start;
+	return pm->v[lo - 1].name;
+}
+
+void perf_map_set_limits(struct perf_map **pmp, size_t max_entries,
+			 size_t max_name_bytes, size_t read_max)
+{
+	struct perf_map *pm = perf_map_get(pmp);
+
+	if (!pm)
+		return;
+	pm->max_entries = max_entries < 8 ? 8 : max_entries;
+	pm->max_name_bytes = max_name_bytes;
+	pm->read_max = read_max ? read_max : 1;
+}
+
+void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (!pm)
+		return;
+	u->entries = pm->n;
+	u->name_bytes = name_pool_bytes(pm->names);
+	u->dropped = pm->dropped;
 }
 
 void perf_map_free(struct perf_map *pm)
 {
 	if (!pm)
 		return;
-	perf_map_clear(pm);
-	for (size_t i = 0; i < pm->nretired; i++)
-		free(pm->retired[i]);
-	free(pm->retired);
+	name_pool_free(pm->names);
+	free(pm->v);
+	free(pm->batch);
 	free(pm);
 }

@@ -8,13 +8,15 @@
 
 #include "unwind/unwind-internal.h"
 
-/* ---- module names -------------------------------------------------------- */
+/* ---- names that live as long as the target ------------------------------ */
 
-/* An open-addressing set of strings: a few hundred module paths over the
- * life of a target, looked up once per frame named. */
+/* An open-addressing set of strings: module paths (a few hundred over the
+ * life of a target, looked up once per frame named) and the names of a
+ * perf map (perf-map.c: up to its cap). */
 struct name_pool {
 	char **slot;
 	size_t cap, n;            /* cap: a power of two */
+	size_t bytes;             /* sum of the strings' sizes */
 };
 
 static size_t
@@ -48,21 +50,41 @@ pool_grow(struct name_pool *p)
 }
 
 const char *
-target_intern(struct unwind_target *t, const char *s)
+name_pool_intern(struct name_pool **pp, const char *s, size_t max_bytes)
 {
-	if (!t->names && !(t->names = calloc(1, sizeof(*t->names))))
+	if (!*pp && !(*pp = calloc(1, sizeof(**pp))))
 		return NULL;
-	struct name_pool *p = t->names;
+	struct name_pool *p = *pp;
 	if (2 * (p->n + 1) > p->cap && pool_grow(p) < 0)
 		return NULL;
 	size_t k = name_hash(s) & (p->cap - 1);
 	for (; p->slot[k]; k = (k + 1) & (p->cap - 1))
 		if (strcmp(p->slot[k], s) == 0)
 			return p->slot[k];
-	if (!(p->slot[k] = strdup(s)))
+	size_t size = strlen(s) + 1;
+	if (p->bytes + size > max_bytes)
 		return NULL;
+	if (!(p->slot[k] = malloc(size)))
+		return NULL;
+	memcpy(p->slot[k], s, size);
 	p->n++;
+	p->bytes += size;
 	return p->slot[k];
+}
+
+size_t
+name_pool_bytes(const struct name_pool *p)
+{
+	return p ? p->bytes : 0;
+}
+
+const char *
+target_intern(struct unwind_target *t, const char *s)
+{
+	const char *r = name_pool_intern(&t->names, s, UNWIND_MAX_MODULE_NAME_BYTES);
+	if (!r)
+		t->dropped.module_names++;
+	return r;
 }
 
 void
@@ -99,10 +121,14 @@ symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 			sym->offset = off + (ip - look);
 	} else {
 		sym->module_offset = ip - m->start + m->offset;
-		/* JIT code: anonymous executable memory named only by the
-		 * JIT's perf map (tests/symbols-perfmap.test). */
-		if (!m->image && (m->perms & MAPPING_X) &&
-		    (!m->path || m->path[0] == '[')) {
+		/* JIT code: anonymous memory named only by the JIT's perf
+		 * map (tests/symbols-perfmap.test).  Not only where the maps
+		 * say x: a JIT that flips its pages between writable and
+		 * executable (W^X, as V8 does) is seen through a snapshot of
+		 * the maps that can say rw- for code that just ran
+		 * (tests/symbols-perfmap-grow.test); the map only names
+		 * code anyway. */
+		if (!m->image && (!m->path || m->path[0] == '[')) {
 			uint64_t off = 0;
 			sym->function = perf_map_lookup(&t->perf_map, t->pid, look, &off);
 			if (sym->function)

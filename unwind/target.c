@@ -174,6 +174,16 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	return m;
 }
 
+void
+unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
+{
+	struct perf_map_usage u;
+
+	*out = t->dropped;
+	perf_map_usage(t->perf_map, &u);
+	out->perf_map_lines = u.dropped;
+}
+
 unsigned
 unwind_target_generation(const struct unwind_target *t)
 {

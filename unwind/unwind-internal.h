@@ -213,12 +213,28 @@ void symtab_free(struct symtab *s);
 struct perf_map;
 
 /* Name of JIT code at addr from the target's /tmp/perf-PID.map (perf's
- * format, PID as the target sees itself), read inside its root on first use
- * and re-read when the file changes; *pm is created here.  NULL when no line
+ * format, PID as the target sees itself), read inside its root on first
+ * use, then only what was appended since (read whole again when the file
+ * was replaced, shrank or was rewritten); a later line replaces the older
+ * entries it overlaps.  Only whole lines count (a JIT writes them whole).
+ * *pm is created here, with the caps of unwind.h.  NULL when no line
  * covers addr.  The string belongs to *pm and stays valid until
  * perf_map_free(). */
 const char *perf_map_lookup(struct perf_map **pm, pid_t pid, uint64_t addr,
 			    uint64_t *offset);
+/* Other caps than unwind.h's, and read_max: the bytes read at one lookup
+ * at most (default 16 MiB; the rest at the next ones), for tests; *pm is
+ * created here. */
+void perf_map_set_limits(struct perf_map **pm, size_t max_entries,
+			 size_t max_name_bytes, size_t read_max);
+
+struct perf_map_usage {
+	size_t entries;           /* kept now */
+	size_t name_bytes;        /* distinct names kept */
+	uint64_t dropped;         /* lines left out at the caps */
+};
+/* pm may be NULL (all zero). */
+void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u);
 void perf_map_free(struct perf_map *pm);
 
 /* ---- memory reader (memory.c) ------------------------------------------- */
@@ -357,6 +373,7 @@ struct unwind_target {
 	const struct arch *arch;  /* NULL: from core, else arch_host() */
 	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
 	struct name_pool *names;  /* module paths handed out (symbolize.c) */
+	struct unwind_dropped dropped;  /* perf_map_lines is perf_map's */
 };
 
 /* A public call starts / ends on t: see "Who owns what" above. */
@@ -369,8 +386,17 @@ void target_leave(struct unwind_target *t);
 struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
 
 /* A copy of s that lives as long as t (module names outlive map reloads).
- * NULL on allocation failure. */
+ * NULL on allocation failure or past UNWIND_MAX_MODULE_NAME_BYTES (counted
+ * in t->dropped.module_names). */
 const char *target_intern(struct unwind_target *t, const char *s);
+
+/* A set of strings, created on first use in *p: the pooled copy of s,
+ * added if it is new and the strings' sizes stay within max_bytes.  NULL
+ * when out of memory or over max_bytes.  The copies live until
+ * name_pool_free (symbolize.c). */
+const char *name_pool_intern(struct name_pool **p, const char *s, size_t max_bytes);
+/* The sizes of the strings in p (0 for NULL). */
+size_t name_pool_bytes(const struct name_pool *p);
 void name_pool_free(struct name_pool *p);
 
 /* ---- source positions (source.c) ----------------------------------------- */

@@ -119,6 +119,30 @@ int unwind_core_thread(const struct unwind_target *t, size_t i,
 /* The i-th warning collected while opening a core, NULL past the last. */
 const char *unwind_core_warning(const struct unwind_target *t, size_t i);
 
+/* Memory bounds on what the target writes.  /tmp/perf-PID.map is read
+ * incrementally (only what was appended since the last look), a later line
+ * replaces the entries its address range overlaps, and at most this many
+ * entries and this many bytes of distinct names are kept: past the first,
+ * the oldest lines go; past the second, lines with new names are left out. */
+#define UNWIND_PERF_MAP_MAX_ENTRIES    (512u * 1024)
+#define UNWIND_PERF_MAP_MAX_NAME_BYTES (32u << 20)
+/* The module paths handed out take at most this much (a target can map
+ * ever new files: a plugin host, memfds with fresh names); past it a frame
+ * has no module name. */
+#define UNWIND_MAX_MODULE_NAME_BYTES   (16u << 20)
+
+/* What was left out of inputs the target controls, to keep stackspy's
+ * memory bounded by what it samples, not by time or by what the target
+ * writes.  Counts only grow; a summary prints them. */
+struct unwind_dropped {
+	uint64_t perf_map_lines;  /* perf map lines dropped at its caps */
+	uint64_t module_names;    /* frames left without a module name: the
+				     pool of module paths is full */
+};
+
+/* t's counts so far. */
+void unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out);
+
 /* Re-read /proc/PID/maps (after dlopen, or when an IP falls outside every
  * known mapping).  ELF files already opened stay cached.  Returns 0/-errno
  * (-ENOTSUP for a core file). */
