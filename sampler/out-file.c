@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +30,11 @@ static int
 tmp_name(char *buf, size_t size, const char *dir, const char *base)
 {
 	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	static unsigned long seed;
+	static uint64_t seed;
 	char suffix[7];
 
 	if (!seed)
-		seed = (unsigned long)getpid() * 2654435761u ^ (unsigned long)time(NULL);
+		seed = (uint64_t)getpid() * 2654435761u ^ (uint64_t)time(NULL);
 	for (int i = 0; i < 6; i++) {
 		seed = seed * 6364136223846793005u + 1442695040888963407u;
 		suffix[i] = digits[(seed >> 33) % (sizeof(digits) - 1)];
