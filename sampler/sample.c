@@ -215,6 +215,14 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 	ts->seen_tick = p->tick_no;
 	if (ts->skip_until_ns > p->tick_ns)
 		return;
+	if (th->late) {
+		/* Its interrupt of an earlier tick is still pending: it waits
+		 * for a CPU (most often the one that tick took).  Its stop
+		 * is that tick's sample; interrupting it again would judge
+		 * it against this tick, as waiting. */
+		p->stats.skipped++;
+		return;
+	}
 	struct task_schedstat before;
 	if (!p->cfg.idle) {
 		/* The scheduled-in count before the interrupt, for the rule;
