@@ -39,5 +39,15 @@ uint64_t regs_stack_pointer(const unsigned char *regs, size_t len);
  * attach.  Returns 0 or -errno. */
 int tracee_resume(struct tracee *th, int st);
 
+/* Thread tid of t reported PTRACE_EVENT_EXEC: note it, and forget the
+ * exec'ing thread's former tid (a non-leader exec). */
+void tracee_exec_event(struct ptrace_target *t, pid_t tid);
+
+/* watchdog.c: tell the watchdog how many tracees (targets still attached,
+ * threads still seized after a detach gave up on them) we hold. */
+void watchdog_set_busy(int n);
+/* In a forked child: the watchdog watches the parent, not us; the next
+ * attach starts one of our own. */
+void watchdog_forget(void);
 
 #endif

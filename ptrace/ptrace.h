@@ -66,6 +66,12 @@ struct tracee {
 	char name[64];            /* /proc/PID/task/TID/comm before attach */
 	char proc_state;          /* state letter from /proc/.../stat before attach */
 	int error;                /* last sampling error (negative errno), 0 if none */
+	int attach_error;         /* PTRACE_SEIZE failed (negative errno; the
+				     thread is then TRACEE_GONE, never
+				     sampled, and kept listed while it lives) */
+	pid_t tracer;             /* with attach_error -EPERM: the TracerPid of
+				     the thread (another tool traces it), 0
+				     if none or unknown */
 };
 
 /* A traced process.  Allocated and owned by ptrace/ (ptrace_target_attach,
@@ -86,6 +92,11 @@ struct ptrace_target {
 	int leader_status;        /* ... and this was it (wait status) */
 	bool launched;            /* started by ptrace_launch(): our child */
 	bool detached;            /* ptrace_target_detach() ran */
+	bool gone;                /* the process is gone: /proc/PID vanished
+				     or now holds another process (its start
+				     time changed); rescan attaches nothing */
+	unsigned long long start_time;  /* /proc/PID/stat field 22 at attach */
+	size_t refused_total;     /* threads ever refused (attach_error) */
 	struct ptrace_target *next;  /* private: the registry's list */
 };
 
@@ -131,7 +142,11 @@ int ptrace_child_status(struct ptrace_target *t, int *status);
  * churn do not grow.  Pointers into t->threads are invalidated. */
 void ptrace_target_prune(struct ptrace_target *t);
 
-/* Seize threads created since the last scan.  Returns the number added. */
+/* Seize threads created since the last scan, after checking that PID is
+ * still the process attached to (same start time).  Returns the number
+ * added, or -ESRCH when the process is gone (t->gone is set, every thread
+ * marked TRACEE_GONE).  A thread that cannot be seized (another tracer) is
+ * listed with attach_error and tracer, counted in refused_total. */
 int ptrace_target_rescan(struct ptrace_target *t);
 
 /* ptrace_sample() flags */
@@ -209,6 +224,12 @@ void ptrace_hold_realtime(bool hold);
  * twice. */
 void ptrace_target_detach(struct ptrace_target *t);
 
+/* Attach again to a detached target (after stackspy was stopped and
+ * continued): the same process (same start time), its threads as they are
+ * now.  Returns 0, -ESRCH (gone, or the pid is another process's now),
+ * -EPERM, ...; on failure t stays detached. */
+int ptrace_target_reattach(struct ptrace_target *t);
+
 /* Detach (if not yet) and free t; t is invalid afterwards.  NULL is fine. */
 void ptrace_target_release(struct ptrace_target *t);
 
@@ -216,6 +237,33 @@ void ptrace_target_release(struct ptrace_target *t);
  * path of die(), of a stop signal, and of a normal end.  Targets stay
  * registered (release them, or exit).  Safe to call more than once. */
 void ptrace_detach_all(void);
+
+/* How long the tracer may stay in job-control stop (kill -STOP) while it
+ * holds tracees before the watchdog SIGKILLs it, so that the kernel
+ * releases them (running, their signals delivered).  See watchdog.c. */
+#define PTRACE_WATCHDOG_BOUND_MS 100
+
+/* Start the watchdog (a child process, out of our process group, that dies
+ * with us) once; the first attach or launch does it.  Returns 0 or a
+ * negative errno (then there is no watchdog: a SIGSTOPped stackspy would
+ * stall its tracees). */
+int ptrace_watchdog_start(void);
+/* Its pid, -1 when none. */
+pid_t ptrace_watchdog_pid(void);
+
+/* Tracees held now (registered targets not detached, plus threads still
+ * seized after a detach gave up on them).  Async-signal-safe. */
+int ptrace_held_count(void);
+
+/* Let go the threads still seized after a detach gave up on them: each
+ * one's late stop is detached (with its signal) as it comes, for up to
+ * timeout_ms (negative: until none is left; 0: only what is there now).
+ * Returns how many are still seized. */
+size_t ptrace_release_lingering(int timeout_ms);
+
+/* In a child forked after attaching: forget every tracee (they are the
+ * parent's) and the parent's watchdog. */
+void ptrace_forget_after_fork(void);
 
 /* Fill buf with why attaching to PID was refused (another tracer and its
  * PID, another user, yama ptrace_scope, missing CAP_SYS_PTRACE) and a hint.

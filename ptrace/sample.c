@@ -151,7 +151,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 	    size_t window, uint64_t t0, struct stack_snapshot *out)
 {
 	if ((st >> 16) == PTRACE_EVENT_EXEC)
-		t->exec_seen = true;
+		tracee_exec_event(t, th->tid);
 	struct iovec iov = { .iov_base = out->regs, .iov_len = sizeof(out->regs) };
 	int err = 0;
 	if (ptrace(PTRACE_GETREGSET, th->tid, (void *)NT_PRSTATUS, &iov) < 0) {
