@@ -275,6 +275,7 @@ cmd_record(int argc, char **argv)
 	}
 	profiler_run(p, o.duration);
 	profiler_stop(p);
+	cleanup_release_before_output();
 
 	int rc = 0;
 	struct stat sb;
