@@ -304,6 +304,13 @@ cmd_record(int argc, char **argv)
 	}
 	if (rc == 0 && o.cfg.npids > 1 && profiler_attached_count(p) < (size_t)o.cfg.npids)
 		rc = EXIT_PARTIAL;
+	/* Threads left out: the profile is not the whole process. */
+	size_t refused = profiler_refused_threads(p);
+	if (refused)
+		error_msg("%zu thread%s could not be traced (another tracer): not in the profile",
+			  refused, refused == 1 ? "" : "s");
+	if (rc == 0 && (refused || profiler_stats(p)->errors[PROF_ERR_PROCFS]))
+		rc = EXIT_PARTIAL;
 	profiler_free(p);
 	free(o.cfg.pids);
 	return rc;

@@ -189,6 +189,10 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	ptrace_target_rescan(ps->pt);
 	p->tick_ns = now;
 	p->nbatch = 0;
+	/* The batch keeps pointers to thread states: the table must not
+	 * grow under it. */
+	if (thread_table_reserve(ps, ps->pt->nthreads) < 0)
+		return;
 	for (size_t i = 0; i < ps->pt->nthreads && !stop_signal; i++) {
 		struct tracee *th = &ps->pt->threads[i];
 		if (th->state != TRACEE_GONE)

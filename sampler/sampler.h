@@ -101,6 +101,8 @@ enum profiler_error {
 	PROF_ERR_TIMEOUT,         /* did not stop in time */
 	PROF_ERR_PTRACE,          /* another ptrace/read failure */
 	PROF_ERR_NOSTACK,         /* sampled, but no frame could be unwound */
+	PROF_ERR_PROCFS,          /* a /proc file of the thread could not be
+				     opened (e.g. EMFILE): not sampled */
 	PROF_ERR_MAX,
 };
 
@@ -151,6 +153,11 @@ int profiler_tick(struct profiler *p);
 /* Collect tracee stops (signals to hand on, late stops) without sampling:
  * for a caller that is not ticking (top, paused).  Cheap. */
 void profiler_poll_events(struct profiler *p);
+
+/* Threads of the targets that could not be traced (another tracer holds
+ * them; each was reported when first seen at attach): the output lacks
+ * them, exit status 1. */
+size_t profiler_refused_threads(const struct profiler *p);
 
 /* Run ticks until `seconds` (0: no limit) have passed, stop_signal is set,
  * or every target has exited.  A job-control stop (job_stop_signal) is
