@@ -10,7 +10,8 @@
  * Usage: events vfork THREADS CHILD_MS
  *   THREADS workers "e-N" block in read; thread "e-vfork" loops: vfork(),
  *   the child sleeps CHILD_MS and exits, so the thread spends nearly all
- *   its time in D (a tracer's PTRACE_INTERRUPT waits until it leaves).
+ *   its time in D (a tracer's PTRACE_INTERRUPT waits until it leaves);
+ *   it prints "vfork" before each vfork.
  * Usage: events exec DELAY_MS
  *   Threads "e-exec" and "e-sleep"; after DELAY_MS, e-exec (not the main
  *   thread) execs this program again as "events after", which runs one
@@ -75,6 +76,8 @@ vforker(void *arg)
 	pthread_setname_np(pthread_self(), "e-vfork");
 	__atomic_store_n(&vfork_tid, target_gettid(), __ATOMIC_RELEASE);
 	for (;;) {
+		/* Lets a test start right at the beginning of a wait. */
+		printf("vfork\n");
 		pid_t child = vfork();
 		if (child == 0) {
 			struct timespec ts = { vfork_child_ms / 1000,
