@@ -18,6 +18,7 @@ bench_fixed_work_LDFLAGS =
 # their tests, in tests/accuracy.mk and ui/local.mk).
 EXTRA_DIST += \
 	bench/dump-parked.sh \
+	bench/event-latency.sh \
 	bench/record-cost.sh \
 	bench/record-overhead.sh \
 	bench/record-pause.sh

@@ -670,6 +670,13 @@ ptrace_target_poll(struct ptrace_target *t)
 	}
 }
 
+void
+ptrace_poll_all(void)
+{
+	if (registry || nlingering)
+		ptrace_target_poll(NULL);
+}
+
 /* How long a detach waits for threads to stop, all of them together. */
 #define DETACH_TIMEOUT_MS 1000
 

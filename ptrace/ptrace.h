@@ -200,6 +200,10 @@ int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
  * targets are handled too.  Cheap; call it between samples. */
 void ptrace_target_poll(struct ptrace_target *t);
 
+/* ptrace_target_poll for every registered target (and the threads a
+ * detach gave up on): the hook for long loops (unwind_set_yield). */
+void ptrace_poll_all(void);
+
 /* A descriptor (a signalfd for SIGCHLD) that becomes readable when some
  * tracee has a stop or exit to collect: poll it next to your own
  * descriptors and call ptrace_target_poll() when it is readable, so that

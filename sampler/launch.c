@@ -14,6 +14,15 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
+/* While the unwinder reads a large file (a symbol table, a perf map),
+ * signals to our tracees are handed on from inside its loops. */
+static void
+poll_while_busy(void *arg)
+{
+	(void)arg;
+	ptrace_poll_all();
+}
+
 void
 report_refused(pid_t pid, const struct tracee *th)
 {
@@ -62,6 +71,7 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		return r;
 	}
 	ps->attached = true;
+	unwind_set_yield(poll_while_busy, NULL);
 	for (size_t i = 0; i < ps->pt->nthreads; i++)
 		report_refused(pid, &ps->pt->threads[i]);
 	ps->ut = unwind_target_open(pid, &r);
@@ -96,6 +106,7 @@ launch(struct profiler *p, struct proc_state *ps)
 			perror_msg(r, "cannot trace the command");
 		return r;
 	}
+	unwind_set_yield(poll_while_busy, NULL);
 	pid_t child = ps->pt->pid;
 	p->child = child;
 	ps->pid = child;

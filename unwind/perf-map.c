@@ -147,6 +147,7 @@ static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 		unsigned long long start, size;
 		struct perf_map_entry *e;
 
+		unwind_yield();
 		start = strtoull(p, &end, 16);
 		if (end == p || *end != ' ')
 			continue;

@@ -5,8 +5,13 @@
  * Usage: events sig THREADS
  *   THREADS workers "e-N" block in read; SIGUSR1 to the process is counted
  *   by its handler, which prints "got N" (so a test sees at once whether a
- *   signal was delivered or is parked in a tracing stop); one more thread
- *   "e-spin" runs, so an on-CPU record has something to sample.
+ *   signal was delivered or is parked in a tracing stop) with the time it
+ *   was handled (CLOCK_REALTIME ns); one more thread "e-spin" runs, so an
+ *   on-CPU record has something to sample.
+ * Usage: events jit THREADS
+ *   As sig, but e-spin spins in an anonymous executable page (as JIT code
+ *   does), whose address it prints ("jit ADDR"), so that a sample of it
+ *   makes stackspy read /tmp/perf-PID.map (bench/event-latency.sh).
  * Usage: events vfork THREADS CHILD_MS
  *   THREADS workers "e-N" block in read; thread "e-vfork" loops: vfork(),
  *   the child sleeps CHILD_MS and exits, so the thread spends nearly all
@@ -21,6 +26,7 @@
  */
 #include "target.h"
 
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 static int never[2];
@@ -32,11 +38,14 @@ static volatile sig_atomic_t got;
 static void
 on_usr1(int sig)
 {
-	char buf[32];
+	char buf[64];
+	struct timespec ts;
 	int n;
 
 	(void) sig;
-	n = snprintf(buf, sizeof buf, "got %d\n", (int) ++got);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(buf, sizeof buf, "got %d %lld%09ld\n", (int) ++got,
+		     (long long) ts.tv_sec, ts.tv_nsec);
 	if (write(1, buf, (size_t) n) < 0) {
 		/* nothing to do */
 	}
@@ -54,6 +63,37 @@ sleeper(void *arg)
 		;
 	BARRIER();
 	return arg;
+}
+
+static void *jit_page;
+
+NOINLINE void *
+jit_spinner(void *arg)
+{
+	pthread_setname_np(pthread_self(), "e-jit");
+	((void (*)(void)) jit_page)();
+	return arg;
+}
+
+/* An endless loop in fresh anonymous executable memory. */
+static void
+jit_setup(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static const unsigned char loop[] = { 0xeb, 0xfe };          /* jmp . */
+#elif defined(__aarch64__)
+	static const unsigned char loop[] = { 0x00, 0x00, 0x00, 0x14 }; /* b . */
+#else
+	static const unsigned char loop[] = { 0 };
+	target_die("jit: not on this architecture");
+#endif
+	jit_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (jit_page == MAP_FAILED)
+		target_die("mmap");
+	memcpy(jit_page, loop, sizeof loop);
+	__builtin___clear_cache((char *) jit_page, (char *) jit_page + sizeof loop);
+	printf("jit %lx\n", (unsigned long) jit_page);
 }
 
 NOINLINE void *
@@ -122,7 +162,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: events sig THREADS | vfork THREADS CHILD_MS | exec DELAY_MS\n");
+		fprintf(stderr, "usage: events sig|jit THREADS | vfork THREADS CHILD_MS | exec DELAY_MS\n");
 		return 99;
 	}
 	if (pipe(never) != 0)
@@ -158,6 +198,11 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "sig") == 0 &&
 	    (errno = pthread_create(&thread, NULL, spinner, NULL)))
 		target_die("pthread_create");
+	if (strcmp(argv[1], "jit") == 0) {
+		jit_setup();
+		if ((errno = pthread_create(&thread, NULL, jit_spinner, NULL)))
+			target_die("pthread_create");
+	}
 	for (i = 0; i < n; i++) {
 		pid_t tid = target_wait_tid(&tids[i]);
 		target_wait_blocked("worker", tid, SYS_read);
