@@ -63,12 +63,15 @@ record_usage(FILE *f)
 	      "                          sampled address are frames of their own, name_[i]\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
-	      "SIGINT, SIGTERM or SIGHUP stop the recording: stackspy detaches, writes the\n"
-	      "complete output and exits 0.  A summary (samples, achieved rate, missed ticks,\n"
-	      "pause per thread-sample) goes to standard error.\n"
+	      "SIGINT, SIGTERM, SIGHUP (and every other signal that would kill stackspy)\n"
+	      "stop the recording: stackspy detaches, writes the complete output and exits\n"
+	      "0.  Ctrl-Z detaches, then stops; fg attaches again.  A SIGSTOPped stackspy\n"
+	      "is killed by its watchdog after 100 ms, so that the target runs on (its\n"
+	      "recording is lost).  A summary (samples, achieved rate, missed ticks, pause\n"
+	      "per thread-sample) goes to standard error.\n"
 	      "\n"
-	      "Exit status: 0 success, 1 partial (some processes could not be attached),\n"
-	      "2 fatal error (nothing written), 64 usage error.\n", f);
+	      "Exit status: 0 success, 1 partial (some processes or threads could not be\n"
+	      "attached or read), 2 fatal error (nothing written), 64 usage error.\n", f);
 }
 
 static bool
