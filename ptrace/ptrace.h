@@ -182,8 +182,9 @@ struct sample_opts {
  * outs[i] and results[i] are the caller's: outs[i].stack is (re)allocated
  * as needed before any thread is stopped and stays the caller's to release
  * (stack_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
- * -ETIMEDOUT (it did not stop in time; its late stop is handled by
- * ptrace_target_poll or the detach), or another negative errno.  Returns 0,
+ * its attach_error (-EPERM: another tracer holds it), -ETIMEDOUT (it did
+ * not stop in time; its late stop is handled by ptrace_target_poll or the
+ * detach), or another negative errno.  Returns 0,
  * or -ENOMEM (nothing was stopped). */
 int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		       const struct sample_opts *o, struct stack_snapshot *outs,

@@ -274,7 +274,9 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 			size_t i = next++;
 			struct tracee *th = threads[i];
 			if (th->state == TRACEE_GONE) {
-				results[i] = -ESRCH;
+				/* A thread that could not be attached (another
+				 * tracer) is an error, not a thread that left. */
+				results[i] = th->attach_error ? th->attach_error : -ESRCH;
 				continue;
 			}
 			if (!boosted) {
