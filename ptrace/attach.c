@@ -594,12 +594,19 @@ ptrace_target_reattach(struct ptrace_target *t)
 			t->gone = true;
 		return r;
 	}
-	/* Start over: the threads are those of now. */
-	t->nthreads = 0;
+	/* Start over: the threads are those of now; those another tracer
+	 * holds stay listed (and counted once). */
+	size_t kept = 0;
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].attach_error)
+			t->threads[kept++] = t->threads[i];
+	t->nthreads = kept;
 	t->detached = false;
 	t->exec_seen = false;
 	held_update();
 	r = seize_thread(t, t->pid);
+	if (r >= 0 && t->nthreads > 1)
+		qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_tracee);
 	if (r >= 0)
 		r = ptrace_target_rescan(t);
 	if (r >= 0 && t->nthreads == 0)
