@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,13 +66,20 @@ watchdog_main(pid_t tracer)
 	/* Hold none of the tracer's descriptors: a pipe reader must see
 	 * end-of-file when the tracer is done. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	long maxfd = sysconf(_SC_OPEN_MAX);
-	for (int fd = 0; fd < (maxfd > 0 ? maxfd : 1024); fd++) {
-		if (fd == null)
-			continue;
-		if (fd <= 2 && null >= 0)
+	for (int fd = 0; fd <= 2; fd++) {
+		if (null >= 0)
 			dup2(null, fd);
 		else
+			close(fd);
+	}
+	/* With a limit of a million descriptors, closing one by one takes a
+	 * while: close_range when the kernel has it. */
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+#endif
+	{
+		long maxfd = sysconf(_SC_OPEN_MAX);
+		for (int fd = 3; fd < (maxfd > 0 && maxfd < 65536 ? maxfd : 65536); fd++)
 			close(fd);
 	}
 	sigset_t all;
