@@ -20,6 +20,7 @@ EXTRA_DIST += \
 	bench/dump-parked.sh \
 	bench/oncpu-busy.sh \
 	bench/pause-spin.sh \
+	bench/event-latency.sh \
 	bench/record-cost.sh \
 	bench/record-overhead.sh \
 	bench/record-pause.sh

@@ -48,6 +48,57 @@ target_find(struct ptrace_target *t, pid_t tid)
  * allocated here, so their addresses never move. */
 static struct ptrace_target *registry;
 
+/* Threads still seized after a detach gave up on them (they did not stop
+ * by its deadline: uninterruptible sleep).  They trap when they leave it,
+ * and must then be let go at once: ptrace_target_poll() and
+ * ptrace_release_lingering() do. */
+static pid_t *lingering;
+static size_t nlingering, lingering_cap;
+
+static void
+linger_add(pid_t tid)
+{
+	if (nlingering == lingering_cap) {
+		size_t ncap = lingering_cap ? 2 * lingering_cap : 16;
+		pid_t *nv = realloc(lingering, ncap * sizeof(*nv));
+		if (!nv)
+			return;  /* the kernel lets it go when we exit */
+		lingering = nv;
+		lingering_cap = ncap;
+	}
+	lingering[nlingering++] = tid;
+}
+
+static void
+linger_remove(pid_t tid)
+{
+	for (size_t i = 0; i < nlingering; i++) {
+		if (lingering[i] == tid) {
+			lingering[i] = lingering[--nlingering];
+			return;
+		}
+	}
+}
+
+/* Read by signal handlers and by the watchdog. */
+static volatile sig_atomic_t held;
+
+static void
+held_update(void)
+{
+	int n = (int)nlingering;
+	for (struct ptrace_target *t = registry; t; t = t->next)
+		n += !t->detached;
+	held = n;
+	watchdog_set_busy(n);
+}
+
+int
+ptrace_held_count(void)
+{
+	return held;
+}
+
 static struct ptrace_target *
 registry_new(pid_t pid, unsigned long options)
 {
@@ -58,6 +109,10 @@ registry_new(pid_t pid, unsigned long options)
 	t->options = options & ~(unsigned long)PTRACE_O_EXITKILL;
 	t->next = registry;
 	registry = t;
+	/* Before the first seize: from now on a SIGSTOPped stackspy would
+	 * stall its tracees. */
+	ptrace_watchdog_start();
+	held_update();
 	return t;
 }
 
@@ -67,6 +122,7 @@ registry_remove(struct ptrace_target *t)
 	for (struct ptrace_target **pp = &registry; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
 			*pp = t->next;
+			held_update();
 			return;
 		}
 	}
@@ -165,6 +221,22 @@ tracee_sleep(uint64_t wake_ns, pid_t expected)
 		}
 	}
 	return other;
+}
+
+void
+tracee_exec_event(struct ptrace_target *t, pid_t tid)
+{
+	t->exec_seen = true;
+	/* An exec from a thread other than the leader: every other thread is
+	 * gone and the exec'ing one now has the leader's tid.  Its old tid
+	 * never reports an exit, so forget it here, or the process would
+	 * never look ended. */
+	unsigned long former = 0;
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) < 0 || (pid_t)former == tid)
+		return;
+	struct tracee *old = target_find(t, (pid_t)former);
+	if (old)
+		old->state = TRACEE_GONE;
 }
 
 static bool
@@ -303,6 +375,47 @@ cmp_tracee(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot): with
+ * the pid, the identity of a process.  Returns 0 with *out set (0 when
+ * the line cannot be parsed), -ESRCH when there is no such process, or
+ * another negative errno (e.g. -EMFILE: no verdict). */
+static int
+proc_start_time(pid_t pid, unsigned long long *out)
+{
+	char path[64], buf[1024];
+	*out = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	if (r == -ENOENT)
+		return -ESRCH;
+	if (r < 0)
+		return (int)r;
+	char *cp = strrchr(buf, ')');
+	if (!cp || cp[1] != ' ')
+		return 0;
+	/* After the comm: state is field 3, start time field 22. */
+	char *f = cp + 2;
+	for (int field = 3; field < 22 && f; field++) {
+		f = strchr(f, ' ');
+		if (f)
+			f++;
+	}
+	*out = f ? strtoull(f, NULL, 10) : 0;
+	return 0;
+}
+
+/* The TracerPid of thread tid of pid, 0 if none or unknown. */
+static pid_t
+thread_tracer(pid_t pid, pid_t tid)
+{
+	char path[96], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return 0;
+	const char *l = strstr(buf, "\nTracerPid:");
+	return l ? (pid_t)strtol(l + 11, NULL, 10) : 0;
+}
+
 /* Seize one thread.  Returns 1 if added, 0 if it was gone or a zombie,
  * negative errno on failure. */
 static int
@@ -334,6 +447,16 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 	/* Never PTRACE_O_EXITKILL (see the top of this file). */
 	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options & ~PTRACE_ATTACH_SKIP_DSTATE)) < 0) {
 		int e = errno;
+		if (e == EPERM && (tid != t->pid || t->nthreads > 1)) {
+			/* One thread of a process we could attach: another
+			 * tracer (strace -p TID) holds it.  List it with the
+			 * reason rather than leave it out silently. */
+			th->state = TRACEE_GONE;
+			th->attach_error = -EPERM;
+			th->tracer = thread_tracer(t->pid, tid);
+			t->refused_total++;
+			return 1;
+		}
 		t->nthreads--;
 		if (e == ESRCH)
 			return 0;
@@ -350,15 +473,41 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 	return 1;
 }
 
+/* The process is gone: none of its threads can be ours any more (their
+ * exit statuses, if any, are still reaped by poll). */
+static void
+target_mark_gone(struct ptrace_target *t)
+{
+	t->gone = true;
+	for (size_t i = 0; i < t->nthreads; i++)
+		t->threads[i].state = TRACEE_GONE;
+}
+
 int
 ptrace_target_rescan(struct ptrace_target *t)
 {
 	int added = 0;
+	if (t->gone)
+		return -ESRCH;
 	/* Threads can be created while we scan: repeat until a pass finds
 	 * nothing new. */
 	for (int pass = 0; pass < 100; pass++) {
+		/* Never seize the threads of another process that got the
+		 * pid after ours ended. */
+		unsigned long long st;
+		int sr = proc_start_time(t->pid, &st);
+		if (sr == -ESRCH || (sr == 0 && t->start_time && st != t->start_time)) {
+			target_mark_gone(t);
+			return -ESRCH;
+		}
+		if (sr < 0)
+			return sr;
 		pid_t *tids = NULL;
 		int n = procfs_list_tasks(t->pid, &tids);
+		if (n == -ESRCH) {
+			target_mark_gone(t);
+			return n;
+		}
 		if (n < 0)
 			return n;
 		int new_here = 0;
@@ -385,12 +534,24 @@ ptrace_target_rescan(struct ptrace_target *t)
 	return added;
 }
 
+/* A refused thread stays listed (so that rescan does not try it again
+ * every tick) while it lives. */
+static bool
+refused_alive(const struct ptrace_target *t, const struct tracee *th)
+{
+	char path[96];
+	if (!th->attach_error || t->gone)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)t->pid, (int)th->tid);
+	return access(path, F_OK) == 0;
+}
+
 void
 ptrace_target_prune(struct ptrace_target *t)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].state != TRACEE_GONE)
+		if (t->threads[i].state != TRACEE_GONE || refused_alive(t, &t->threads[i]))
 			t->threads[kept++] = t->threads[i];
 	t->nthreads = kept;
 }
@@ -408,6 +569,7 @@ ptrace_target_attach(pid_t pid, unsigned long options, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
+	proc_start_time(pid, &t->start_time);
 	/* The leader first: its failure (EPERM) is the process's failure. */
 	r = seize_thread(t, pid);
 	if (r >= 0)
@@ -420,6 +582,46 @@ ptrace_target_attach(pid_t pid, unsigned long options, int *err)
 		return NULL;
 	}
 	return t;
+}
+
+int
+ptrace_target_reattach(struct ptrace_target *t)
+{
+	if (!t->detached)
+		return 0;
+	if (t->gone)
+		return -ESRCH;
+	unsigned long long st;
+	int r = proc_start_time(t->pid, &st);
+	if (r == 0 && t->start_time && st != t->start_time)
+		r = -ESRCH;
+	if (r < 0) {
+		if (r == -ESRCH)
+			t->gone = true;
+		return r;
+	}
+	/* Start over: the threads are those of now; those another tracer
+	 * holds stay listed (and counted once). */
+	size_t kept = 0;
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].attach_error)
+			t->threads[kept++] = t->threads[i];
+	t->nthreads = kept;
+	t->detached = false;
+	t->exec_seen = false;
+	held_update();
+	r = seize_thread(t, t->pid);
+	if (r >= 0 && t->nthreads > 1)
+		qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_tracee);
+	if (r >= 0)
+		r = ptrace_target_rescan(t);
+	if (r >= 0 && t->nthreads == 0)
+		r = -ESRCH;
+	if (r < 0) {
+		ptrace_target_detach(t);
+		return r;
+	}
+	return 0;
 }
 
 int
@@ -450,12 +652,18 @@ ptrace_target_poll(struct ptrace_target *t)
 			return;
 		struct ptrace_target *owner;
 		struct tracee *th = registry_find(t, r, &owner);
-		if (WIFSTOPPED(st) && (!th || th->state == TRACEE_GONE)) {
+		if (!th || th->state == TRACEE_GONE) {
 			/* A thread we gave up on (it did not stop in time at
 			 * detach, e.g. in uninterruptible sleep) whose stop
 			 * came later: let it go, with its signal. */
-			ptrace(PTRACE_DETACH, r, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
-			continue;
+			if (WIFSTOPPED(st))
+				ptrace(PTRACE_DETACH, r, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+			if (nlingering) {
+				linger_remove(r);
+				held_update();
+			}
+			if (!th || WIFSTOPPED(st))
+				continue;
 		}
 		if (!th)
 			continue;
@@ -468,7 +676,7 @@ ptrace_target_poll(struct ptrace_target *t)
 			continue;
 		}
 		if ((st >> 16) == PTRACE_EVENT_EXEC)
-			owner->exec_seen = true;
+			tracee_exec_event(owner, r);
 		if (th->late && (st >> 16) != 0) {
 			/* The stop a sample's interrupt asked for, late. */
 			th->late = false;
@@ -480,6 +688,13 @@ ptrace_target_poll(struct ptrace_target *t)
 		 * reports an event-stop with SIGTRAP: resume() runs it again. */
 		tracee_resume(th, st);
 	}
+}
+
+void
+ptrace_poll_all(void)
+{
+	if (registry || nlingering)
+		ptrace_target_poll(NULL);
 }
 
 /* How long a detach waits for threads to stop, all of them together. */
@@ -528,9 +743,12 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
 			int st;
 			if (tracee_wait(th->tid, &st, ms) <= 0) {
-				/* Given up: the kernel detaches it when we exit,
-				 * and ptrace_target_poll() lets a late stop go. */
+				/* Given up for now: it stays seized with our
+				 * interrupt pending and traps when it leaves
+				 * its sleep; ptrace_target_poll() and
+				 * ptrace_release_lingering() let it go then. */
 				th->state = TRACEE_GONE;
+				linger_add(th->tid);
 				break;
 			}
 			if (!WIFSTOPPED(st)) {
@@ -553,13 +771,16 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 		int st;
 		pid_t tid = t->threads[i].tid;
 		while (waitpid(tid, &st, WNOHANG | __WALL) > 0) {
-			if (WIFSTOPPED(st))
+			if (WIFSTOPPED(st)) {
 				ptrace(PTRACE_DETACH, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
-			else
+			} else {
 				note_exit(t, tid, st);
+			}
+			linger_remove(tid);
 		}
 	}
 	t->detached = true;
+	held_update();
 }
 
 void
@@ -581,6 +802,50 @@ ptrace_detach_all(void)
 	for (struct ptrace_target *t = registry; t; t = t->next)
 		if (!t->detached)
 			detach_collect(t, deadline);
+}
+
+size_t
+ptrace_release_lingering(int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX :
+			    monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		for (size_t i = 0; i < nlingering;) {
+			pid_t tid = lingering[i];
+			int st;
+			pid_t r = waitpid(tid, &st, WNOHANG | __WALL);
+			if (r == tid && WIFSTOPPED(st) &&
+			    ptrace(PTRACE_DETACH, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L) < 0 &&
+			    errno != ESRCH) {
+				i++;
+				continue;
+			}
+			if (r == tid || (r < 0 && errno == ECHILD)) {
+				/* Let go, exited, or no longer ours. */
+				lingering[i] = lingering[--nlingering];
+				continue;
+			}
+			i++;
+		}
+		held_update();
+		if (nlingering == 0 || monotonic_ns() >= deadline)
+			return nlingering;
+		tracee_sleep(deadline, 0);
+	}
+}
+
+void
+ptrace_forget_after_fork(void)
+{
+	/* The child is nobody's tracer: none of this is its own. */
+	nlingering = 0;
+	for (struct ptrace_target *t = registry; t; t = t->next) {
+		t->detached = true;
+		for (size_t i = 0; i < t->nthreads; i++)
+			t->threads[i].state = TRACEE_GONE;
+	}
+	watchdog_forget();
+	held_update();
 }
 
 void

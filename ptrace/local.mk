@@ -6,4 +6,5 @@ ptrace_libptrace_a_SOURCES = \
 	ptrace/launch.c \
 	ptrace/sample.c \
 	ptrace/procfs.c \
-	ptrace/eperm.c
+	ptrace/eperm.c \
+	ptrace/watchdog.c

@@ -47,4 +47,15 @@ int tracee_resume(struct tracee *th, int st);
 bool sample_late(struct ptrace_target *t, struct tracee *th, int st);
 void late_free(struct ptrace_target *t);
 
+/* Thread tid of t reported PTRACE_EVENT_EXEC: note it, and forget the
+ * exec'ing thread's former tid (a non-leader exec). */
+void tracee_exec_event(struct ptrace_target *t, pid_t tid);
+
+/* watchdog.c: tell the watchdog how many tracees (targets still attached,
+ * threads still seized after a detach gave up on them) we hold. */
+void watchdog_set_busy(int n);
+/* In a forked child: the watchdog watches the parent, not us; the next
+ * attach starts one of our own. */
+void watchdog_forget(void);
+
 #endif

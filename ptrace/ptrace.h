@@ -71,6 +71,12 @@ struct tracee {
 	bool late;                /* PTRACE_SAMPLE_LATE: interrupted for a
 				     sample, not stopped by the deadline; its
 				     stop is sampled when it comes */
+	int attach_error;         /* PTRACE_SEIZE failed (negative errno; the
+				     thread is then TRACEE_GONE, never
+				     sampled, and kept listed while it lives) */
+	pid_t tracer;             /* with attach_error -EPERM: the TracerPid of
+				     the thread (another tool traces it), 0
+				     if none or unknown */
 };
 
 /* A traced process.  Allocated and owned by ptrace/ (ptrace_target_attach,
@@ -91,6 +97,11 @@ struct ptrace_target {
 	int leader_status;        /* ... and this was it (wait status) */
 	bool launched;            /* started by ptrace_launch(): our child */
 	bool detached;            /* ptrace_target_detach() ran */
+	bool gone;                /* the process is gone: /proc/PID vanished
+				     or now holds another process (its start
+				     time changed); rescan attaches nothing */
+	unsigned long long start_time;  /* /proc/PID/stat field 22 at attach */
+	size_t refused_total;     /* threads ever refused (attach_error) */
 	struct ptrace_target *next;  /* private: the registry's list */
 	struct ptrace_late *late; /* private: ptrace_target_set_late() */
 };
@@ -137,7 +148,11 @@ int ptrace_child_status(struct ptrace_target *t, int *status);
  * churn do not grow.  Pointers into t->threads are invalidated. */
 void ptrace_target_prune(struct ptrace_target *t);
 
-/* Seize threads created since the last scan.  Returns the number added. */
+/* Seize threads created since the last scan, after checking that PID is
+ * still the process attached to (same start time).  Returns the number
+ * added, or -ESRCH when the process is gone (t->gone is set, every thread
+ * marked TRACEE_GONE).  A thread that cannot be seized (another tracer) is
+ * listed with attach_error and tracer, counted in refused_total. */
 int ptrace_target_rescan(struct ptrace_target *t);
 
 /* ptrace_sample() flags: one bit each. */
@@ -186,8 +201,9 @@ struct sample_opts {
  * outs[i] and results[i] are the caller's: outs[i].stack is (re)allocated
  * as needed before any thread is stopped and stays the caller's to release
  * (stack_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
- * -ETIMEDOUT (it did not stop in time; its late stop is handled by
- * ptrace_target_poll or the detach), or another negative errno.  Returns 0,
+ * its attach_error (-EPERM: another tracer holds it), -ETIMEDOUT (it did
+ * not stop in time; its late stop is handled by ptrace_target_poll or the
+ * detach), or another negative errno.  Returns 0,
  * or -ENOMEM (nothing was stopped). */
 int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		       const struct sample_opts *o, struct stack_snapshot *outs,
@@ -221,6 +237,10 @@ int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
  * targets are handled too.  Cheap; call it between samples. */
 void ptrace_target_poll(struct ptrace_target *t);
 
+/* ptrace_target_poll for every registered target (and the threads a
+ * detach gave up on): the hook for long loops (unwind_set_yield). */
+void ptrace_poll_all(void);
+
 /* A descriptor (a signalfd for SIGCHLD) that becomes readable when some
  * tracee has a stop or exit to collect: poll it next to your own
  * descriptors and call ptrace_target_poll() when it is readable, so that
@@ -245,6 +265,12 @@ void ptrace_hold_realtime(bool hold);
  * twice. */
 void ptrace_target_detach(struct ptrace_target *t);
 
+/* Attach again to a detached target (after stackspy was stopped and
+ * continued): the same process (same start time), its threads as they are
+ * now.  Returns 0, -ESRCH (gone, or the pid is another process's now),
+ * -EPERM, ...; on failure t stays detached. */
+int ptrace_target_reattach(struct ptrace_target *t);
+
 /* Detach (if not yet) and free t; t is invalid afterwards.  NULL is fine. */
 void ptrace_target_release(struct ptrace_target *t);
 
@@ -252,6 +278,33 @@ void ptrace_target_release(struct ptrace_target *t);
  * path of die(), of a stop signal, and of a normal end.  Targets stay
  * registered (release them, or exit).  Safe to call more than once. */
 void ptrace_detach_all(void);
+
+/* How long the tracer may stay in job-control stop (kill -STOP) while it
+ * holds tracees before the watchdog SIGKILLs it, so that the kernel
+ * releases them (running, their signals delivered).  See watchdog.c. */
+#define PTRACE_WATCHDOG_BOUND_MS 100
+
+/* Start the watchdog (a child process, out of our process group, that dies
+ * with us) once; the first attach or launch does it.  Returns 0 or a
+ * negative errno (then there is no watchdog: a SIGSTOPped stackspy would
+ * stall its tracees). */
+int ptrace_watchdog_start(void);
+/* Its pid, -1 when none. */
+pid_t ptrace_watchdog_pid(void);
+
+/* Tracees held now (registered targets not detached, plus threads still
+ * seized after a detach gave up on them).  Async-signal-safe. */
+int ptrace_held_count(void);
+
+/* Let go the threads still seized after a detach gave up on them: each
+ * one's late stop is detached (with its signal) as it comes, for up to
+ * timeout_ms (negative: until none is left; 0: only what is there now).
+ * Returns how many are still seized. */
+size_t ptrace_release_lingering(int timeout_ms);
+
+/* In a child forked after attaching: forget every tracee (they are the
+ * parent's) and the parent's watchdog. */
+void ptrace_forget_after_fork(void);
 
 /* Fill buf with why attaching to PID was refused (another tracer and its
  * PID, another user, yama ptrace_scope, missing CAP_SYS_PTRACE) and a hint.

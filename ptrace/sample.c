@@ -147,7 +147,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 	    size_t window, uint64_t t0, struct stack_snapshot *out)
 {
 	if ((st >> 16) == PTRACE_EVENT_EXEC)
-		t->exec_seen = true;
+		tracee_exec_event(t, th->tid);
 	th->late = false;
 	struct iovec iov = { .iov_base = out->regs, .iov_len = sizeof(out->regs) };
 	int err = 0;
@@ -276,7 +276,9 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 			size_t i = next++;
 			struct tracee *th = threads[i];
 			if (th->state == TRACEE_GONE) {
-				results[i] = -ESRCH;
+				/* A thread that could not be attached (another
+				 * tracer) is an error, not a thread that left. */
+				results[i] = th->attach_error ? th->attach_error : -ESRCH;
 				continue;
 			}
 			if (!boosted) {

@@ -524,6 +524,10 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 	r = sample_process(o, pid, &p, &snaps, &ut);
 	if (r < 0)
 		return r;
+	/* Every thread let go before the unwind and the output, and a
+	 * Ctrl-Z that came meanwhile taken now (sampler/signals.c). */
+	cleanup_release_before_output();
+	signals_job_stop();
 	if (stop_signal) {
 		/* Detached already; nothing half-written goes out. */
 		unwind_target_free(ut);

@@ -69,12 +69,15 @@ record_usage(FILE *f)
 	      "                          sampled address are frames of their own, name_[i]\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
-	      "SIGINT, SIGTERM or SIGHUP stop the recording: stackspy detaches, writes the\n"
-	      "complete output and exits 0.  A summary (samples, achieved rate, missed ticks,\n"
-	      "pause per thread-sample) goes to standard error.\n"
+	      "SIGINT, SIGTERM, SIGHUP (and every other signal that would kill stackspy)\n"
+	      "stop the recording: stackspy detaches, writes the complete output and exits\n"
+	      "0.  Ctrl-Z detaches, then stops; fg attaches again.  A SIGSTOPped stackspy\n"
+	      "is killed by its watchdog after 100 ms, so that the target runs on (its\n"
+	      "recording is lost).  A summary (samples, achieved rate, missed ticks, pause\n"
+	      "per thread-sample) goes to standard error.\n"
 	      "\n"
-	      "Exit status: 0 success, 1 partial (some processes could not be attached),\n"
-	      "2 fatal error (nothing written), 64 usage error.\n", f);
+	      "Exit status: 0 success, 1 partial (some processes or threads could not be\n"
+	      "attached or read), 2 fatal error (nothing written), 64 usage error.\n", f);
 }
 
 static bool
@@ -318,6 +321,7 @@ cmd_record(int argc, char **argv)
 	}
 	record_run(&o, &out, p);
 	profiler_stop(p);
+	cleanup_release_before_output();
 
 	int rc = 0;
 	r = write_output(out.f, &o, p);
@@ -338,6 +342,13 @@ cmd_record(int argc, char **argv)
 			error_msg("%s was killed by signal %d", o.cfg.argv[0], WTERMSIG(st));
 	}
 	if (rc == 0 && o.cfg.npids > 1 && profiler_attached_count(p) < (size_t)o.cfg.npids)
+		rc = EXIT_PARTIAL;
+	/* Threads left out: the profile is not the whole process. */
+	size_t refused = profiler_refused_threads(p);
+	if (refused)
+		error_msg("%zu thread%s could not be traced (another tracer): not in the profile",
+			  refused, refused == 1 ? "" : "s");
+	if (rc == 0 && (refused || profiler_stats(p)->errors[PROF_ERR_PROCFS]))
 		rc = EXIT_PARTIAL;
 	profiler_free(p);
 	free(o.cfg.pids);

@@ -4,10 +4,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sampler/sampler.h"
@@ -93,4 +96,53 @@ error_msg_and_help(const char *cmd, const char *fmt, ...)
 		cmd ? " " : "", cmd ? cmd : "");
 	ptrace_detach_all();
 	exit(EXIT_USAGE);
+}
+
+/* A lingering thread usually stops within a few milliseconds of leaving
+ * its sleep: wait that long before going to the trouble of a fork. */
+#define LINGER_GRACE_MS 100
+/* How often the tracer half looks whether the writer is done. */
+#define LINGER_POLL_MS 10
+
+void
+cleanup_release_before_output(void)
+{
+	if (ptrace_release_lingering(LINGER_GRACE_MS) == 0)
+		return;
+	fflush(NULL);
+	pid_t writer = fork();
+	if (writer < 0)
+		return;  /* write anyway: the kernel lets them go when we exit */
+	if (writer == 0) {
+		ptrace_forget_after_fork();
+		return;
+	}
+	/* The tracer half: nothing of the output is ours; a reader must see
+	 * end-of-file when the writer is done, not when we are. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDOUT_FILENO);
+		close(null);
+	}
+	int st;
+	for (;;) {
+		pid_t r = waitpid(writer, &st, WNOHANG);
+		if (r == writer)
+			break;
+		if (r < 0 && errno != EINTR)
+			_exit(EXIT_FATAL);
+		if (ptrace_release_lingering(LINGER_POLL_MS) == 0) {
+			while (waitpid(writer, &st, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
+	}
+	/* Threads still in their sleep are released by the kernel as we
+	 * exit. */
+	if (WIFSIGNALED(st)) {
+		signal(WTERMSIG(st), SIG_DFL);
+		raise(WTERMSIG(st));
+		_exit(128 + WTERMSIG(st));
+	}
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_FATAL);
 }

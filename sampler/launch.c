@@ -14,6 +14,41 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
+/* While the unwinder reads a large file (a symbol table, a perf map),
+ * signals to our tracees are handed on from inside its loops. */
+static void
+poll_while_busy(void *arg)
+{
+	(void)arg;
+	ptrace_poll_all();
+}
+
+void
+report_refused(pid_t pid, const struct tracee *th)
+{
+	if (!th->attach_error)
+		return;
+	if (th->tracer > 0) {
+		char comm[64];
+		ptrace_read_comm(th->tracer, comm, sizeof(comm));
+		error_msg("thread %d (%s) of process %d is traced by process %d (%s): not sampled",
+			  (int)th->tid, th->name, (int)pid, (int)th->tracer, comm);
+	} else {
+		perror_msg(th->attach_error, "cannot attach to thread %d (%s) of process %d",
+			   (int)th->tid, th->name, (int)pid);
+	}
+}
+
+size_t
+profiler_refused_threads(const struct profiler *p)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nprocs; i++)
+		if (p->procs[i].pt)
+			n += p->procs[i].pt->refused_total;
+	return n;
+}
+
 int
 attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 {
@@ -36,6 +71,9 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		return r;
 	}
 	ps->attached = true;
+	unwind_set_yield(poll_while_busy, NULL);
+	for (size_t i = 0; i < ps->pt->nthreads; i++)
+		report_refused(pid, &ps->pt->threads[i]);
 	ps->ut = unwind_target_open(pid, &r);
 	if (!ps->ut) {
 		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
@@ -68,6 +106,7 @@ launch(struct profiler *p, struct proc_state *ps)
 			perror_msg(r, "cannot trace the command");
 		return r;
 	}
+	unwind_set_yield(poll_while_busy, NULL);
 	pid_t child = ps->pt->pid;
 	p->child = child;
 	ps->pid = child;

@@ -36,6 +36,10 @@
  * loaded host; giving up on them for good (500 us) lost the samples of
  * CPU-bound threads. */
 #define ONCPU_STOP_TIMEOUT_US 300
+/* At most this many threads keep their stat and schedstat open between
+ * ticks (fewer when RLIMIT_NOFILE is low; never fewer than a batch needs);
+ * the others open, read and close them each time. */
+#define FD_CACHE_MAX      4096
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32
@@ -86,8 +90,8 @@ struct tick_clock {
 
 struct thread_state {
 	pid_t tid;                /* 0 = free slot */
-	int stat_fd;
-	int schedstat_fd;
+	int stat_fd;              /* both -1 unless the descriptor cache */
+	int schedstat_fd;         /* holds them (threads.c) */
 	uint64_t last_cpu_ns;
 	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
 	uint64_t late_tick_ns;    /* on-CPU: the tick whose stop is pending
@@ -160,6 +164,14 @@ struct profiler {
 	size_t nattached;
 	uint32_t *seq;            /* --inline: per-address id lists */
 	size_t seq_n, seq_cap;
+	/* The threads whose /proc descriptors are open, oldest first (a
+	 * ring; threads.c): at most fd_cap of them, whatever the number of
+	 * threads, so that RLIMIT_NOFILE is never the limit. */
+	struct fd_owner {
+		uint32_t proc;        /* index in procs */
+		pid_t tid;
+	} fd_ring[FD_CACHE_MAX];
+	size_t fd_head, fd_n, fd_cap;
 };
 
 /* ---- threads.c ------------------------------------------------------------- */
@@ -169,19 +181,25 @@ void thread_state_release(struct thread_state *ts);
  * when its tid was recycled; NULL when out of memory. */
 struct thread_state *thread_state_get(struct profiler *p, struct proc_state *ps,
 				      const struct tracee *th);
+/* Room for n more threads, so that no thread_state_get of this tick moves
+ * the table (the batch holds pointers into it).  Returns 0 or -ENOMEM. */
+int thread_table_reserve(struct proc_state *ps, size_t n);
 /* Drop the states of threads not seen in this tick. */
 void thread_table_sweep(struct proc_state *ps, unsigned tick);
 /* The state of thread tid, NULL if it has none. */
 struct thread_state *thread_state_find(struct proc_state *ps, pid_t tid);
-/* State letter of the thread now, from its open stat file; 0 if gone.
- * The name in the same line renames the thread (and its --threads root). */
+/* State letter of the thread now, from its stat file; 0 if gone (or
+ * unreadable: counted as PROF_ERR_PROCFS).  The name in the same line
+ * renames the thread (and its --threads root).  Afterwards ts's stat_fd
+ * and schedstat_fd are open, until the next thread_state_now of another
+ * thread may close them (the cache holds more than SAMPLE_BATCH). */
 char thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
 /* CPU time of the thread (schedstat), 0 when unknown. */
 uint64_t thread_cpu_ns(struct thread_state *ts);
 
 /* ---- task-stat.c ----------------------------------------------------------- */
 
-/* Opens /proc/PID/task/TID/name read-only; returns the fd or -1. */
+/* Opens /proc/PID/task/TID/name read-only; returns the fd or -errno. */
 int task_file_open(pid_t pid, pid_t tid, const char *name);
 /* The fields of a stat line that we use: returns the state letter, or 0
  * if line is not a stat line; *comm and *comm_len give the name between
@@ -242,6 +260,9 @@ void tick_arm(struct profiler *p);
 
 /* ---- launch.c -------------------------------------------------------------- */
 
+/* Say why thread th of pid could not be attached (another tracer), if it
+ * could not. */
+void report_refused(pid_t pid, const struct tracee *th);
 int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
 int launch(struct profiler *p, struct proc_state *ps);
 

@@ -246,6 +246,10 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 			return;
 		}
 		ts->asleep.slices = 0;
+		/* Its schedstat was not open yet (thread_state_now opens it
+		 * for a running thread): the count before the interrupt. */
+		if (!before.slices)
+			ptrace_read_schedstat(ts->schedstat_fd, &before);
 	} else {
 		/* A thread in D cannot stop: read it as it is (blocked.c). */
 		size_t nd = state == 'D' ? blocked_stack(p, ps, ts, p->ids, p->nids) : 0;
@@ -318,6 +322,10 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		ptrace_target_rescan(ps->pt);
 	p->tick_ns = now;
 	p->nbatch = 0;
+	/* The batch keeps pointers to thread states: the table must not
+	 * grow under it. */
+	if (thread_table_reserve(ps, ps->pt->nthreads) < 0)
+		return;
 	for (size_t i = 0; i < ps->pt->nthreads && !stop_signal; i++) {
 		struct tracee *th = &ps->pt->threads[i];
 		if (th->state != TRACEE_GONE)

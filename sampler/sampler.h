@@ -33,16 +33,31 @@ void error_msg_and_die(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((no
 void error_msg_and_help(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3)
 	__attribute__((noreturn));
 
+/* After every target is detached and before unwinding and writing: if
+ * some thread is still seized (a detach gave up on it: uninterruptible
+ * sleep), the rest of the command runs in a forked child while this
+ * process stays the tracer, lets the thread go the moment it stops, and
+ * then exits as the child did.  A slow reader of the output never keeps a
+ * thread of the target stopped. */
+void cleanup_release_before_output(void);
+
 /* restore (top's endwin) runs before any message above is written, so a
  * message never lands on a curses screen; NULL removes it. */
 void cleanup_set_terminal(void (*restore)(void));
 
 /* ---- signals.c ----------------------------------------------------------- */
 
-/* The signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that asked us to stop, 0
- * while none has.  Handlers only set it. */
+/* The signal that asked us to stop (any whose default action would end
+ * stackspy: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM, real-time
+ * signals, ...), 0 while none has.  Handlers only set it. */
 extern volatile sig_atomic_t stop_signal;
+/* A job-control stop (SIGTSTP, SIGTTIN, SIGTTOU) that came while tracees
+ * were held: the loop detaches everything, then calls signals_job_stop(). */
+extern volatile sig_atomic_t job_stop_signal;
 void signals_install(void);
+/* If a job-control stop is pending, stop now (nothing may be traced any
+ * more) and return true once continued (SIGCONT); false if none was. */
+bool signals_job_stop(void);
 /* After cleanup: die of the same signal, as an interrupted program should. */
 void signals_reraise(void) __attribute__((noreturn));
 
@@ -86,6 +101,8 @@ enum profiler_error {
 	PROF_ERR_TIMEOUT,         /* did not stop in time */
 	PROF_ERR_PTRACE,          /* another ptrace/read failure */
 	PROF_ERR_NOSTACK,         /* sampled, but no frame could be unwound */
+	PROF_ERR_PROCFS,          /* a /proc file of the thread could not be
+				     opened (e.g. EMFILE): not sampled */
 	PROF_ERR_MAX,
 };
 
@@ -140,9 +157,21 @@ int profiler_tick(struct profiler *p);
  * for a caller that is not ticking (top, paused).  Cheap. */
 void profiler_poll_events(struct profiler *p);
 
+/* Threads of the targets that could not be traced (another tracer holds
+ * them; each was reported when first seen at attach): the output lacks
+ * them, exit status 1. */
+size_t profiler_refused_threads(const struct profiler *p);
+
 /* Run ticks until `seconds` (0: no limit) have passed, stop_signal is set,
- * or every target has exited. */
+ * or every target has exited.  A job-control stop (job_stop_signal) is
+ * taken on the way (profiler_job_stop). */
 void profiler_run(struct profiler *p, double seconds);
+
+/* Ctrl-Z while recording: detach every target, stop (signals_job_stop),
+ * and once continued attach to each again; a target that ended (or whose
+ * pid is another process's now) or cannot be attached is reported and
+ * marked exited.  The stopped time is not recording time. */
+void profiler_job_stop(struct profiler *p);
 
 /* Detach from everything (idempotent; called by profiler_free too). */
 void profiler_stop(struct profiler *p);

@@ -1,7 +1,15 @@
 /* sampler/signals.c - handlers only set a flag; the command loop sees it,
- * detaches every tracee, then re-raises (strace's interrupt()/cleanup()). */
+ * detaches every tracee, then re-raises (strace's interrupt()/cleanup()).
+ *
+ * Every signal whose default action would end stackspy ends it this way:
+ * dying of it with tracees attached would lose the output (the kernel
+ * still lets the tracees go).  The job-control stops (Ctrl-Z: SIGTSTP,
+ * SIGTTIN, SIGTTOU) are taken when nothing is traced, or else after the
+ * loop has detached (signals_job_stop): a stopped tracer would park every
+ * signal sent to its tracees. */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +18,7 @@
 #include "sampler/sampler.h"
 
 volatile sig_atomic_t stop_signal;
+volatile sig_atomic_t job_stop_signal;
 
 static void
 on_signal(int sig)
@@ -17,6 +26,47 @@ on_signal(int sig)
 	if (!stop_signal)
 		stop_signal = sig;
 }
+
+/* Stop now, the default way (so that the shell sees a job stopped by this
+ * signal); returns once continued. */
+static void
+stop_now(int sig)
+{
+	int saved = errno;
+	struct sigaction dfl, old;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, &old);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	sigaction(sig, &old, NULL);
+	errno = saved;
+}
+
+static void
+on_job_stop(int sig)
+{
+	if (ptrace_held_count() == 0)
+		stop_now(sig);  /* nothing of anyone's waits on us */
+	else if (!job_stop_signal)
+		job_stop_signal = sig;
+}
+
+/* Signals whose default action terminates (or dumps core). */
+static const int terminating[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+	SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
+#ifdef SIGPWR
+	SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+	SIGSTKFLT,
+#endif
+};
 
 void
 signals_install(void)
@@ -27,12 +77,30 @@ signals_install(void)
 	sigemptyset(&sa.sa_mask);
 	/* No SA_RESTART: a blocking call returns EINTR and the loop looks at
 	 * the flag. */
-	const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	for (size_t i = 0; i < sizeof(terminating) / sizeof(terminating[0]); i++)
+		sigaction(terminating[i], &sa, NULL);
+	/* Real-time signals terminate by default too; SIGRTMIN is above
+	 * those the C library keeps for itself. */
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaction(sig, &sa, NULL);
+	sa.sa_handler = on_job_stop;
+	sigaction(SIGTSTP, &sa, NULL);
+	sigaction(SIGTTIN, &sa, NULL);
+	sigaction(SIGTTOU, &sa, NULL);
 	/* Output to a closed pipe is an error we report, not a death with
 	 * tracees attached. */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+bool
+signals_job_stop(void)
+{
+	int sig = job_stop_signal;
+	if (!sig)
+		return false;
+	job_stop_signal = 0;
+	stop_now(sig);
+	return true;
 }
 
 void

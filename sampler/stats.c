@@ -92,6 +92,7 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		[PROF_ERR_TIMEOUT] = "did not stop in time",
 		[PROF_ERR_PTRACE] = "ptrace failed",
 		[PROF_ERR_NOSTACK] = "no frame unwound",
+		[PROF_ERR_PROCFS] = "/proc file not opened",
 	};
 	size_t len = 0;
 	for (int i = 0; i < PROF_ERR_MAX; i++)

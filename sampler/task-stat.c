@@ -1,8 +1,8 @@
 /* sampler/task-stat.c - the /proc files of a thread that each tick reads
- * (stat; with --idle, schedstat), and the stat line's state letter and
- * name. */
+ * (stat and schedstat), and the stat line's state letter and name. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +14,8 @@ task_file_open(pid_t pid, pid_t tid, const char *name)
 {
 	char path[96];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* The name may hold ')' and spaces: the state follows the last ')'. */

@@ -1,9 +1,11 @@
 /* sampler/threads.c - the thread table of a process: one state per thread
- * (its stat files, its root frame, --idle's last stack), open addressing on
- * the tid, swept of the threads that are gone. */
+ * (its root frame, --idle's last stack), open addressing on the tid, swept
+ * of the threads that are gone; and a bounded cache of the threads' /proc
+ * descriptors. */
 #include "config.h"
 
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +14,20 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
-void
-thread_state_release(struct thread_state *ts)
+static void
+thread_fds_close(struct thread_state *ts)
 {
 	if (ts->stat_fd >= 0)
 		close(ts->stat_fd);
 	if (ts->schedstat_fd >= 0)
 		close(ts->schedstat_fd);
+	ts->stat_fd = ts->schedstat_fd = -1;
+}
+
+void
+thread_state_release(struct thread_state *ts)
+{
+	thread_fds_close(ts);
 	free(ts->last_ids);
 }
 
@@ -65,6 +74,15 @@ thread_table_grow(struct proc_state *ps)
 	return thread_table_rebuild(ps, ps->tcap ? 2 * ps->tcap : 64, NULL);
 }
 
+int
+thread_table_reserve(struct proc_state *ps, size_t n)
+{
+	size_t cap = ps->tcap ? ps->tcap : 64;
+	while (2 * (ps->tn + n + 1) > cap)
+		cap *= 2;
+	return cap == ps->tcap ? 0 : thread_table_rebuild(ps, cap, NULL);
+}
+
 void
 thread_table_sweep(struct proc_state *ps, unsigned tick)
 {
@@ -87,10 +105,7 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	}
 	memset(ts, 0, sizeof(*ts));
 	ts->tid = th->tid;
-	ts->stat_fd = task_file_open(ps->pid, th->tid, "stat");
-	/* Both modes: --idle for the CPU time, on-CPU for the scheduled-in
-	 * count of the rule (oncpu.c). */
-	ts->schedstat_fd = task_file_open(ps->pid, th->tid, "schedstat");
+	ts->stat_fd = ts->schedstat_fd = -1;
 	char name[160];
 	snprintf(ts->name, sizeof(ts->name), "%s", th->name);
 	collapse_name_root(name, sizeof(name), th->name, ps->pid, th->tid);
@@ -124,22 +139,106 @@ thread_rename(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		ts->root_id = (uint32_t)id;
 }
 
+/* One descriptor per thread ran out of RLIMIT_NOFILE at about a thousand
+ * threads (and then every thread looked new every tick).  Only the
+ * threads of the ring keep theirs; with more threads than that, the
+ * oldest are closed and reopened when next needed (a few microseconds
+ * each).  A quarter of what is left of the limit, minus room for the
+ * unwinder's files; never less than a batch (whose threads must keep
+ * theirs from choice to stop). */
+static size_t
+fd_cache_cap(void)
+{
+	struct rlimit rl;
+	size_t cap = FD_CACHE_MAX;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		rlim_t spare = rl.rlim_cur > 256 ? (rl.rlim_cur - 256) / 4 : 0;
+		if (spare < cap)
+			cap = (size_t)spare;
+	}
+	return cap < SAMPLE_BATCH + 1 ? SAMPLE_BATCH + 1 : cap;
+}
+
+/* Make room in the ring by closing the descriptors of its oldest owner
+ * (an entry whose thread is gone, or got a new state, costs nothing). */
+static void
+fd_ring_evict(struct profiler *p)
+{
+	struct fd_owner *o = &p->fd_ring[p->fd_head];
+	p->fd_head = (p->fd_head + 1) % FD_CACHE_MAX;
+	p->fd_n--;
+	if (o->proc >= p->nprocs)
+		return;
+	struct proc_state *ps = &p->procs[o->proc];
+	if (!ps->tcap)
+		return;
+	struct thread_state *ts = thread_slot(ps, o->tid);
+	if (ts->tid == o->tid)
+		thread_fds_close(ts);
+}
+
+/* Open ts's stat and schedstat (both modes need schedstat: --idle for the
+ * CPU time, on-CPU for the scheduled-in count of the rule, oncpu.c).
+ * Returns 0 or a negative errno. */
+static int
+thread_fds_open(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+		bool sched)
+{
+	if (ts->stat_fd < 0) {
+		if (!p->fd_cap)
+			p->fd_cap = fd_cache_cap();
+		while (p->fd_n >= p->fd_cap)
+			fd_ring_evict(p);
+		int fd = task_file_open(ps->pid, ts->tid, "stat");
+		if (fd < 0)
+			return fd;
+		ts->stat_fd = fd;
+		struct fd_owner *o = &p->fd_ring[(p->fd_head + p->fd_n) % FD_CACHE_MAX];
+		o->proc = p->procs && ps >= p->procs && ps < p->procs + p->nprocs ?
+			  (uint32_t)(ps - p->procs) : UINT32_MAX;
+		o->tid = ts->tid;
+		p->fd_n++;
+	}
+	if (sched && ts->schedstat_fd < 0) {
+		int fd = task_file_open(ps->pid, ts->tid, "schedstat");
+		if (fd < 0)
+			return fd;
+		ts->schedstat_fd = fd;
+	}
+	return 0;
+}
+
 char
 thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
 	char buf[512];
-	ssize_t n = ts->stat_fd < 0 ? -1 : pread(ts->stat_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0) {
+	/* On-CPU, a sleeping thread needs no schedstat: with more threads
+	 * than the cache, that halves the opens of a tick. */
+	int r = thread_fds_open(p, ps, ts, p->cfg.idle);
+	ssize_t n = r < 0 ? r : pread(ts->stat_fd, buf, sizeof(buf) - 1, 0);
+	if (r == -ENOENT || r == -ESRCH || (r == 0 && n <= 0)) {
 		ts->dead = true;
 		return 0;
 	}
+	if (r < 0)
+		goto unreadable;
 	buf[n] = '\0';
 	const char *comm;
 	size_t len;
 	char state = task_stat_parse(buf, &comm, &len);
+	if (state == 'R' && !p->cfg.idle && (r = thread_fds_open(p, ps, ts, true)) < 0) {
+		if (r == -ENOENT || r == -ESRCH)
+			return 0;
+		goto unreadable;
+	}
 	if (state && comm)
 		thread_rename(p, ps, ts, comm, len);
 	return state;
+unreadable:
+	/* Out of descriptors or memory: this thread is not sampled this
+	 * tick, and the summary says so (exit status 1). */
+	p->stats.errors[PROF_ERR_PROCFS]++;
+	return 0;
 }
 
 uint64_t

@@ -137,11 +137,61 @@ profiler_tick(struct profiler *p)
 	return alive ? 1 : 0;
 }
 
+/* How long a job-control stop waits for threads that a detach could not
+ * stop (uninterruptible sleep) before it gives up on stopping. */
+#define JOB_STOP_LINGER_MS 1000
+
+void
+profiler_job_stop(struct profiler *p)
+{
+	/* Nothing of the target may wait on a stopped tracer: let every
+	 * thread go first, then stop; continued, attach again. */
+	ptrace_hold_realtime(false);
+	ptrace_detach_all();
+	if (ptrace_release_lingering(JOB_STOP_LINGER_MS) > 0) {
+		error_msg("not stopping: a thread of the target could not be let go "
+			  "(uninterruptible sleep)");
+		job_stop_signal = 0;
+	} else {
+		uint64_t t0 = monotonic_ns();
+		signals_job_stop();
+		/* The stopped time is no recording time: the grid moves on. */
+		p->ticks.start_ns += monotonic_ns() - t0;
+	}
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		if (!ps->attached || ps->exited || !ps->pt)
+			continue;
+		int r = ptrace_target_reattach(ps->pt);
+		if (r == 0)
+			continue;
+		if (r == -ESRCH)
+			error_msg("process %d ended while stackspy was stopped", (int)ps->pid);
+		else
+			perror_msg(r, "cannot attach again to process %d after SIGCONT", (int)ps->pid);
+		ps->exited = true;
+		int st;
+		if (ptrace_child_status(ps->pt, &st))
+			p->child_status = st;
+	}
+	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
+	tick_arm(p);
+}
+
 void
 profiler_run(struct profiler *p, double seconds)
 {
-	uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * 1e9) : 0;
 	while (!stop_signal) {
+		if (job_stop_signal) {
+			profiler_job_stop(p);
+			bool any = false;
+			for (size_t i = 0; i < p->nprocs; i++)
+				any |= p->procs[i].attached && !p->procs[i].exited;
+			if (!any)
+				break;
+			continue;
+		}
+		uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * 1e9) : 0;
 		uint64_t now = monotonic_ns();
 		if (end && now >= end)
 			break;

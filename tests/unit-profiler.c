@@ -234,10 +234,12 @@ test_thread_rename(bool threads)
 	struct tracee th = { .tid = gettid() };
 	snprintf(th.name, sizeof(th.name), "%s", "before");
 	struct thread_state *ts = thread_state_get(p, &ps, &th);
-	CHECK(ts && ts->stat_fd >= 0);
+	/* Descriptors are opened when first read (threads.c's cache). */
+	CHECK(ts && ts->stat_fd < 0);
 	uint32_t first_root = ts ? ts->root_id : 0;
 	CHECK(prctl(PR_SET_NAME, "tp\tworker 2") == 0);
 	CHECK(ts && thread_state_now(p, &ps, ts) == 'R');
+	CHECK(ts && ts->stat_fd >= 0 && ts->schedstat_fd >= 0);
 	CHECK(ts && strcmp(ts->name, "tp\tworker 2") == 0);
 	char want[64];
 	snprintf(want, sizeof(want), "tp_worker_2-%d/%d", (int)getpid(), (int)gettid());

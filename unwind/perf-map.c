@@ -414,6 +414,7 @@ static void read_appended(struct perf_map *pm, int fd)
 			if (!nl)
 				break;
 			*nl = '\0';
+			unwind_yield();
 			if (pm->skipping)
 				pm->skipping = false;
 			else

@@ -141,6 +141,7 @@ static long collect(const unsigned char *data, size_t size, Elf64_Word type,
 
 		if (!gelf_getsym(d, (int)i, &s))
 			break;
+		unwind_yield();
 		t = GELF_ST_TYPE(s.st_info);
 		if (t != STT_FUNC && t != STT_GNU_IFUNC)
 			continue;

@@ -13,6 +13,11 @@
 #include "arch/arch.h"
 #include "unwind/unwind.h"
 
+/* Call from long loops: every UNWIND_YIELD_EVERY calls, the hook of
+ * unwind_set_yield (unwind.c). */
+#define UNWIND_YIELD_EVERY 4096
+void unwind_yield(void);
+
 /* ---- memory map (maps.c) ------------------------------------------------ */
 
 #define MAPPING_R 0x1

@@ -8,6 +8,28 @@
 
 #include "unwind/unwind-internal.h"
 
+/* Hooks a tracer gives the long loops (unwind_set_yield). */
+static void (*yield_fn)(void *);
+static void *yield_arg;
+static unsigned yield_count;
+
+void
+unwind_set_yield(void (*fn)(void *), void *arg)
+{
+	yield_fn = fn;
+	yield_arg = arg;
+}
+
+void
+unwind_yield(void)
+{
+	/* A few thousand symbols or perf map lines take well under a
+	 * millisecond; the hook is one read of a signalfd when nothing is
+	 * pending. */
+	if (yield_fn && (++yield_count & (UNWIND_YIELD_EVERY - 1)) == 0)
+		yield_fn(yield_arg);
+}
+
 static const char *const engine_names[] = {
 	[UNWIND_ENGINE_AUTO] = "auto",
 	[UNWIND_ENGINE_FP] = "fp",

@@ -76,6 +76,13 @@ const char *unwind_how_name(enum unwind_how h);
 /* A short phrase such as "no unwind information". */
 const char *unwind_stop_reason(enum unwind_stop s);
 
+/* The long loops of the unwinder (a symbol table, a perf map of hundreds
+ * of megabytes) call fn(arg) every few thousand items, so that a tracer
+ * can hand on its tracees' signals meanwhile instead of leaving them
+ * parked in tracing stops until the file is read.  fn must not free
+ * anything the unwinder uses.  NULL removes it. */
+void unwind_set_yield(void (*fn)(void *), void *arg);
+
 struct unwind_target;
 
 /* Open a live process: reads /proc/PID/maps and copies the vdso.  Returns

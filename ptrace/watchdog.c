@@ -1,0 +1,152 @@
+/* ptrace/watchdog.c - a process of our own that ends a stopped tracer.
+ *
+ * A tracee that gets a signal waits in a signal-delivery-stop until its
+ * tracer hands the signal on.  A tracer that is itself stopped (kill -STOP
+ * cannot be caught) would leave every such thread of the target parked in
+ * 't', undelivered, for as long as it stays stopped.  The kernel releases
+ * PTRACE_SEIZEd tracees when their tracer dies, running, with their
+ * signals: so a small child of stackspy watches /proc/TRACER/stat and
+ * SIGKILLs the tracer once it has been in job-control stop ('T') for
+ * longer than the bound while it holds tracees.  The price: the output of
+ * a stackspy killed this way is lost (its samples were only in memory).
+ *
+ * The tracer tells the watchdog whether it holds tracees through one
+ * shared anonymous page (ptrace_watchdog_set_busy).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrace/ptrace-internal.h"
+
+/* Written by the tracer, read by the watchdog. */
+struct watchdog_page {
+	volatile int busy;        /* tracees held (targets, lingering threads) */
+};
+
+static struct watchdog_page *page;
+static pid_t watchdog_pid = -1;
+
+/* How often the watchdog looks: a tenth of the bound, so the stall is at
+ * most the bound plus one look. */
+#define WATCH_INTERVAL_MS (PTRACE_WATCHDOG_BOUND_MS / 10)
+
+static char
+proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return 0;
+	char *cp = strrchr(buf, ')');
+	return cp && cp[1] == ' ' ? cp[2] : 0;
+}
+
+static void __attribute__((noreturn))
+watchdog_main(pid_t tracer)
+{
+	/* Out of the terminal's process group, so that Ctrl-Z or a kill of
+	 * the job does not stop the one that must notice the stop; dies with
+	 * the tracer. */
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != tracer)
+		_exit(0);
+	prctl(PR_SET_NAME, "stackspy-watch");
+	/* Hold none of the tracer's descriptors: a pipe reader must see
+	 * end-of-file when the tracer is done. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd <= 2; fd++) {
+		if (null >= 0)
+			dup2(null, fd);
+		else
+			close(fd);
+	}
+	/* With a limit of a million descriptors, closing one by one takes a
+	 * while: close_range when the kernel has it. */
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+#endif
+	{
+		long maxfd = sysconf(_SC_OPEN_MAX);
+		for (int fd = 3; fd < (maxfd > 0 && maxfd < 65536 ? maxfd : 65536); fd++)
+			close(fd);
+	}
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	uint64_t stopped_since = 0;
+	const struct timespec tick = { 0, WATCH_INTERVAL_MS * 1000000L };
+	for (;;) {
+		nanosleep(&tick, NULL);
+		if (getppid() != tracer)
+			_exit(0);
+		char s = proc_state(tracer);
+		if (s == 0)
+			_exit(0);
+		if (s != 'T' || page->busy <= 0) {
+			stopped_since = 0;
+			continue;
+		}
+		uint64_t now = monotonic_ns();
+		if (!stopped_since)
+			stopped_since = now;
+		else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * 1000000u) {
+			kill(tracer, SIGKILL);
+			_exit(0);
+		}
+	}
+}
+
+int
+ptrace_watchdog_start(void)
+{
+	if (watchdog_pid > 0)
+		return 0;
+	if (!page) {
+		void *m = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return -errno;
+		page = m;
+	}
+	pid_t tracer = getpid();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		watchdog_main(tracer);
+	watchdog_pid = pid;
+	return 0;
+}
+
+pid_t
+ptrace_watchdog_pid(void)
+{
+	return watchdog_pid;
+}
+
+void
+watchdog_set_busy(int n)
+{
+	if (page)
+		page->busy = n;
+}
+
+void
+watchdog_forget(void)
+{
+	watchdog_pid = -1;
+	page = NULL;  /* the parent's mapping stays; a new one for ours */
+}
