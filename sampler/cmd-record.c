@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collapse/collapse.h"
@@ -21,7 +22,7 @@
 #define MAX_RATE       10000.0
 #define DEFAULT_DEPTH  256
 
-enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE };
+enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE, FORMAT_PPROF };
 
 struct record_options {
 	struct profiler_config cfg;
@@ -55,8 +56,10 @@ record_usage(FILE *f)
 	      "\n"
 	      "Output:\n"
 	      "  -o, --output FILE       write here (default: standard output)\n"
-	      "  -f, --format FORMAT     folded (default), svg or speedscope; without -f, taken\n"
-	      "                          from the -o extension (.svg, .json)\n"
+	      "  -f, --format FORMAT     folded (default), svg, speedscope or pprof (gzipped\n"
+	      "                          profile.proto, labels thread_name, tid, pid,\n"
+	      "                          process_name); without -f, taken from the -o\n"
+	      "                          extension (.svg, .json, .pb.gz)\n"
 	      "      --threads           a root frame per thread: comm-PID/TID\n"
 	      "      --no-demangle       keep C++/Rust symbols mangled\n"
 	      "      --inline            with debug information, functions inlined at a\n"
@@ -87,6 +90,8 @@ parse_format(const char *s, enum record_format *f)
 		*f = FORMAT_SVG;
 	else if (strcmp(s, "speedscope") == 0)
 		*f = FORMAT_SPEEDSCOPE;
+	else if (strcmp(s, "pprof") == 0)
+		*f = FORMAT_PPROF;
 	else
 		return -1;
 	return 0;
@@ -144,7 +149,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 			break;
 		case 'f':
 			if (parse_format(optarg, &o->format) < 0)
-				error_msg_and_help("record", "invalid --format argument: '%s' (folded, svg or speedscope)",
+				error_msg_and_help("record", "invalid --format argument: '%s' (folded, svg, speedscope or pprof)",
 						   optarg);
 			o->format_given = true;
 			break;
@@ -185,8 +190,36 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->format = FORMAT_SVG;
 		else if (ends_with(o->output, ".json"))
 			o->format = FORMAT_SPEEDSCOPE;
+		else if (ends_with(o->output, ".pb.gz"))
+			o->format = FORMAT_PPROF;
+	}
+	if (o->format == FORMAT_PPROF) {
+#ifndef HAVE_PROTOBUF_C
+		error_msg_and_help("record", "-f pprof needs protobuf-c: stackspy was built without it");
+#endif
+		/* The thread roots become each sample's labels. */
+		o->cfg.threads = true;
 	}
 	check_engine_or_help("record", o->cfg.engine);
+}
+
+static int
+write_pprof(FILE *out, const struct record_options *o, struct profiler *p)
+{
+	const struct profiler_stats *st = profiler_stats(p);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t duration = (int64_t)(st->elapsed_s * 1e9);
+	int64_t end = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	void *buf;
+	size_t len;
+	int r = profiler_encode_pprof(p, &o->cfg, NULL, 0, end - duration, duration, &buf, &len);
+	if (r < 0)
+		return r;
+	if (fwrite(buf, 1, len, out) != len)
+		r = -errno;
+	free(buf);
+	return r;
 }
 
 static int
@@ -230,6 +263,8 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 			 title, (unsigned long long)st->samples, profiler_stats_rate(st),
 			 o->cfg.rate_hz, st->elapsed_s, honest);
 		return collapse_write_speedscope(c, subtitle, out);
+	case FORMAT_PPROF:
+		return write_pprof(out, o, p);
 	}
 	return -EINVAL;
 }

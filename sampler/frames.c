@@ -13,7 +13,7 @@
  * it); only on a name's first sight, so the cost is per name, not per
  * sample.  Out of memory only leaves the column empty. */
 static void
-frame_module_note(struct profiler *p, uint32_t id, const char *module)
+frame_module_note(struct profiler *p, uint32_t id, const char *module, uint64_t offset)
 {
 	if (id >= p->nframe_modules) {
 		size_t n = p->nframe_modules ? p->nframe_modules : 256;
@@ -24,10 +24,18 @@ frame_module_note(struct profiler *p, uint32_t id, const char *module)
 			return;
 		memset(v + p->nframe_modules, 0, (n - p->nframe_modules) * sizeof(*v));
 		p->frame_modules = v;
+		uint64_t *o = realloc(p->frame_offsets, n * sizeof(*o));
+		if (!o)
+			return;
+		memset(o + p->nframe_modules, 0, (n - p->nframe_modules) * sizeof(*o));
+		p->frame_offsets = o;
 		p->nframe_modules = n;
 	}
-	if (!p->frame_modules[id])
-		p->frame_modules[id] = strdup(collapse_module_basename(module));
+	/* The whole path (pprof's mappings); top shows its basename. */
+	if (!p->frame_modules[id]) {
+		p->frame_modules[id] = strdup(module);
+		p->frame_offsets[id] = offset;
+	}
 }
 
 /* The interned name of the physical frame at ip (no cache). */
@@ -41,7 +49,7 @@ frame_name_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool calle
 								sym.module));
 	uint32_t id = r < 0 ? 0 : (uint32_t)r;
 	if (r >= 0 && sym.module)
-		frame_module_note(p, id, sym.module);
+		frame_module_note(p, id, sym.module, sym.module_offset);
 	return id;
 }
 

@@ -19,6 +19,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/threads.c \
 	sampler/task-stat.c \
 	sampler/frames.c \
+	sampler/pprof-out.c \
 	sampler/stats.c
 
 bin_PROGRAMS += stackspy

@@ -130,6 +130,7 @@ profiler_free(struct profiler *p)
 	for (size_t i = 0; i < p->nframe_modules; i++)
 		free(p->frame_modules[i]);
 	free(p->frame_modules);
+	free(p->frame_offsets);
 	collapse_free(p->stacks);
 	pause_hist_release(&p->pauses);
 	free(p->frames);
@@ -177,7 +178,17 @@ profiler_comm(const struct profiler *p)
 const char *
 profiler_frame_module(const struct profiler *p, uint32_t id)
 {
-	return id < p->nframe_modules ? p->frame_modules[id] : NULL;
+	return id < p->nframe_modules && p->frame_modules[id] ?
+		collapse_module_basename(p->frame_modules[id]) : NULL;
+}
+
+const char *
+profiler_frame_module_path(const struct profiler *p, uint32_t id, uint64_t *offset)
+{
+	if (id >= p->nframe_modules || !p->frame_modules[id])
+		return NULL;
+	*offset = p->frame_offsets[id];
+	return p->frame_modules[id];
 }
 
 void

@@ -171,6 +171,18 @@ void profiler_set_hook(struct profiler *p, profiler_hook fn, void *arg);
 /* Basename of the module frame id was first seen in ("libc.so.6"), owned
  * by p; NULL for root frames and frames without a module. */
 const char *profiler_frame_module(const struct profiler *p, uint32_t id);
+/* The whole path of that module, and in *offset the module-relative
+ * address frame id was first seen at; NULL as above. */
+const char *profiler_frame_module_path(const struct profiler *p, uint32_t id,
+				       uint64_t *offset);
+
+/* pprof-out.c: the profile of p as gzipped profile.proto (-f pprof,
+ * --push). base/nbase: the counts already sent (collapse_encode_pprof());
+ * start_ns, duration_ns: the interval, Unix time. cfg->threads must have
+ * been set (labels come from the thread roots). Returns 0 or -errno. */
+int profiler_encode_pprof(struct profiler *p, const struct profiler_config *cfg,
+			  const uint64_t *base, size_t nbase, int64_t start_ns,
+			  int64_t duration_ns, void **buf, size_t *len);
 
 /* Ticks per second achieved so far (the asked rate minus missed ticks). */
 double profiler_stats_rate(const struct profiler_stats *s);

@@ -237,3 +237,22 @@ long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 		r = from_debuglink(img, take, arg);
 	return r;
 }
+
+int unwind_file_build_id(const char *path, char *hex, size_t len)
+{
+	struct elf_cache tmp = { NULL };
+	struct elf_image *img;
+	size_t n;
+	int err;
+
+	if (len)
+		hex[0] = '\0';
+	img = elf_cache_open_path(&tmp, path, &err);
+	if (!img)
+		return err < 0 ? err : -ENOENT;
+	n = img->build_id_len;
+	for (size_t i = 0; i < n && 2 * i + 2 < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
+	elf_cache_free(&tmp);
+	return (int)n;
+}

@@ -179,6 +179,11 @@ struct unwind_source_frame {
 	bool inlined;             /* an inlined instance, not the real function */
 };
 
+/* The GNU build-id of the ELF file at path, as lowercase hex in hex[]
+ * (NUL-terminated, cut to len). Returns its length in bytes (0: the file
+ * has none), or -errno. */
+int unwind_file_build_id(const char *path, char *hex, size_t len);
+
 #ifdef HAVE_LIBDW
 /* Source positions of the frame at ip (looked up at ip - 1 when `caller`,
  * like unwind_symbolize), from the DWARF of its module or of the module's
