@@ -64,6 +64,7 @@ record_usage(FILE *f)
 	      "      --no-demangle       keep C++/Rust symbols mangled\n"
 	      "      --inline            with debug information, functions inlined at a\n"
 	      "                          sampled address are frames of their own, name_[i]\n"
+	      "      --no-debuginfod     do not fetch missing debug files from DEBUGINFOD_URLS\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "SIGINT, SIGTERM or SIGHUP stop the recording: stackspy detaches, writes the\n"
@@ -100,7 +101,7 @@ parse_format(const char *s, enum record_format *f)
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE };
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_NO_DEBUGINFOD };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -113,6 +114,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -176,6 +178,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 			if (!unwind_source_available())
 				error_msg_and_help("record", "--inline needs libdw: stackspy was built without it");
 			o->cfg.inline_frames = true;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			unwind_set_debuginfod(false);
 			break;
 		case 'h':
 			record_usage(stdout);

@@ -1,5 +1,5 @@
 # tests/pprof.mk - -f pprof, --push and debuginfod (issue 15).
-pprof_tests = tests/pprof-record.test
+pprof_tests = tests/pprof-record.test tests/debuginfod-server.test
 TESTS += $(pprof_tests)
 EXTRA_DIST += $(pprof_tests) tests/pprof-traces.py tests/pprof-gen.c
 if HAVE_PROTOBUF_C
