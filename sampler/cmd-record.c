@@ -21,6 +21,7 @@
 #define DEFAULT_RATE   99.0
 #define MAX_RATE       10000.0
 #define DEFAULT_DEPTH  256
+#define DEFAULT_PUSH_EVERY 10
 
 enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE, FORMAT_PPROF };
 
@@ -30,6 +31,7 @@ struct record_options {
 	const char *output;       /* NULL: stdout */
 	enum record_format format;
 	bool format_given;
+	struct push_options push;  /* push.url NULL: no --push */
 };
 
 static void
@@ -67,6 +69,16 @@ record_usage(FILE *f)
 	      "      --no-debuginfod     do not fetch missing debug files from DEBUGINFOD_URLS\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
+	      "Continuous profiling:\n"
+	      "      --push URL          send each interval's profile (pprof) to a Pyroscope-\n"
+	      "                          compatible server: POST URL/ingest (Grafana Pyroscope,\n"
+	      "                          Alloy's pyroscope.receive_http); runs until stopped\n"
+	      "                          without -d; SIGINT sends the last interval and exits\n"
+	      "      --push-every SECONDS  one profile per this many seconds (default 10)\n"
+	      "      --app NAME          the application's name (default: the command's or the\n"
+	      "                          process's name)\n"
+	      "      --label KEY=VALUE   a label of every profile sent (repeatable)\n"
+	      "\n"
 	      "SIGINT, SIGTERM or SIGHUP stop the recording: stackspy detaches, writes the\n"
 	      "complete output and exits 0.  A summary (samples, achieved rate, missed ticks,\n"
 	      "pause per thread-sample) goes to standard error.\n"
@@ -98,10 +110,34 @@ parse_format(const char *s, enum record_format *f)
 	return 0;
 }
 
+/* Pyroscope's names: an application name, label keys and values; no
+ * character its name syntax APP{k=v,...} gives a meaning. A key is
+ * up to the '='. */
+static bool
+valid_push_name(const char *s, bool key)
+{
+	size_t n = 0;
+	for (; *s && !(key && *s == '='); s++, n++)
+		if (!(((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_' || *s == '.' || *s == '-' || (!key && *s == '/')))
+			return false;
+	return n > 0;
+}
+
+/* The default --app: the command's base name, cut to what a name may hold. */
+static const char *
+push_app_default(const char *app)
+{
+	const char *base = strrchr(app, '/');
+	base = base ? base + 1 : app;
+	return valid_push_name(base, false) ? base : "stackspy";
+}
+
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_NO_DEBUGINFOD };
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_NO_DEBUGINFOD,
+	       OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -115,6 +151,10 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "push", required_argument, NULL, OPT_PUSH },
+		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
+		{ "app", required_argument, NULL, OPT_APP },
+		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -182,6 +222,38 @@ parse_options(int argc, char **argv, struct record_options *o)
 		case OPT_NO_DEBUGINFOD:
 			unwind_set_debuginfod(false);
 			break;
+		case OPT_PUSH:
+#if !defined(HAVE_LIBCURL) || !defined(HAVE_PROTOBUF_C)
+			error_msg_and_help("record", "--push needs libcurl and protobuf-c: stackspy was built without them");
+#endif
+			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
+				error_msg_and_help("record", "invalid --push argument: '%s' (an http:// or https:// URL)",
+						   optarg);
+			o->push.url = optarg;
+			break;
+		case OPT_PUSH_EVERY:
+			if (parse_long(optarg, 1, 3600, &v) < 0)
+				error_msg_and_help("record", "invalid --push-every argument: '%s' (1 to 3600 seconds)",
+						   optarg);
+			o->push.every = (unsigned)v;
+			break;
+		case OPT_APP:
+			if (!valid_push_name(optarg, false))
+				error_msg_and_help("record", "invalid --app argument: '%s' (letters, digits, '.', '-', '_')",
+						   optarg);
+			o->push.app = optarg;
+			break;
+		case OPT_LABEL: {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !valid_push_name(optarg, true) || !valid_push_name(eq + 1, false))
+				error_msg_and_help("record", "invalid --label argument: '%s' (KEY=VALUE)", optarg);
+			const char **nl = realloc(o->push.labels, (o->push.nlabels + 1) * sizeof(*nl));
+			if (!nl)
+				error_msg_and_die("out of memory");
+			nl[o->push.nlabels++] = optarg;
+			o->push.labels = nl;
+			break;
+		}
 		case 'h':
 			record_usage(stdout);
 			exit(0);
@@ -206,6 +278,17 @@ parse_options(int argc, char **argv, struct record_options *o)
 		o->cfg.threads = true;
 	}
 	check_engine_or_help("record", o->cfg.engine);
+	if (!o->push.url && (o->push.every || o->push.app || o->push.nlabels))
+		error_msg_and_help("record", "--push-every, --app and --label go with --push");
+	if (o->push.url) {
+		if (!o->push.every)
+			o->push.every = DEFAULT_PUSH_EVERY;
+		/* No --app: the command's name, or (NULL) the process's. */
+		if (!o->push.app && o->cfg.argv)
+			o->push.app = push_app_default(o->cfg.argv[0]);
+		/* Labels in the profile come from the thread roots. */
+		o->cfg.threads = true;
+	}
 }
 
 static int
@@ -313,7 +396,11 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	profiler_run(p, o.duration);
+	int push_r = 0;
+	if (o.push.url)
+		push_r = push_record(p, &o.cfg, &o.push, o.duration);
+	else
+		profiler_run(p, o.duration);
 	profiler_stop(p);
 
 	int rc = 0;
@@ -323,7 +410,8 @@ cmd_record(int argc, char **argv)
 		r = -errno;
 	else
 		r = 0;
-	if (r == 0)
+	/* --push without -o: the server has it all. */
+	if (r == 0 && !(o.push.url && !o.output))
 		r = write_output(out, &o, p);
 	if (r == 0 && fflush(out) != 0)
 		r = -errno;
@@ -341,9 +429,12 @@ cmd_record(int argc, char **argv)
 		else if (WIFSIGNALED(st))
 			error_msg("%s was killed by signal %d", o.cfg.argv[0], WTERMSIG(st));
 	}
+	if (rc == 0 && push_r < 0)
+		rc = EXIT_FATAL;
 	if (rc == 0 && o.cfg.npids > 1 && profiler_attached_count(p) < (size_t)o.cfg.npids)
 		rc = EXIT_PARTIAL;
 	profiler_free(p);
 	free(o.cfg.pids);
+	free(o.push.labels);
 	return rc;
 }

@@ -176,6 +176,23 @@ const char *profiler_frame_module(const struct profiler *p, uint32_t id);
 const char *profiler_frame_module_path(const struct profiler *p, uint32_t id,
 				       uint64_t *offset);
 
+/* push.c: record --push. */
+struct push_options {
+	const char *url;          /* base URL of Pyroscope (or its /ingest) */
+	unsigned every;           /* seconds per profile sent */
+	const char *app;          /* the name's application part; NULL: the
+				     process's name */
+	const char **labels;      /* KEY=VALUE, checked */
+	size_t nlabels;
+};
+
+/* Samples like profiler_run(p, duration) (0: until a signal or the
+ * command's exit), and sends each po->every seconds of samples to po->url
+ * from a thread of its own; the last, partial interval too.  Prints what
+ * was sent and dropped.  Returns 0 or -errno (nothing to sample with). */
+int push_record(struct profiler *p, const struct profiler_config *cfg,
+		const struct push_options *po, double duration);
+
 /* pprof-out.c: the profile of p as gzipped profile.proto (-f pprof,
  * --push). base/nbase: the counts already sent (collapse_encode_pprof());
  * start_ns, duration_ns: the interval, Unix time. cfg->threads must have
