@@ -382,21 +382,17 @@ static int gzip_buffer(const uint8_t *in, size_t len, void **out,
 		       size_t *out_len)
 {
 	z_stream z;
-	size_t cap = len + len / 1000 + 64;
-	uint8_t *buf = malloc(cap);
+	size_t cap;
+	uint8_t *buf;
 	int r;
 
-	if (!buf)
-		return -ENOMEM;
 	memset(&z, 0, sizeof(z));
 	/* 15 + 16: a gzip header and trailer, as pprof files have. */
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(buf);
+			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
-	}
-	cap = deflateBound(&z, len);
-	free(buf);
+	/* Room for all of it: one deflate() call. */
+	cap = deflateBound(&z, len) + 32;
 	buf = malloc(cap);
 	if (!buf) {
 		deflateEnd(&z);
