@@ -248,6 +248,8 @@ struct collapse_pprof_frame {
 	const char *module;	/* path of the mapped file; NULL: unknown */
 	const char *build_id;	/* hex; NULL or "": unknown */
 	uint64_t address;	/* module-relative (ip minus load bias) */
+	const char *file;	/* source file; NULL: unknown */
+	unsigned line;		/* 0: unknown */
 };
 
 struct collapse_pprof_options {
@@ -277,7 +279,8 @@ struct collapse_pprof_options {
  * *len; the caller frees it). Values: samples/count and cpu or wall
  * nanoseconds (count times the period). A frame named name_[i]
  * (collapse_name_inline()) is a Line of the location of the frame below it,
- * as pprof models inlining. Returns 0, -EINVAL, -ENOMEM, or -ENOTSUP when
+ * as pprof models inlining; file and line, where
+ * frame_info knows them, go to the Function and the Line. Returns 0, -EINVAL, -ENOMEM, or -ENOTSUP when
  * stackspy was built without protobuf-c.
  */
 int collapse_encode_pprof(const struct collapse *c,

@@ -100,8 +100,9 @@ static bool is_inline(const char *name)
 	return n > k && strcmp(name + n - k, INLINE_SUFFIX) == 0;
 }
 
-/* The Function of frame id (created on first sight); 0 on ENOMEM. */
-static uint64_t function_of(struct builder *b, uint32_t id)
+/* The Function of frame id (created on first sight, with its source file
+ * when known); 0 on ENOMEM. */
+static uint64_t function_of(struct builder *b, uint32_t id, const char *file)
 {
 	uint32_t fid;
 	const char *name = collapse_frame_name(b->c, id);
@@ -127,6 +128,8 @@ static uint64_t function_of(struct builder *b, uint32_t id)
 	f->id = b->fvec.n;
 	f->name = s;
 	f->system_name = s;
+	if (file && (s = str_id(b, file)) > 0)
+		f->filename = s;
 	if (collapse_map_put(&b->funcs, id, (uint32_t)f->id) < 0)
 		return 0;
 	return f->id;
@@ -192,7 +195,7 @@ static uint64_t group_hash(const uint32_t *ids, size_t n)
 static uint64_t location_of(struct builder *b, const uint32_t *ids, size_t n)
 {
 	uint64_t key = group_hash(ids, n);
-	struct collapse_pprof_frame fr = { NULL, NULL, 0 };
+	struct collapse_pprof_frame fr;
 	pb_location *l;
 	uint32_t lid;
 
@@ -212,15 +215,20 @@ static uint64_t location_of(struct builder *b, const uint32_t *ids, size_t n)
 	/* Innermost first. */
 	for (size_t i = 0; i < n; i++) {
 		pb_line *line = malloc(sizeof(*line));
+		struct collapse_pprof_frame src = { NULL };
 
 		if (!line)
 			return 0;
 		perftools__profiles__line__init(line);
-		line->function_id = function_of(b, ids[n - 1 - i]);
+		if (b->o->frame_info)
+			b->o->frame_info(b->o->arg, ids[n - 1 - i], &src);
+		line->function_id = function_of(b, ids[n - 1 - i], src.file);
+		line->line = src.line;
 		l->line[l->n_line++] = line;
 		if (!line->function_id)
 			return 0;
 	}
+	memset(&fr, 0, sizeof(fr));
 	if (b->o->frame_info && b->o->frame_info(b->o->arg, ids[0], &fr)) {
 		l->mapping_id = mapping_of(b, &fr);
 		l->address = fr.address;

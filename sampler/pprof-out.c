@@ -50,9 +50,10 @@ frame_info(void *arg, uint32_t id, struct collapse_pprof_frame *out)
 {
 	struct pprof_ctx *ctx = arg;
 	uint64_t offset;
+	out->file = profiler_frame_source(ctx->p, id, &out->line);
 	const char *path = profiler_frame_module_path(ctx->p, id, &offset);
 	if (!path)
-		return false;
+		return out->file != NULL;
 	out->module = path;
 	out->address = offset;
 	out->build_id = path[0] == '/' ? build_id_of(&ctx->ids, path) : NULL;

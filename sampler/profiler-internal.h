@@ -153,6 +153,8 @@ struct profiler {
 	char **frame_modules;     /* frame id -> module path (top's column) */
 	uint64_t *frame_offsets;  /* frame id -> module-relative address of its
 				     first sight (pprof) */
+	char **frame_files;       /* frame id -> --inline's source file, line */
+	unsigned *frame_lines;
 	size_t nframe_modules;
 	bool stopped;
 	size_t nattached;

@@ -127,8 +127,12 @@ profiler_free(struct profiler *p)
 		free(ps->threads);
 	}
 	free(p->procs);
-	for (size_t i = 0; i < p->nframe_modules; i++)
+	for (size_t i = 0; i < p->nframe_modules; i++) {
 		free(p->frame_modules[i]);
+		free(p->frame_files[i]);
+	}
+	free(p->frame_files);
+	free(p->frame_lines);
 	free(p->frame_modules);
 	free(p->frame_offsets);
 	collapse_free(p->stacks);
@@ -180,6 +184,15 @@ profiler_frame_module(const struct profiler *p, uint32_t id)
 {
 	return id < p->nframe_modules && p->frame_modules[id] ?
 		collapse_module_basename(p->frame_modules[id]) : NULL;
+}
+
+const char *
+profiler_frame_source(const struct profiler *p, uint32_t id, unsigned *line)
+{
+	if (id >= p->nframe_modules || !p->frame_files[id])
+		return NULL;
+	*line = p->frame_lines[id];
+	return p->frame_files[id];
 }
 
 const char *

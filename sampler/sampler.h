@@ -175,6 +175,10 @@ const char *profiler_frame_module(const struct profiler *p, uint32_t id);
  * address frame id was first seen at; NULL as above. */
 const char *profiler_frame_module_path(const struct profiler *p, uint32_t id,
 				       uint64_t *offset);
+/* With --inline: the source file and (in *line) line frame id was first
+ * seen at, owned by p; NULL when unknown. */
+const char *profiler_frame_source(const struct profiler *p, uint32_t id,
+				  unsigned *line);
 
 /* push.c: record --push. */
 struct push_options {
