@@ -263,6 +263,9 @@ struct collapse_pprof_options {
 	 * "tid" of the sample instead of frames. */
 	size_t roots;
 	const char *process_name;	/* the label when no root names it */
+	/* The executable: its mapping comes first, where pprof readers look
+	 * for the main binary. NULL: mappings in first-seen order. */
+	const char *main_module;
 	/* Fills *out for frame id; false or NULL: nothing known. */
 	bool (*frame_info)(void *arg, uint32_t id, struct collapse_pprof_frame *out);
 	void *arg;

@@ -466,6 +466,30 @@ int collapse_encode_pprof(const struct collapse *c,
 	}
 	r = -ENOMEM;
 
+	/* The main binary first (go tool pprof's "File:"). */
+	if (o->main_module) {
+		int64_t file = collapse_lookup(b.strs, o->main_module);
+
+		for (size_t i = 1; file > 0 && i < b.mvec.n; i++) {
+			pb_mapping *m = b.mvec.v[i], *first = b.mvec.v[0];
+
+			if (m->filename != file)
+				continue;
+			for (size_t k = 0; k < b.lvec.n; k++) {
+				pb_location *l = b.lvec.v[k];
+
+				if (l->mapping_id == 1)
+					l->mapping_id = m->id;
+				else if (l->mapping_id == m->id)
+					l->mapping_id = 1;
+			}
+			first->id = m->id;
+			m->id = 1;
+			b.mvec.v[0] = m;
+			b.mvec.v[i] = first;
+			break;
+		}
+	}
 	prof.n_sample_type = 2;
 	prof.sample_type = vtp;
 	prof.period_type = &vt[2];

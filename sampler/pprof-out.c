@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
@@ -66,6 +67,13 @@ profiler_encode_pprof(struct profiler *p, const struct profiler_config *cfg,
 		      int64_t duration_ns, void **buf, size_t *len)
 {
 	struct pprof_ctx ctx = { .p = p };
+	char exe_link[64], exe[4096];
+	ssize_t n = -1;
+	if (p->nprocs) {
+		snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", (int)p->procs[0].pid);
+		n = readlink(exe_link, exe, sizeof(exe) - 1);
+	}
+	exe[n > 0 ? n : 0] = '\0';
 	struct collapse_pprof_options o = {
 		.wall = cfg->idle,
 		.period_ns = (uint64_t)(1e9 / cfg->rate_hz),
@@ -73,6 +81,7 @@ profiler_encode_pprof(struct profiler *p, const struct profiler_config *cfg,
 		.duration_ns = duration_ns,
 		.roots = (p->nprocs > 1) + cfg->threads,
 		.process_name = p->nprocs == 1 ? profiler_comm(p) : NULL,
+		.main_module = n > 0 ? exe : NULL,
 		.frame_info = frame_info,
 		.arg = &ctx,
 		.base = base,
