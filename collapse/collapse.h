@@ -242,4 +242,59 @@ size_t collapse_sanitize_frame(char *name);
  */
 void collapse_json_string(FILE *out, const char *s);
 
+/* ---- pprof.c: profile.proto (HAVE_PROTOBUF_C) ------------------------------ */
+
+/* Where a frame's code lives, for the Mapping and Location of a pprof
+ * profile; what the caller knows (collapse keeps names only). */
+struct collapse_pprof_frame {
+	const char *module;	/* path of the mapped file; NULL: unknown */
+	const char *build_id;	/* hex; NULL or "": unknown */
+	uint64_t address;	/* module-relative (ip minus load bias) */
+	const char *file;	/* source file; NULL: unknown */
+	unsigned line;		/* 0: unknown */
+};
+
+struct collapse_pprof_options {
+	bool wall;		/* wall/nanoseconds (--idle), else cpu/nanoseconds */
+	uint64_t period_ns;	/* one sample stands for this long */
+	int64_t time_ns;	/* start, Unix time */
+	int64_t duration_ns;
+	/* Root frames at the start of every stack that name a process
+	 * ("comm-PID") or a thread ("comm-PID/TID", collapse_name_root()):
+	 * they become the labels "process_name", "pid", "thread_name" and
+	 * "tid" of the sample instead of frames. */
+	size_t roots;
+	const char *process_name;	/* the label when no root names it */
+	/* The executable: its mapping comes first, where pprof readers look
+	 * for the main binary. NULL: mappings in first-seen order. */
+	const char *main_module;
+	/* Fills *out for frame id; false or NULL: nothing known. */
+	bool (*frame_info)(void *arg, uint32_t id, struct collapse_pprof_frame *out);
+	void *arg;
+	/* If set, base[i] samples of the i-th stack of collapse_next() were
+	 * sent before: only the difference is written (one interval of a
+	 * longer recording); stacks past nbase count in full. */
+	const uint64_t *base;
+	size_t nbase;
+};
+
+/*
+ * Encodes c as a gzip-compressed pprof profile (profile.proto, as
+ * go tool pprof, Pyroscope and Parca read it) into a new buffer (*buf,
+ * *len; the caller frees it). Values: samples/count and cpu or wall
+ * nanoseconds (count times the period). A frame named name_[i]
+ * (collapse_name_inline()) is a Line of the location of the frame below it,
+ * as pprof models inlining; file and line, where
+ * frame_info knows them, go to the Function and the Line. Returns 0, -EINVAL, -ENOMEM, or -ENOTSUP when
+ * stackspy was built without protobuf-c.
+ */
+int collapse_encode_pprof(const struct collapse *c,
+			  const struct collapse_pprof_options *o,
+			  void **buf, size_t *len);
+
+/* collapse_encode_pprof() written to out. Returns 0, its errors, or the
+ * -errno of a failed write. */
+int collapse_write_pprof(const struct collapse *c,
+			 const struct collapse_pprof_options *o, FILE *out);
+
 #endif /* STACKSPY_COLLAPSE_H */

@@ -77,6 +77,9 @@ dump_usage(FILE *f)
 	      "      --consistent        keep every thread stopped until all are copied\n"
 	      "                          (one instant, as gdb; each thread is then stopped\n"
 	      "                          for the whole sampling, not only for its copy)\n"
+	      "      --no-debuginfod     do not fetch missing debug files from the servers\n"
+	      "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
+	      "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
@@ -94,7 +97,7 @@ static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
 	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT, OPT_SOURCE,
-	       OPT_KERNEL, OPT_GROUP, OPT_CONSISTENT };
+	       OPT_KERNEL, OPT_GROUP, OPT_CONSISTENT, OPT_NO_DEBUGINFOD };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -103,6 +106,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "max-depth", required_argument, NULL, 'm' },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "source", no_argument, NULL, OPT_SOURCE },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "core", required_argument, NULL, OPT_CORE },
 		{ "exe", required_argument, NULL, OPT_EXE },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
@@ -158,6 +162,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			if (!unwind_source_available())
 				error_msg_and_help("dump", "--source needs libdw: stackspy was built without it");
 			o->sym_flags |= OUTPUT_SOURCE;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			unwind_set_debuginfod(false);
 			break;
 		case OPT_CORE:
 			o->core = optarg;

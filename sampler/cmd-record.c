@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collapse/collapse.h"
@@ -19,8 +20,9 @@
 #define MAX_RATE       10000.0
 #define DEFAULT_DEPTH  256
 #define DEFAULT_CHECKPOINT 60.0
+#define DEFAULT_PUSH_EVERY 10
 
-enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE };
+enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE, FORMAT_PPROF };
 
 struct record_options {
 	struct profiler_config cfg;
@@ -29,6 +31,7 @@ struct record_options {
 	double checkpoint;        /* -o FILE rewritten this often; 0: at the end only */
 	enum record_format format;
 	bool format_given;
+	struct push_options push;  /* push.url NULL: no --push */
 };
 
 static void
@@ -58,8 +61,10 @@ record_usage(FILE *f)
 	      "Output:\n"
 	      "  -o, --output FILE       write here (default: standard output), through a\n"
 	      "                          temporary file renamed over FILE at the end\n"
-	      "  -f, --format FORMAT     folded (default), svg or speedscope; without -f, taken\n"
-	      "                          from the -o extension (.svg, .json)\n"
+	      "  -f, --format FORMAT     folded (default), svg, speedscope or pprof (gzipped\n"
+	      "                          profile.proto, labels thread_name, tid, pid,\n"
+	      "                          process_name); without -f, taken from the -o\n"
+	      "                          extension (.svg, .json, .pb.gz)\n"
 	      "      --checkpoint SECONDS\n"
 	      "                          with -o FILE, replace FILE with the profile so far\n"
 	      "                          this often (default 60, 0: only at the end)\n"
@@ -67,7 +72,18 @@ record_usage(FILE *f)
 	      "      --no-demangle       keep C++/Rust symbols mangled\n"
 	      "      --inline            with debug information, functions inlined at a\n"
 	      "                          sampled address are frames of their own, name_[i]\n"
+	      "      --no-debuginfod     do not fetch missing debug files from DEBUGINFOD_URLS\n"
 	      "  -h, --help              show this help\n"
+	      "\n"
+	      "Continuous profiling:\n"
+	      "      --push URL          send each interval's profile (pprof) to a Pyroscope-\n"
+	      "                          compatible server: POST URL/ingest (Grafana Pyroscope,\n"
+	      "                          Alloy's pyroscope.receive_http); runs until stopped\n"
+	      "                          without -d; SIGINT sends the last interval and exits\n"
+	      "      --push-every SECONDS  one profile per this many seconds (default 10)\n"
+	      "      --app NAME          the application's name (default: the command's or the\n"
+	      "                          process's name)\n"
+	      "      --label KEY=VALUE   a label of every profile sent (repeatable)\n"
 	      "\n"
 	      "SIGINT, SIGTERM, SIGHUP (and every other signal that would kill stackspy)\n"
 	      "stop the recording: stackspy detaches, writes the complete output and exits\n"
@@ -96,15 +112,41 @@ parse_format(const char *s, enum record_format *f)
 		*f = FORMAT_SVG;
 	else if (strcmp(s, "speedscope") == 0)
 		*f = FORMAT_SPEEDSCOPE;
+	else if (strcmp(s, "pprof") == 0)
+		*f = FORMAT_PPROF;
 	else
 		return -1;
 	return 0;
 }
 
+/* Pyroscope's names: an application name, label keys and values; no
+ * character its name syntax APP{k=v,...} gives a meaning. A key is
+ * up to the '='. */
+static bool
+valid_push_name(const char *s, bool key)
+{
+	size_t n = 0;
+	for (; *s && !(key && *s == '='); s++, n++)
+		if (!(((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_' || *s == '.' || *s == '-' || (!key && *s == '/')))
+			return false;
+	return n > 0;
+}
+
+/* The default --app: the command's base name, cut to what a name may hold. */
+static const char *
+push_app_default(const char *app)
+{
+	const char *base = strrchr(app, '/');
+	base = base ? base + 1 : app;
+	return valid_push_name(base, false) ? base : "stackspy";
+}
+
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT };
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT,
+	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -118,6 +160,11 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "push", required_argument, NULL, OPT_PUSH },
+		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
+		{ "app", required_argument, NULL, OPT_APP },
+		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -155,7 +202,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 			break;
 		case 'f':
 			if (parse_format(optarg, &o->format) < 0)
-				error_msg_and_help("record", "invalid --format argument: '%s' (folded, svg or speedscope)",
+				error_msg_and_help("record", "invalid --format argument: '%s' (folded, svg, speedscope or pprof)",
 						   optarg);
 			o->format_given = true;
 			break;
@@ -189,6 +236,41 @@ parse_options(int argc, char **argv, struct record_options *o)
 				error_msg_and_help("record", "--inline needs libdw: stackspy was built without it");
 			o->cfg.inline_frames = true;
 			break;
+		case OPT_NO_DEBUGINFOD:
+			unwind_set_debuginfod(false);
+			break;
+		case OPT_PUSH:
+#if !defined(HAVE_LIBCURL) || !defined(HAVE_PROTOBUF_C)
+			error_msg_and_help("record", "--push needs libcurl and protobuf-c: stackspy was built without them");
+#endif
+			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
+				error_msg_and_help("record", "invalid --push argument: '%s' (an http:// or https:// URL)",
+						   optarg);
+			o->push.url = optarg;
+			break;
+		case OPT_PUSH_EVERY:
+			if (parse_long(optarg, 1, 3600, &v) < 0)
+				error_msg_and_help("record", "invalid --push-every argument: '%s' (1 to 3600 seconds)",
+						   optarg);
+			o->push.every = (unsigned)v;
+			break;
+		case OPT_APP:
+			if (!valid_push_name(optarg, false))
+				error_msg_and_help("record", "invalid --app argument: '%s' (letters, digits, '.', '-', '_')",
+						   optarg);
+			o->push.app = optarg;
+			break;
+		case OPT_LABEL: {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !valid_push_name(optarg, true) || !valid_push_name(eq + 1, false))
+				error_msg_and_help("record", "invalid --label argument: '%s' (KEY=VALUE)", optarg);
+			const char **nl = realloc(o->push.labels, (o->push.nlabels + 1) * sizeof(*nl));
+			if (!nl)
+				error_msg_and_die("out of memory");
+			nl[o->push.nlabels++] = optarg;
+			o->push.labels = nl;
+			break;
+		}
 		case 'h':
 			record_usage(stdout);
 			exit(0);
@@ -202,8 +284,47 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->format = FORMAT_SVG;
 		else if (ends_with(o->output, ".json"))
 			o->format = FORMAT_SPEEDSCOPE;
+		else if (ends_with(o->output, ".pb.gz"))
+			o->format = FORMAT_PPROF;
+	}
+	if (o->format == FORMAT_PPROF) {
+#ifndef HAVE_PROTOBUF_C
+		error_msg_and_help("record", "-f pprof needs protobuf-c: stackspy was built without it");
+#endif
+		/* The thread roots become each sample's labels. */
+		o->cfg.threads = true;
 	}
 	check_engine_or_help("record", o->cfg.engine);
+	if (!o->push.url && (o->push.every || o->push.app || o->push.nlabels))
+		error_msg_and_help("record", "--push-every, --app and --label go with --push");
+	if (o->push.url) {
+		if (!o->push.every)
+			o->push.every = DEFAULT_PUSH_EVERY;
+		/* No --app: the command's name, or (NULL) the process's. */
+		if (!o->push.app && o->cfg.argv)
+			o->push.app = push_app_default(o->cfg.argv[0]);
+		/* Labels in the profile come from the thread roots. */
+		o->cfg.threads = true;
+	}
+}
+
+static int
+write_pprof(FILE *out, const struct record_options *o, struct profiler *p)
+{
+	const struct profiler_stats *st = profiler_stats(p);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t duration = (int64_t)(st->elapsed_s * 1e9);
+	int64_t end = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	void *buf;
+	size_t len;
+	int r = profiler_encode_pprof(p, &o->cfg, NULL, 0, end - duration, duration, &buf, &len);
+	if (r < 0)
+		return r;
+	if (fwrite(buf, 1, len, out) != len)
+		r = -errno;
+	free(buf);
+	return r;
 }
 
 static int
@@ -247,6 +368,8 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 			 title, (unsigned long long)st->samples, profiler_stats_rate(st),
 			 o->cfg.rate_hz, st->elapsed_s, honest);
 		return collapse_write_speedscope(c, subtitle, out);
+	case FORMAT_PPROF:
+		return write_pprof(out, o, p);
 	}
 	return -EINVAL;
 }
@@ -319,12 +442,17 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	record_run(&o, &out, p);
+	int push_r = 0;
+	if (o.push.url)
+		push_r = push_record(p, &o.cfg, &o.push, o.duration);
+	else
+		record_run(&o, &out, p);
 	profiler_stop(p);
 	cleanup_release_before_output();
 
 	int rc = 0;
-	r = write_output(out.f, &o, p);
+	/* --push without -o: the server has it all. */
+	r = o.push.url && !o.output ? 0 : write_output(out.f, &o, p);
 	if (r == 0)
 		r = out_file_commit(&out);
 	else
@@ -341,6 +469,8 @@ cmd_record(int argc, char **argv)
 		else if (WIFSIGNALED(st))
 			error_msg("%s was killed by signal %d", o.cfg.argv[0], WTERMSIG(st));
 	}
+	if (rc == 0 && push_r < 0)
+		rc = EXIT_FATAL;
 	if (rc == 0 && o.cfg.npids > 1 && profiler_attached_count(p) < (size_t)o.cfg.npids)
 		rc = EXIT_PARTIAL;
 	/* Threads left out: the profile is not the whole process. */
@@ -352,5 +482,6 @@ cmd_record(int argc, char **argv)
 		rc = EXIT_PARTIAL;
 	profiler_free(p);
 	free(o.cfg.pids);
+	free(o.push.labels);
 	return rc;
 }

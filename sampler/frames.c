@@ -9,25 +9,45 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
+/* Grows the tables indexed by frame id (frame_modules and the others of
+ * its kind) to hold id. Returns false when out of memory. */
+static bool
+frame_tables_reserve(struct profiler *p, uint32_t id)
+{
+	if (id < p->nframe_modules)
+		return true;
+	size_t old = p->nframe_modules, n = old ? old : 256;
+	while (n <= id)
+		n *= 2;
+#define GROW(field) do { \
+		void *nv = realloc(p->field, n * sizeof(*p->field)); \
+		if (!nv) \
+			return false; \
+		p->field = nv; \
+		memset(p->field + old, 0, (n - old) * sizeof(*p->field)); \
+	} while (0)
+	GROW(frame_modules);
+	GROW(frame_offsets);
+	GROW(frame_files);
+	GROW(frame_lines);
+#undef GROW
+	p->nframe_modules = n;
+	return true;
+}
+
 /* The first module a frame name was seen in (names are interned without
  * it); only on a name's first sight, so the cost is per name, not per
  * sample.  Out of memory only leaves the column empty. */
 static void
-frame_module_note(struct profiler *p, uint32_t id, const char *module)
+frame_module_note(struct profiler *p, uint32_t id, const char *module, uint64_t offset)
 {
-	if (id >= p->nframe_modules) {
-		size_t n = p->nframe_modules ? p->nframe_modules : 256;
-		while (n <= id)
-			n *= 2;
-		char **v = realloc(p->frame_modules, n * sizeof(*v));
-		if (!v)
-			return;
-		memset(v + p->nframe_modules, 0, (n - p->nframe_modules) * sizeof(*v));
-		p->frame_modules = v;
-		p->nframe_modules = n;
+	if (!frame_tables_reserve(p, id))
+		return;
+	/* The whole path (pprof's mappings); top shows its basename. */
+	if (!p->frame_modules[id]) {
+		p->frame_modules[id] = strdup(module);
+		p->frame_offsets[id] = offset;
 	}
-	if (!p->frame_modules[id])
-		p->frame_modules[id] = strdup(collapse_module_basename(module));
 }
 
 /* The interned name of the physical frame at ip (no cache). */
@@ -41,8 +61,19 @@ frame_name_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool calle
 								sym.module));
 	uint32_t id = r < 0 ? 0 : (uint32_t)r;
 	if (r >= 0 && sym.module)
-		frame_module_note(p, id, sym.module);
+		frame_module_note(p, id, sym.module, sym.module_offset);
 	return id;
+}
+
+/* --inline: the source position a frame name was first seen at (pprof's
+ * Function and Line). */
+static void
+frame_source_note(struct profiler *p, uint32_t id, const struct unwind_source_frame *sf)
+{
+	if (!sf->file || !frame_tables_reserve(p, id) || p->frame_files[id])
+		return;
+	p->frame_files[id] = strdup(sf->file);
+	p->frame_lines[id] = sf->line;
 }
 
 /* With --inline, one physical frame can be several: the function holding
@@ -64,14 +95,18 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 	int ns = unwind_source(ps->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE_PER_FRAME);
 	size_t n = 0;
 	out[n++] = frame_name_id(p, ps, ip, caller);
+	if (ns > 0)
+		frame_source_note(p, out[0], &sf[ns - 1]);
 	for (int k = ns - 2; k >= 0; k--) {
 		char name[512];
 		if (!sf[k].inlined || !sf[k].function)
 			continue;
 		int r = collapse_intern(p->stacks, collapse_name_inline(name, sizeof(name),
 									sf[k].function));
-		if (r >= 0)
+		if (r >= 0) {
+			frame_source_note(p, (uint32_t)r, &sf[k]);
 			out[n++] = (uint32_t)r;
+		}
 	}
 	if (key && p->seq_n + n + 1 <= UINT32_MAX) {
 		if (p->seq_n + n + 1 > p->seq_cap) {

@@ -22,7 +22,11 @@ sampler_libsampler_a_SOURCES = \
 	sampler/threads.c \
 	sampler/task-stat.c \
 	sampler/frames.c \
+	sampler/pprof-out.c \
+	sampler/push.c \
 	sampler/stats.c
+
+sampler_libsampler_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBCURL_CFLAGS)
 
 bin_PROGRAMS += stackspy
 stackspy_SOURCES = sampler/main.c

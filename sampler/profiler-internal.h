@@ -158,7 +158,11 @@ struct profiler {
 	int child_status;
 	profiler_hook hook;
 	void *hook_arg;
-	char **frame_modules;     /* frame id -> module basename (top's column) */
+	char **frame_modules;     /* frame id -> module path (top's column) */
+	uint64_t *frame_offsets;  /* frame id -> module-relative address of its
+				     first sight (pprof) */
+	char **frame_files;       /* frame id -> --inline's source file, line */
+	unsigned *frame_lines;
 	size_t nframe_modules;
 	bool stopped;
 	size_t nattached;

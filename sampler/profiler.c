@@ -129,9 +129,14 @@ profiler_free(struct profiler *p)
 		free(ps->threads);
 	}
 	free(p->procs);
-	for (size_t i = 0; i < p->nframe_modules; i++)
+	for (size_t i = 0; i < p->nframe_modules; i++) {
 		free(p->frame_modules[i]);
+		free(p->frame_files[i]);
+	}
+	free(p->frame_files);
+	free(p->frame_lines);
 	free(p->frame_modules);
+	free(p->frame_offsets);
 	collapse_free(p->stacks);
 	pause_hist_release(&p->pauses);
 	free(p->frames);
@@ -179,7 +184,26 @@ profiler_comm(const struct profiler *p)
 const char *
 profiler_frame_module(const struct profiler *p, uint32_t id)
 {
-	return id < p->nframe_modules ? p->frame_modules[id] : NULL;
+	return id < p->nframe_modules && p->frame_modules[id] ?
+		collapse_module_basename(p->frame_modules[id]) : NULL;
+}
+
+const char *
+profiler_frame_source(const struct profiler *p, uint32_t id, unsigned *line)
+{
+	if (id >= p->nframe_modules || !p->frame_files[id])
+		return NULL;
+	*line = p->frame_lines[id];
+	return p->frame_files[id];
+}
+
+const char *
+profiler_frame_module_path(const struct profiler *p, uint32_t id, uint64_t *offset)
+{
+	if (id >= p->nframe_modules || !p->frame_modules[id])
+		return NULL;
+	*offset = p->frame_offsets[id];
+	return p->frame_modules[id];
 }
 
 void

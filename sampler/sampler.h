@@ -201,6 +201,39 @@ void profiler_set_hook(struct profiler *p, profiler_hook fn, void *arg);
 /* Basename of the module frame id was first seen in ("libc.so.6"), owned
  * by p; NULL for root frames and frames without a module. */
 const char *profiler_frame_module(const struct profiler *p, uint32_t id);
+/* The whole path of that module, and in *offset the module-relative
+ * address frame id was first seen at; NULL as above. */
+const char *profiler_frame_module_path(const struct profiler *p, uint32_t id,
+				       uint64_t *offset);
+/* With --inline: the source file and (in *line) line frame id was first
+ * seen at, owned by p; NULL when unknown. */
+const char *profiler_frame_source(const struct profiler *p, uint32_t id,
+				  unsigned *line);
+
+/* push.c: record --push. */
+struct push_options {
+	const char *url;          /* base URL of Pyroscope (or its /ingest) */
+	unsigned every;           /* seconds per profile sent */
+	const char *app;          /* the name's application part; NULL: the
+				     process's name */
+	const char **labels;      /* KEY=VALUE, checked */
+	size_t nlabels;
+};
+
+/* Samples like profiler_run(p, duration) (0: until a signal or the
+ * command's exit), and sends each po->every seconds of samples to po->url
+ * from a thread of its own; the last, partial interval too.  Prints what
+ * was sent and dropped.  Returns 0 or -errno (nothing to sample with). */
+int push_record(struct profiler *p, const struct profiler_config *cfg,
+		const struct push_options *po, double duration);
+
+/* pprof-out.c: the profile of p as gzipped profile.proto (-f pprof,
+ * --push). base/nbase: the counts already sent (collapse_encode_pprof());
+ * start_ns, duration_ns: the interval, Unix time. cfg->threads must have
+ * been set (labels come from the thread roots). Returns 0 or -errno. */
+int profiler_encode_pprof(struct profiler *p, const struct profiler_config *cfg,
+			  const uint64_t *base, size_t nbase, int64_t start_ns,
+			  int64_t duration_ns, void **buf, size_t *len);
 
 /* Ticks per second achieved so far (the asked rate minus missed ticks). */
 double profiler_stats_rate(const struct profiler_stats *s);

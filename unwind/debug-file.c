@@ -1,6 +1,7 @@
 /* unwind/debug-file.c - the separate debug files of an image: by build-id
  * (/usr/lib/debug/.build-id/xx/yyyy.debug, inside the target's root first,
- * then ours), then by .gnu_debuglink (GDB's directories, CRC checked).
+ * then ours), then by .gnu_debuglink (GDB's directories, CRC checked),
+ * then from the debuginfod servers of DEBUGINFOD_URLS (libdebuginfod).
  * symtab.c takes their .symtab, source.c their DWARF. */
 #include "config.h"
 
@@ -11,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#ifdef HAVE_DEBUGINFOD
+#include <elfutils/debuginfod.h>
+#endif
 
 #include "unwind/unwind-internal.h"
 
@@ -228,6 +234,93 @@ static long from_debuglink(const struct elf_image *img, elf_debug_take_fn *take,
 	return added;
 }
 
+static bool debuginfod_on = true;
+
+void unwind_set_debuginfod(bool on)
+{
+	debuginfod_on = on;
+}
+
+#ifdef HAVE_DEBUGINFOD
+/* Seconds a module's lookup may take in all (DEBUGINFOD_TIMEOUT, else
+ * this): libdebuginfod's own default, 90 s per server, would stall a dump
+ * on a dead server. */
+#define DEBUGINFOD_DEFAULT_TIMEOUT 5
+
+static debuginfod_client *dbgi_client;
+static bool dbgi_broken;
+static struct timespec dbgi_deadline;
+
+/* Called while a download is under way: nonzero aborts it. */
+static int dbgi_progress(debuginfod_client *c, long a, long b)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > dbgi_deadline.tv_sec ||
+	       (now.tv_sec == dbgi_deadline.tv_sec &&
+		now.tv_nsec >= dbgi_deadline.tv_nsec);
+}
+
+static long from_debuginfod(const struct elf_image *img,
+			    elf_debug_take_fn *take, void *arg)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS"), *t;
+	char *path = NULL;
+	long timeout = DEBUGINFOD_DEFAULT_TIMEOUT, added;
+	int fd;
+
+	if (!debuginfod_on || dbgi_broken || !urls || !*urls ||
+	    img->build_id_len < 2)
+		return 0;
+	t = getenv("DEBUGINFOD_TIMEOUT");
+	if (t && atol(t) > 0)
+		timeout = atol(t);
+	if (!dbgi_client) {
+		char v[24];
+
+		/* libdebuginfod reads these for each query: its timeout is
+		 * per server and without data, ours the whole lookup. */
+		snprintf(v, sizeof(v), "%ld", timeout);
+		setenv("DEBUGINFOD_TIMEOUT", v, 0);
+		setenv("DEBUGINFOD_MAXTIME", v, 0);
+		dbgi_client = debuginfod_begin();
+		if (!dbgi_client) {
+			dbgi_broken = true;
+			return 0;
+		}
+		debuginfod_set_progressfn(dbgi_client, dbgi_progress);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &dbgi_deadline);
+	dbgi_deadline.tv_sec += timeout;
+	/* The answer, found or not, is cached by libdebuginfod
+	 * ($DEBUGINFOD_CACHE_PATH, ~/.cache/debuginfod_client). */
+	fd = debuginfod_find_debuginfo(dbgi_client, img->build_id,
+				       (int)img->build_id_len, &path);
+	if (fd < 0) {
+		struct timespec now;
+
+		/* A server that let the whole timeout pass will not do
+		 * better for the next module: one timeout per run, not one
+		 * per module. */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec >= dbgi_deadline.tv_sec)
+			dbgi_broken = true;
+		return 0;
+	}
+	close(fd);
+	added = try_debug_file(img, path, false, 0, take, arg);
+	free(path);
+	return added;
+}
+#else
+static long from_debuginfod(const struct elf_image *img,
+			    elf_debug_take_fn *take, void *arg)
+{
+	return 0;
+}
+#endif
+
 long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 			   void *arg)
 {
@@ -235,5 +328,27 @@ long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 
 	if (r == 0)
 		r = from_debuglink(img, take, arg);
+	/* Last: the network, only where no local file matched. */
+	if (r == 0)
+		r = from_debuginfod(img, take, arg);
 	return r;
+}
+
+int unwind_file_build_id(const char *path, char *hex, size_t len)
+{
+	struct elf_cache tmp = { NULL };
+	struct elf_image *img;
+	size_t n;
+	int err;
+
+	if (len)
+		hex[0] = '\0';
+	img = elf_cache_open_path(&tmp, path, &err);
+	if (!img)
+		return err < 0 ? err : -ENOENT;
+	n = img->build_id_len;
+	for (size_t i = 0; i < n && 2 * i + 2 < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
+	elf_cache_free(&tmp);
+	return (int)n;
 }

@@ -21,7 +21,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-cfi.c
-unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS)
+unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)
 if HAVE_LIBDW
 unwind_libunwind_engines_a_SOURCES += unwind/source.c
 endif
@@ -29,4 +29,5 @@ EXTRA_DIST += unwind/source.c
 
 # What every program linking unwind/ needs.
 UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a \
-	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS)
+	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS) \
+	$(DEBUGINFOD_LIBS) $(PROFILEPB_LIBS) $(LIBCURL_LIBS) -lpthread

@@ -210,6 +210,16 @@ struct unwind_source_frame {
 	bool inlined;             /* an inlined instance, not the real function */
 };
 
+/* Whether separate debug files may be fetched from the debuginfod servers
+ * of DEBUGINFOD_URLS where no local file matches (default: yes, when
+ * built with libdebuginfod). --no-debuginfod turns it off. */
+void unwind_set_debuginfod(bool on);
+
+/* The GNU build-id of the ELF file at path, as lowercase hex in hex[]
+ * (NUL-terminated, cut to len). Returns its length in bytes (0: the file
+ * has none), or -errno. */
+int unwind_file_build_id(const char *path, char *hex, size_t len);
+
 #ifdef HAVE_LIBDW
 /* Source positions of the frame at ip (looked up at ip - 1 when `caller`,
  * like unwind_symbolize), from the DWARF of its module or of the module's

@@ -1,0 +1,346 @@
+/* sampler/push.c - record --push: every --push-every seconds, the
+ * interval's samples as a pprof profile POSTed to a Pyroscope-compatible
+ * /ingest (Grafana Pyroscope, Alloy's pyroscope.receive_http).
+ *
+ * The sampling thread encodes each interval (the difference of the
+ * aggregated counts since the last one: struct collapse belongs to that
+ * thread) and queues it; a thread of its own sends, so a slow or dead
+ * server never delays a tick.  A profile that fails PUSH_ATTEMPTS times,
+ * or that finds the queue full, is dropped and counted. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef HAVE_LIBCURL
+#include <curl/curl.h>
+#endif
+
+#include "collapse/collapse.h"
+#include "sampler/profiler-internal.h"
+
+#ifndef HAVE_LIBCURL
+
+int
+push_record(struct profiler *p, const struct profiler_config *cfg,
+	    const struct push_options *po, double duration)
+{
+	error_msg("--push needs libcurl: stackspy was built without it");
+	return -ENOTSUP;
+}
+
+#else
+
+#define PUSH_QUEUE     8        /* intervals waiting; more: the oldest is dropped */
+#define PUSH_ATTEMPTS  3        /* per interval */
+#define PUSH_FINAL_WAIT_S 10    /* at exit, for what is still queued */
+
+struct push_item {
+	void *buf;
+	size_t len;
+	int64_t from, until;    /* Unix seconds */
+};
+
+struct push {
+	const struct push_options *po;
+	char *url_base;         /* URL + "/ingest?" */
+	char *name;             /* APP{k=v,...}, URL-escaped */
+	double rate;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct push_item q[PUSH_QUEUE];
+	size_t head, n;
+	bool busy;              /* the thread is sending one */
+	bool closing;
+	bool give_up;           /* at exit, after PUSH_FINAL_WAIT_S */
+	/* counted under lock */
+	uint64_t sent, dropped, retries;
+};
+
+static void
+item_free(struct push_item *it)
+{
+	free(it->buf);
+	it->buf = NULL;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* One POST; true when the server took it (2xx). */
+static bool
+post_once(struct push *ps, CURL *curl, const struct push_item *it)
+{
+	char *url;
+	if (asprintf(&url, "%sname=%s&from=%lld&until=%lld&sampleRate=%.0f"
+		     "&spyName=stackspy&format=pprof", ps->url_base, ps->name,
+		     (long long)it->from, (long long)it->until, ps->rate) < 0)
+		return false;
+	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+	curl_easy_reset(curl);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, it->buf);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "stackspy/" PACKAGE_VERSION);
+	CURLcode cr = curl_easy_perform(curl);
+	long code = 0;
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+	curl_slist_free_all(hdr);
+	free(url);
+	return cr == CURLE_OK && code >= 200 && code < 300;
+}
+
+static void *
+push_thread(void *arg)
+{
+	struct push *ps = arg;
+	CURL *curl = curl_easy_init();
+
+	pthread_mutex_lock(&ps->lock);
+	for (;;) {
+		while (!ps->n && !ps->closing)
+			pthread_cond_wait(&ps->cond, &ps->lock);
+		if (!ps->n || ps->give_up)
+			break;
+		struct push_item it = ps->q[ps->head];
+		ps->q[ps->head].buf = NULL;
+		ps->head = (ps->head + 1) % PUSH_QUEUE;
+		ps->n--;
+		ps->busy = true;
+		pthread_mutex_unlock(&ps->lock);
+
+		bool ok = false;
+		unsigned retries = 0;
+		for (int a = 0; curl && a < PUSH_ATTEMPTS && !ok &&
+				!__atomic_load_n(&ps->give_up, __ATOMIC_RELAXED); a++) {
+			if (a) {
+				retries++;
+				sleep_ms(250L << a);    /* 0.5 s, 1 s */
+			}
+			ok = post_once(ps, curl, &it);
+		}
+		item_free(&it);
+
+		pthread_mutex_lock(&ps->lock);
+		ps->busy = false;
+		ps->retries += retries;
+		if (ok)
+			ps->sent++;
+		else
+			ps->dropped++;
+		pthread_cond_broadcast(&ps->cond);
+	}
+	/* Left after giving up: dropped too. */
+	while (ps->n) {
+		item_free(&ps->q[ps->head]);
+		ps->head = (ps->head + 1) % PUSH_QUEUE;
+		ps->n--;
+		ps->dropped++;
+	}
+	pthread_mutex_unlock(&ps->lock);
+	if (curl)
+		curl_easy_cleanup(curl);
+	return NULL;
+}
+
+static void
+push_enqueue(struct push *ps, void *buf, size_t len, int64_t from, int64_t until)
+{
+	pthread_mutex_lock(&ps->lock);
+	if (ps->n == PUSH_QUEUE) {
+		/* The server is behind: the oldest goes, never the sampler's time. */
+		item_free(&ps->q[ps->head]);
+		ps->head = (ps->head + 1) % PUSH_QUEUE;
+		ps->n--;
+		ps->dropped++;
+	}
+	struct push_item *it = &ps->q[(ps->head + ps->n) % PUSH_QUEUE];
+	it->buf = buf;
+	it->len = len;
+	it->from = from;
+	it->until = until;
+	ps->n++;
+	pthread_cond_broadcast(&ps->cond);
+	pthread_mutex_unlock(&ps->lock);
+}
+
+/* name=APP{k=v,...}, escaped for the query string.  app NULL: the
+ * process's name, with what a name cannot hold as '_'. */
+static char *
+push_name(CURL *curl, const struct push_options *po, const char *comm)
+{
+	char app[64];
+	if (po->app) {
+		snprintf(app, sizeof(app), "%s", po->app);
+	} else {
+		snprintf(app, sizeof(app), "%s", *comm ? comm : "stackspy");
+		for (char *c = app; *c; c++)
+			if (!(((*c | 0x20) >= 'a' && (*c | 0x20) <= 'z') ||
+			      (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+				*c = '_';
+	}
+	size_t len = strlen(app) + 3;
+	for (size_t i = 0; i < po->nlabels; i++)
+		len += strlen(po->labels[i]) + 1;
+	char *s = malloc(len);
+	if (!s)
+		return NULL;
+	strcpy(s, app);
+	strcat(s, "{");
+	for (size_t i = 0; i < po->nlabels; i++) {
+		if (i)
+			strcat(s, ",");
+		strcat(s, po->labels[i]);
+	}
+	strcat(s, "}");
+	char *e = curl_easy_escape(curl, s, 0);
+	free(s);
+	if (!e)
+		return NULL;
+	char *r = strdup(e);
+	curl_free(e);
+	return r;
+}
+
+static int64_t
+realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The counts of every stack so far, in collapse_next() order: what the
+ * next interval subtracts. */
+static int
+snapshot_counts(struct profiler *p, uint64_t **base, size_t *nbase)
+{
+	size_t n = collapse_distinct_stacks(p->stacks), cursor = 0, i = 0;
+	uint64_t *v = realloc(*base, (n ? n : 1) * sizeof(*v));
+	struct collapse_stack st;
+	if (!v)
+		return -ENOMEM;
+	while (i < n && collapse_next(p->stacks, &cursor, &st))
+		v[i++] = st.count;
+	*base = v;
+	*nbase = i;
+	return 0;
+}
+
+int
+push_record(struct profiler *p, const struct profiler_config *cfg,
+	    const struct push_options *po, double duration)
+{
+	struct push ps = { .po = po, .rate = cfg->rate_hz };
+	CURL *tmp;
+	int r = 0;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(tmp = curl_easy_init())) {
+		error_msg("--push: cannot initialize libcurl");
+		return -ENOMEM;
+	}
+	ps.name = push_name(tmp, po, profiler_comm(p));
+	curl_easy_cleanup(tmp);
+	size_t ul = strlen(po->url);
+	bool has_ingest = ul >= 7 && strcmp(po->url + ul - 7, "/ingest") == 0;
+	if (!ps.name || asprintf(&ps.url_base, "%.*s%s?", (int)(ul - (po->url[ul - 1] == '/')),
+				 po->url, has_ingest ? "" : "/ingest") < 0) {
+		free(ps.name);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&ps.lock, NULL);
+	pthread_cond_init(&ps.cond, NULL);
+
+	/* The sender takes no signals: SIGINT is the sampling loop's. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_t th;
+	int tr = pthread_create(&th, NULL, push_thread, &ps);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (tr) {
+		error_msg("--push: cannot start its thread");
+		free(ps.name);
+		free(ps.url_base);
+		return -tr;
+	}
+
+	/* Intervals follow the profiler's own clock (profiler_run's
+	 * deadlines count from its start) and are contiguous in Unix
+	 * seconds: each one's until is the next one's from. */
+	int64_t mono0 = (int64_t)p->ticks.start_ns;
+	int64_t wall0 = realtime_ns() - ((int64_t)monotonic_ns() - mono0);
+	int64_t from = wall0 / 1000000000;
+	uint64_t *base = NULL;
+	size_t nbase = 0;
+	for (unsigned k = 1;; k++) {
+		double until_s = (double)k * po->every;
+		bool last = duration > 0 && until_s >= duration;
+		if (last)
+			until_s = duration;
+		profiler_run(p, until_s);
+		int64_t now = (int64_t)monotonic_ns();
+		/* Stopped early: a signal, or the command's exit. */
+		if (now < mono0 + (int64_t)(until_s * 1e9) - 1000000)
+			last = true;
+		int64_t until = last ? (wall0 + (now - mono0) + 999999999) / 1000000000
+				     : from + po->every;
+		if (until <= from)
+			until = from + 1;
+		void *buf;
+		size_t len;
+		r = profiler_encode_pprof(p, cfg, base, nbase, from * 1000000000,
+					  (until - from) * 1000000000, &buf, &len);
+		if (r == 0)
+			r = snapshot_counts(p, &base, &nbase);
+		if (r < 0) {
+			perror_msg(r, "--push: cannot encode the profile");
+			break;
+		}
+		push_enqueue(&ps, buf, len, from, until);
+		from = until;
+		if (last)
+			break;
+	}
+	free(base);
+
+	/* What is queued goes out, within a bound. */
+	pthread_mutex_lock(&ps.lock);
+	ps.closing = true;
+	pthread_cond_broadcast(&ps.cond);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += PUSH_FINAL_WAIT_S;
+	while ((ps.n || ps.busy) && pthread_cond_timedwait(&ps.cond, &ps.lock, &dl) == 0)
+		;
+	__atomic_store_n(&ps.give_up, true, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ps.lock);
+	pthread_join(th, NULL);
+	error_msg("push: %llu profiles sent, %llu dropped, %llu retries",
+		  (unsigned long long)ps.sent, (unsigned long long)ps.dropped,
+		  (unsigned long long)ps.retries);
+	pthread_mutex_destroy(&ps.lock);
+	pthread_cond_destroy(&ps.cond);
+	free(ps.name);
+	free(ps.url_base);
+	curl_global_cleanup();
+	return r;
+}
+
+#endif /* HAVE_LIBCURL */

@@ -1,0 +1,11 @@
+# tests/pprof.mk - -f pprof, --push and debuginfod (issue 15).
+pprof_tests = tests/pprof-record.test tests/debuginfod-server.test \
+	tests/push-ingest.test
+TESTS += $(pprof_tests)
+EXTRA_DIST += $(pprof_tests) tests/pprof-traces.py tests/pprof-gen.c \
+	tests/push-receiver.py
+if HAVE_PROTOBUF_C
+check_PROGRAMS += tests/pprof-gen
+tests_pprof_gen_SOURCES = tests/pprof-gen.c
+tests_pprof_gen_LDADD = collapse/libcollapse.a $(PROFILEPB_LIBS) $(ZLIB_LIBS)
+endif
