@@ -859,3 +859,21 @@ ptrace_target_release(struct ptrace_target *t)
 	free(t->threads);
 	free(t);
 }
+
+int
+ptrace_linger_until_exit(pid_t writer, int poll_ms, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(writer, status, WNOHANG);
+		if (r == writer)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (ptrace_release_lingering(poll_ms) == 0) {
+			/* Nothing left to release: only the writer to wait for. */
+			while ((r = waitpid(writer, status, 0)) < 0 && errno == EINTR)
+				;
+			return r == writer ? 0 : -errno;
+		}
+	}
+}

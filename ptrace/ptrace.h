@@ -306,6 +306,11 @@ size_t ptrace_release_lingering(int timeout_ms);
  * parent's) and the parent's watchdog. */
 void ptrace_forget_after_fork(void);
 
+/* The tracer half of such a fork: release lingering threads as they stop
+ * until the child `writer` exits, looking every poll_ms.  Returns 0 with
+ * its wait status in *status, or a negative errno. */
+int ptrace_linger_until_exit(pid_t writer, int poll_ms, int *status);
+
 /* Fill buf with why attaching to PID was refused (another tracer and its
  * PID, another user, yama ptrace_scope, missing CAP_SYS_PTRACE) and a hint.
  * Returns buf. */

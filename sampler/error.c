@@ -125,18 +125,8 @@ cleanup_release_before_output(void)
 		close(null);
 	}
 	int st;
-	for (;;) {
-		pid_t r = waitpid(writer, &st, WNOHANG);
-		if (r == writer)
-			break;
-		if (r < 0 && errno != EINTR)
-			_exit(EXIT_FATAL);
-		if (ptrace_release_lingering(LINGER_POLL_MS) == 0) {
-			while (waitpid(writer, &st, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-	}
+	if (ptrace_linger_until_exit(writer, LINGER_POLL_MS, &st) < 0)
+		_exit(EXIT_FATAL);
 	/* Threads still in their sleep are released by the kernel as we
 	 * exit. */
 	if (WIFSIGNALED(st)) {
