@@ -474,16 +474,8 @@ core_file_free(struct core_file *c)
 const struct core_segment *
 core_segment_find(const struct core_file *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nsegs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->segs[mid].vaddr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = spans_upto(c->segs, c->nsegs, sizeof(*c->segs),
+			       offsetof(struct core_segment, vaddr), addr);
 	if (lo == 0)
 		return NULL;
 	const struct core_segment *s = &c->segs[lo - 1];

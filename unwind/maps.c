@@ -307,23 +307,34 @@ void module_map_free(struct module_map *m)
 
 struct mapping *module_map_find(const struct module_map *m, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!m || !m->v)
 		return NULL;
 	/* Greatest start <= addr. */
-	hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = spans_upto(m->v, m->n, sizeof(*m->v), offsetof(struct mapping, start), addr);
 	if (lo == 0)
 		return NULL;
 	if (addr < m->v[lo - 1].end)
 		return &m->v[lo - 1];
 	return NULL;
+}
+
+size_t
+spans_upto(const void *v, size_t n, size_t stride, size_t start_off, uint64_t addr)
+{
+	const unsigned char *base = v;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t start;
+
+		memcpy(&start, base + mid * stride + start_off, sizeof(start));
+		if (start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }

@@ -179,17 +179,9 @@ static size_t count_below(const uint64_t *starts, size_t n, uint64_t addr)
 /* First entry of the sorted, disjoint v[0..n) that ends after addr. */
 static size_t first_ending_after(const struct perf_map_entry *v, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	/* v is sorted by end too (disjoint): those ending at or before
+	 * addr come first. */
+	return spans_upto(v, n, sizeof(*v), offsetof(struct perf_map_entry, end), addr);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -485,22 +477,14 @@ const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
 			    uint64_t *offset)
 {
 	struct perf_map *pm;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (pid <= 0 || !(pm = perf_map_get(pmp)))
 		return NULL;
 	perf_map_refresh(pm, pid);
 	/* The last entry that starts at or below addr: entries are
 	 * disjoint, so the only one that can hold it. */
-	hi = pm->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = spans_upto(pm->v, pm->n, sizeof(*pm->v), offsetof(struct perf_map_entry, start), addr);
 	if (lo == 0 || addr >= pm->v[lo - 1].end)
 		return NULL;
 	if (offset)

@@ -323,16 +323,7 @@ static struct symtab *symtab_build(struct elf_image *img)
 
 static const struct sym *find(const struct symtab *st, uint64_t vaddr)
 {
-	size_t lo = 0, hi = st->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st->v[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = spans_upto(st->v, st->n, sizeof(*st->v), offsetof(struct sym, start), vaddr);
 	for (size_t i = lo, k = 0; i > 0 && k < ENCLOSING_LOOKBACK; i--, k++) {
 		if (vaddr < st->v[i - 1].end)
 			return &st->v[i - 1];

@@ -133,6 +133,12 @@ int elf_open_regular(const char *path);
 int elf_image_bias(const struct elf_image *img, const struct mapping *m,
 		   uint64_t *bias);
 
+/* In v, n elements of stride bytes sorted by the uint64_t start at byte
+ * offset start_off, how many start at or below addr (so the candidate that
+ * may hold addr is element count - 1): the one binary search of every
+ * table of address ranges (maps, symbols, perf maps, core segments). */
+size_t spans_upto(const void *v, size_t n, size_t stride, size_t start_off, uint64_t addr);
+
 /* Do [off, off + len) lie inside size bytes?  Overflow-safe: off and len
  * come from files we do not trust. */
 static inline bool
