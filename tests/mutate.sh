@@ -65,7 +65,7 @@ mutations()
 
 	# --- ptrace rules: every exit path detaches; kill -9 leaves them running
 	mutation exitkill ptrace/attach.c \
-		's/ptrace\(PTRACE_SEIZE, tid, 0L, \(long\)t->options\)/ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options | PTRACE_O_EXITKILL))/' \
+		's/ptrace\(PTRACE_SEIZE, tid, 0L, \(long\)\(t->options & ~PTRACE_ATTACH_SKIP_DSTATE\)\)/ptrace(PTRACE_SEIZE, tid, 0L, (long)((t->options & ~PTRACE_ATTACH_SKIP_DSTATE) | PTRACE_O_EXITKILL))/' \
 		'attach: PTRACE_O_EXITKILL (a SIGKILLed stackspy kills its targets)' \
 		'tests/promise-kill9.test'
 	mutation detach-at-stop sampler/profiler.c \
