@@ -192,6 +192,9 @@ def classify(ours, ofr, stop, theirs, gstop):
     return "different caller of %s" % fname(ofr, i - 1)
 
 
+GO_STACK_ENDS = {"runtime.clone", "runtime.goexit", "runtime.mcall"}
+
+
 def compare(prog, doc, g, st):
     ours = {}
     for t in doc.get("threads") or []:
@@ -205,6 +208,16 @@ def compare(prog, doc, g, st):
         ofr, stop = ours[tid]
         theirs, gstop = g[tid]
         a = [int(f["ip"], 16) for f in ofr]
+        # Go's stacks end at runtime.clone (thread entry), runtime.goexit
+        # (goroutine entry) and runtime.mcall (a switch to g0 that never
+        # returns): what either tool finds beyond them is whatever lies on
+        # the stack there, not frames.  Compare up to them.
+        for k, (_, name, _) in enumerate(theirs):
+            if norm_name(name or "") in GO_STACK_ENDS:
+                theirs = theirs[:k + 1]
+                if a[:k + 1] == [pc for pc, _, _ in theirs]:
+                    a, ofr = a[:k + 1], ofr[:k + 1]
+                break
         st.stacks += 1
         st.frames += len(theirs)
         for i, (pc, name, start) in enumerate(theirs):
