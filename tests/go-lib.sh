@@ -24,14 +24,7 @@ go_start_target()
 	_name=${1:-target}
 	start_bg "$_name" "${2:-./gowork}"
 	pid=$bg_pid
-	_i=0
-	while ! grep -qx ready "$_name.out" 2>/dev/null; do
-		kill -0 "$pid" 2>/dev/null ||
-			{ cat "$_name.err"; framework_failure_ "gowork died"; }
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || framework_failure_ "gowork not ready after 30 s"
-		sleep 0.05
-	done
+	wait_line "$_name" "$bg_pid"
 	for _n in hash leaf read chan; do
 		_t=$(sed -n "s/^thread $_n \\([0-9]*\\)\$/\\1/p" "$_name.out")
 		[ -n "$_t" ] || framework_failure_ "gowork did not announce thread $_n"

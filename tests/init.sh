@@ -107,11 +107,12 @@ start_bg()
 	bg_pids="$bg_pids $bg_pid"
 }
 
-# wait_ready NAME PID: wait until NAME.out has a "ready" line, then until
-# every thread of PID is asleep (S): the line is the last thing the main
-# thread writes before it blocks.
-wait_ready()
+# wait_line NAME PID [SECONDS]: wait until NAME.out has a "ready" line (at
+# most SECONDS, default 30; a target that dies first is a framework error).
+# For targets whose threads never sleep; wait_ready also waits for them to.
+wait_line()
 {
+	_limit=$((${3:-30} * 20))
 	_i=0
 	while ! grep -qx ready "$1.out" 2>/dev/null; do
 		if ! kill -0 "$2" 2>/dev/null; then
@@ -119,10 +120,17 @@ wait_ready()
 			framework_failure_ "$1 ($2) died before it was ready"
 		fi
 		_i=$((_i + 1))
-		[ $_i -lt 600 ] ||
-			framework_failure_ "$1 ($2) not ready after 30 s"
+		[ $_i -lt $_limit ] ||
+			framework_failure_ "$1 ($2) not ready after ${3:-30} s"
 		sleep 0.05
 	done
+}
+
+# wait_ready NAME PID: wait_line, then until every thread of PID is asleep
+# (S): the line is the last thing the main thread writes before it blocks.
+wait_ready()
+{
+	wait_line "$1" "$2"
 	wait_asleep "$2"
 }
 

@@ -15,16 +15,7 @@ start_sigcount()
 	_name=$1
 	shift
 	start_bg "$_name" "$SIGCOUNT" "$@"
-	_i=0
-	while ! grep -qx ready "$_name.out" 2>/dev/null; do
-		kill -0 "$bg_pid" 2>/dev/null || {
-			cat "$_name.err"
-			framework_failure_ "$_name ($bg_pid) died before it was ready"
-		}
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || framework_failure_ "$_name not ready after 30 s"
-		sleep 0.05
-	done
+	wait_line "$_name" "$bg_pid"
 }
 
 # signal_count NAME PID: the number of signals the sigcount target NAME

@@ -13,16 +13,7 @@ start_ratio()
 	_name=$1
 	shift
 	start_bg "$_name" "$RATIO" "$@"
-	_i=0
-	while ! grep -qx ready "$_name.out" 2>/dev/null; do
-		kill -0 "$bg_pid" 2>/dev/null || {
-			cat "$_name.err"
-			framework_failure_ "$_name ($bg_pid) died before it was ready"
-		}
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || framework_failure_ "$_name not ready after 30 s"
-		sleep 0.05
-	done
+	wait_line "$_name" "$bg_pid"
 }
 
 # expected_share FILE: work_heavy's share of (heavy + light) time that the
