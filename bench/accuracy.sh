@@ -19,16 +19,7 @@
 # Debian programs nobody here wrote: xz, gzip, python3, perl, openssl,
 # sqlite3 (each skipped when not installed).
 set -e
-top=$(cd "$(dirname "$0")/.." && pwd)
-# The build tree: $BUILD, else the current folder when it holds a built
-# stackspy (an out-of-tree build), else the source tree.
-if [ -n "${BUILD-}" ]; then
-	build=$BUILD
-elif [ -x ./stackspy ]; then
-	build=$(pwd)
-else
-	build=$top
-fi
+. "$(dirname "$0")/lib.sh"
 stops=${1:-60}
 gdb=${GDB:-gdb}
 command -v "$gdb" > /dev/null || { echo "accuracy.sh: no gdb" >&2; exit 1; }

@@ -20,16 +20,7 @@ while getopts n:r:G opt; do
 	*) echo "usage: $0 [-n THREADS] [-r ROUNDS] [-G]" >&2; exit 64 ;;
 	esac
 done
-top=$(cd "$(dirname "$0")/.." && pwd)
-# The build tree: $BUILD, else the current folder when it holds a built
-# stackspy (an out-of-tree build), else the source tree.
-if [ -n "${BUILD-}" ]; then
-	build=$BUILD
-elif [ -x ./stackspy ]; then
-	build=$(pwd)
-else
-	build=$top
-fi
+. "$(dirname "$0")/lib.sh"
 stackspy=$build/stackspy
 parked=$build/bench/parked
 [ -x "$stackspy" ] && [ -x "$parked" ] || { echo "build first (./bootstrap)" >&2; exit 2; }

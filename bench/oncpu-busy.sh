@@ -32,9 +32,9 @@ while getopts b:d:r:w:n: opt; do
 	   exit 64 ;;
 	esac
 done
-top=$(cd "$(dirname "$0")/.." && pwd)
-stackspy=$top/stackspy
-sw=$top/tests/targets/sleepwork
+. "$(dirname "$0")/lib.sh"
+stackspy=$build/stackspy
+sw=$build/tests/targets/sleepwork
 perf=${PERF:-perf}
 for f in "$stackspy" "$sw"; do
 	[ -x "$f" ] || { echo "$0: no $f (make; make tests/targets/sleepwork)" >&2; exit 2; }
@@ -49,18 +49,13 @@ mkfifo "$tmp/in"
 "$sw" -w "$workers" <>"$tmp/in" >"$tmp/sw.out" 2>&1 & target=$!
 pids="$pids $target"
 i=0
-while ! grep -qx ready "$tmp/sw.out"; do
+while ! grep -qx ready "$tmp/sw.out" 2>/dev/null; do
 	i=$((i + 1))
 	[ $i -lt 200 ] || { cat "$tmp/sw.out"; echo "$0: sleepwork not ready" >&2; exit 2; }
 	sleep 0.05
 done
 want=$(sed -n 's/^calibration heavy\/light \([0-9.]*\) .*/\1/p' "$tmp/sw.out")
-i=0
-while [ $i -lt "$burners" ]; do
-	"$sw" -B & pids="$pids $!"
-	i=$((i + 1))
-done
-sleep 0.2
+start_burners "$burners"
 
 perf_ok=no
 if command -v "$perf" >/dev/null 2>&1 &&

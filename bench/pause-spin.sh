@@ -28,9 +28,9 @@ while getopts n:d:r:s:b: opt; do
 	   exit 64 ;;
 	esac
 done
-top=$(cd "$(dirname "$0")/.." && pwd)
-floor=$top/bench/pause-floor
-sw=$top/tests/targets/sleepwork
+. "$(dirname "$0")/lib.sh"
+floor=$build/bench/pause-floor
+sw=$build/tests/targets/sleepwork
 for f in "$floor" "$sw"; do
 	[ -x "$f" ] || { echo "$0: no $f (make; make tests/targets/sleepwork)" >&2; exit 2; }
 done
@@ -41,12 +41,7 @@ trap 'exit 130' INT TERM
 
 "$sw" -B & target=$!
 pids="$pids $target"
-i=0
-while [ $i -lt "$burners" ]; do
-	"$sw" -B & pids="$pids $!"
-	i=$((i + 1))
-done
-sleep 0.2
+start_burners "$burners"
 echo "one busy thread (pid $target), $burners burners, $rounds x $secs s at $rate Hz;" \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
 floor_run()

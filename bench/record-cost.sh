@@ -42,16 +42,7 @@ while getopts r:t:b: opt; do
 done
 shift $((OPTIND - 1))
 secs=${1:-10}
-top=$(cd "$(dirname "$0")/.." && pwd)
-# The build tree: $BUILD, else the current folder when it holds a built
-# stackspy (an out-of-tree build), else the source tree.
-if [ -n "${BUILD-}" ]; then
-	build=$BUILD
-elif [ -x ./stackspy ]; then
-	build=$(pwd)
-else
-	build=$top
-fi
+. "$(dirname "$0")/lib.sh"
 stackspy=${STACKSPY:-$build/stackspy}
 [ -x "$stackspy" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
 tmp=$(mktemp -d)
@@ -59,13 +50,7 @@ pids=
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-i=0
-while [ "$i" -lt "$burners" ]; do
-	[ -x "$build/tests/targets/sleepwork" ] || { echo "no tests/targets/sleepwork" >&2; exit 2; }
-	"$build/tests/targets/sleepwork" -B &
-	pids="$pids $!"
-	i=$((i + 1))
-done
+start_burners "$burners"
 
 case $target in
 demo)

@@ -28,16 +28,7 @@ while getopts n:u:b: opt; do
 	*) echo "usage: $0 [-n ROUNDS] [-u UNITS] [-b BURNERS]" >&2; exit 64 ;;
 	esac
 done
-top=$(cd "$(dirname "$0")/.." && pwd)
-# The build tree: $BUILD, else the current folder when it holds a built
-# stackspy (an out-of-tree build), else the source tree.
-if [ -n "${BUILD-}" ]; then
-	build=$BUILD
-elif [ -x ./stackspy ]; then
-	build=$(pwd)
-else
-	build=$top
-fi
+. "$(dirname "$0")/lib.sh"
 stackspy=$build/stackspy
 work=$build/bench/fixed-work
 [ -x "$stackspy" ] && [ -x "$work" ] || { echo "build first (make)" >&2; exit 2; }
@@ -52,13 +43,7 @@ pids=
 trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 : >"$tmp/none"; : >"$tmp/stackspy"; : >"$tmp/floor"; : >"$tmp/perf"; : >"$tmp/hz"
-i=0
-while [ $i -lt "$burners" ]; do
-	[ -x "$build/tests/targets/sleepwork" ] || { echo "$0: no tests/targets/sleepwork" >&2; exit 2; }
-	"$build/tests/targets/sleepwork" -B &
-	pids="$pids $!"
-	i=$((i + 1))
-done
+start_burners "$burners"
 echo "$burners burners; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 i=0

@@ -28,16 +28,7 @@ while getopts n:d:r:b: opt; do
 	*) echo "usage: $0 [-n ROUNDS] [-d SECONDS] [-r HZ] [-b BURNERS]" >&2; exit 64 ;;
 	esac
 done
-top=$(cd "$(dirname "$0")/.." && pwd)
-# The build tree: $BUILD, else the current folder when it holds a built
-# stackspy (an out-of-tree build), else the source tree.
-if [ -n "${BUILD-}" ]; then
-	build=$BUILD
-elif [ -x ./stackspy ]; then
-	build=$(pwd)
-else
-	build=$top
-fi
+. "$(dirname "$0")/lib.sh"
 stackspy=$build/stackspy
 floor=$build/bench/pause-floor
 ratio=$build/tests/targets/ratio
@@ -49,13 +40,7 @@ tmp=$(mktemp -d)
 pids=
 trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-i=0
-while [ $i -lt "$burners" ]; do
-	[ -x "$build/tests/targets/sleepwork" ] || { echo "$0: no tests/targets/sleepwork" >&2; exit 2; }
-	"$build/tests/targets/sleepwork" -B &
-	pids="$pids $!"
-	i=$((i + 1))
-done
+start_burners "$burners"
 echo "$burners burners; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 measure()

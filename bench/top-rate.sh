@@ -30,16 +30,7 @@ while getopts r:n:d:b: opt; do
 done
 shift $((OPTIND - 1))
 secs=${1:-10}
-top=$(cd "$(dirname "$0")/.." && pwd)
-# The build tree: $BUILD, else the current folder when it holds a built
-# stackspy (an out-of-tree build), else the source tree.
-if [ -n "${BUILD-}" ]; then
-	build=$BUILD
-elif [ -x ./stackspy ]; then
-	build=$(pwd)
-else
-	build=$top
-fi
+. "$(dirname "$0")/lib.sh"
 stackspy=$build/stackspy
 demo=$build/demo/stackspy-demo
 [ -x "$stackspy" ] && [ -x "$demo" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
@@ -54,13 +45,7 @@ pids=$demo_pid
 # (set -e applies inside the trap too: nothing in it may fail.)
 trap 'for p in $pids; do kill $p 2>/dev/null || true; done; tmux -L $sock kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-i=0
-while [ $i -lt "$burners" ]; do
-	[ -x "$build/tests/targets/sleepwork" ] || { echo "$0: no tests/targets/sleepwork" >&2; exit 2; }
-	"$build/tests/targets/sleepwork" -B &
-	pids="$pids $!"
-	i=$((i + 1))
-done
+start_burners "$burners"
 sleep 1
 
 # hz FILE: "X Y" = achieved Hz, mean pause us, from a summary.

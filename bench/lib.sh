@@ -1,0 +1,29 @@
+# bench/lib.sh: what the bench scripts share; sourced by them
+# (. "$(dirname "$0")/lib.sh").  Sets top (the source tree) and build (the
+# build tree: $BUILD, else the current folder when it holds a built
+# stackspy, as after an out-of-tree build, else the source tree).
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+if [ -n "${BUILD-}" ]; then
+	build=$BUILD
+elif [ -x ./stackspy ]; then
+	build=$(pwd)
+else
+	build=$top
+fi
+
+# start_burners N: N CPU-bound processes (tests/targets/sleepwork -B) that
+# load the host; their pids are added to $pids for the caller's cleanup.
+start_burners()
+{
+	[ "$1" -gt 0 ] || return 0
+	[ -x "$build/tests/targets/sleepwork" ] ||
+		{ echo "$0: no tests/targets/sleepwork (make tests/targets/sleepwork)" >&2; exit 2; }
+	_b=0
+	while [ $_b -lt "$1" ]; do
+		"$build/tests/targets/sleepwork" -B &
+		pids="$pids $!"
+		_b=$((_b + 1))
+	done
+	sleep 0.2
+}
