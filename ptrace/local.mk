@@ -6,5 +6,6 @@ ptrace_libptrace_a_SOURCES = \
 	ptrace/launch.c \
 	ptrace/sample.c \
 	ptrace/procfs.c \
+	ptrace/proctree.c \
 	ptrace/eperm.c \
 	ptrace/watchdog.c

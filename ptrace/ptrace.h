@@ -367,6 +367,14 @@ int ptrace_read_wchan(pid_t pid, pid_t tid, char *buf, size_t len);
  * needed.  Returns 0, -EFAULT (short), or a negative errno. */
 int ptrace_read_memory(pid_t pid, uint64_t addr, void *buf, size_t len);
 
+/* --- The process tree (proctree.c) ---------------------------------- */
+
+/* The child processes of process pid (forked by any of its threads), or
+ * all its descendants, children before grandchildren.  *out is malloc'd.
+ * Returns the count, or a negative errno (-ESRCH: pid is gone). */
+int ptrace_children(pid_t pid, pid_t **out);
+int ptrace_descendants(pid_t pid, pid_t **out);
+
 /* The thread group (process) of thread tid.  Returns 0 or -ESRCH. */
 int ptrace_thread_tgid(pid_t tid, pid_t *tgid);
 
