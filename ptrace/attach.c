@@ -55,7 +55,7 @@ static struct ptrace_target *registry;
 static pid_t *lingering;
 static size_t nlingering, lingering_cap;
 
-static void
+void
 linger_add(pid_t tid)
 {
 	if (nlingering == lingering_cap) {
@@ -67,6 +67,15 @@ linger_add(pid_t tid)
 		lingering_cap = ncap;
 	}
 	lingering[nlingering++] = tid;
+}
+
+bool
+linger_has(pid_t tid)
+{
+	for (size_t i = 0; i < nlingering; i++)
+		if (lingering[i] == tid)
+			return true;
+	return false;
 }
 
 static void
@@ -86,7 +95,7 @@ static volatile sig_atomic_t held;
 static void
 held_update(void)
 {
-	int n = (int)nlingering;
+	int n = (int)nlingering + (int)follow_loose_count();
 	for (struct ptrace_target *t = registry; t; t = t->next)
 		n += !t->detached;
 	held = n;
@@ -99,7 +108,7 @@ ptrace_held_count(void)
 	return held;
 }
 
-static struct ptrace_target *
+struct ptrace_target *
 registry_new(pid_t pid, unsigned long options)
 {
 	struct ptrace_target *t = calloc(1, sizeof(*t));
@@ -109,6 +118,7 @@ registry_new(pid_t pid, unsigned long options)
 	t->options = options & ~(unsigned long)PTRACE_O_EXITKILL;
 	t->next = registry;
 	registry = t;
+	follow_count(t, 1);
 	/* Before the first seize: from now on a SIGSTOPped stackspy would
 	 * stall its tracees. */
 	ptrace_watchdog_start();
@@ -122,13 +132,14 @@ registry_remove(struct ptrace_target *t)
 	for (struct ptrace_target **pp = &registry; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
 			*pp = t->next;
+			follow_count(t, -1);
 			held_update();
 			return;
 		}
 	}
 }
 
-static struct tracee *
+struct tracee *
 registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owner)
 {
 	struct tracee *th = hint ? target_find(hint, tid) : NULL;
@@ -140,6 +151,18 @@ registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owne
 		}
 	}
 	return th;
+}
+
+struct ptrace_target *
+registry_next_unannounced(void)
+{
+	for (struct ptrace_target *t = registry; t; t = t->next) {
+		if (t->followed && !t->announced) {
+			t->announced = true;
+			return t;
+		}
+	}
+	return NULL;
 }
 
 static int
@@ -224,8 +247,12 @@ tracee_sleep(uint64_t wake_ns, pid_t expected)
 }
 
 void
-tracee_exec_event(struct ptrace_target *t, pid_t tid)
+tracee_event(struct ptrace_target *t, pid_t tid, int st)
 {
+	if ((st >> 16) != PTRACE_EVENT_EXEC) {
+		follow_event(t, tid, st);
+		return;
+	}
 	t->exec_seen = true;
 	/* An exec from a thread other than the leader: every other thread is
 	 * gone and the exec'ing one now has the leader's tid.  Its old tid
@@ -416,6 +443,16 @@ thread_tracer(pid_t pid, pid_t tid)
 	return l ? (pid_t)strtol(l + 11, NULL, 10) : 0;
 }
 
+/* The PTRACE_O_* bits of our options (the others are ours). */
+static unsigned long
+seize_options(unsigned long options)
+{
+	unsigned long o = options & ~(PTRACE_ATTACH_SKIP_DSTATE | PTRACE_ATTACH_FOLLOW);
+	if (options & PTRACE_ATTACH_FOLLOW)
+		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
+	return o;
+}
+
 /* Seize one thread.  Returns 1 if added, 0 if it was gone or a zombie,
  * negative errno on failure. */
 static int
@@ -445,7 +482,7 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 		return 1;
 	}
 	/* Never PTRACE_O_EXITKILL (see the top of this file). */
-	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)(t->options & ~PTRACE_ATTACH_SKIP_DSTATE)) < 0) {
+	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->options)) < 0) {
 		int e = errno;
 		if (e == EPERM && (tid != t->pid || t->nthreads > 1)) {
 			/* One thread of a process we could attach: another
@@ -471,6 +508,26 @@ seize_thread(struct ptrace_target *t, pid_t tid)
 			tracee_resume(th, st);
 	}
 	return 1;
+}
+
+/* A thread the kernel attached for us (follow.c): listed, running. */
+static int
+adopt_thread(struct ptrace_target *t, pid_t tid)
+{
+	struct tracee *th = target_add(t, tid);
+	if (!th)
+		return -ENOMEM;
+	th->state = TRACEE_RUNNING;
+	th->proc_state = 'R';
+	ptrace_thread_info(t->pid, tid, NULL, th->name, sizeof(th->name));
+	return 1;
+}
+
+void
+target_fill_new_process(struct ptrace_target *t)
+{
+	proc_start_time(t->pid, &t->start_time);
+	adopt_thread(t, t->pid);
 }
 
 /* The process is gone: none of its threads can be ours any more (their
@@ -515,7 +572,8 @@ ptrace_target_rescan(struct ptrace_target *t)
 		for (int i = 0; i < n; i++) {
 			if (target_has(t, sorted, tids[i]))
 				continue;
-			int r = seize_thread(t, tids[i]);
+			int r = follow_take_loose(t->pid, tids[i]) ? adopt_thread(t, tids[i]) :
+				seize_thread(t, tids[i]);
 			if (r < 0 && tids[i] == t->pid && t->nthreads == 0) {
 				free(tids);
 				return r;
@@ -576,6 +634,8 @@ ptrace_target_attach(pid_t pid, unsigned long options, int *err)
 		r = ptrace_target_rescan(t);
 	if (r >= 0 && t->nthreads == 0)
 		r = -ESRCH;
+	if (r == -EPERM && thread_tracer(pid, pid) == getpid())
+		r = -EALREADY;  /* a child the kernel attached for us (follow.c) */
 	if (r < 0) {
 		ptrace_target_release(t);
 		*err = r;
@@ -652,6 +712,11 @@ ptrace_target_poll(struct ptrace_target *t)
 			return;
 		struct ptrace_target *owner;
 		struct tracee *th = registry_find(t, r, &owner);
+		if ((!th || th->state == TRACEE_GONE) && !linger_has(r) &&
+		    follow_unknown_stop(r, st))
+			continue;  /* a new child, adopted (follow.c) */
+		if (!th && !WIFSTOPPED(st))
+			follow_gone(r);
 		if (!th || th->state == TRACEE_GONE) {
 			/* A thread we gave up on (it did not stop in time at
 			 * detach, e.g. in uninterruptible sleep) whose stop
@@ -675,8 +740,7 @@ ptrace_target_poll(struct ptrace_target *t)
 			}
 			continue;
 		}
-		if ((st >> 16) == PTRACE_EVENT_EXEC)
-			tracee_exec_event(owner, r);
+		tracee_event(owner, r, st);
 		if (th->late && (st >> 16) != 0) {
 			/* The stop a sample's interrupt asked for, late. */
 			th->late = false;
@@ -756,6 +820,9 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 				note_exit(t, th->tid, st);
 				break;
 			}
+			/* A fork on its way to our stop: the child is ours
+			 * already and is let go with the rest. */
+			follow_event(t, th->tid, st);
 			long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
 			/* After a group-stop report the kernel puts the thread
 			 * back in group-stop by itself when we detach. */
@@ -792,16 +859,30 @@ ptrace_target_detach(struct ptrace_target *t)
 	detach_collect(t, monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u);
 }
 
-void
-ptrace_detach_all(void)
+static bool
+any_attached(void)
 {
 	for (struct ptrace_target *t = registry; t; t = t->next)
 		if (!t->detached)
-			detach_interrupt(t);
+			return true;
+	return follow_loose_count() > 0;
+}
+
+void
+ptrace_detach_all(void)
+{
 	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u;
-	for (struct ptrace_target *t = registry; t; t = t->next)
-		if (!t->detached)
-			detach_collect(t, deadline);
+	/* Children that tracees fork while we detach are ours too
+	 * (follow.c): go round until none is left. */
+	while (any_attached()) {
+		for (struct ptrace_target *t = registry; t; t = t->next)
+			if (!t->detached)
+				detach_interrupt(t);
+		for (struct ptrace_target *t = registry; t; t = t->next)
+			if (!t->detached)
+				detach_collect(t, deadline);
+		follow_detach_loose(deadline);
+	}
 }
 
 size_t
@@ -839,6 +920,7 @@ ptrace_forget_after_fork(void)
 {
 	/* The child is nobody's tracer: none of this is its own. */
 	nlingering = 0;
+	follow_forget();
 	for (struct ptrace_target *t = registry; t; t = t->next) {
 		t->detached = true;
 		for (size_t i = 0; i < t->nthreads; i++)

@@ -6,6 +6,7 @@ ptrace_libptrace_a_SOURCES = \
 	ptrace/launch.c \
 	ptrace/sample.c \
 	ptrace/procfs.c \
+	ptrace/follow.c \
 	ptrace/proctree.c \
 	ptrace/eperm.c \
 	ptrace/watchdog.c

@@ -47,9 +47,44 @@ int tracee_resume(struct tracee *th, int st);
 bool sample_late(struct ptrace_target *t, struct tracee *th, int st);
 void late_free(struct ptrace_target *t);
 
-/* Thread tid of t reported PTRACE_EVENT_EXEC: note it, and forget the
- * exec'ing thread's former tid (a non-leader exec). */
-void tracee_exec_event(struct ptrace_target *t, pid_t tid);
+/* Thread tid of t reported an event-stop st: on PTRACE_EVENT_EXEC note it,
+ * and forget the exec'ing thread's former tid (a non-leader exec); on a
+ * fork, vfork or clone adopt the child (follow.c). */
+void tracee_event(struct ptrace_target *t, pid_t tid, int st);
+
+/* The registry (attach.c).  registry_new: a new target, listed; find: the
+ * tracee tid and its target (*owner), looking in hint first (may be NULL);
+ * next_unannounced: the next target created by follow.c that the caller
+ * has not been given yet. */
+struct ptrace_target *registry_new(pid_t pid, unsigned long options);
+struct tracee *registry_find(struct ptrace_target *hint, pid_t tid,
+			     struct ptrace_target **owner);
+struct ptrace_target *registry_next_unannounced(void);
+/* A new process the kernel attached for us: its start time and its one
+ * thread, running. */
+void target_fill_new_process(struct ptrace_target *t);
+/* A thread still seized after the detach gave up on it. */
+void linger_add(pid_t tid);
+bool linger_has(pid_t tid);
+
+/* follow.c: children of tracees (PTRACE_ATTACH_FOLLOW). */
+void follow_count(struct ptrace_target *t, int delta);
+bool follow_active(void);
+size_t follow_loose_count(void);
+/* A fork, vfork or clone event-stop st of tracee tid of owner (NULL if
+ * none): adopt the child. */
+void follow_event(struct ptrace_target *owner, pid_t tid, int st);
+/* A stop of a tracee no target lists: a new child's first stop, adopted
+ * and resumed (true), or not ours to follow (false). */
+bool follow_unknown_stop(pid_t tid, int st);
+/* A thread of process tgid that the kernel attached for us and that no
+ * target lists yet: true (and forgotten here) for the rescan to list it. */
+bool follow_take_loose(pid_t tgid, pid_t tid);
+/* tid exited. */
+void follow_gone(pid_t tid);
+/* Let every loose thread go, by deadline (monotonic_ns) or lingering. */
+void follow_detach_loose(uint64_t deadline);
+void follow_forget(void);
 
 /* watchdog.c: tell the watchdog how many tracees (targets still attached,
  * threads still seized after a detach gave up on them) we hold. */

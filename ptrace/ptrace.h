@@ -102,6 +102,10 @@ struct ptrace_target {
 				     time changed); rescan attaches nothing */
 	unsigned long long start_time;  /* /proc/PID/stat field 22 at attach */
 	size_t refused_total;     /* threads ever refused (attach_error) */
+	pid_t parent;             /* followed: the process that created it */
+	bool followed;            /* created by a tracee, adopted here
+				     (PTRACE_ATTACH_FOLLOW) */
+	bool announced;           /* ... and given to ptrace_target_next_new */
 	struct ptrace_target *next;  /* private: the registry's list */
 	struct ptrace_late *late; /* private: ptrace_target_set_late() */
 };
@@ -331,6 +335,22 @@ int ptrace_read_comm(pid_t pid, char *buf, size_t len);
  * ptrace_snapshot_blocked(): no PTRACE_INTERRUPT is left pending on it, and
  * neither the sample nor the detach waits for it. */
 #define PTRACE_ATTACH_SKIP_DSTATE (1UL << 31)
+
+/* ptrace_target_attach() and ptrace_launch() option: follow the processes
+ * (and threads) the target creates, from their first instruction, through
+ * exec, until they exit: PTRACE_O_TRACEFORK, _TRACEVFORK and _TRACECLONE.
+ * Each new process becomes a registered target of its own, with this
+ * option too (so its children are followed), handed to the caller by
+ * ptrace_target_next_new(); new threads are listed by the next
+ * ptrace_target_rescan().  The detach lets all of them go.  Attaching to
+ * a process the kernel attached for us already (a child forked while we
+ * looked) fails with -EALREADY: it comes through ptrace_target_next_new(). */
+#define PTRACE_ATTACH_FOLLOW (1UL << 30)
+
+/* The next process created by a followed target since the last call (a
+ * registered target, running, with followed set and parent its creator),
+ * or NULL.  Call it between samples, not while iterating targets. */
+struct ptrace_target *ptrace_target_next_new(void);
 
 /* /proc/PID/task/TID/syscall of a thread that is blocked (not stopped). */
 struct task_syscall {

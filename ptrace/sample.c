@@ -146,8 +146,7 @@ static int
 take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sample_opts *o,
 	    size_t window, uint64_t t0, struct stack_snapshot *out)
 {
-	if ((st >> 16) == PTRACE_EVENT_EXEC)
-		tracee_exec_event(t, th->tid);
+	tracee_event(t, th->tid, st);
 	th->late = false;
 	struct iovec iov = { .iov_base = out->regs, .iov_len = sizeof(out->regs) };
 	int err = 0;

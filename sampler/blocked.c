@@ -33,7 +33,7 @@ blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		ps->ut_generation = unwind_target_generation(ps->ut);
 	}
 	size_t n = 0;
-	if (p->nprocs > 1)
+	if (profiler_multi(p))
 		ids[n++] = ps->root_id;
 	if (p->cfg.threads)
 		ids[n++] = ts->root_id;

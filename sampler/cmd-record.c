@@ -46,6 +46,10 @@ record_usage(FILE *f)
 	      "  -p, --pid PID[,PID...]  process(es) to sample (several add a root frame comm-PID)\n"
 	      "  -- COMMAND [ARG...]     run COMMAND and sample it from its first instruction;\n"
 	      "                          recording stops when it exits\n"
+	      "      --subprocesses      also the child processes of the targets: those running\n"
+	      "                          now and those created while recording (fork, vfork,\n"
+	      "                          clone), from their first instruction, through exec,\n"
+	      "                          until they exit; a root frame comm-PID per process\n"
 	      "\n"
 	      "Sampling:\n"
 	      "  -r, --rate HZ           samples per second per thread (default 99, at most 10000)\n"
@@ -146,7 +150,8 @@ static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
 	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT,
-	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL };
+	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL,
+	       OPT_SUBPROCESSES };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -157,6 +162,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "max-depth", required_argument, NULL, 'm' },
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
@@ -218,6 +224,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 			break;
 		case OPT_THREADS:
 			o->cfg.threads = true;
+			break;
+		case OPT_SUBPROCESSES:
+			o->cfg.subprocesses = true;
 			break;
 		case OPT_IDLE:
 			o->cfg.idle = true;

@@ -70,6 +70,8 @@ top_usage(FILE *f)
 	      "Target:\n"
 	      "  -p, --pid PID[,PID...]  process(es) to sample\n"
 	      "  -- COMMAND [ARG...]     run COMMAND and sample it (it shares the terminal)\n"
+	      "      --subprocesses      also the child processes of the targets, existing and\n"
+	      "                          new, until they exit (the PROCESS column says whose)\n"
 	      "\n"
 	      "Sampling:\n"
 	      "  -r, --rate HZ           samples per second per thread (default 99, at most 10000)\n"
@@ -104,7 +106,8 @@ top_usage(FILE *f)
 static void
 parse_options(int argc, char **argv, struct top_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_DELAY, OPT_ITERATIONS, OPT_WINDOW };
+	enum { OPT_THREADS = 256, OPT_IDLE, OPT_DELAY, OPT_ITERATIONS, OPT_WINDOW,
+	       OPT_SUBPROCESSES };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -114,6 +117,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -163,6 +167,9 @@ parse_options(int argc, char **argv, struct top_options *o)
 			break;
 		case OPT_IDLE:
 			o->cfg.idle = true;
+			break;
+		case OPT_SUBPROCESSES:
+			o->cfg.subprocesses = true;
 			break;
 		case 'h':
 			top_usage(stdout);
@@ -236,6 +243,8 @@ fill_header(struct top *t, struct ui_header *h)
 	h->pid = profiler_pid(t->p);
 	h->comm = profiler_comm(t->p);
 	h->npids = t->o->cfg.argv ? 1 : (size_t)t->o->cfg.npids;
+	if (t->o->cfg.subprocesses)
+		h->npids = st->processes_seen;
 	h->threads_sampled = ui_model_thread_count(t->model);
 	h->threads_seen = st->threads_seen;
 	h->rate_hz = t->o->cfg.rate_hz;
@@ -426,7 +435,8 @@ cmd_top(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 	profiler_set_hook(t.p, ui_model_hook, t.model);
-	r = ui_screen_open(t.model, o.split_threads, &t.ui);
+	r = ui_screen_open(t.model, o.split_threads,
+			   o.cfg.subprocesses || o.cfg.npids > 1, &t.ui);
 	if (r < 0) {
 		profiler_stop(t.p);
 		if (r == -EINVAL)

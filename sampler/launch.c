@@ -60,7 +60,7 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		return r;
 	}
 	if (r == 0) {
-		ps->pt = ptrace_target_attach(pid, PTRACE_O_TRACEEXEC, &r);
+		ps->pt = ptrace_target_attach(pid, attach_options(p), &r);
 		if (ps->pt)
 			r = 0;
 	}
@@ -84,11 +84,154 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 	}
 	ps->ut_generation = unwind_target_generation(ps->ut);
 	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
+	proc_set_root(p, ps);
+	p->stats.processes_seen++;
+	return 0;
+}
+
+unsigned long
+attach_options(const struct profiler *p)
+{
+	return PTRACE_O_TRACEEXEC | (p->cfg.subprocesses ? PTRACE_ATTACH_FOLLOW : 0);
+}
+
+void
+proc_set_root(struct profiler *p, struct proc_state *ps)
+{
 	char name[160];
-	collapse_name_root(name, sizeof(name), ps->comm, pid, 0);
+	collapse_name_root(name, sizeof(name), ps->comm, ps->pid, 0);
 	int id = collapse_intern(p->stacks, name);
 	ps->root_id = id < 0 ? 0 : (uint32_t)id;
-	return 0;
+}
+
+struct proc_state *
+proc_new(struct profiler *p)
+{
+	if (p->nprocs == p->procs_cap) {
+		size_t ncap = p->procs_cap ? 2 * p->procs_cap : 8;
+		struct proc_state *nv = realloc(p->procs, ncap * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		p->procs = nv;
+		p->procs_cap = ncap;
+	}
+	struct proc_state *ps = &p->procs[p->nprocs++];
+	memset(ps, 0, sizeof(*ps));
+	return ps;
+}
+
+static bool
+proc_known(const struct profiler *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->nprocs; i++)
+		if (p->procs[i].pid == pid && p->procs[i].attached)
+			return true;
+	return false;
+}
+
+/* A process found or created under a target: like attach_one, but one
+ * that is gone already, or that the kernel attached for us meanwhile (it
+ * comes through proc_adopt_new), is no error. */
+static void
+attach_child(struct profiler *p, pid_t pid)
+{
+	char why[256];
+	if (ptrace_target_check(pid, why, sizeof(why)) < 0)
+		return;  /* gone, or a zombie: nothing to sample */
+	size_t slot = p->nprocs;
+	struct proc_state *ps = proc_new(p);
+	if (!ps)
+		return;
+	int r;
+	ps->pid = pid;
+	ps->followed = true;
+	ps->pt = ptrace_target_attach(pid, attach_options(p), &r);
+	if (!ps->pt) {
+		if (r != -ESRCH && r != -EALREADY)
+			perror_msg(r, "cannot attach to process %d", (int)pid);
+		p->nprocs = slot;  /* the slot is free again */
+		return;
+	}
+	ps->attached = true;
+	ps->ut = unwind_target_open(pid, &r);
+	if (!ps->ut) {
+		ptrace_target_release(ps->pt);
+		ps->pt = NULL;
+		p->nprocs = slot;
+		return;
+	}
+	ps->ut_generation = unwind_target_generation(ps->ut);
+	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
+	proc_set_root(p, ps);
+	p->stats.processes_seen++;
+	if (profiler_sample_setup(p, ps) < 0)
+		proc_release(p, ps);
+}
+
+void
+proc_attach_descendants(struct profiler *p)
+{
+	/* p->procs grows while we walk it: each process is attached before
+	 * its children are listed. */
+	for (size_t i = 0; i < p->nprocs; i++) {
+		if (!p->procs[i].attached)
+			continue;
+		pid_t *kids = NULL;
+		int n = ptrace_children(p->procs[i].pid, &kids);
+		for (int k = 0; k < n; k++)
+			if (!proc_known(p, kids[k]))
+				attach_child(p, kids[k]);
+		free(kids);
+		proc_adopt_new(p);
+	}
+}
+
+void
+proc_adopt_new(struct profiler *p)
+{
+	struct ptrace_target *t;
+	while ((t = ptrace_target_next_new())) {
+		struct proc_state *ps = proc_new(p);
+		if (!ps) {
+			ptrace_target_release(t);  /* let it go rather than hold it */
+			continue;
+		}
+		int r;
+		ps->pid = t->pid;
+		ps->pt = t;
+		ps->attached = true;
+		ps->followed = true;
+		ptrace_read_comm(t->pid, ps->comm, sizeof(ps->comm));
+		proc_set_root(p, ps);
+		ps->ut = unwind_target_open(t->pid, &r);
+		if (!ps->ut || profiler_sample_setup(p, ps) < 0) {
+			/* It exited before we looked. */
+			proc_release(p, ps);
+			continue;
+		}
+		ps->ut_generation = unwind_target_generation(ps->ut);
+		p->stats.processes_seen++;
+		p->stats.processes_followed++;
+	}
+}
+
+void
+proc_release(struct profiler *p, struct proc_state *ps)
+{
+	(void)p;
+	ps->exited = true;
+	ps->attached = false;
+	unwind_target_free(ps->ut);
+	ps->ut = NULL;
+	collapse_map_free(&ps->names);
+	for (size_t j = 0; j < ps->tcap; j++)
+		if (ps->threads[j].tid)
+			thread_state_release(&ps->threads[j]);
+	free(ps->threads);
+	ps->threads = NULL;
+	ps->tcap = ps->tn = 0;
+	ptrace_target_release(ps->pt);
+	ps->pt = NULL;
 }
 
 /* Launch mode: ptrace_launch() runs the command traced and stopped at its
@@ -98,7 +241,7 @@ launch(struct profiler *p, struct proc_state *ps)
 {
 	int r;
 	bool exec_failed;
-	ps->pt = ptrace_launch(p->cfg.argv, PTRACE_O_TRACEEXEC, &r, &exec_failed);
+	ps->pt = ptrace_launch(p->cfg.argv, attach_options(p), &r, &exec_failed);
 	if (!ps->pt) {
 		if (exec_failed)
 			perror_msg(r, "cannot run '%s'", p->cfg.argv[0]);
@@ -133,5 +276,7 @@ launch(struct profiler *p, struct proc_state *ps)
 		ps->ut_generation = unwind_target_generation(ps->ut);
 	snprintf(ps->comm, sizeof(ps->comm), "%s", strrchr(p->cfg.argv[0], '/') ?
 		 strrchr(p->cfg.argv[0], '/') + 1 : p->cfg.argv[0]);
+	proc_set_root(p, ps);
+	p->stats.processes_seen++;
 	return 0;
 }

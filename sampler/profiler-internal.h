@@ -127,12 +127,19 @@ struct proc_state {
 	nlink_t task_nlink;       /* /proc/PID/task's link count at the last
 				     rescan (sample.c) */
 	uint64_t rescan_ns;       /* ... and when it was */
+	bool followed;            /* --subprocesses: a child found or created
+				     after the start; its state is freed when
+				     it exits (hundreds come and go in a
+				     build) */
 };
 
 struct profiler {
 	struct profiler_config cfg;
-	struct proc_state *procs;
-	size_t nprocs;
+	struct proc_state *procs;      /* may move when a process is added
+					  (launch.c: proc_new), never during
+					  a tick: keep indices, not pointers,
+					  across ticks */
+	size_t nprocs, procs_cap;
 	struct collapse *stacks;
 	int timer_fd;
 	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
@@ -269,6 +276,31 @@ void tick_arm(struct profiler *p);
 void report_refused(pid_t pid, const struct tracee *th);
 int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
 int launch(struct profiler *p, struct proc_state *ps);
+/* PTRACE_O_* and PTRACE_ATTACH_* options of every target. */
+unsigned long attach_options(const struct profiler *p);
+/* A new, zeroed process slot at the end of p->procs (which may move), or
+ * NULL when out of memory. */
+struct proc_state *proc_new(struct profiler *p);
+/* --subprocesses at the start: the descendants of every target, each
+ * attached before its own children are listed, so that none is missed
+ * (a child forked after its parent's attach is followed by the kernel). */
+void proc_attach_descendants(struct profiler *p);
+/* --subprocesses: take the processes the targets created since the last
+ * call (ptrace_target_next_new).  Never while iterating p->procs. */
+void proc_adopt_new(struct profiler *p);
+/* A followed process ended: free what it held (maps, names, threads,
+ * its ptrace target), keep its slot. */
+void proc_release(struct profiler *p, struct proc_state *ps);
+/* The root frame "comm-PID" of ps, after its comm changed (exec). */
+void proc_set_root(struct profiler *p, struct proc_state *ps);
+
+/* Do stacks start with a comm-PID root (several processes, or children
+ * followed)? */
+static inline bool
+profiler_multi(const struct profiler *p)
+{
+	return p->cfg.subprocesses || p->nprocs > 1;
+}
 
 /* ---- stats.c --------------------------------------------------------------- */
 

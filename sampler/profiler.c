@@ -39,6 +39,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->timer_fd = -1;
 	p->epoll_fd = -1;
 	p->nprocs = cfg->argv ? 1 : (size_t)cfg->npids;
+	p->procs_cap = p->nprocs;
 	p->procs = calloc(p->nprocs, sizeof(*p->procs));
 	p->stacks = collapse_new();
 	int hist = pause_hist_init(&p->pauses);
@@ -66,6 +67,8 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 				last = r;
 		}
 	}
+	if (ok && cfg->subprocesses)
+		proc_attach_descendants(p);
 	p->nattached = ok;
 	if (ok == 0) {
 		profiler_free(p);

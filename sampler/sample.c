@@ -15,6 +15,8 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
+static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
+
 static void
 add_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 	  const uint32_t *ids, size_t n)
@@ -22,7 +24,7 @@ add_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 	if (collapse_add(p->stacks, ids, n, 1) < 0)
 		return;
 	p->stats.samples++;
-	size_t roots = (p->nprocs > 1) + p->cfg.threads;
+	size_t roots = profiler_multi(p) + p->cfg.threads;
 	if (p->hook && n > roots)
 		p->hook(p->hook_arg, ps->pid, ts->tid, ts->name, ids + roots, n - roots);
 }
@@ -53,6 +55,12 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	}
 
 	/* The thread runs again: the rest is ours. */
+	if (ps->pt->exec_seen) {
+		/* This very stop was the exec (or came after it): the maps
+		 * are the new program's. */
+		ps->pt->exec_seen = false;
+		reopen_after_exec(p, ps);
+	}
 	enum unwind_stop stop;
 	int nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
 	if (nf <= 0) {
@@ -64,7 +72,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		ps->ut_generation = unwind_target_generation(ps->ut);
 	}
 	size_t n = 0;
-	if (p->nprocs > 1)
+	if (profiler_multi(p))
 		p->ids[n++] = ps->root_id;
 	if (p->cfg.threads)
 		p->ids[n++] = ts->root_id;
@@ -289,6 +297,8 @@ reopen_after_exec(struct profiler *p, struct proc_state *ps)
 	ps->ut_generation = unwind_target_generation(ut);
 	collapse_map_reset(&ps->names);
 	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
+	/* After the exec it is another program: cc1-PID, not gcc-PID. */
+	proc_set_root(p, ps);
 }
 
 /* A full rescan of /proc/PID/task costs five system calls a tick; the
@@ -343,5 +353,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		int st;
 		if (ptrace_child_status(ps->pt, &st))
 			p->child_status = st;
+		if (ps->followed)
+			proc_release(p, ps);
 	}
 }

@@ -94,6 +94,9 @@ struct profiler_config {
 	int max_depth;
 	unsigned sym_flags;       /* UNWIND_SYM_* */
 	bool inline_frames;       /* expand inlined functions (libdw): name_[i] */
+	bool subprocesses;        /* --subprocesses: the targets' child
+				     processes too, existing and new, each
+				     with its comm-PID root */
 };
 
 /* Why a thread-sample failed, for the summary. */
@@ -130,6 +133,10 @@ struct profiler_stats {
 	uint64_t late;            /* ... of which stopped later and were
 				     sampled then (and judged by the rule) */
 	size_t threads_seen;
+	size_t processes_seen;    /* processes sampled (with --subprocesses,
+				     those found and created too) */
+	size_t processes_followed;  /* --subprocesses: created while we
+				     recorded */
 	double elapsed_s;         /* since the first tick */
 	double pause_mean_us;     /* per stopped thread-sample */
 	double pause_p99_us;

@@ -94,15 +94,19 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		[PROF_ERR_NOSTACK] = "no frame unwound",
 		[PROF_ERR_PROCFS] = "/proc file not opened",
 	};
+	char procs[128] = "";
+	if (cfg->subprocesses)
+		snprintf(procs, sizeof(procs), " in %zu processes (%zu of them created while recording)",
+			 s->processes_seen, s->processes_followed);
 	size_t len = 0;
 	for (int i = 0; i < PROF_ERR_MAX; i++)
 		if (s->errors[i] && len < sizeof(errors))
 			len += (size_t)snprintf(errors + len, sizeof(errors) - len, "%s%" PRIu64 " %s",
 						len ? ", " : "", s->errors[i], kinds[i]);
 	error_msg("%" PRIu64 " samples in %.1f s: %" PRIu64 " ticks at %.1f Hz (asked %.1f Hz), "
-		  "%" PRIu64 " missed; %zu threads seen",
+		  "%" PRIu64 " missed; %zu threads seen%s",
 		  s->samples, s->elapsed_s, s->ticks, rate, cfg->rate_hz, s->missed_ticks,
-		  s->threads_seen);
+		  s->threads_seen, procs);
 	char reused[128] = "";
 	if (cfg->idle)
 		snprintf(reused, sizeof(reused), ", %" PRIu64 " reused without stopping, %" PRIu64

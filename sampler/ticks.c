@@ -92,6 +92,12 @@ handle_tracee_events(struct profiler *p)
 		ptrace_target_poll(ps->pt);
 		alive = true;
 	}
+	if (p->cfg.subprocesses) {
+		/* Children created meanwhile: sampled from the next tick. */
+		size_t before = p->nprocs;
+		proc_adopt_new(p);
+		alive |= p->nprocs > before;
+	}
 	return alive;
 }
 
@@ -116,6 +122,8 @@ profiler_tick(struct profiler *p)
 		}
 		return 1;
 	}
+	if (p->cfg.subprocesses)
+		proc_adopt_new(p);
 	uint64_t now = monotonic_ns();
 	p->stats.ticks++;
 	p->tick_no++;

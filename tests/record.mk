@@ -9,6 +9,7 @@ record_tests = \
 	tests/record-perf.test \
 	tests/record-signals.test \
 	tests/record-threads.test \
+	tests/record-subprocesses.test \
 	tests/record-errors.test \
 	tests/record-crash.test
 TESTS += $(record_tests)

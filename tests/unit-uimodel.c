@@ -257,6 +257,50 @@ test_many(void)
 }
 
 /* Thread names come with the samples (the profiler's hook). */
+/* split by process: one row per (process, function), labelled comm-PID
+ * from the process's main thread, or PID when it has no sample */
+static void
+test_processes(void)
+{
+	names = collapse_new();
+	struct ui_model *m = ui_model_new(names, 10, NULL, NULL);
+	CHECK(m != NULL);
+	uint32_t leaf = id("leaf");
+	CHECK(ui_model_add(m, 100, 100, "master", &leaf, 1) == 0);
+	CHECK(ui_model_add(m, 100, 101, "thread", &leaf, 1) == 0);
+	CHECK(ui_model_add(m, 200, 200, "worker", &leaf, 1) == 0);
+	CHECK(ui_model_add(m, 200, 200, "worker", &leaf, 1) == 0);
+	CHECK(ui_model_add(m, 300, 301, "helper", &leaf, 1) == 0);
+	struct ui_query q = { .thread = -1, .split_procs = true, .sort = UI_SORT_SELF };
+	struct ui_table t;
+	CHECK(ui_model_query(m, &q, &t) == 0);
+	CHECK(t.nrows == 3 && t.samples == 5);
+	char buf[64];
+	uint64_t self[3] = { 0 };
+	for (size_t i = 0; i < t.nrows; i++) {
+		ui_model_process_label(m, t.rows[i].pid, buf, sizeof(buf));
+		if (t.rows[i].pid == 100) {
+			CHECK(strcmp(buf, "master-100") == 0);
+			self[0] = t.rows[i].self;
+		} else if (t.rows[i].pid == 200) {
+			CHECK(strcmp(buf, "worker-200") == 0);
+			self[1] = t.rows[i].self;
+		} else {
+			CHECK(t.rows[i].pid == 300 && strcmp(buf, "300") == 0);
+			self[2] = t.rows[i].self;
+		}
+		CHECK(t.rows[i].thread == -1);
+	}
+	CHECK(self[0] == 2 && self[1] == 2 && self[2] == 1);
+	/* not split: one row */
+	q.split_procs = false;
+	CHECK(ui_model_query(m, &q, &t) == 0);
+	CHECK(t.nrows == 1 && t.rows[0].self == 5 && t.rows[0].pid == 0);
+	ui_model_free(m);
+	collapse_free(names);
+	names = NULL;
+}
+
 static void
 test_thread_names(void)
 {
@@ -334,6 +378,7 @@ main(void)
 	test_window();
 	test_many();
 	test_thread_names();
+	test_processes();
 	test_text();
 	return check_exit_status("unit-uimodel");
 }

@@ -221,8 +221,9 @@ draw_status(struct ui_screen *s)
 /* ---- table ------------------------------------------------------------------- */
 
 struct columns {
-	bool times, module, thread;
-	int func_x, func_w, mod_x, mod_w, thr_x, thr_w;
+	bool times, module, thread, proc;
+	int func_x, func_w, mod_x, mod_w, thr_x, thr_w;  /* thr_*: the Thread
+							    or Process column */
 };
 
 static void
@@ -234,7 +235,8 @@ layout(struct ui_screen *s, struct columns *c)
 	if (c->times)
 		x += 18;
 	c->thread = s->q.split_threads && COLS >= 70;
-	if (c->thread) {
+	c->proc = !c->thread && s->q.split_procs && COLS >= 70;
+	if (c->thread || c->proc) {
 		c->thr_x = x;
 		c->thr_w = COLS >= 120 ? 24 : 16;
 		x += c->thr_w + 1;
@@ -285,8 +287,8 @@ draw_table(struct ui_screen *s, const struct ui_header *h, int y0)
 		put_right(s, y0, 16, 8, "Self");
 		put_right(s, y0, 25, 8, "Total");
 	}
-	if (c.thread)
-		put(s, y0, c.thr_x, c.thr_w, "Thread", false);
+	if (c.thread || c.proc)
+		put(s, y0, c.thr_x, c.thr_w, c.thread ? "Thread" : "Process", false);
 	put(s, y0, c.func_x, c.func_w, s->q.sort == UI_SORT_NAME ? "Function*" : "Function", false);
 	if (c.module)
 		put(s, y0, c.mod_x, c.mod_w, s->q.sort == UI_SORT_MODULE ? "Module*" : "Module", false);
@@ -328,6 +330,9 @@ draw_table(struct ui_screen *s, const struct ui_header *h, int y0)
 		}
 		if (c.thread)
 			put(s, y, c.thr_x, c.thr_w, thread_label(s, r->thread), false);
+		if (c.proc)
+			put(s, y, c.thr_x, c.thr_w,
+			    ui_model_process_label(s->m, r->pid, a, sizeof(a)), false);
 		put(s, y, c.func_x, c.func_w, ui_model_function_name(s->m, r->function), false);
 		if (c.module)
 			put(s, y, c.mod_x, c.mod_w, ui_model_function_module(s->m, r->function), false);
@@ -557,7 +562,8 @@ ui_screen_invalidate(struct ui_screen *s)
 }
 
 int
-ui_screen_open(struct ui_model *m, bool split_threads, struct ui_screen **out)
+ui_screen_open(struct ui_model *m, bool split_threads, bool split_procs,
+	       struct ui_screen **out)
 {
 	*out = NULL;
 	if (!isatty(STDOUT_FILENO))
@@ -568,6 +574,7 @@ ui_screen_open(struct ui_model *m, bool split_threads, struct ui_screen **out)
 	s->m = m;
 	s->q.thread = -1;
 	s->q.split_threads = split_threads;
+	s->q.split_procs = split_procs;
 	s->q.sort = UI_SORT_SELF;
 	s->q.filter = s->filter;
 	/* Only the character type: numbers in messages stay "12.5", not

@@ -16,6 +16,8 @@ tests_unit_uimodel_SOURCES = tests/unit-uimodel.c
 tests_unit_uimodel_LDADD = ui/libui.a collapse/libcollapse.a
 
 # `stackspy top` driven in tmux.
-TESTS += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test
+TESTS += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test \
+	tests/top-subprocesses.test
 EXTRA_DIST += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test \
+	tests/top-subprocesses.test \
 	tests/top-lib.sh bench/top-rate.sh

@@ -355,6 +355,20 @@ ui_model_thread_count(const struct ui_model *m)
 	return m->nthreads;
 }
 
+char *
+ui_model_process_label(const struct ui_model *m, pid_t pid, char *buf, size_t len)
+{
+	uint32_t i;
+	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)pid;
+	const char *slash;
+	if (collapse_map_get(&m->thread_map, key, &i) &&
+	    (slash = strrchr(m->threads[i].name, '/')) && slash != m->threads[i].name)
+		snprintf(buf, len, "%.*s", (int)(slash - m->threads[i].name), m->threads[i].name);
+	else
+		snprintf(buf, len, "%d", (int)pid);
+	return buf;
+}
+
 const char *
 ui_model_thread(const struct ui_model *m, size_t i, pid_t *tid, uint64_t *samples)
 {
@@ -428,6 +442,8 @@ cmp_row(const void *a, const void *b, void *arg)
 		r = strcmp(ui_model_function_name(c->m, x->function),
 			   ui_model_function_name(c->m, y->function));
 	if (!r)
+		r = (x->pid > y->pid) - (x->pid < y->pid);
+	if (!r)
 		r = (x->thread > y->thread) - (x->thread < y->thread);
 	return r;
 }
@@ -477,7 +493,11 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 			continue;
 		out->samples += c;
 		const uint32_t *ids = m->pool + s->off;
-		uint64_t tkey = q->split_threads ? (uint64_t)s->thread : 0xffffffffu;
+		pid_t pid = m->threads[s->thread].pid;
+		/* Threads and processes are not both keys: a thread is in
+		 * one process.  A pid is below 2^22, never 0xffffffff. */
+		uint64_t tkey = q->split_threads ? (uint64_t)s->thread :
+				q->split_procs ? (uint64_t)(uint32_t)pid : 0xffffffffu;
 		/* Leaf first, so that it is never the "already counted" copy
 		 * of a recursive function. */
 		for (size_t i = s->n; i-- > 0;) {
@@ -495,6 +515,7 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 				m->rows[r] = (struct ui_row){
 					.function = id,
 					.thread = q->split_threads ? (long)s->thread : -1,
+					.pid = q->split_threads || q->split_procs ? pid : 0,
 				};
 			}
 			if (i == s->n - 1)

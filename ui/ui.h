@@ -69,6 +69,10 @@ size_t ui_model_thread_count(const struct ui_model *m);
 /* Thread i: its tid, and its name ("comm-PID/TID", as --threads names its
  * root frames; owned by the model; NULL if i is out of range).  *samples:
  * cumulative count. */
+/* The label of process pid: "comm-PID" (the comm of its main thread, as
+ * the root frames of several processes are named), or "PID" when its main
+ * thread has no sample yet.  Returns buf. */
+char *ui_model_process_label(const struct ui_model *m, pid_t pid, char *buf, size_t len);
 const char *ui_model_thread(const struct ui_model *m, size_t i, pid_t *tid,
 			    uint64_t *samples);
 
@@ -86,12 +90,16 @@ struct ui_query {
 	const char *filter;   /* substring of the function name (case
 			       * insensitive), NULL or "": all */
 	bool split_threads;   /* one row per (thread, function) */
+	bool split_procs;     /* one row per (process, function) (several
+			       * processes: --subprocesses, several PIDs) */
 	enum ui_sort sort;
 };
 
 struct ui_row {
 	uint32_t function;    /* frame id */
 	long thread;          /* thread index, -1 when not split */
+	pid_t pid;            /* its process when split by process or
+			       * thread, else 0 */
 	uint64_t self;        /* samples with the function as the leaf */
 	uint64_t total;       /* samples with the function anywhere, counted
 			       * once per sample even when it recurses */
@@ -182,10 +190,12 @@ ui_available(void)
 /*
  * Takes over the terminal (setlocale from the environment, curses mode,
  * keys without echo): stdout must be a terminal.  m stays the caller's.
- * split_threads: start with a row per (thread, function).  Returns 0 with
- * *out set, or -ENOTTY / -ENOMEM / -EIO.
+ * split_threads: start with a row per (thread, function); split_procs: a
+ * row per (process, function), with a Process column (comm-PID), when
+ * not split by thread.  Returns 0 with *out set, or -ENOTTY / -ENOMEM /
+ * -EIO.
  */
-int ui_screen_open(struct ui_model *m, bool split_threads,
+int ui_screen_open(struct ui_model *m, bool split_threads, bool split_procs,
 		   struct ui_screen **out);
 
 /* Gives the terminal back (endwin) and frees s; NULL is accepted.  Safe
@@ -221,10 +231,12 @@ ui_available(void)
 }
 
 static inline int
-ui_screen_open(struct ui_model *m, bool split_threads, struct ui_screen **out)
+ui_screen_open(struct ui_model *m, bool split_threads, bool split_procs,
+	       struct ui_screen **out)
 {
 	(void)m;
 	(void)split_threads;
+	(void)split_procs;
 	*out = NULL;
 	return -ENOTSUP;
 }

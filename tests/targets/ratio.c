@@ -21,11 +21,19 @@
  *            target.h and exits at end of file
  *   -x       the main thread works too, instead of sleeping (a process
  *            with a single thread)
+ *   -f N     a pre-fork server: also N worker processes "r-proc-I" (the
+ *            work in their one thread; prints "process r-proc-I PID"),
+ *            forked before "ready" (tests/record-subprocesses.test)
+ *   -c MS    after "ready", fork a short-lived child "r-child" every MS ms
+ *            that works about 2 ms and exits (with -s; children that
+ *            come and go while sampled)
  *
  * Prints "thread NAME TID" for each thread, then "ready".  The workers
  * never sleep, so tests must not use wait_ready/wait_asleep on it.
  */
 #include "target.h"
+
+#include <sys/wait.h>
 
 #define RATIO_HEAVY 3
 #define RATIO_LIGHT 1
@@ -123,6 +131,45 @@ calibrate(void)
 	       (clock_s(CLOCK_MONOTONIC) - w0));
 }
 
+/* A worker process: the same work in its only thread.  It dies with
+ * the master (target_init's PR_SET_PDEATHSIG in the child too). */
+static pid_t
+fork_worker(const char *name)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		target_die("fork");
+	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+			_exit(1);
+		prctl(PR_SET_NAME, name);
+		work_forever();
+	}
+	return pid;
+}
+
+/* A child that works about 2 ms (40 units of ~50 us) and exits. */
+static void
+fork_short_child(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		target_die("fork");
+	if (pid == 0) {
+		unsigned long x = (unsigned long) getpid();
+
+		prctl(PR_SET_NAME, "r-child");
+		for (int k = 0; k < 10; k++) {
+			x = work_heavy(x);
+			x = work_light(x);
+		}
+		sink = x;
+		_exit(0);
+	}
+}
+
 static void
 start_worker(long i)
 {
@@ -141,7 +188,7 @@ start_worker(long i)
 int
 main(int argc, char **argv)
 {
-	long workers = 1, late_ms = -1, seconds = -1;
+	long workers = 1, late_ms = -1, seconds = -1, procs = 0, churn_ms = -1;
 	int main_works = 0, c;
 	double t0;
 	char buf[256];
@@ -149,14 +196,16 @@ main(int argc, char **argv)
 
 	target_init();
 	pthread_setname_np(pthread_self(), "ratio");
-	while ((c = getopt(argc, argv, "w:l:s:x")) != -1) {
+	while ((c = getopt(argc, argv, "w:l:s:xf:c:")) != -1) {
 		switch (c) {
 		case 'w': workers = atol(optarg); break;
 		case 'l': late_ms = atol(optarg); break;
 		case 's': seconds = atol(optarg); break;
 		case 'x': main_works = 1; break;
+		case 'f': procs = atol(optarg); break;
+		case 'c': churn_ms = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x]\n");
+			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x] [-f N] [-c MS]\n");
 			return 2;
 		}
 	}
@@ -166,7 +215,18 @@ main(int argc, char **argv)
 	printf("thread ratio %d\n", (int) target_gettid());
 	for (long i = 0; i < workers; i++)
 		start_worker(i);
+	for (long i = 0; i < procs && i < MAX_WORKERS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof name, "r-proc-%ld", i);
+		printf("process %s %d\n", name, (int) fork_worker(name));
+	}
+	if (churn_ms >= 0 && seconds < 0) {
+		fprintf(stderr, "ratio: -c needs -s\n");
+		return 2;
+	}
 	printf("ready\n");
+	fflush(stdout);
 	t0 = clock_s(CLOCK_MONOTONIC);
 	if (main_works) {
 		if (late_ms >= 0 || seconds >= 0) {
@@ -181,6 +241,14 @@ main(int argc, char **argv)
 	}
 	if (seconds >= 0) {
 		double left = (double) seconds - (clock_s(CLOCK_MONOTONIC) - t0);
+
+		while (churn_ms >= 0 && left > 0) {
+			fork_short_child();
+			target_sleep_ms(churn_ms);
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+			left = (double) seconds - (clock_s(CLOCK_MONOTONIC) - t0);
+		}
 		if (left > 0)
 			target_sleep_ms((long) (left * 1000));
 		/* The CPU the process had per second of its life: what an

@@ -1,0 +1,238 @@
+/* ptrace/follow.c - following the processes and threads a tracee creates
+ * (PTRACE_ATTACH_FOLLOW: stackspy --subprocesses).
+ *
+ * With PTRACE_O_TRACEFORK, _TRACEVFORK and _TRACECLONE the kernel attaches
+ * every child a tracee creates before it runs an instruction, and reports
+ * it twice: the parent stops with PTRACE_EVENT_FORK, _VFORK or _CLONE (the
+ * new tid in PTRACE_GETEVENTMSG), and the child stops once at its start
+ * (PTRACE_EVENT_STOP).  The two reports come in either order.  Whichever
+ * is seen first adopts the child:
+ *
+ *   - a new process becomes a registered target of its own at once
+ *     (targets never move, so no pointer a caller holds is invalidated),
+ *     announced to the caller by ptrace_target_next_new();
+ *   - a new thread of a process we follow cannot be added to its target
+ *     there (the thread array may move under a caller that holds a
+ *     pointer into it): it is kept here, "loose", until the target's next
+ *     rescan lists it, and released by the detach if that comes first.
+ *
+ * Nothing auto-attached is ever left traced: the detach walks loose
+ * threads and the targets created here like any other.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "ptrace/ptrace-internal.h"
+
+struct loose_thread {
+	pid_t tid;
+	pid_t tgid;
+};
+
+static struct loose_thread *loose;
+static size_t nloose, loose_cap;
+
+/* Targets that follow their children: while there is none, a stop of an
+ * unknown tracee cannot be a new child. */
+static size_t nfollowing;
+
+void
+follow_count(struct ptrace_target *t, int delta)
+{
+	if (!(t->options & PTRACE_ATTACH_FOLLOW))
+		return;
+	if (delta > 0)
+		nfollowing++;
+	else if (nfollowing)
+		nfollowing--;
+}
+
+bool
+follow_active(void)
+{
+	return nfollowing > 0 || nloose > 0;
+}
+
+size_t
+follow_loose_count(void)
+{
+	return nloose;
+}
+
+static ssize_t
+loose_index(pid_t tid)
+{
+	for (size_t i = 0; i < nloose; i++)
+		if (loose[i].tid == tid)
+			return (ssize_t)i;
+	return -1;
+}
+
+bool
+follow_take_loose(pid_t tgid, pid_t tid)
+{
+	ssize_t i = loose_index(tid);
+	if (i < 0 || loose[i].tgid != tgid)
+		return false;
+	loose[i] = loose[--nloose];
+	return true;
+}
+
+static void
+loose_add(pid_t tid, pid_t tgid)
+{
+	if (loose_index(tid) >= 0)
+		return;
+	if (nloose == loose_cap) {
+		size_t ncap = loose_cap ? 2 * loose_cap : 16;
+		struct loose_thread *nv = realloc(loose, ncap * sizeof(*nv));
+		if (!nv) {
+			/* Cannot keep it: let it go now rather than lose it
+			 * traced.  It is in its first stop, or will be. */
+			int st;
+			if (tracee_wait(tid, &st, 100) == 1 && WIFSTOPPED(st))
+				ptrace(PTRACE_DETACH, tid, 0L,
+				       (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+			return;
+		}
+		loose = nv;
+		loose_cap = ncap;
+	}
+	loose[nloose].tid = tid;
+	loose[nloose].tgid = tgid;
+	nloose++;
+}
+
+/* Make tid (auto-attached, created by a tracee of parent) ours: a target
+ * of its own for a process, a loose thread for a thread.  Returns the new
+ * target, or NULL (a thread, known already, or gone). */
+static struct ptrace_target *
+adopt(pid_t tid, bool is_process, const struct ptrace_target *parent)
+{
+	struct ptrace_target *owner;
+	struct tracee *known = registry_find(NULL, tid, &owner);
+	if ((known && known->state != TRACEE_GONE) || loose_index(tid) >= 0)
+		return NULL;
+	pid_t tgid = tid;
+	if (!is_process && ptrace_thread_tgid(tid, &tgid) < 0)
+		return NULL;  /* gone already: its exit is reaped as unknown */
+	if (tgid != tid) {
+		loose_add(tid, tgid);
+		return NULL;
+	}
+	struct ptrace_target *t = registry_new(tid, parent ? parent->options :
+					       PTRACE_ATTACH_FOLLOW | PTRACE_O_TRACEEXEC);
+	if (!t) {
+		loose_add(tid, tid);  /* released by the detach */
+		return NULL;
+	}
+	t->parent = parent ? parent->pid : 0;
+	t->followed = true;
+	target_fill_new_process(t);
+	return t;
+}
+
+void
+follow_event(struct ptrace_target *owner, pid_t tid, int st)
+{
+	int ev = st >> 16;
+	if (ev != PTRACE_EVENT_FORK && ev != PTRACE_EVENT_VFORK && ev != PTRACE_EVENT_CLONE)
+		return;
+	unsigned long msg = 0;
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &msg) < 0 || msg == 0)
+		return;
+	adopt((pid_t)msg, ev != PTRACE_EVENT_CLONE, owner);
+}
+
+bool
+follow_unknown_stop(pid_t tid, int st)
+{
+	if (!follow_active() || !WIFSTOPPED(st))
+		return false;
+	ssize_t i = loose_index(tid);
+	if (i < 0) {
+		/* The child's first stop came before its parent's report. */
+		pid_t tgid;
+		if (ptrace_thread_tgid(tid, &tgid) < 0)
+			return false;
+		struct ptrace_target *parent = NULL;
+		if (tgid == tid) {
+			long ppid = 0;
+			procfs_status_field(tid, "PPid", &ppid);
+			struct tracee *pth = registry_find(NULL, (pid_t)ppid, &parent);
+			if (!pth || !(parent->options & PTRACE_ATTACH_FOLLOW)) {
+				/* Not a child of ours (a tracee we gave up on
+				 * stops like this too): not adopted. */
+				return false;
+			}
+		} else {
+			struct ptrace_target *t;
+			if (!registry_find(NULL, tgid, &t) || !(t->options & PTRACE_ATTACH_FOLLOW))
+				return false;
+		}
+		struct ptrace_target *t = adopt(tid, tgid == tid, parent);
+		if (t) {
+			/* Its tracee is listed now: resume it the usual way. */
+			tracee_resume(&t->threads[0], st);
+			return true;
+		}
+		if (loose_index(tid) < 0)
+			return false;
+	}
+	/* A loose thread: its first stop, or a signal on its way in. */
+	ptrace(PTRACE_CONT, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+	return true;
+}
+
+void
+follow_gone(pid_t tid)
+{
+	ssize_t i = loose_index(tid);
+	if (i >= 0)
+		loose[i] = loose[--nloose];
+}
+
+void
+follow_detach_loose(uint64_t deadline)
+{
+	for (size_t i = 0; i < nloose; i++)
+		ptrace(PTRACE_INTERRUPT, loose[i].tid, 0L, 0L);
+	while (nloose) {
+		pid_t tid = loose[nloose - 1].tid;
+		nloose--;
+		for (;;) {
+			uint64_t now = monotonic_ns();
+			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+			int st;
+			if (tracee_wait(tid, &st, ms) <= 0) {
+				linger_add(tid);
+				break;
+			}
+			if (!WIFSTOPPED(st))
+				break;
+			/* A thread that forked on its way to our stop: its
+			 * child is ours too, and is let go with the rest. */
+			follow_event(NULL, tid, st);
+			if (ptrace(PTRACE_DETACH, tid, 0L,
+				   (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L) == 0 || errno == ESRCH)
+				break;
+		}
+	}
+}
+
+struct ptrace_target *
+ptrace_target_next_new(void)
+{
+	return registry_next_unannounced();
+}
+
+void
+follow_forget(void)
+{
+	nloose = 0;
+}
