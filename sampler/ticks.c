@@ -173,7 +173,7 @@ profiler_job_stop(struct profiler *p)
 		int r = ptrace_target_reattach(ps->pt);
 		if (r == 0)
 			continue;
-		if (r == -ESRCH)
+		if (r == -ESRCH && !ps->followed)
 			error_msg("process %d ended while stackspy was stopped", (int)ps->pid);
 		else
 			perror_msg(r, "cannot attach again to process %d after SIGCONT", (int)ps->pid);
@@ -182,6 +182,9 @@ profiler_job_stop(struct profiler *p)
 		if (ptrace_child_status(ps->pt, &st))
 			p->child_status = st;
 	}
+	/* Children created while we were stopped were not followed. */
+	if (p->cfg.subprocesses)
+		proc_attach_descendants(p);
 	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
 	tick_arm(p);
 }

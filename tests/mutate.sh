@@ -32,6 +32,9 @@
 # promise-kill9.test; what matters is detaching before the output is
 # written, mutation detach-at-stop); not taking a stopped thread's
 # group-stop report at seize (the next poll or sample takes it).
+# Left out as untestable today: detach_all's second round for children
+# forked by a child that was itself forked during the detach (two races
+# in a row; the first, mutation follow-detach-fork, is caught).
 
 mutations()
 {
@@ -65,13 +68,19 @@ mutations()
 
 	# --- ptrace rules: every exit path detaches; kill -9 leaves them running
 	mutation exitkill ptrace/attach.c \
-		's/ptrace\(PTRACE_SEIZE, tid, 0L, \(long\)\(t->options & ~PTRACE_ATTACH_SKIP_DSTATE\)\)/ptrace(PTRACE_SEIZE, tid, 0L, (long)((t->options & ~PTRACE_ATTACH_SKIP_DSTATE) | PTRACE_O_EXITKILL))/' \
+		's/(o \|= PTRACE_O_TRACEFORK \| PTRACE_O_TRACEVFORK \| PTRACE_O_TRACECLONE;\n)(\treturn o;)/$1\to |= PTRACE_O_EXITKILL;\n$2/' \
 		'attach: PTRACE_O_EXITKILL (a SIGKILLed stackspy kills its targets)' \
 		'tests/promise-kill9.test'
 	mutation detach-at-stop sampler/profiler.c \
 		's/(one timeout\s*\* in all\.  The profiler.s targets are the only ones registered\. \*\/\s*)ptrace_detach_all\(\);/$1/' \
 		'profiler stop (end of -d, SIGINT, ...): no detach before the output is written' \
 		'tests/promise-detach-first.test'
+
+	# --- --subprocesses: nothing the kernel attached for us stays traced
+	mutation follow-detach-fork ptrace/attach.c \
+		's/follow_event\(t, th->tid, st\);\n(\s*long sig = )/$1/' \
+		'detach: the child of a fork met on the way to the stop is not let go' \
+		'tests/record-subprocesses.test'
 
 	# --- the data path of one sample ----------------------------------
 	mutation stack-end ptrace/sample.c \

@@ -26,7 +26,8 @@
  *            forked before "ready" (tests/record-subprocesses.test)
  *   -c MS    after "ready", fork a short-lived child "r-child" every MS ms
  *            that works about 2 ms and exits (with -s; children that
- *            come and go while sampled)
+ *            come and go while sampled); -c 0: fork without a pause (the
+ *            master is nearly always inside fork)
  *
  * Prints "thread NAME TID" for each thread, then "ready".  The workers
  * never sleep, so tests must not use wait_ready/wait_asleep on it.
@@ -244,7 +245,8 @@ main(int argc, char **argv)
 
 		while (churn_ms >= 0 && left > 0) {
 			fork_short_child();
-			target_sleep_ms(churn_ms);
+			if (churn_ms > 0)
+				target_sleep_ms(churn_ms);
 			while (waitpid(-1, NULL, WNOHANG) > 0)
 				;
 			left = (double) seconds - (clock_s(CLOCK_MONOTONIC) - t0);
