@@ -28,6 +28,8 @@
  *            that works about 2 ms and exits (with -s; children that
  *            come and go while sampled); -c 0: fork without a pause (the
  *            master is nearly always inside fork)
+ *   -m MB    touch MB megabytes first, so that each fork takes long
+ *            copying the page tables (a detach meets a fork in progress)
  *
  * Prints "thread NAME TID" for each thread, then "ready".  The workers
  * never sleep, so tests must not use wait_ready/wait_asleep on it.
@@ -189,7 +191,7 @@ start_worker(long i)
 int
 main(int argc, char **argv)
 {
-	long workers = 1, late_ms = -1, seconds = -1, procs = 0, churn_ms = -1;
+	long workers = 1, late_ms = -1, seconds = -1, procs = 0, churn_ms = -1, mb = 0;
 	int main_works = 0, c;
 	double t0;
 	char buf[256];
@@ -197,7 +199,7 @@ main(int argc, char **argv)
 
 	target_init();
 	pthread_setname_np(pthread_self(), "ratio");
-	while ((c = getopt(argc, argv, "w:l:s:xf:c:")) != -1) {
+	while ((c = getopt(argc, argv, "w:l:s:xf:c:m:")) != -1) {
 		switch (c) {
 		case 'w': workers = atol(optarg); break;
 		case 'l': late_ms = atol(optarg); break;
@@ -205,13 +207,21 @@ main(int argc, char **argv)
 		case 'x': main_works = 1; break;
 		case 'f': procs = atol(optarg); break;
 		case 'c': churn_ms = atol(optarg); break;
+		case 'm': mb = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x] [-f N] [-c MS]\n");
+			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x] [-f N] [-c MS] [-m MB]\n");
 			return 2;
 		}
 	}
 	if (workers < 0 || workers > MAX_WORKERS)
 		workers = 1;
+	if (mb > 0) {
+		char *mem = malloc((size_t) mb << 20);
+
+		if (!mem)
+			target_die("malloc");
+		memset(mem, 1, (size_t) mb << 20);
+	}
 	calibrate();
 	printf("thread ratio %d\n", (int) target_gettid());
 	for (long i = 0; i < workers; i++)
