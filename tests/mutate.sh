@@ -32,9 +32,7 @@
 # promise-kill9.test; what matters is detaching before the output is
 # written, mutation detach-at-stop); not taking a stopped thread's
 # group-stop report at seize (the next poll or sample takes it).
-# Left out as untestable today: detach_all's second round for children
-# forked by a child that was itself forked during the detach (two races
-# in a row; the first, mutation follow-detach-fork, is caught).
+
 
 mutations()
 {
@@ -80,6 +78,10 @@ mutations()
 	mutation follow-detach-fork ptrace/attach.c \
 		's/follow_event\(t, th->tid, st\);\n(\s*long sig = )/$1/' \
 		'detach: the child of a fork met on the way to the stop is not let go' \
+		'tests/record-subprocesses.test'
+	mutation follow-detach-again ptrace/attach.c \
+		's/while \(any_attached\(\)\) \{/if (any_attached()) {/' \
+		'detach_all: a child adopted during the detach (a fork met on the way) is not detached' \
 		'tests/record-subprocesses.test'
 
 	# --- the data path of one sample ----------------------------------
