@@ -10,6 +10,7 @@ record_tests = \
 	tests/record-signals.test \
 	tests/record-threads.test \
 	tests/record-subprocesses.test \
+	tests/record-nginx.test \
 	tests/record-errors.test \
 	tests/record-crash.test
 TESTS += $(record_tests)
