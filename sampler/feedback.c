@@ -270,17 +270,20 @@ feedback_hints(struct profiler *p, const struct profiler_config *cfg)
 	if (!on)
 		return;
 	const struct profiler_stats *st = profiler_stats(p);
-	if (!cfg->idle && st->ticks > 0 && st->samples == 0)
-		hint_msg("no sample: the target never ran on a CPU while it was recorded "
-			 "(it sleeps or waits); --idle records where its threads wait");
 	unsigned long long kids = kids_used, own = targets_used;
 	long hz = sysconf(_SC_CLK_TCK);
 	if (hz <= 0)
 		hz = 100;
 	/* More than twice the targets' time, and a fifth of a CPU at least
 	 * (a shell waiting for its one busy child is the case to catch). */
-	if (kids > 2 * own && (double)kids / (double)hz >= 0.2 * st->elapsed_s && kids > 0)
+	bool busy_kids = kids > 0 && kids > 2 * own &&
+			 (double)kids / (double)hz >= 0.2 * st->elapsed_s;
+	if (busy_kids)
 		hint_msg("the children of the target used %.1f s of CPU time, the target itself "
 			 "%.1f s: --subprocesses records them too", (double)kids / (double)hz,
 			 (double)own / (double)hz);
+	/* (A command that exits at once gets no sample either.) */
+	else if (!cfg->idle && st->elapsed_s >= 0.5 && st->samples == 0)
+		hint_msg("no sample: the target never ran on a CPU while it was recorded "
+			 "(it sleeps or waits); --idle records where its threads wait");
 }
