@@ -274,10 +274,11 @@ feedback_hints(struct profiler *p, const struct profiler_config *cfg)
 	long hz = sysconf(_SC_CLK_TCK);
 	if (hz <= 0)
 		hz = 100;
-	/* More than twice the targets' time, and a fifth of a CPU at least
-	 * (a shell waiting for its one busy child is the case to catch). */
+	/* More than twice the targets' time, and a tenth of a CPU at least
+	 * (a shell waiting for its one busy child is the case to catch; on
+	 * a loaded host that child gets less than a whole CPU). */
 	bool busy_kids = kids > 0 && kids > 2 * own &&
-			 (double)kids / (double)hz >= 0.2 * st->elapsed_s;
+			 (double)kids / (double)hz >= 0.1 * st->elapsed_s;
 	if (busy_kids)
 		hint_msg("the children of the target used %.1f s of CPU time, the target itself "
 			 "%.1f s: --subprocesses records them too", (double)kids / (double)hz,
