@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,10 +27,11 @@ wait_child(pid_t child, int *st, int flags)
 /* The child waits on the go pipe until it is seized, then execs; a second,
  * close-on-exec pipe carries exec's errno back. */
 static void
-child_run(char *const argv[], int go, int err) __attribute__((noreturn));
+child_run(char *const argv[], int go, int err, pid_t tracer, bool end_with_tracer)
+	__attribute__((noreturn));
 
 static void
-child_run(char *const argv[], int go, int err)
+child_run(char *const argv[], int go, int err, pid_t tracer, bool end_with_tracer)
 {
 	char c;
 	/* Our signal dispositions and mask are not the command's. */
@@ -37,6 +39,12 @@ child_run(char *const argv[], int go, int err)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* A tracer that dies without ending us (SIGKILL) still must not
+	 * leave us running; the kernel detaches us first.  The check after
+	 * it: the tracer may have died before it. */
+	if (end_with_tracer &&
+	    (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != tracer))
+		_exit(127);
 	if (read(go, &c, 1) != 1)
 		_exit(127);
 	execvp(argv[0], argv);
@@ -50,6 +58,9 @@ struct ptrace_target *
 ptrace_launch(char *const argv[], unsigned long options, int *err, bool *exec_failed)
 {
 	int go[2], ep[2];
+	bool end_with_tracer = options & PTRACE_LAUNCH_END_WITH_TRACER;
+	options &= ~PTRACE_LAUNCH_END_WITH_TRACER;
+	pid_t tracer = getpid();
 	*exec_failed = false;
 	if (pipe2(go, O_CLOEXEC) < 0) {
 		*err = -errno;
@@ -73,7 +84,7 @@ ptrace_launch(char *const argv[], unsigned long options, int *err, bool *exec_fa
 	if (child == 0) {
 		close(go[1]);
 		close(ep[0]);
-		child_run(argv, go[0], ep[1]);
+		child_run(argv, go[0], ep[1], tracer, end_with_tracer);
 	}
 	close(go[0]);
 	close(ep[1]);
@@ -130,22 +141,87 @@ ptrace_launch(char *const argv[], unsigned long options, int *err, bool *exec_fa
 	return t;
 }
 
+/* Reap the launched command if it has exited (block: wait until it has).
+ * If its leader is a thread a detach gave up on, it is still seized, and
+ * its late stop may come here first: let it go with its signal.  Returns 1 with
+ * the status noted in t, 0 while it runs, or a negative errno. */
+static int
+child_reap(struct ptrace_target *t, bool block)
+{
+	for (;;) {
+		int st;
+		pid_t w = waitpid(t->pid, &st, block ? 0 : WNOHANG);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0) {
+			/* Its other threads that are still seized: a stop of
+			 * theirs must not keep the command from ending.  (After
+			 * our waitpid: it would reap the leader too, if it was
+			 * one of them, and lose its status; -ECHILD then.) */
+			ptrace_release_lingering(0);
+			return 0;
+		}
+		if (WIFSTOPPED(st)) {
+			ptrace(PTRACE_DETACH, t->pid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+			continue;
+		}
+		t->leader_exited = true;
+		t->leader_status = st;
+		return 1;
+	}
+}
+
 int
 ptrace_child_status(struct ptrace_target *t, int *status)
 {
 	if (!t || !t->launched)
 		return 0;
-	if (!t->leader_exited && t->detached) {
-		/* No longer traced: an ordinary child, reaped here.  While it
-		 * is traced its exit comes through ptrace_target_poll(). */
-		int st;
-		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
-			t->leader_exited = true;
-			t->leader_status = st;
-		}
-	}
+	/* No longer traced: an ordinary child, reaped here.  While it is
+	 * traced its exit comes through ptrace_target_poll(). */
+	if (!t->leader_exited && t->detached)
+		child_reap(t, false);
 	if (!t->leader_exited)
 		return 0;
+	*status = t->leader_status;
+	return 1;
+}
+
+int
+ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *killed)
+{
+	*killed = false;
+	if (!t || !t->launched)
+		return -EINVAL;
+	if (ptrace_child_status(t, status))
+		return 0;
+	/* A traced command would take SIGTERM into a signal-delivery-stop
+	 * that nobody hands on any more. */
+	if (!t->detached)
+		return -EBUSY;
+	if (kill(t->pid, SIGTERM) < 0 && errno != ESRCH)
+		return -errno;
+	/* A stopped command (kill -STOP, Ctrl-Z) could not act on it. */
+	kill(t->pid, SIGCONT);
+	uint64_t deadline = monotonic_ns() + (uint64_t)grace_ms * 1000000u;
+	int r;
+	while ((r = child_reap(t, false)) == 0) {
+		uint64_t now = monotonic_ns();
+		if (now >= deadline)
+			break;
+		/* Its exit sends SIGCHLD: wake then, or every 20 ms (SIGCHLD
+		 * is not ours to read where ptrace/ never attached). */
+		tracee_sleep(deadline - now > 20000000u ? now + 20000000u : deadline, t->pid);
+	}
+	if (r == 0) {
+		if (kill(t->pid, SIGKILL) < 0 && errno != ESRCH)
+			return -errno;
+		*killed = true;
+		r = child_reap(t, true);
+	}
+	if (r < 0)
+		return r;
 	*status = t->leader_status;
 	return 1;
 }

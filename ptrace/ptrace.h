@@ -143,6 +143,19 @@ struct ptrace_target *ptrace_target_attach(pid_t pid, unsigned long options, int
 struct ptrace_target *ptrace_launch(char *const argv[], unsigned long options,
 				    int *err, bool *exec_failed);
 
+/* ptrace_launch() option, above every PTRACE_O_* bit: the command gets
+ * SIGTERM when stackspy dies (PR_SET_PDEATHSIG), so that even a SIGKILLed
+ * stackspy does not leave it running. */
+#define PTRACE_LAUNCH_END_WITH_TRACER (1UL << 29)
+
+/* End a launched command that still runs, once its target is detached:
+ * SIGTERM (and SIGCONT, for a stopped one), up to grace_ms for it to exit,
+ * then SIGKILL (*killed set); it is reaped, its status in *status.
+ * Threads a detach gave up on are let go meanwhile, with their signals.
+ * Returns 1 when it was ended, 0 when it had exited already (*status set
+ * too), -EBUSY while t is still attached, or another negative errno. */
+int ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *killed);
+
 /* The exit status of a launched command once it has exited (reaped here
  * if it is no longer traced).  Returns 1 with *status set, 0 while it runs
  * or if t was not launched. */

@@ -41,7 +41,7 @@ struct dump_options {
 static void
 dump_usage(FILE *f)
 {
-	fputs("Usage: stackspy dump [-p] PID[,PID...] [OPTIONS]\n"
+	fputs("Usage: stackspy dump [-p] PID[,PID...] [PID...] [OPTIONS]\n"
 	      "       stackspy dump --core FILE [--exe FILE] [--sysroot DIR] [OPTIONS]\n"
 	      "Print the stack of every thread of a running process, once: attach,\n"
 	      "stop each thread just long enough to copy its registers and stack,\n"
@@ -49,7 +49,8 @@ dump_usage(FILE *f)
 	      "that was stopped with SIGSTOP stays stopped).\n"
 	      "\n"
 	      "Target:\n"
-	      "  -p, --pid PID[,PID...]  process(es) to dump (or give PID as an argument)\n"
+	      "  -p, --pid PID[,PID...]  process(es) to dump; PIDs may also be given as\n"
+	      "                          arguments, separately or as comma lists, any number\n"
 	      "  -t, --tid TID           only this thread\n"
 	      "      --core FILE         a core file (kernel core dump or gcore output)\n"
 	      "                          instead of a process; no PID then\n"
@@ -116,7 +117,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *pid_arg = NULL;
+	bool pid_given = false;
 	long v;
 	int c;
 
@@ -129,9 +130,10 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	while ((c = getopt_long(argc, argv, ":p:t:f:e:m:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (pid_arg)
+			if (pid_given)
 				error_msg_and_help("dump", "only one PID list may be given");
-			pid_arg = optarg;
+			pid_given = true;
+			pid_list_append_or_die("dump", optarg, &o->pids, &o->npids);
 			break;
 		case 't':
 			if (parse_long(optarg, 1, INT_MAX, &v) < 0)
@@ -192,25 +194,20 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			option_error_and_help("dump", c, argv);
 		}
 	}
-	if (optind < argc) {
-		if (pid_arg)
-			error_msg_and_help("dump", "unexpected argument '%s'", argv[optind]);
-		pid_arg = argv[optind++];
-	}
-	if (optind < argc)
-		error_msg_and_help("dump", "unexpected argument '%s'", argv[optind]);
+	/* PIDs as arguments too: stackspy dump $(pidof nginx). */
+	while (optind < argc)
+		pid_list_append_or_die("dump", argv[optind++], &o->pids, &o->npids);
 	if ((o->exe || o->sysroot) && !o->core)
 		error_msg_and_help("dump", "--%s needs --core", o->exe ? "exe" : "sysroot");
 	if (o->core) {
-		if (pid_arg)
+		if (o->npids)
 			error_msg_and_help("dump", "--core takes no PID");
 		/* Engines are checked against the core's architecture
 		 * once it is open (--engine mips reads MIPS cores here). */
 		return;
 	}
-	if (!pid_arg)
+	if (!o->npids)
 		error_msg_and_help("dump", "no process given: stackspy dump PID");
-	o->npids = parse_pids_or_die("dump", pid_arg, &o->pids);
 	check_engine_or_help("dump", o->engine);
 	if (o->tid && o->npids > 1)
 		error_msg_and_help("dump", "--tid needs a single PID");

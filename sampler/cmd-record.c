@@ -6,6 +6,7 @@
 #include <float.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,20 +33,28 @@ struct record_options {
 	enum record_format format;
 	bool format_given;
 	struct push_options push;  /* push.url NULL: no --push */
+	bool quiet;               /* no start, progress or end lines */
 };
 
 static void
 record_usage(FILE *f)
 {
-	fputs("Usage: stackspy record (-p PID[,PID...] | -- COMMAND [ARG...]) [OPTIONS]\n"
+	fputs("Usage: stackspy record (-p PID[,PID...] | PID... | -- COMMAND [ARG...]) [OPTIONS]\n"
 	      "Sample the stacks of running processes (or of a command started here)\n"
 	      "periodically and write a flamegraph.  Each thread is stopped only to copy\n"
 	      "its registers and stack; unwinding happens after it runs again.\n"
 	      "\n"
 	      "Target:\n"
 	      "  -p, --pid PID[,PID...]  process(es) to sample (several add a root frame comm-PID)\n"
+	      "  PID...                  the same: arguments that start with a digit are PIDs\n"
+	      "                          (comma lists too, any number), options may follow\n"
 	      "  -- COMMAND [ARG...]     run COMMAND and sample it from its first instruction;\n"
-	      "                          recording stops when it exits\n"
+	      "                          recording stops when it exits.  When the recording\n"
+	      "                          ends first (-d, a signal) COMMAND gets SIGTERM, and\n"
+	      "                          SIGKILL 2 s later if it still runs; its exit status\n"
+	      "                          is in the summary.  (A COMMAND whose name does not\n"
+	      "                          start with a digit needs no --.)\n"
+	      "      --keep-running      leave COMMAND running when the recording ends\n"
 	      "      --subprocesses      also the child processes of the targets: those running\n"
 	      "                          now and those created while recording (fork, vfork,\n"
 	      "                          clone), from their first instruction, through exec,\n"
@@ -77,6 +86,8 @@ record_usage(FILE *f)
 	      "      --inline            with debug information, functions inlined at a\n"
 	      "                          sampled address are frames of their own, name_[i]\n"
 	      "      --no-debuginfod     do not fetch missing debug files from DEBUGINFOD_URLS\n"
+	      "  -q, --quiet             on a terminal too, only the summary: no start line,\n"
+	      "                          progress line, output file line or hints\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "Continuous profiling:\n"
@@ -94,7 +105,11 @@ record_usage(FILE *f)
 	      "0.  Ctrl-Z detaches, then stops; fg attaches again.  A SIGSTOPped stackspy\n"
 	      "is killed by its watchdog after 100 ms, so that the target runs on (its\n"
 	      "recording is lost).  A summary (samples, achieved rate, missed ticks, pause\n"
-	      "per thread-sample) goes to standard error.\n"
+	      "per thread-sample) goes to standard error.  When standard error is a\n"
+	      "terminal, a start line says what is sampled and how to stop, a progress\n"
+	      "line is rewritten every second (not while COMMAND shares the terminal),\n"
+	      "and the end says which file was written and how to open it, with hints\n"
+	      "when the profile is empty (--idle) or the target's children did the work.\n"
 	      "\n"
 	      "Exit status: 0 success, 1 partial (some processes or threads could not be\n"
 	      "attached or read), 2 fatal error (nothing written), 64 usage error.\n", f);
@@ -151,7 +166,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 {
 	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT,
 	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL,
-	       OPT_SUBPROCESSES };
+	       OPT_SUBPROCESSES, OPT_KEEP_RUNNING };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -171,10 +186,12 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
 		{ "app", required_argument, NULL, OPT_APP },
 		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "keep-running", no_argument, NULL, OPT_KEEP_RUNNING },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *pid_arg = NULL;
+	bool pid_given = false;
 	long v;
 	int c;
 
@@ -185,12 +202,14 @@ parse_options(int argc, char **argv, struct record_options *o)
 	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
 	opterr = 0;
 	/* '+': options end at the command's name. */
-	while ((c = getopt_long(argc, argv, "+:p:r:d:o:f:e:m:h", longopts, NULL)) != -1) {
+	while ((c = target_getopt("record", argc, argv, "+:p:r:d:o:f:e:m:qh", longopts,
+				  &o->cfg)) != -1) {
 		switch (c) {
 		case 'p':
-			if (pid_arg)
+			if (pid_given)
 				error_msg_and_help("record", "only one PID list may be given");
-			pid_arg = optarg;
+			pid_given = true;
+			pid_list_append_or_die("record", optarg, &o->cfg.pids, &o->cfg.npids);
 			break;
 		case 'r':
 			if (parse_double(optarg, DBL_MIN, MAX_RATE, &o->cfg.rate_hz) < 0)
@@ -280,6 +299,12 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->push.labels = nl;
 			break;
 		}
+		case OPT_KEEP_RUNNING:
+			o->cfg.keep_running = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
 		case 'h':
 			record_usage(stdout);
 			exit(0);
@@ -287,7 +312,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 			option_error_and_help("record", c, argv);
 		}
 	}
-	parse_target_or_help("record", "record", pid_arg, argc, argv, &o->cfg);
+	parse_target_or_help("record", "record", argc, argv, &o->cfg);
+	if (o->cfg.keep_running && !o->cfg.argv)
+		error_msg_and_help("record", "--keep-running goes with -- COMMAND");
 	if (!o->format_given && o->output) {
 		if (ends_with(o->output, ".svg"))
 			o->format = FORMAT_SVG;
@@ -409,21 +436,59 @@ write_checkpoint(const struct record_options *o, struct profiler *p)
 }
 
 /* Sample until the duration, a signal, or the targets' end, with
- * checkpoints when writing to a regular file. */
+ * checkpoints when writing to a regular file and progress lines on a
+ * terminal: profiler_run in slices that end at each. */
 static void
 record_run(const struct record_options *o, const struct out_file *out, struct profiler *p)
 {
-	if (o->output && !out->in_place && o->checkpoint > 0) {
-		for (double t = o->checkpoint; o->duration == 0 || t < o->duration;
-		     t += o->checkpoint) {
-			profiler_run(p, t);
-			/* Ended before t: a signal, or no target left. */
-			if (stop_signal || profiler_stats(p)->elapsed_s < t)
-				return;
-			write_checkpoint(o, p);
+	bool checkpoints = o->output && !out->in_place && o->checkpoint > 0;
+	bool progress = feedback_progress_wanted(&o->cfg);
+	double next_checkpoint = o->checkpoint;
+
+	for (;;) {
+		double until = o->duration;  /* 0: no end */
+		if (checkpoints && (until == 0 || next_checkpoint < until))
+			until = next_checkpoint;
+		if (progress) {
+			double second = floor(profiler_stats(p)->elapsed_s) + 1;
+			if (until == 0 || second < until)
+				until = second;
 		}
+		profiler_run(p, until);
+		/* Ended before until: a signal, or no target left. */
+		if (until == 0 || stop_signal || profiler_stats(p)->elapsed_s < until ||
+		    until == o->duration)
+			return;
+		if (checkpoints && until >= next_checkpoint) {
+			write_checkpoint(o, p);
+			next_checkpoint += o->checkpoint;
+		}
+		if (progress)
+			feedback_progress(p, o->duration);
 	}
-	profiler_run(p, o->duration);
+}
+
+/* The end line: the file written and how to look at it. */
+static void
+report_written(const char *path, enum record_format f)
+{
+	char how[512];
+	switch (f) {
+	case FORMAT_SVG:
+		snprintf(how, sizeof(how), "open it in a browser");
+		break;
+	case FORMAT_SPEEDSCOPE:
+		snprintf(how, sizeof(how), "open it in https://www.speedscope.app");
+		break;
+	case FORMAT_PPROF:
+		snprintf(how, sizeof(how), "go tool pprof -http=: %s", path);
+		break;
+	default:
+		snprintf(how, sizeof(how), "folded stacks: flamegraph.pl %s > flame.svg, "
+			 "or open it in https://www.speedscope.app", path);
+		break;
+	}
+	feedback_wrote(path, how);
 }
 
 int
@@ -444,6 +509,7 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
+	feedback_init(o.quiet);
 	struct profiler *p;
 	r = profiler_start(&o.cfg, &p);
 	if (r < 0) {
@@ -451,16 +517,22 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
+	feedback_start(p, &o.cfg, o.duration);
 	int push_r = 0;
 	if (o.push.url)
 		push_r = push_record(p, &o.cfg, &o.push, o.duration);
 	else
 		record_run(&o, &out, p);
+	feedback_clear();
+	feedback_sampling_ended(p);
 	profiler_stop(p);
+	/* Detached first: every signal reaches the command. */
+	profiler_end_command(p);
 	cleanup_release_before_output();
 
 	int rc = 0;
 	/* --push without -o: the server has it all. */
+	bool wrote_file = o.output && !out.in_place;
 	r = o.push.url && !o.output ? 0 : write_output(out.f, &o, p);
 	if (r == 0)
 		r = out_file_commit(&out);
@@ -471,13 +543,7 @@ cmd_record(int argc, char **argv)
 		rc = EXIT_FATAL;
 	}
 	profiler_print_summary(p, &o.cfg);
-	int st = profiler_command_status(p);
-	if (o.cfg.argv && st != -1) {
-		if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
-			error_msg("%s exited with status %d", o.cfg.argv[0], WEXITSTATUS(st));
-		else if (WIFSIGNALED(st))
-			error_msg("%s was killed by signal %d", o.cfg.argv[0], WTERMSIG(st));
-	}
+	profiler_report_command(p);
 	if (rc == 0 && push_r < 0)
 		rc = EXIT_FATAL;
 	if (rc == 0 && o.cfg.npids > 1 && profiler_attached_count(p) < (size_t)o.cfg.npids)
@@ -489,6 +555,9 @@ cmd_record(int argc, char **argv)
 			  refused, refused == 1 ? "" : "s");
 	if (rc == 0 && (refused || profiler_stats(p)->errors[PROF_ERR_PROCFS]))
 		rc = EXIT_PARTIAL;
+	if (r == 0 && wrote_file)
+		report_written(o.output, o.format);
+	feedback_hints(p, &o.cfg);
 	profiler_free(p);
 	free(o.cfg.pids);
 	free(o.push.labels);

@@ -35,6 +35,7 @@ struct top_options {
 	long iterations;          /* 0: until q */
 	long window;              /* seconds of the rolling window */
 	bool split_threads;       /* --threads */
+	bool quiet;               /* --quiet: no hints */
 };
 
 struct top {
@@ -63,13 +64,18 @@ now_s(void)
 static void
 top_usage(FILE *f)
 {
-	fputs("Usage: stackspy top (-p PID[,PID...] | -- COMMAND [ARG...]) [OPTIONS]\n"
+	fputs("Usage: stackspy top (-p PID[,PID...] | PID... | -- COMMAND [ARG...]) [OPTIONS]\n"
 	      "A live view of the functions where the threads of a process spend their\n"
 	      "time (like perf top), sampled from outside with ptrace.\n"
 	      "\n"
 	      "Target:\n"
 	      "  -p, --pid PID[,PID...]  process(es) to sample\n"
-	      "  -- COMMAND [ARG...]     run COMMAND and sample it (it shares the terminal)\n"
+	      "  PID...                  the same: arguments that start with a digit are PIDs\n"
+	      "                          (comma lists too, any number), options may follow\n"
+	      "  -- COMMAND [ARG...]     run COMMAND and sample it (it shares the terminal);\n"
+	      "                          on q (or a signal) it gets SIGTERM, and SIGKILL 2 s\n"
+	      "                          later if it still runs\n"
+	      "      --keep-running      leave COMMAND running when top ends\n"
 	      "      --subprocesses      also the child processes of the targets, existing and\n"
 	      "                          new, until they exit (the PROCESS column says whose)\n"
 	      "\n"
@@ -84,6 +90,7 @@ top_usage(FILE *f)
 	      "      --iterations N      exit after N refreshes (for scripts and tests)\n"
 	      "      --threads           a row per (thread, function), with a Thread column\n"
 	      "      --window SECONDS    length of the rolling window of the w key (default 10)\n"
+	      "  -q, --quiet             no hints on standard error at the end\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "Columns: %Self (the function was on top of the stack), %Total (it was\n"
@@ -96,8 +103,8 @@ top_usage(FILE *f)
 	      "Home End move, Enter callers and callees (and the full name), ? help.\n"
 	      "\n"
 	      "Standard output must be a terminal.  q, SIGINT or SIGTERM detach from the\n"
-	      "process (it runs on) and restore the terminal.  When the process exits the\n"
-	      "last view stays until q.\n"
+	      "process (it runs on; a COMMAND started here is ended, see above) and\n"
+	      "restore the terminal.  When the process exits the last view stays until q.\n"
 	      "\n"
 	      "Exit status: 0 success, 2 fatal error (no terminal, nothing attached, or top\n"
 	      "not built in), 64 usage error.\n", f);
@@ -107,7 +114,7 @@ static void
 parse_options(int argc, char **argv, struct top_options *o)
 {
 	enum { OPT_THREADS = 256, OPT_IDLE, OPT_DELAY, OPT_ITERATIONS, OPT_WINDOW,
-	       OPT_SUBPROCESSES };
+	       OPT_SUBPROCESSES, OPT_KEEP_RUNNING };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -118,10 +125,12 @@ parse_options(int argc, char **argv, struct top_options *o)
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+		{ "keep-running", no_argument, NULL, OPT_KEEP_RUNNING },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *pid_arg = NULL;
+	bool pid_given = false;
 	int c;
 
 	o->cfg.rate_hz = DEFAULT_RATE;
@@ -131,12 +140,13 @@ parse_options(int argc, char **argv, struct top_options *o)
 	o->delay = 1.0;
 	o->window = TOP_WINDOW_S;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:r:e:h", longopts, NULL)) != -1) {
+	while ((c = target_getopt("top", argc, argv, "+:p:r:e:qh", longopts, &o->cfg)) != -1) {
 		switch (c) {
 		case 'p':
-			if (pid_arg)
+			if (pid_given)
 				error_msg_and_help("top", "only one PID list may be given");
-			pid_arg = optarg;
+			pid_given = true;
+			pid_list_append_or_die("top", optarg, &o->cfg.pids, &o->cfg.npids);
 			break;
 		case 'r':
 			if (parse_double(optarg, 1e-9, MAX_RATE, &o->cfg.rate_hz) < 0)
@@ -171,6 +181,12 @@ parse_options(int argc, char **argv, struct top_options *o)
 		case OPT_SUBPROCESSES:
 			o->cfg.subprocesses = true;
 			break;
+		case OPT_KEEP_RUNNING:
+			o->cfg.keep_running = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
 		case 'h':
 			top_usage(stdout);
 			exit(0);
@@ -178,7 +194,9 @@ parse_options(int argc, char **argv, struct top_options *o)
 			option_error_and_help("top", c, argv);
 		}
 	}
-	parse_target_or_help("top", "watch", pid_arg, argc, argv, &o->cfg);
+	parse_target_or_help("top", "watch", argc, argv, &o->cfg);
+	if (o->cfg.keep_running && !o->cfg.argv)
+		error_msg_and_help("top", "--keep-running goes with -- COMMAND");
 	check_engine_or_help("top", o->cfg.engine);
 }
 
@@ -269,10 +287,8 @@ mark_ended(struct top *t)
 	t->ended = true;
 	profiler_stop(t->p);
 	int st = profiler_command_status(t->p);
-	if (st != -1 && WIFEXITED(st))
-		snprintf(t->ended_why, sizeof(t->ended_why), "exited with status %d", WEXITSTATUS(st));
-	else if (st != -1 && WIFSIGNALED(st))
-		snprintf(t->ended_why, sizeof(t->ended_why), "was killed by signal %d", WTERMSIG(st));
+	if (st != -1)
+		command_status_text(st, t->ended_why, sizeof(t->ended_why));
 	else
 		snprintf(t->ended_why, sizeof(t->ended_why), "exited");
 }
@@ -451,19 +467,27 @@ cmd_top(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 	cleanup_set_terminal(ui_screen_restore_terminal);
+	feedback_init(o.quiet);
+	feedback_sampling_started(t.p);
 	t.start = now_s();
 	t.active_since = t.start;
 
 	run(&t);
 
-	/* Detach, then the terminal, then messages. */
+	/* Detach, then the terminal, then messages; then a command started
+	 * here is ended (SIGTERM), detached so that it gets the signal. */
+	feedback_sampling_ended(t.p);
 	profiler_stop(t.p);
 	ui_screen_close(t.ui);
 	cleanup_set_terminal(NULL);
 	signals_teardown();
+	profiler_end_command(t.p);
 	profiler_print_summary(t.p, &o.cfg);
-	if (t.ended)
+	if (o.cfg.argv)
+		profiler_report_command(t.p);
+	else if (t.ended)
 		error_msg("%s (%d) %s", profiler_comm(t.p), (int)profiler_pid(t.p), t.ended_why);
+	feedback_hints(t.p, &o.cfg);
 	profiler_free(t.p);
 	ui_model_free(t.model);
 	free(o.cfg.pids);

@@ -31,6 +31,7 @@ vprint(const char *prefix, const char *suffix, const char *fmt, va_list ap)
 	char buf[2048];
 	if (terminal_restore)
 		terminal_restore();
+	feedback_clear();
 	int n = snprintf(buf, sizeof(buf), "stackspy: %s", prefix);
 	if (n < 0)
 		return;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collapse/collapse.h"
@@ -241,7 +242,10 @@ launch(struct profiler *p, struct proc_state *ps)
 {
 	int r;
 	bool exec_failed;
-	ps->pt = ptrace_launch(p->cfg.argv, attach_options(p), &r, &exec_failed);
+	unsigned long options = attach_options(p);
+	if (!p->cfg.keep_running)
+		options |= PTRACE_LAUNCH_END_WITH_TRACER;
+	ps->pt = ptrace_launch(p->cfg.argv, options, &r, &exec_failed);
 	if (!ps->pt) {
 		if (exec_failed)
 			perror_msg(r, "cannot run '%s'", p->cfg.argv[0]);
@@ -279,4 +283,59 @@ launch(struct profiler *p, struct proc_state *ps)
 	proc_set_root(p, ps);
 	p->stats.processes_seen++;
 	return 0;
+}
+
+char *
+command_status_text(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "was killed by signal %s%s", signal_name(WTERMSIG(st)),
+			 WCOREDUMP(st) ? " (core dumped)" : "");
+	else
+		snprintf(buf, len, "ended (wait status 0x%x)", (unsigned)st);
+	return buf;
+}
+
+int
+profiler_end_command(struct profiler *p)
+{
+	if (!p->cfg.argv || p->nprocs == 0 || !p->procs[0].pt || p->child_status != -1)
+		return 0;
+	struct proc_state *ps = &p->procs[0];
+	int st;
+	if (ptrace_child_status(ps->pt, &st)) {
+		p->child_status = st;
+		return 0;
+	}
+	if (p->cfg.keep_running)
+		return 0;
+	feedback_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
+		     (int)p->child, COMMAND_GRACE_MS / 1000);
+	bool killed;
+	int r = ptrace_child_end(ps->pt, COMMAND_GRACE_MS, &st, &killed);
+	if (r < 0) {
+		perror_msg(r, "cannot end %s (pid %d)", p->cfg.argv[0], (int)p->child);
+		return 0;
+	}
+	p->child_status = st;
+	if (killed)
+		error_msg("%s (pid %d) did not exit within %d s of SIGTERM: sent SIGKILL",
+			  p->cfg.argv[0], (int)p->child, COMMAND_GRACE_MS / 1000);
+	return r;
+}
+
+void
+profiler_report_command(const struct profiler *p)
+{
+	char how[96];
+	if (!p->cfg.argv || p->child <= 0)
+		return;
+	if (p->child_status != -1)
+		error_msg("%s (pid %d) %s", p->cfg.argv[0], (int)p->child,
+			  command_status_text(p->child_status, how, sizeof(how)));
+	else if (p->cfg.keep_running)
+		error_msg("%s (pid %d) keeps running (--keep-running)", p->cfg.argv[0],
+			  (int)p->child);
 }

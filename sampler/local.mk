@@ -6,6 +6,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/options.c \
 	sampler/error.c \
 	sampler/signals.c \
+	sampler/feedback.c \
 	sampler/cmd-dump.c \
 	sampler/locks.c \
 	sampler/blocked.c \

@@ -36,54 +36,61 @@ parse_double(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-int
-parse_pid_list(const char *s, pid_t **out)
+/* Is s meant as a list of PIDs?  An argument that starts with a digit:
+ * a command rarely does, and "12x" is then a bad PID, not a program. */
+bool
+looks_like_pids(const char *s)
 {
-	int n = 1;
-	for (const char *p = s; *p; p++)
-		n += *p == ',';
-	/* The exit paths detach at most this many targets (error.c). */
-	if (n > MAX_PIDS)
-		return -E2BIG;
-	pid_t *v = calloc((size_t)n, sizeof(*v));
-	if (!v)
-		return -1;
-	char *copy = strdup(s);
-	if (!copy) {
-		free(v);
-		return -1;
-	}
-	int i = 0;
-	char *save = NULL;
-	/* Every element must be a PID: "1,,2" and "1," are errors. */
-	for (char *tok = copy; i < n; tok = NULL) {
-		char *t = strtok_r(tok, ",", &save);
-		long pid;
-		if (!t || parse_long(t, 1, INT_MAX, &pid) < 0) {
-			free(copy);
-			free(v);
-			return -1;
-		}
-		v[i++] = (pid_t)pid;
-	}
-	free(copy);
-	if (s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,")) {
-		free(v);
-		return -1;
-	}
-	*out = v;
-	return n;
+	return *s >= '0' && *s <= '9';
 }
 
 int
-parse_pids_or_die(const char *cmd, const char *arg, pid_t **out)
+pid_list_append(const char *s, pid_t **pids, int *npids)
 {
-	int n = parse_pid_list(arg, out);
-	if (n == -E2BIG)
-		error_msg_and_help(cmd, "too many PIDs in '%s' (at most %d)", arg, MAX_PIDS);
-	if (n < 0)
-		error_msg_and_help(cmd, "invalid PID: '%s'", arg);
-	return n;
+	/* Every element must be a PID: "1,,2", ",1" and "1," are errors. */
+	if (!*s || s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
+		return -EINVAL;
+	int n = 1;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	if (n > INT_MAX - *npids)
+		return -E2BIG;
+	pid_t *v = realloc(*pids, (size_t)(*npids + n) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*pids = v;
+	int k = *npids;
+	for (const char *p = s; *p;) {
+		char tok[32];
+		size_t len = strcspn(p, ",");
+		long pid;
+		if (len >= sizeof(tok))
+			return -EINVAL;
+		memcpy(tok, p, len);
+		tok[len] = '\0';
+		if (parse_long(tok, 1, INT_MAX, &pid) < 0)
+			return -EINVAL;
+		p += len + (p[len] == ',');
+		/* The same process twice is one target (it can be traced
+		 * only once). */
+		bool dup = false;
+		for (int i = 0; i < k && !dup; i++)
+			dup = v[i] == (pid_t)pid;
+		if (!dup)
+			v[k++] = (pid_t)pid;
+	}
+	*npids = k;
+	return 0;
+}
+
+void
+pid_list_append_or_die(const char *cmd, const char *s, pid_t **pids, int *npids)
+{
+	int r = pid_list_append(s, pids, npids);
+	if (r == -ENOMEM)
+		error_msg_and_die("out of memory");
+	if (r < 0)
+		error_msg_and_help(cmd, "invalid PID: '%s'", s);
 }
 
 void
@@ -104,18 +111,36 @@ check_engine_or_help(const char *cmd, enum unwind_engine e)
 				   unwind_engine_name(e), unwind_engine_unavailable_reason(e));
 }
 
+int
+target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+	      const struct option *longopts, struct profiler_config *cfg)
+{
+	for (;;) {
+		int before = optind;
+		int c = getopt_long(argc, argv, optstring, longopts, NULL);
+		if (c != -1)
+			return c;
+		/* getopt steps over a "--" that ends the options, and stops
+		 * without a step at any other argument. */
+		bool dashdash = optind == before + 1 && strcmp(argv[before], "--") == 0;
+		if (dashdash || optind >= argc || !looks_like_pids(argv[optind]))
+			return -1;
+		/* PIDs as arguments (stackspy record $(pidof nginx) -d 5):
+		 * options may follow them. */
+		pid_list_append_or_die(cmd, argv[optind++], &cfg->pids, &cfg->npids);
+	}
+}
+
 void
-parse_target_or_help(const char *cmd, const char *what, const char *pid_arg,
-		     int argc, char **argv, struct profiler_config *cfg)
+parse_target_or_help(const char *cmd, const char *what, int argc, char **argv,
+		     struct profiler_config *cfg)
 {
 	if (optind < argc) {
-		if (pid_arg)
+		if (cfg->npids)
 			error_msg_and_help(cmd, "give either -p PID or -- COMMAND, not both");
 		/* getopt stops at "--" or at the first non-option. */
 		cfg->argv = argv + optind;
 	}
-	if (!pid_arg && !cfg->argv)
+	if (!cfg->npids && !cfg->argv)
 		error_msg_and_help(cmd, "nothing to %s: give -p PID or -- COMMAND", what);
-	if (pid_arg)
-		cfg->npids = parse_pids_or_die(cmd, pid_arg, &cfg->pids);
 }

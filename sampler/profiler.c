@@ -215,3 +215,33 @@ profiler_set_hook(struct profiler *p, profiler_hook fn, void *arg)
 	p->hook = fn;
 	p->hook_arg = arg;
 }
+
+size_t
+profiler_process_count(const struct profiler *p)
+{
+	return p->nprocs;
+}
+
+pid_t
+profiler_process_pid(const struct profiler *p, size_t i)
+{
+	return p->procs[i].pid;
+}
+
+const char *
+profiler_process_comm(const struct profiler *p, size_t i)
+{
+	return p->procs[i].comm;
+}
+
+size_t
+profiler_thread_count(const struct profiler *p)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		const struct ptrace_target *t = p->procs[i].pt;
+		for (size_t j = 0; t && !p->procs[i].exited && j < t->nthreads; j++)
+			n += t->threads[j].state != TRACEE_GONE;
+	}
+	return n;
+}

@@ -60,18 +60,54 @@ void signals_install(void);
 bool signals_job_stop(void);
 /* After cleanup: die of the same signal, as an interrupted program should. */
 void signals_reraise(void) __attribute__((noreturn));
+/* "SIGTERM", "SIGRTMIN+3", "signal 99": a static string (not reentrant
+ * for the last two). */
+const char *signal_name(int sig);
+
+/* ---- feedback.c: lines for a person at a terminal --------------------------- */
+
+struct profiler;
+struct profiler_config;
+
+/* On when standard error is a terminal and not quiet (--quiet). */
+void feedback_init(bool quiet);
+bool feedback_on(void);
+/* "stackspy: <msg>" on standard error, when on. */
+void feedback_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
+/* After profiler_start: the start line (what is sampled, how many
+ * processes and threads, the rate, how to stop: Ctrl-C, or after duration
+ * seconds), and the CPU times the busy-children hint starts from. */
+void feedback_start(struct profiler *p, const struct profiler_config *cfg, double duration);
+/* The same without the line (top: the screen says it). */
+void feedback_sampling_started(struct profiler *p);
+/* Will progress lines be shown?  Not when a command started here shares
+ * the terminal (its lines would cut ours). */
+bool feedback_progress_wanted(const struct profiler_config *cfg);
+/* The progress line (elapsed, samples, achieved rate, errors), rewritten
+ * in place: call it about once a second. */
+void feedback_progress(struct profiler *p, double duration);
+/* Erase the progress line if one is shown (every message does first). */
+void feedback_clear(void);
+/* "wrote FILE (how_to_open)". */
+void feedback_wrote(const char *path, const char *how_to_open);
+/* When sampling ends, before a command started here is ended: the CPU time
+ * the targets' children used meanwhile. */
+void feedback_sampling_ended(struct profiler *p);
+/* After the summary: hints where the result is empty (nothing on-CPU:
+ * --idle) or odd (the children did the work: --subprocesses). */
+void feedback_hints(struct profiler *p, const struct profiler_config *cfg);
 
 /* ---- options shared by the commands ----------------------------------------- */
 
-/* At most this many processes at once (-p A,B,...). */
-#define MAX_PIDS 64
-
-/* Parse "123" or "1,2,3" (at most MAX_PIDS) into a malloc'd array.
- * Returns the count, -E2BIG (too many) or -1. */
-int parse_pid_list(const char *s, pid_t **out);
-/* The same for command cmd's option: exits with a usage error on bad
- * input, so the count is always positive. */
-int parse_pids_or_die(const char *cmd, const char *arg, pid_t **out);
+/* Append the PIDs of s ("123" or "1,2,3"; no limit) to the malloc'd
+ * array *pids of *npids, leaving out those already there.  Returns 0,
+ * -EINVAL (not a PID list), -ENOMEM or -E2BIG. */
+int pid_list_append(const char *s, pid_t **pids, int *npids);
+/* The same for command cmd: a usage error (exit 64, "invalid PID: 's'")
+ * on bad input. */
+void pid_list_append_or_die(const char *cmd, const char *s, pid_t **pids, int *npids);
+/* Is a non-option argument meant as PIDs (it starts with a digit)? */
+bool looks_like_pids(const char *s);
 /* Parse a decimal in [min, max].  Returns 0 or -1. */
 int parse_long(const char *s, long min, long max, long *out);
 /* Parse a floating-point number in [min, max] (DBL_MIN as min: above 0;
@@ -97,6 +133,8 @@ struct profiler_config {
 	bool subprocesses;        /* --subprocesses: the targets' child
 				     processes too, existing and new, each
 				     with its comm-PID root */
+	bool keep_running;        /* launch mode: the command outlives the
+				     recording (profiler_end_command) */
 };
 
 /* Why a thread-sample failed, for the summary. */
@@ -190,12 +228,36 @@ struct collapse *profiler_stacks(const struct profiler *p);
 const struct profiler_stats *profiler_stats(struct profiler *p);
 /* Launch mode: the command's wait status once it exited, else -1. */
 int profiler_command_status(const struct profiler *p);
+
+/* How long a command started here has to exit after SIGTERM at the end
+ * of its recording, before SIGKILL. */
+#define COMMAND_GRACE_MS 2000
+
+/* Launch mode, after profiler_stop: a command that still runs is ended
+ * (SIGTERM, SIGKILL after COMMAND_GRACE_MS; ptrace_child_end) and its
+ * status noted, unless cfg->keep_running; what happens is said on stderr.
+ * Nothing in attach mode, or when the command has exited.  Returns 1 when
+ * it ended the command, 0 otherwise. */
+int profiler_end_command(struct profiler *p);
+/* Launch mode: "stackspy: CMD (pid N) exited with status 0" (or "was
+ * killed by signal SIGTERM", or "keeps running (--keep-running)"). */
+void profiler_report_command(const struct profiler *p);
+/* "exited with status 3", "was killed by signal SIGTERM" for wait status
+ * st, into buf; returns buf. */
+char *command_status_text(int st, char *buf, size_t len);
 /* How many of the processes asked for were attached. */
 size_t profiler_attached_count(const struct profiler *p);
 /* PID of the first process (launch mode: the command's), for titles. */
 pid_t profiler_pid(const struct profiler *p);
 /* Comm of the first process (for titles). */
 const char *profiler_comm(const struct profiler *p);
+/* The processes asked for (attached or not), and process i's pid and comm
+ * ("" before it was attached). */
+size_t profiler_process_count(const struct profiler *p);
+pid_t profiler_process_pid(const struct profiler *p, size_t i);
+const char *profiler_process_comm(const struct profiler *p, size_t i);
+/* Threads traced now, in every process. */
+size_t profiler_thread_count(const struct profiler *p);
 
 /* Called for every sample added (top's model uses it): thread tid of
  * process pid, its name (comm) as of this sample, and the frames, root
@@ -255,10 +317,19 @@ void profiler_print_summary(struct profiler *p, const struct profiler_config *cf
 void option_error_and_help(const char *cmd, int c, char **argv) __attribute__((noreturn));
 /* A usage error unless engine e can be used here. */
 void check_engine_or_help(const char *cmd, enum unwind_engine e);
-/* record and top: -p PID[,PID...] or -- COMMAND (argv[optind..]), exactly
- * one of them, into cfg; `what` completes "nothing to ..." when neither. */
-void parse_target_or_help(const char *cmd, const char *what, const char *pid_arg,
-			  int argc, char **argv, struct profiler_config *cfg);
+/* getopt_long for record and top, whose targets are PIDs (-p lists, and
+ * arguments that look like PIDs, which options may follow) or a command
+ * (after "--", or from the first argument that is neither an option nor
+ * PIDs).  PID arguments are appended to cfg->pids (bad ones: usage
+ * error).  Returns the option, or -1 with optind at the command (or
+ * argc). */
+struct option;
+int target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+		  const struct option *longopts, struct profiler_config *cfg);
+/* After target_getopt: argv[optind..] is the command; exactly one of PIDs
+ * and a command, else a usage error; `what` completes "nothing to ...". */
+void parse_target_or_help(const char *cmd, const char *what, int argc, char **argv,
+			  struct profiler_config *cfg);
 
 /* ---- commands -------------------------------------------------------------------- */
 
