@@ -76,7 +76,8 @@ dump_usage(FILE *f)
 	      "                          share it and which, most common first\n"
 	      "      --consistent        keep every thread stopped until all are copied\n"
 	      "                          (one instant, as gdb; each thread is then stopped\n"
-	      "                          for the whole sampling, not only for its copy)\n"
+	      "                          for the whole sampling; default: only until its\n"
+	      "                          own copy, eight threads at a time)\n"
 	      "      --no-debuginfod     do not fetch missing debug files from the servers\n"
 	      "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
 	      "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
@@ -310,38 +311,66 @@ read_kernel_stack(pid_t pid, struct dump_thread *d)
 	}
 }
 
-/* Sample threads[0, n) in one batch (ptrace_sample_many: threads that
- * cannot stop cost the timeout once, not once each), moving each snapshot
- * into snaps[slot[k]] and its outcome into p->threads[slot[k]].  A thread
- * that exited since the scan gets tid 0: not an error, not shown. */
+/* Threads per ptrace_sample_many batch, interrupted together (stagger 0):
+ * each one's wait for its stop overlaps the copies of the others, which
+ * makes a dump of many threads about twice as fast as one thread after
+ * the other (bench/dump-parked.sh); a thread's pause grows by at most the
+ * copies of the others of its batch (a few tens of microseconds each).
+ * Small, so that pause stays short; a thread that cannot stop costs the
+ * timeout of its batch only. */
+#define DUMP_BATCH 8
+
+/* A batch's stack buffers (a full window each), reused from one batch to
+ * the next: only the bytes a copy got are kept per thread, so that a
+ * dump of 10,000 threads holds only what it needs until the unwind, and
+ * the buffers are faulted in once. */
+struct dump_batch {
+	struct stack_snapshot outs[DUMP_BATCH];
+	int results[DUMP_BATCH];
+	struct tracee *threads[DUMP_BATCH];
+	size_t slot[DUMP_BATCH];
+	size_t n;
+};
+
+/* Move what batch buffer src copied into dst (exactly sized). */
 static void
-sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee **threads,
-	     const size_t *slot, size_t n, struct dump_process *p,
-	     struct stack_snapshot *snaps, bool consistent)
+snapshot_keep(struct stack_snapshot *dst, const struct stack_snapshot *src)
 {
-	struct stack_snapshot *outs = calloc(n, sizeof(*outs));
-	int *results = calloc(n, sizeof(*results));
-	if (!outs || !results)
+	*dst = *src;
+	dst->stack_cap = src->stack_len ? src->stack_len : 1;
+	if (!(dst->stack = malloc(dst->stack_cap)))
 		error_msg_and_die("out of memory");
+	memcpy(dst->stack, src->stack, src->stack_len);
+}
+
+/* Sample the threads of b together (ptrace_sample_many: threads that
+ * cannot stop cost the timeout once, not once each), moving each snapshot
+ * into snaps[b->slot[k]] and its outcome into p->threads[b->slot[k]].  A
+ * thread that exited since the scan gets tid 0: not an error, not shown. */
+static void
+sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_batch *b,
+	     struct dump_process *p, struct stack_snapshot *snaps, bool consistent)
+{
 	const struct sample_opts so = {
 		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
 		.timeout_us = STOP_TIMEOUT_MS * 1000,
-		.stagger_us = 1000,
+		.stagger_us = 0,
 		/* The default: each thread stopped only for its own copy
-		 * (blocked threads do not move anyway; a running program is
-		 * not held still for the whole dump).  --consistent: all
-		 * stay stopped until the detach, as with gdb. */
+		 * and those of its batch (blocked threads do not move
+		 * anyway; a running program is not held still for the whole
+		 * dump).  --consistent: all stay stopped until the detach,
+		 * as with gdb. */
 		.flags = consistent ? PTRACE_SAMPLE_HOLD : PTRACE_SAMPLE_DETACH,
 	};
-	int r = ptrace_sample_many(pt, threads, n, &so, outs, results);
-	for (size_t k = 0; k < n; k++) {
-		struct dump_thread *d = &p->threads[slot[k]];
-		int e = r < 0 ? r : results[k];
-		d->pause_us = (double)outs[k].pause_ns / 1000.0;
+	int r = ptrace_sample_many(pt, b->threads, b->n, &so, b->outs, b->results);
+	for (size_t k = 0; k < b->n; k++) {
+		struct dump_thread *d = &p->threads[b->slot[k]];
+		struct stack_snapshot *s = &snaps[b->slot[k]];
+		int e = r < 0 ? r : b->results[k];
+		d->pause_us = (double)b->outs[k].pause_ns / 1000.0;
 		if (e == -ESRCH) {
-			stack_snapshot_release(&outs[k]);
 			d->tid = 0;
 			continue;
 		}
@@ -351,20 +380,14 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 			d->error = strerror(-e);
 		else
 			d->sampled = true;
-		snapshot_shrink(&outs[k]);
-		snaps[slot[k]] = outs[k];
+		snapshot_keep(s, &b->outs[k]);
 		/* It is blocked where it cannot stop (it went into D after
 		 * the scan): read it as it is. */
 		if (e == -ETIMEDOUT)
-			sample_blocked(pt->pid, ut, d, &snaps[slot[k]]);
+			sample_blocked(pt->pid, ut, d, s);
 	}
-	free(outs);
-	free(results);
+	b->n = 0;
 }
-
-/* Threads per ptrace_sample_many batch: bounds the stack buffers allocated
- * at once (64 KiB each) and how long a stop signal waits. */
-#define DUMP_BATCH 256
 
 /* Attach, read the memory map, sample the chosen threads, detach.  Fills
  * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
@@ -400,15 +423,13 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 
 	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
 	struct stack_snapshot *snaps = calloc(pt->nthreads, sizeof(*snaps));
-	struct tracee **batch = calloc(DUMP_BATCH, sizeof(*batch));
-	size_t *slot = calloc(DUMP_BATCH, sizeof(*slot));
-	if (!p->threads || !snaps || !batch || !slot)
+	struct dump_batch *b = calloc(1, sizeof(*b));
+	if (!p->threads || !snaps || !b)
 		error_msg_and_die("out of memory");
 	size_t i = 0;
 	uint64_t hold_start = monotonic_ns();
 	while (i < pt->nthreads && !stop_signal) {
-		size_t n = 0;
-		for (; i < pt->nthreads && n < DUMP_BATCH; i++) {
+		for (; i < pt->nthreads && b->n < DUMP_BATCH; i++) {
 			struct tracee *th = &pt->threads[i];
 			if (o->tid && th->tid != o->tid)
 				continue;
@@ -419,13 +440,13 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			if (th->proc_state == 'D' && th->state == TRACEE_GONE)
 				sample_blocked(pid, ut, d, &snaps[p->nthreads]);
 			else if (th->proc_state != 'Z' && th->proc_state != 'X') {
-				batch[n] = th;
-				slot[n++] = p->nthreads;
+				b->threads[b->n] = th;
+				b->slot[b->n++] = p->nthreads;
 			}
 			p->nthreads++;
 		}
-		if (n) {
-			sample_batch(pt, ut, batch, slot, n, p, snaps, o->consistent);
+		if (b->n) {
+			sample_batch(pt, ut, b, p, snaps, o->consistent);
 			ptrace_target_poll(pt);
 		}
 	}
@@ -438,8 +459,9 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			if (p->threads[k].sampled && !p->threads[k].unstopped)
 				p->threads[k].pause_us = held_us;
 	}
-	free(batch);
-	free(slot);
+	for (size_t k = 0; k < DUMP_BATCH; k++)
+		stack_snapshot_release(&b->outs[k]);
+	free(b);
 	/* Drop the threads that exited under us. */
 	size_t kept = 0;
 	for (size_t k = 0; k < p->nthreads; k++) {
