@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +391,132 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 	b->n = 0;
 }
 
+/* The unwind of the threads sampled so far runs in a second thread while
+ * the next ones are sampled: the sampling mostly waits for threads to
+ * stop, and unwinding is a third of a dump's time (bench/dump-parked.sh).
+ * It has its own unwind target (nothing in unwind/ is shared between
+ * targets but the SIGBUS guards of mapped files, which only it uses
+ * meanwhile: the sampling only asks its own target for stack ends), and
+ * makes no ptrace call (DESIGN.md: all come from one thread). */
+struct dump_unwinder {
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	const struct dump_options *o;
+	struct dump_process *p;
+	struct stack_snapshot *snaps;
+	pid_t pid;                /* whose memory map to read */
+	struct unwind_target *ut; /* its own; NULL if it could not be read */
+	size_t ready;             /* p->threads[0, ready) are sampled */
+	bool done;                /* no more will come */
+	size_t unwound;           /* p->threads[0, unwound) were its to unwind
+				     (those it did not, out of memory or
+				     interrupted, the main thread does) */
+};
+
+/* The system call a stopped thread was blocked in, from its registers
+ * (the locks need the futex address: x86-64 only for now, where %rdi
+ * keeps the first argument across the stop). */
+static void
+thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
+{
+	const struct arch *a = arch_host();
+	struct arch_syscall sc;
+	struct arch_regs regs;
+	if (d->unstopped || !a || a != &arch_x86_64 ||
+	    arch_pr_syscall(a, s->regs, s->regs_len, &sc) < 0 || !sc.in_syscall ||
+	    arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
+		return;
+	d->in_syscall = true;
+	d->syscall_nr = sc.nr;
+	d->syscall_arg0 = regs.r[5];
+}
+
+/* Unwind thread d once.  Returns false when out of memory (the unwinder
+ * leaves it to the main thread, which may exit: only it detaches). */
+static bool
+unwind_thread(const struct dump_options *o, struct unwind_target *ut,
+	      struct dump_thread *d, const struct stack_snapshot *s)
+{
+	if (!d->sampled || !d->tid || d->frames)
+		return true;
+	d->frames = calloc((size_t)o->max_depth, sizeof(*d->frames));
+	if (!d->frames)
+		return false;
+	d->nframes = unwind_walk(ut, o->engine, s, d->frames, o->max_depth, &d->stop);
+	thread_syscall(d, s);
+	return true;
+}
+
+static void *
+unwinder_main(void *arg)
+{
+	struct dump_unwinder *u = arg;
+	int r;
+	u->ut = unwind_target_open(u->pid, &r);
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		while (u->unwound == u->ready && !u->done)
+			pthread_cond_wait(&u->more, &u->lock);
+		size_t from = u->unwound, to = u->ready;
+		if (from == to || !u->ut)
+			break;
+		pthread_mutex_unlock(&u->lock);
+		for (size_t k = from; k < to && !stop_signal; k++)
+			if (!unwind_thread(u->o, u->ut, &u->p->threads[k], &u->snaps[k]))
+				break;
+		pthread_mutex_lock(&u->lock);
+		u->unwound = to;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+static void
+unwinder_start(struct dump_unwinder *u)
+{
+	sigset_t all, old;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->more, NULL);
+	/* Signals are the main thread's (sampler/signals.c); faults are
+	 * delivered to the faulting thread whatever its mask. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	u->running = pthread_create(&u->thread, NULL, unwinder_main, u) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* p->threads[0, n) are sampled. */
+static void
+unwinder_feed(struct dump_unwinder *u, size_t n)
+{
+	if (!u->running)
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->ready = n;
+	pthread_cond_signal(&u->more);
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Wait for it; returns its target (NULL: none), and the threads it did
+ * not unwind are left for the caller. */
+static struct unwind_target *
+unwinder_finish(struct dump_unwinder *u)
+{
+	if (!u->running)
+		return NULL;
+	pthread_mutex_lock(&u->lock);
+	u->done = true;
+	pthread_cond_signal(&u->more);
+	pthread_mutex_unlock(&u->lock);
+	pthread_join(u->thread, NULL);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->more);
+	u->running = false;
+	return u->ut;
+}
+
 /* Attach, read the memory map, sample the chosen threads, detach.  Fills
  * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
  * (nothing sampled, already reported). */
@@ -406,13 +534,14 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	/* The map and the vdso copy need no thread stopped.  After the
 	 * attach, so that a refusal is explained by the attach's EPERM
 	 * rather than by /proc's EACCES. */
+	pid_t ut_pid = pid;
 	struct unwind_target *ut = unwind_target_open(pid, &r);
 	/* A leader that called pthread_exit is a zombie whose /proc/PID/maps
 	 * reads as ESRCH; any live thread shows the same address space. */
 	for (size_t i = 0; !ut && r == -ESRCH && i < pt->nthreads; i++) {
 		const struct tracee *th = &pt->threads[i];
 		if (th->tid != pid && th->proc_state != 'Z' && th->proc_state != 'X')
-			ut = unwind_target_open(th->tid, &r);
+			ut = unwind_target_open(ut_pid = th->tid, &r);
 	}
 	if (!ut) {
 		ptrace_target_release(pt);
@@ -426,6 +555,10 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	struct dump_batch *b = calloc(1, sizeof(*b));
 	if (!p->threads || !snaps || !b)
 		error_msg_and_die("out of memory");
+	struct dump_unwinder u = { .o = o, .p = p, .snaps = snaps, .pid = ut_pid };
+	/* One batch leaves nothing to overlap. */
+	if (pt->nthreads > DUMP_BATCH)
+		unwinder_start(&u);
 	size_t i = 0;
 	uint64_t hold_start = monotonic_ns();
 	while (i < pt->nthreads && !stop_signal) {
@@ -449,6 +582,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			sample_batch(pt, ut, b, p, snaps, o->consistent);
 			ptrace_target_poll(pt);
 		}
+		unwinder_feed(&u, p->nthreads);
 	}
 	ptrace_target_release(pt);
 	if (o->consistent) {
@@ -462,6 +596,12 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	for (size_t k = 0; k < DUMP_BATCH; k++)
 		stack_snapshot_release(&b->outs[k]);
 	free(b);
+	/* Its target has the images its unwinding opened: the one kept. */
+	struct unwind_target *uut = unwinder_finish(&u);
+	if (uut) {
+		unwind_target_free(ut);
+		*ut_out = ut = uut;
+	}
 	/* Drop the threads that exited under us. */
 	size_t kept = 0;
 	for (size_t k = 0; k < p->nthreads; k++) {
@@ -492,24 +632,6 @@ json_array_next(const struct dump_options *o)
 {
 	if (o->format == OUTPUT_JSON && o->npids > 1)
 		fputs(json_objects++ ? "," : "[", stdout);
-}
-
-/* The system call a stopped thread was blocked in, from its registers
- * (the locks need the futex address: x86-64 only for now, where %rdi
- * keeps the first argument across the stop). */
-static void
-thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
-{
-	const struct arch *a = arch_host();
-	struct arch_syscall sc;
-	struct arch_regs regs;
-	if (d->unstopped || !a || a != &arch_x86_64 ||
-	    arch_pr_syscall(a, s->regs, s->regs_len, &sc) < 0 || !sc.in_syscall ||
-	    arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
-		return;
-	d->in_syscall = true;
-	d->syscall_nr = sc.nr;
-	d->syscall_arg0 = regs.r[5];
 }
 
 static int
@@ -570,13 +692,9 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 		struct dump_thread *d = &p.threads[i];
 		if (d->error)
 			*partial = true;
-		if (!d->sampled)
-			continue;
-		d->frames = calloc((size_t)o->max_depth, sizeof(*d->frames));
-		if (!d->frames)
+		/* Those the unwinder did not get to (or all, without it). */
+		if (!unwind_thread(o, ut, d, &snaps[i]))
 			error_msg_and_die("out of memory");
-		d->nframes = unwind_walk(ut, o->engine, &snaps[i], d->frames, o->max_depth, &d->stop);
-		thread_syscall(d, &snaps[i]);
 	}
 	if (r == 0)
 		dump_find_locks(&p, ut);
