@@ -602,10 +602,17 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	}
 	ptrace_hold_realtime(false);
 	ptrace_target_release(pt);
+	uint64_t held_ns = monotonic_ns() - hold_start;
+	/* Its target has the images its unwinding opened: the one kept. */
+	struct unwind_target *uut = unwinder_finish(&u);
+	if (uut) {
+		unwind_target_free(ut);
+		*ut_out = ut = uut;
+	}
 	if (o->consistent) {
 		/* Every stopped thread was held until now: its pause is
 		 * (at most) the whole sampling. */
-		double held_us = (double)(monotonic_ns() - hold_start) / 1000.0;
+		double held_us = (double)held_ns / 1000.0;
 		for (size_t k = 0; k < p->nthreads; k++)
 			if (p->threads[k].sampled && !p->threads[k].unstopped)
 				p->threads[k].pause_us = held_us;
@@ -613,12 +620,6 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	for (size_t k = 0; k < DUMP_BATCH; k++)
 		stack_snapshot_release(&b->outs[k]);
 	free(b);
-	/* Its target has the images its unwinding opened: the one kept. */
-	struct unwind_target *uut = unwinder_finish(&u);
-	if (uut) {
-		unwind_target_free(ut);
-		*ut_out = ut = uut;
-	}
 	/* Drop the threads that exited under us. */
 	size_t kept = 0;
 	for (size_t k = 0; k < p->nthreads; k++) {
