@@ -1,8 +1,11 @@
 /* sampler/cmd-dump.c - `stackspy dump`: one-shot stacks of every thread.
  *
- * All threads are sampled first (each stopped only for its registers and
- * stack copy), the process is detached, and only then is anything unwound,
- * symbolized or printed: the target is free before the slow part starts.
+ * All threads are sampled first (each stopped only until its registers
+ * and stack are copied, eight at a time), the process is detached, and only
+ * then is anything symbolized or printed: the target is free before the
+ * slow part starts.  The copies are unwound by a second thread while the
+ * next threads are sampled (struct dump_unwinder): that needs no thread
+ * stopped either.
  */
 #include "config.h"
 
