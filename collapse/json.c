@@ -22,10 +22,20 @@ void collapse_json_string(FILE *out, const char *s)
 	for (size_t i = 0; i < len;) {
 		size_t k = collapse_utf8_char(p + i, len - i);
 
-		if (k) {
-			if (p[i] == '"' || p[i] == '\\')
-				putc('\\', out);
-			fwrite(p + i, 1, k, out);
+		if (k && p[i] != '"' && p[i] != '\\') {
+			/* A run of characters that need no escape, in one
+			 * call: one fwrite per character was ~6% of the CPU
+			 * time of a 1000-thread dump (perf: _IO_fwrite). */
+			size_t run = i;
+
+			do
+				i += k;
+			while (i < len && p[i] != '"' && p[i] != '\\' &&
+			       (k = collapse_utf8_char(p + i, len - i)) != 0);
+			fwrite(p + run, 1, i - run, out);
+		} else if (k) {
+			putc('\\', out);
+			putc(p[i], out);
 			i += k;
 		} else if (p[i] < 0x20 || p[i] == 0x7f) {
 			/* C0 controls and DEL */

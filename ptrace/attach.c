@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,16 +454,17 @@ seize_options(unsigned long options)
 	return o;
 }
 
-/* Seize one thread.  Returns 1 if added, 0 if it was gone or a zombie,
- * negative errno on failure. */
+/* Seize one thread; taskfd: /proc/PID/task open, or -1.  Returns 1 if
+ * added, 0 if it was gone or a zombie, negative errno on failure. */
 static int
-seize_thread(struct ptrace_target *t, pid_t tid)
+seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 {
 	char state = '?';
 	char name[64] = "";
 	/* State and name before we touch it: afterwards every thread looks
 	 * traced. */
-	if (ptrace_thread_info(t->pid, tid, &state, name, sizeof(name)) < 0)
+	if ((taskfd >= 0 ? procfs_thread_info_at(taskfd, tid, &state, name, sizeof(name))
+			 : ptrace_thread_info(t->pid, tid, &state, name, sizeof(name))) < 0)
 		return 0;
 	struct tracee *th = target_add(t, tid);
 	if (!th)
@@ -544,6 +546,9 @@ int
 ptrace_target_rescan(struct ptrace_target *t)
 {
 	int added = 0;
+	/* Opened at the first new thread: a rescan that finds none (a
+	 * record's, every tick) costs no more system calls. */
+	int taskfd = -1;
 	if (t->gone)
 		return -ESRCH;
 	/* Threads can be created while we scan: repeat until a pass finds
@@ -555,27 +560,37 @@ ptrace_target_rescan(struct ptrace_target *t)
 		int sr = proc_start_time(t->pid, &st);
 		if (sr == -ESRCH || (sr == 0 && t->start_time && st != t->start_time)) {
 			target_mark_gone(t);
-			return -ESRCH;
+			added = -ESRCH;
+			break;
 		}
-		if (sr < 0)
-			return sr;
+		if (sr < 0) {
+			added = sr;
+			break;
+		}
 		pid_t *tids = NULL;
 		int n = procfs_list_tasks(t->pid, &tids);
-		if (n == -ESRCH) {
+		if (n == -ESRCH)
 			target_mark_gone(t);
-			return n;
+		if (n < 0) {
+			added = n;
+			break;
 		}
-		if (n < 0)
-			return n;
 		int new_here = 0;
 		size_t sorted = t->nthreads;
 		for (int i = 0; i < n; i++) {
 			if (target_has(t, sorted, tids[i]))
 				continue;
+			if (taskfd < 0) {
+				char path[64];
+				snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+				taskfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			}
 			int r = follow_take_loose(t->pid, tids[i]) ? adopt_thread(t, tids[i]) :
-				seize_thread(t, tids[i]);
+				seize_thread(t, tids[i], taskfd);
 			if (r < 0 && tids[i] == t->pid && t->nthreads == 0) {
 				free(tids);
+				if (taskfd >= 0)
+					close(taskfd);
 				return r;
 			}
 			if (r > 0) {
@@ -589,6 +604,8 @@ ptrace_target_rescan(struct ptrace_target *t)
 		if (new_here == 0)
 			break;
 	}
+	if (taskfd >= 0)
+		close(taskfd);
 	return added;
 }
 
@@ -629,7 +646,7 @@ ptrace_target_attach(pid_t pid, unsigned long options, int *err)
 	}
 	proc_start_time(pid, &t->start_time);
 	/* The leader first: its failure (EPERM) is the process's failure. */
-	r = seize_thread(t, pid);
+	r = seize_thread(t, pid, -1);
 	if (r >= 0)
 		r = ptrace_target_rescan(t);
 	if (r >= 0 && t->nthreads == 0)
@@ -670,7 +687,7 @@ ptrace_target_reattach(struct ptrace_target *t)
 	t->detached = false;
 	t->exec_seen = false;
 	held_update();
-	r = seize_thread(t, t->pid);
+	r = seize_thread(t, t->pid, -1);
 	if (r >= 0 && t->nthreads > 1)
 		qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_tracee);
 	if (r >= 0)

@@ -105,14 +105,10 @@ procfs_list_tasks(pid_t pid, pid_t **out)
 	return (int)n;
 }
 
-int
-ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen)
+/* Parse "tid (comm) S ..." from buf. */
+static int
+parse_stat(char *buf, char *state, char *name, size_t namelen)
 {
-	char path[96], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	ssize_t r = procfs_read(path, buf, sizeof(buf));
-	if (r < 0)
-		return (int)r;
 	/* "tid (comm) S ...": comm may hold spaces and parentheses, so the
 	 * state follows the last ')'. */
 	char *open_paren = strchr(buf, '(');
@@ -129,6 +125,38 @@ ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen
 		name[l] = '\0';
 	}
 	return 0;
+}
+
+int
+ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen)
+{
+	char path[96], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	if (r < 0)
+		return (int)r;
+	return parse_stat(buf, state, name, namelen);
+}
+
+int
+procfs_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t namelen)
+{
+	char rel[32], buf[1024];
+	snprintf(rel, sizeof(rel), "%d/stat", (int)tid);
+	int fd = openat(taskfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* One record, which the kernel hands out whole to a read big
+	 * enough: no second read for the end of file. */
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR)
+		;
+	int e = errno;
+	close(fd);
+	if (r < 0)
+		return -e;
+	buf[r] = '\0';
+	return parse_stat(buf, state, name, namelen);
 }
 
 int

@@ -1,14 +1,19 @@
 /* sampler/cmd-dump.c - `stackspy dump`: one-shot stacks of every thread.
  *
- * All threads are sampled first (each stopped only for its registers and
- * stack copy), the process is detached, and only then is anything unwound,
- * symbolized or printed: the target is free before the slow part starts.
+ * All threads are sampled first (each stopped only until its registers
+ * and stack are copied, eight at a time), the process is detached, and only
+ * then is anything symbolized or printed: the target is free before the
+ * slow part starts.  The copies are unwound by a second thread while the
+ * next threads are sampled (struct dump_unwinder): that needs no thread
+ * stopped either.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +82,8 @@ dump_usage(FILE *f)
 	      "                          share it and which, most common first\n"
 	      "      --consistent        keep every thread stopped until all are copied\n"
 	      "                          (one instant, as gdb; each thread is then stopped\n"
-	      "                          for the whole sampling, not only for its copy)\n"
+	      "                          for the whole sampling; default: only until its\n"
+	      "                          own copy, eight threads at a time)\n"
 	      "      --no-debuginfod     do not fetch missing debug files from the servers\n"
 	      "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
 	      "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
@@ -307,38 +313,66 @@ read_kernel_stack(pid_t pid, struct dump_thread *d)
 	}
 }
 
-/* Sample threads[0, n) in one batch (ptrace_sample_many: threads that
- * cannot stop cost the timeout once, not once each), moving each snapshot
- * into snaps[slot[k]] and its outcome into p->threads[slot[k]].  A thread
- * that exited since the scan gets tid 0: not an error, not shown. */
+/* Threads per ptrace_sample_many batch, interrupted together (stagger 0):
+ * each one's wait for its stop overlaps the copies of the others, which
+ * makes a dump of many threads about twice as fast as one thread after
+ * the other (bench/dump-parked.sh); a thread's pause grows by at most the
+ * copies of the others of its batch (a few tens of microseconds each).
+ * Small, so that pause stays short; a thread that cannot stop costs the
+ * timeout of its batch only. */
+#define DUMP_BATCH 8
+
+/* A batch's stack buffers (a full window each), reused from one batch to
+ * the next: only the bytes a copy got are kept per thread, so that a
+ * dump of 10,000 threads holds only what it needs until the unwind, and
+ * the buffers are faulted in once. */
+struct dump_batch {
+	struct stack_snapshot outs[DUMP_BATCH];
+	int results[DUMP_BATCH];
+	struct tracee *threads[DUMP_BATCH];
+	size_t slot[DUMP_BATCH];
+	size_t n;
+};
+
+/* Move what batch buffer src copied into dst (exactly sized). */
 static void
-sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee **threads,
-	     const size_t *slot, size_t n, struct dump_process *p,
-	     struct stack_snapshot *snaps, bool consistent)
+snapshot_keep(struct stack_snapshot *dst, const struct stack_snapshot *src)
 {
-	struct stack_snapshot *outs = calloc(n, sizeof(*outs));
-	int *results = calloc(n, sizeof(*results));
-	if (!outs || !results)
+	*dst = *src;
+	dst->stack_cap = src->stack_len ? src->stack_len : 1;
+	if (!(dst->stack = malloc(dst->stack_cap)))
 		error_msg_and_die("out of memory");
+	memcpy(dst->stack, src->stack, src->stack_len);
+}
+
+/* Sample the threads of b together (ptrace_sample_many: threads that
+ * cannot stop cost the timeout once, not once each), moving each snapshot
+ * into snaps[b->slot[k]] and its outcome into p->threads[b->slot[k]].  A
+ * thread that exited since the scan gets tid 0: not an error, not shown. */
+static void
+sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_batch *b,
+	     struct dump_process *p, struct stack_snapshot *snaps, bool consistent)
+{
 	const struct sample_opts so = {
 		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
 		.timeout_us = STOP_TIMEOUT_MS * 1000,
-		.stagger_us = 1000,
+		.stagger_us = 0,
 		/* The default: each thread stopped only for its own copy
-		 * (blocked threads do not move anyway; a running program is
-		 * not held still for the whole dump).  --consistent: all
-		 * stay stopped until the detach, as with gdb. */
+		 * and those of its batch (blocked threads do not move
+		 * anyway; a running program is not held still for the whole
+		 * dump).  --consistent: all stay stopped until the detach,
+		 * as with gdb. */
 		.flags = consistent ? PTRACE_SAMPLE_HOLD : PTRACE_SAMPLE_DETACH,
 	};
-	int r = ptrace_sample_many(pt, threads, n, &so, outs, results);
-	for (size_t k = 0; k < n; k++) {
-		struct dump_thread *d = &p->threads[slot[k]];
-		int e = r < 0 ? r : results[k];
-		d->pause_us = (double)outs[k].pause_ns / 1000.0;
+	int r = ptrace_sample_many(pt, b->threads, b->n, &so, b->outs, b->results);
+	for (size_t k = 0; k < b->n; k++) {
+		struct dump_thread *d = &p->threads[b->slot[k]];
+		struct stack_snapshot *s = &snaps[b->slot[k]];
+		int e = r < 0 ? r : b->results[k];
+		d->pause_us = (double)b->outs[k].pause_ns / 1000.0;
 		if (e == -ESRCH) {
-			stack_snapshot_release(&outs[k]);
 			d->tid = 0;
 			continue;
 		}
@@ -348,20 +382,152 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct tracee *
 			d->error = strerror(-e);
 		else
 			d->sampled = true;
-		snapshot_shrink(&outs[k]);
-		snaps[slot[k]] = outs[k];
+		snapshot_keep(s, &b->outs[k]);
 		/* It is blocked where it cannot stop (it went into D after
 		 * the scan): read it as it is. */
 		if (e == -ETIMEDOUT)
-			sample_blocked(pt->pid, ut, d, &snaps[slot[k]]);
+			sample_blocked(pt->pid, ut, d, s);
 	}
-	free(outs);
-	free(results);
+	b->n = 0;
 }
 
-/* Threads per ptrace_sample_many batch: bounds the stack buffers allocated
- * at once (64 KiB each) and how long a stop signal waits. */
-#define DUMP_BATCH 256
+/* The unwind of the threads sampled so far runs in a second thread while
+ * the next ones are sampled: the sampling mostly waits for threads to
+ * stop, and unwinding is a third of a dump's time (bench/dump-parked.sh).
+ * It has its own unwind target (nothing in unwind/ is shared between
+ * targets but the SIGBUS guards of mapped files, which only it uses
+ * meanwhile: the sampling only asks its own target for stack ends), and
+ * makes no ptrace call (DESIGN.md: all come from one thread). */
+struct dump_unwinder {
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	const struct dump_options *o;
+	struct dump_process *p;
+	struct stack_snapshot *snaps;
+	pid_t pid;                /* whose memory map to read */
+	struct unwind_target *ut; /* its own; NULL if it could not be read */
+	size_t ready;             /* p->threads[0, ready) are sampled */
+	bool done;                /* no more will come */
+	size_t unwound;           /* p->threads[0, unwound) were its to unwind
+				     (those it did not, out of memory or
+				     interrupted, the main thread does) */
+};
+
+/* The system call a stopped thread was blocked in, from its registers
+ * (the locks need the futex address: x86-64 only for now, where %rdi
+ * keeps the first argument across the stop). */
+static void
+thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
+{
+	const struct arch *a = arch_host();
+	struct arch_syscall sc;
+	struct arch_regs regs;
+	if (d->unstopped || !a || a != &arch_x86_64 ||
+	    arch_pr_syscall(a, s->regs, s->regs_len, &sc) < 0 || !sc.in_syscall ||
+	    arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
+		return;
+	d->in_syscall = true;
+	d->syscall_nr = sc.nr;
+	d->syscall_arg0 = regs.r[5];
+}
+
+/* Unwind thread d once, into scratch (o->max_depth frames), keeping only
+ * the frames found: 1000 threads of --max-depth 256 were 4 MiB, a page
+ * fault each.  Returns false when out of memory (the unwinder leaves it
+ * to the main thread, which may exit: only it detaches). */
+static bool
+unwind_thread(const struct dump_options *o, struct unwind_target *ut,
+	      struct dump_thread *d, const struct stack_snapshot *s,
+	      struct unwind_frame *scratch)
+{
+	if (!d->sampled || !d->tid || d->frames)
+		return true;
+	enum unwind_stop stop;
+	int n = unwind_walk(ut, o->engine, s, scratch, o->max_depth, &stop);
+	if (n < 0)
+		n = 0;
+	/* Never NULL once unwound: that tells it is done. */
+	d->frames = malloc((n ? (size_t)n : 1) * sizeof(*d->frames));
+	if (!d->frames)
+		return false;
+	memcpy(d->frames, scratch, (size_t)n * sizeof(*d->frames));
+	d->nframes = n;
+	d->stop = stop;
+	thread_syscall(d, s);
+	return true;
+}
+
+static void *
+unwinder_main(void *arg)
+{
+	struct dump_unwinder *u = arg;
+	int r;
+	struct unwind_frame *scratch = malloc((size_t)u->o->max_depth * sizeof(*scratch));
+	u->ut = scratch ? unwind_target_open(u->pid, &r) : NULL;
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		while (u->unwound == u->ready && !u->done)
+			pthread_cond_wait(&u->more, &u->lock);
+		size_t from = u->unwound, to = u->ready;
+		if (from == to || !u->ut)
+			break;
+		pthread_mutex_unlock(&u->lock);
+		for (size_t k = from; k < to && !stop_signal; k++)
+			if (!unwind_thread(u->o, u->ut, &u->p->threads[k], &u->snaps[k], scratch))
+				break;
+		pthread_mutex_lock(&u->lock);
+		u->unwound = to;
+	}
+	pthread_mutex_unlock(&u->lock);
+	free(scratch);
+	return NULL;
+}
+
+static void
+unwinder_start(struct dump_unwinder *u)
+{
+	sigset_t all, old;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->more, NULL);
+	/* Signals are the main thread's (sampler/signals.c); faults are
+	 * delivered to the faulting thread whatever its mask. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	u->running = pthread_create(&u->thread, NULL, unwinder_main, u) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* p->threads[0, n) are sampled. */
+static void
+unwinder_feed(struct dump_unwinder *u, size_t n)
+{
+	if (!u->running)
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->ready = n;
+	pthread_cond_signal(&u->more);
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Wait for it; returns its target (NULL: none), and the threads it did
+ * not unwind are left for the caller. */
+static struct unwind_target *
+unwinder_finish(struct dump_unwinder *u)
+{
+	if (!u->running)
+		return NULL;
+	pthread_mutex_lock(&u->lock);
+	u->done = true;
+	pthread_cond_signal(&u->more);
+	pthread_mutex_unlock(&u->lock);
+	pthread_join(u->thread, NULL);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->more);
+	u->running = false;
+	return u->ut;
+}
 
 /* Attach, read the memory map, sample the chosen threads, detach.  Fills
  * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
@@ -380,13 +546,14 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	/* The map and the vdso copy need no thread stopped.  After the
 	 * attach, so that a refusal is explained by the attach's EPERM
 	 * rather than by /proc's EACCES. */
+	pid_t ut_pid = pid;
 	struct unwind_target *ut = unwind_target_open(pid, &r);
 	/* A leader that called pthread_exit is a zombie whose /proc/PID/maps
 	 * reads as ESRCH; any live thread shows the same address space. */
 	for (size_t i = 0; !ut && r == -ESRCH && i < pt->nthreads; i++) {
 		const struct tracee *th = &pt->threads[i];
 		if (th->tid != pid && th->proc_state != 'Z' && th->proc_state != 'X')
-			ut = unwind_target_open(th->tid, &r);
+			ut = unwind_target_open(ut_pid = th->tid, &r);
 	}
 	if (!ut) {
 		ptrace_target_release(pt);
@@ -397,15 +564,21 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 
 	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
 	struct stack_snapshot *snaps = calloc(pt->nthreads, sizeof(*snaps));
-	struct tracee **batch = calloc(DUMP_BATCH, sizeof(*batch));
-	size_t *slot = calloc(DUMP_BATCH, sizeof(*slot));
-	if (!p->threads || !snaps || !batch || !slot)
+	struct dump_batch *b = calloc(1, sizeof(*b));
+	if (!p->threads || !snaps || !b)
 		error_msg_and_die("out of memory");
+	struct dump_unwinder u = { .o = o, .p = p, .snaps = snaps, .pid = ut_pid };
+	/* One batch leaves nothing to overlap. */
+	if (pt->nthreads > DUMP_BATCH)
+		unwinder_start(&u);
+	/* Real-time from the first batch to the last (ptrace/sample.c says
+	 * why), not taken and dropped again for each batch: the unwinding
+	 * meanwhile is the other thread's (which does not inherit it). */
+	ptrace_hold_realtime(true);
 	size_t i = 0;
 	uint64_t hold_start = monotonic_ns();
 	while (i < pt->nthreads && !stop_signal) {
-		size_t n = 0;
-		for (; i < pt->nthreads && n < DUMP_BATCH; i++) {
+		for (; i < pt->nthreads && b->n < DUMP_BATCH; i++) {
 			struct tracee *th = &pt->threads[i];
 			if (o->tid && th->tid != o->tid)
 				continue;
@@ -416,27 +589,37 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			if (th->proc_state == 'D' && th->state == TRACEE_GONE)
 				sample_blocked(pid, ut, d, &snaps[p->nthreads]);
 			else if (th->proc_state != 'Z' && th->proc_state != 'X') {
-				batch[n] = th;
-				slot[n++] = p->nthreads;
+				b->threads[b->n] = th;
+				b->slot[b->n++] = p->nthreads;
 			}
 			p->nthreads++;
 		}
-		if (n) {
-			sample_batch(pt, ut, batch, slot, n, p, snaps, o->consistent);
+		if (b->n) {
+			sample_batch(pt, ut, b, p, snaps, o->consistent);
 			ptrace_target_poll(pt);
 		}
+		unwinder_feed(&u, p->nthreads);
 	}
+	ptrace_hold_realtime(false);
 	ptrace_target_release(pt);
+	uint64_t held_ns = monotonic_ns() - hold_start;
+	/* Its target has the images its unwinding opened: the one kept. */
+	struct unwind_target *uut = unwinder_finish(&u);
+	if (uut) {
+		unwind_target_free(ut);
+		*ut_out = ut = uut;
+	}
 	if (o->consistent) {
 		/* Every stopped thread was held until now: its pause is
 		 * (at most) the whole sampling. */
-		double held_us = (double)(monotonic_ns() - hold_start) / 1000.0;
+		double held_us = (double)held_ns / 1000.0;
 		for (size_t k = 0; k < p->nthreads; k++)
 			if (p->threads[k].sampled && !p->threads[k].unstopped)
 				p->threads[k].pause_us = held_us;
 	}
-	free(batch);
-	free(slot);
+	for (size_t k = 0; k < DUMP_BATCH; k++)
+		stack_snapshot_release(&b->outs[k]);
+	free(b);
 	/* Drop the threads that exited under us. */
 	size_t kept = 0;
 	for (size_t k = 0; k < p->nthreads; k++) {
@@ -467,24 +650,6 @@ json_array_next(const struct dump_options *o)
 {
 	if (o->format == OUTPUT_JSON && o->npids > 1)
 		fputs(json_objects++ ? "," : "[", stdout);
-}
-
-/* The system call a stopped thread was blocked in, from its registers
- * (the locks need the futex address: x86-64 only for now, where %rdi
- * keeps the first argument across the stop). */
-static void
-thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
-{
-	const struct arch *a = arch_host();
-	struct arch_syscall sc;
-	struct arch_regs regs;
-	if (d->unstopped || !a || a != &arch_x86_64 ||
-	    arch_pr_syscall(a, s->regs, s->regs_len, &sc) < 0 || !sc.in_syscall ||
-	    arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
-		return;
-	d->in_syscall = true;
-	d->syscall_nr = sc.nr;
-	d->syscall_arg0 = regs.r[5];
 }
 
 static int
@@ -541,18 +706,18 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 		error_msg("thread %d is not a thread of process %d", (int)o->tid, (int)pid);
 		r = -ESRCH;
 	}
+	struct unwind_frame *scratch = malloc((size_t)o->max_depth * sizeof(*scratch));
+	if (!scratch)
+		error_msg_and_die("out of memory");
 	for (size_t i = 0; r == 0 && i < p.nthreads; i++) {
 		struct dump_thread *d = &p.threads[i];
 		if (d->error)
 			*partial = true;
-		if (!d->sampled)
-			continue;
-		d->frames = calloc((size_t)o->max_depth, sizeof(*d->frames));
-		if (!d->frames)
+		/* Those the unwinder did not get to (or all, without it). */
+		if (!unwind_thread(o, ut, d, &snaps[i], scratch))
 			error_msg_and_die("out of memory");
-		d->nframes = unwind_walk(ut, o->engine, &snaps[i], d->frames, o->max_depth, &d->stop);
-		thread_syscall(d, &snaps[i]);
 	}
+	free(scratch);
 	if (r == 0)
 		dump_find_locks(&p, ut);
 	if (r == 0)

@@ -477,11 +477,19 @@ const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
 			    uint64_t *offset)
 {
 	struct perf_map *pm;
-	size_t lo;
 
 	if (pid <= 0 || !(pm = perf_map_get(pmp)))
 		return NULL;
 	perf_map_refresh(pm, pid);
+	return perf_map_find(pm, addr, offset);
+}
+
+const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *offset)
+{
+	size_t lo;
+
+	if (!pm)
+		return NULL;
 	/* The last entry that starts at or below addr: entries are
 	 * disjoint, so the only one that can hold it. */
 	lo = spans_upto(pm->v, pm->n, sizeof(*pm->v), offsetof(struct perf_map_entry, start), addr);

@@ -100,6 +100,24 @@ name_pool_free(struct name_pool *p)
 
 /* ---- naming a frame ------------------------------------------------------ */
 
+/* After a miss the file is looked at again at most every PERF_MAP_MISS_NS
+ * (as the maps are, target.c): a dump names the same data address, a
+ * condition variable its 1000 threads wait on, 1000 times, and each look
+ * costs three system calls (bench/dump-parked.sh).  A hit always looks,
+ * for lines appended since. */
+#define PERF_MAP_MISS_NS 10000000u
+
+static const char *
+perf_map_name(struct unwind_target *t, uint64_t addr, uint64_t *off)
+{
+	uint64_t now = monotonic_ns();
+	if (t->perf_map_miss_ns && now - t->perf_map_miss_ns < PERF_MAP_MISS_NS)
+		return perf_map_find(t->perf_map, addr, off);
+	const char *name = perf_map_lookup(&t->perf_map, t->pid, addr, off);
+	t->perf_map_miss_ns = name ? 0 : now;
+	return name;
+}
+
 static int
 symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 	  unsigned flags, struct unwind_symbol *sym)
@@ -130,7 +148,7 @@ symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 		 * code anyway. */
 		if (!m->image && (!m->path || m->path[0] == '[')) {
 			uint64_t off = 0;
-			sym->function = perf_map_lookup(&t->perf_map, t->pid, look, &off);
+			sym->function = perf_map_name(t, look, &off);
 			if (sym->function)
 				sym->offset = off + (ip - look);
 		}

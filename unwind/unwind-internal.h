@@ -233,6 +233,8 @@ struct perf_map;
  * perf_map_free(). */
 const char *perf_map_lookup(struct perf_map **pm, pid_t pid, uint64_t addr,
 			    uint64_t *offset);
+/* The same from what was read already, without looking at the file. */
+const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *offset);
 /* Other caps than unwind.h's, and read_max: the bytes read at one lookup
  * at most (default 16 MiB; the rest at the next ones), for tests; *pm is
  * created here. */
@@ -379,6 +381,7 @@ struct unwind_target {
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */
 	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
+	uint64_t perf_map_miss_ns; /* when it last named nothing, or 0 */
 	unsigned generation;      /* bumped by every maps reload */
 	struct core_file *core;   /* core-file target (pid 0), else NULL */
 	const struct arch *arch;  /* NULL: from core, else arch_host() */
