@@ -313,7 +313,7 @@ threads_may_have_changed(struct proc_state *ps, uint64_t now)
 void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
-	ptrace_target_poll(ps->pt);
+	/* Its pending stops were collected by the tick (ticks.c). */
 	if (ps->pt->exec_seen) {
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);

@@ -101,24 +101,33 @@ profiler_poll_events(struct profiler *p)
 	handle_tracee_events(p);
 }
 
-int
-profiler_tick(struct profiler *p)
+/* Woken by a tracee event (or spuriously), not by the timer. */
+static int
+events_only(struct profiler *p)
 {
-	uint64_t expirations;
-	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN) {
-		/* Woken by a tracee event, or spuriously. */
-		if (!handle_tracee_events(p)) {
-			/* Nobody left to collect the SIGCHLD that woke us. */
-			struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
-			char buf[128];
-			while (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && read(pfd.fd, buf, sizeof(buf)) > 0)
-				;
-		}
-		return 1;
+	if (!handle_tracee_events(p)) {
+		/* Nobody left to collect the SIGCHLD that woke us. */
+		struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
+		char buf[128];
+		while (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && read(pfd.fd, buf, sizeof(buf)) > 0)
+			;
 	}
+	return 1;
+}
+
+/* The timer expired.  events: a tracee event may be waiting too (false
+ * only when a poll just said there is none: its read would find the
+ * signalfd empty, one system call per tick for nothing). */
+static int
+tick(struct profiler *p, bool events)
+{
 	uint64_t now = monotonic_ns();
 	p->stats.ticks++;
 	p->tick_no++;
+	/* Stops that came with the tick (a signal to a thread, an exec) are
+	 * seen before the threads are chosen. */
+	if (events)
+		handle_tracee_events(p);
 	bool alive = false;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
@@ -135,6 +144,15 @@ profiler_tick(struct profiler *p)
 	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
 	tick_arm(p);
 	return alive ? 1 : 0;
+}
+
+int
+profiler_tick(struct profiler *p)
+{
+	uint64_t expirations;
+	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+		return events_only(p);
+	return tick(p, true);
 }
 
 /* How long a job-control stop waits for threads that a detach could not
@@ -195,7 +213,12 @@ profiler_run(struct profiler *p, double seconds)
 		uint64_t now = monotonic_ns();
 		if (end && now >= end)
 			break;
-		struct pollfd pfd = { .fd = p->epoll_fd, .events = POLLIN };
+		/* The timer and the tracee events apart (not the epoll of
+		 * profiler_fd): which is ready says which reads are needed. */
+		struct pollfd pfd[2] = {
+			{ .fd = p->timer_fd, .events = POLLIN },
+			{ .fd = ptrace_event_fd(), .events = POLLIN },
+		};
 		int timeout = -1;
 		if (end) {
 			uint64_t left_ms = (end - now) / 1000000u + 1;
@@ -207,10 +230,19 @@ profiler_run(struct profiler *p, double seconds)
 		 * target's turn, and its samples lean toward what runs there
 		 * (DESIGN.md, "On-CPU and wall-clock"). */
 		ptrace_hold_realtime(true);
-		int r = poll(&pfd, 1, timeout);
+		int r = poll(pfd, 2, timeout);
 		if (r < 0 && errno != EINTR)
 			break;
-		if (r > 0 && profiler_tick(p) == 0)
+		if (r <= 0)
+			continue;
+		uint64_t expirations;
+		bool events = pfd[1].revents != 0;
+		if (!(pfd[0].revents & POLLIN) ||
+		    (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN))
+			r = events_only(p);
+		else
+			r = tick(p, events);
+		if (r == 0)
 			break;
 	}
 	ptrace_hold_realtime(false);
