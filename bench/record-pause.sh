@@ -11,6 +11,7 @@
 #     defaults: 3 rounds of 3 s at 1000 Hz
 #     -b N  N CPU-bound processes (tests/targets/sleepwork -B) load the
 #           host during the runs: the busy-host figures
+# STACKSPY=path: another build's stackspy on the same workloads.
 # Run from the top of a built tree after `make check` (tests/targets/ratio)
 # or `make tests/targets/ratio tests/targets/sleepwork`.  Goal (issue 10):
 # stackspy's mean <= 1.0 x the floor's.
@@ -29,7 +30,7 @@ while getopts n:d:r:b: opt; do
 	esac
 done
 . "$(dirname "$0")/lib.sh"
-stackspy=$build/stackspy
+stackspy=${STACKSPY:-$build/stackspy}
 floor=$build/bench/pause-floor
 ratio=$build/tests/targets/ratio
 demo=$build/demo/stackspy-demo
