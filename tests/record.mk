@@ -10,7 +10,8 @@ record_tests = \
 	tests/record-signals.test \
 	tests/record-threads.test \
 	tests/record-errors.test \
-	tests/record-crash.test
+	tests/record-crash.test \
+	tests/record-memo.test
 TESTS += $(record_tests)
 EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c
 
