@@ -9,13 +9,9 @@
  * PTRACE_GETREGSET NT_PRSTATUS, one page-split process_vm_readv of at most
  * 64 KiB from SP cut at the end of the stack mapping, PTRACE_CONT.  The
  * pause is timed from before the INTERRUPT to after the CONT, as
- * ptrace_sample() times it.  Like `stackspy record`, it runs SCHED_FIFO 1
- * from the wait for the tick to the end of its samples (so the figures
- * compare like with like), here for the whole run; --no-boost measures
- * without.  (Dropping to SCHED_OTHER after each sample, as it once did,
- * let a CPU-bound thread of the target preempt it there when every CPU
- * was busy, until the next scheduler tick: on the demo's two workers on
- * two CPUs, a mean pause of 3.9 ms and 127 Hz achieved of 1000.)  The wait for the stop blocks in waitpid; --spin US
+ * ptrace_sample() times it.  Like ptrace_sample(), it runs SCHED_FIFO 1
+ * between the two (so the figures compare like with like); --no-boost
+ * measures without.  The wait for the stop blocks in waitpid; --spin US
  * polls waitpid(WNOHANG) for up to US microseconds first (then blocks):
  * a blocked tracer must itself be woken and scheduled when the stop
  * comes, a spinning one is already running (bench/pause-spin.sh).
@@ -180,12 +176,14 @@ wait_stop(pid_t tid, int *st, uint64_t spin_ns)
 
 /* One thread-sample; returns the pause in ns, 0 if the thread is gone. */
 static uint64_t
-sample(pid_t pid, pid_t tid, unsigned char *stack, uint64_t spin_ns)
+sample(pid_t pid, pid_t tid, unsigned char *stack, int use_boost, uint64_t spin_ns)
 {
 	unsigned char regs[512];
 	struct iovec iov = { regs, sizeof(regs) };
 	int st;
 
+	if (use_boost)
+		boost(1);
 	uint64_t t0 = now_ns();
 	if (ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0)
 		goto gone;
@@ -222,8 +220,12 @@ sample(pid_t pid, pid_t tid, unsigned char *stack, uint64_t spin_ns)
 	}
 	ptrace(PTRACE_CONT, tid, 0L, 0L);
 	uint64_t t = now_ns() - t0;
+	if (use_boost)
+		boost(0);
 	return t ? t : 1;
 gone:
+	if (use_boost)
+		boost(0);
 	return 0;
 }
 
@@ -282,8 +284,6 @@ main(int argc, char **argv)
 	uint64_t period = (uint64_t)(1e9 / rate), start = now_ns();
 	uint64_t end = start + (uint64_t)(secs * 1e9), ticks = 0, missed = 0;
 	double cpu0 = cpu_seconds();
-	if (use_boost)
-		boost(1);
 	for (uint64_t k = 1;; k++) {
 		uint64_t at = start + k * period;
 		if (at >= end)
@@ -304,15 +304,13 @@ main(int argc, char **argv)
 			alive |= state && state != 'Z' && state != 'X';
 			if (state != 'R')
 				continue;
-			uint64_t t = sample(pid, tids[i], stack, spin_ns);
+			uint64_t t = sample(pid, tids[i], stack, use_boost, spin_ns);
 			if (t && ns < cap)
 				pauses[ns++] = t;
 		}
 		if (!alive)
 			break;  /* the target exited */
 	}
-	if (use_boost)
-		boost(0);
 	double cpu = cpu_seconds() - cpu0, wall = (double)(now_ns() - start) / 1e9;
 	/* No PTRACE_DETACH: it needs a stopped tracee; our exit detaches
 	 * every running one. */
