@@ -12,6 +12,7 @@
 #   bench/oncpu-busy.sh [-b BURNERS] [-d SECONDS] [-r HZ] [-w WORKERS] [-n ROUNDS]
 #     defaults: 3 burners, 5 s at 999 Hz, 2 workers, 1 round
 # Run from the top of a built tree (make; make tests/targets/sleepwork).
+# STACKSPY=path: another build's stackspy on the same workloads.
 # Without a usable perf, stackspy alone.  Goal: >= 90 % in the
 # compute functions, compute_heavy share within 0.05 of perf's, achieved
 # rate >= 0.9 x asked.
@@ -33,7 +34,7 @@ while getopts b:d:r:w:n: opt; do
 	esac
 done
 . "$(dirname "$0")/lib.sh"
-stackspy=$build/stackspy
+stackspy=${STACKSPY:-$build/stackspy}
 sw=$build/tests/targets/sleepwork
 perf=${PERF:-perf}
 for f in "$stackspy" "$sw"; do

@@ -237,12 +237,18 @@ tracee_sleep(uint64_t wake_ns, pid_t expected)
 	struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
 	bool other = false;
 	if (ppoll(&pfd, 1, tsp, NULL) > 0) {
-		struct signalfd_siginfo si;
-		while (read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			other_stop_pending = true;
-			if ((pid_t)si.ssi_pid != expected)
-				other = true;
-		}
+		/* Several at a time: a read that does not fill the buffer
+		 * has emptied the queue, and no read ends in EAGAIN. */
+		struct signalfd_siginfo si[8];
+		ssize_t r;
+		do {
+			r = read(sigchld_fd, si, sizeof(si));
+			for (ssize_t k = 0; r > 0 && k < r / (ssize_t)sizeof(si[0]); k++) {
+				other_stop_pending = true;
+				if ((pid_t)si[k].ssi_pid != expected)
+					other = true;
+			}
+		} while (r == (ssize_t)sizeof(si));
 	}
 	return other;
 }
@@ -715,10 +721,15 @@ ptrace_target_poll(struct ptrace_target *t)
 	 * SIGCHLD says a stop may be waiting, and every 64th call anyway
 	 * because SIGCHLDs coalesce. */
 	static unsigned calls;
-	struct signalfd_siginfo si;
+	struct signalfd_siginfo si[8];
 	bool pending = other_stop_pending || (++calls % 64) == 0;
-	while (sigchld_fd >= 0 && read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+	ssize_t n;
+	/* A read that does not fill the buffer has emptied the queue. */
+	while (sigchld_fd >= 0 && (n = read(sigchld_fd, si, sizeof(si))) > 0) {
 		pending = true;
+		if (n < (ssize_t)sizeof(si))
+			break;
+	}
 	if (!pending)
 		return;
 	other_stop_pending = false;

@@ -268,6 +268,16 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 				     the fresh one */
 	bool boosted = false;
 	uint64_t last_scan = 0;
+	/* Without a stagger every thread is interrupted at once, and a
+	 * thread on a CPU takes some microseconds to stop: looking before
+	 * the SIGCHLD comes finds nothing (measured: two waitpid calls out
+	 * of three per stop returned 0).  So the first look is after the
+	 * sleep; a stop that came before it has its SIGCHLD pending, and the
+	 * sleep ends at once.  A thread already stopped whose SIGCHLD was
+	 * read before (coalesced with another's) sends none: that first
+	 * sleep lasts at most SCAN_NS. */
+	bool sleep_first = false;
+	uint64_t look_by = 0;
 	for (;;) {
 		/* Interrupt the next thread once the last one stopped or is
 		 * slow. */
@@ -292,10 +302,18 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 				continue;
 			}
 			pending[npending++] = i;
-			fresh = true;
+			if (stagger_ns == 0)
+				sleep_first = true;
+			else
+				fresh = true;
 		}
 		if (npending == 0)
 			break;
+		if (sleep_first) {
+			sleep_first = false;
+			look_by = monotonic_ns() + SCAN_NS;
+			goto sleep;
+		}
 
 		/* Collect the stops that are there: the fresh thread always
 		 * (it is the likeliest), the slow ones when a SIGCHLD came
@@ -347,11 +365,15 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 
 		/* Sleep until a SIGCHLD, the fresh thread turns slow, or the
 		 * oldest pending thread's deadline. */
+sleep:;
 		uint64_t wake = UINT64_MAX;
 		if (timeout_ns != UINT64_MAX)
 			wake = since[pending[0]] + timeout_ns;
 		if (fresh && since[pending[npending - 1]] + stagger_ns < wake)
 			wake = since[pending[npending - 1]] + stagger_ns;
+		if (look_by && look_by < wake)
+			wake = look_by;
+		look_by = 0;
 		if (!fresh && boosted) {
 			/* Only slow threads left: no reason to keep the CPU. */
 			boost(false);

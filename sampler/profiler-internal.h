@@ -86,6 +86,7 @@ struct tick_clock {
 	uint64_t period_ns;
 	uint64_t next_index;      /* k of the next deadline */
 	uint64_t rng;             /* xorshift state of the jitter, never 0 */
+	uint64_t deadline_ns;     /* the last one drawn: the next tick */
 };
 
 struct thread_state {

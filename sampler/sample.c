@@ -184,6 +184,12 @@ profiler_sample_setup(struct profiler *p, struct proc_state *ps)
 	return ptrace_target_set_late(ps->pt, &o, late_sample, late_schedstat_fd, p);
 }
 
+/* The time this tick spent in ptrace_sample_many (its batches). */
+static struct {
+	unsigned tick_no;
+	uint64_t ns;
+} stop_wait;
+
 /* Stop the batch's threads together against one deadline (each stopped
  * only for its own copy), then, with every one of them running again and
  * the tracer back at its normal priority, decide, unwind and add. */
@@ -199,15 +205,25 @@ flush_batch(struct profiler *p, struct proc_state *ps)
 	for (size_t i = 0; i < n; i++)
 		p->snaps[i].schedstat_fd = p->batch_ts[i]->schedstat_fd;
 	ptrace_hold_realtime(true);
+	uint64_t t0 = monotonic_ns();
 	int r = ptrace_sample_many(ps->pt, p->batch_th, n, &o, p->snaps, p->results);
 	/* Unwinding stays real-time within a budget of the period: starved
 	 * at normal priority on a busy host, it made ticks overrun (1,000 of
 	 * 1,500 missed at 500 Hz, load 14); a long tick (many threads, --idle)
-	 * goes on at the normal priority so as not to hog a CPU. */
+	 * goes on at the normal priority so as not to hog a CPU.  The time
+	 * spent stopping threads is not the tick's CPU: mostly a sleep for
+	 * their stops, up to ONCPU_STOP_TIMEOUT_US on a busy host, which
+	 * counted in made nearly every tick there drop the priority and take
+	 * it again (two system calls a tick). */
+	if (stop_wait.tick_no != p->tick_no) {
+		stop_wait.tick_no = p->tick_no;
+		stop_wait.ns = 0;
+	}
+	stop_wait.ns += monotonic_ns() - t0;
 	uint64_t budget = p->ticks.period_ns / 4 < TICK_RT_BUDGET_NS ? p->ticks.period_ns / 4 :
 			  TICK_RT_BUDGET_NS;
 	for (size_t i = 0; i < n; i++) {
-		if (monotonic_ns() - p->tick_ns > budget)
+		if (monotonic_ns() - p->tick_ns > budget + stop_wait.ns)
 			ptrace_hold_realtime(false);
 		finish_thread(p, ps, i, r < 0 ? r : p->results[i]);
 	}
@@ -323,7 +339,7 @@ threads_may_have_changed(struct proc_state *ps, uint64_t now)
 void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
-	ptrace_target_poll(ps->pt);
+	/* Its pending stops were collected by the tick (ticks.c). */
 	if (ps->pt->exec_seen) {
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);

@@ -44,7 +44,8 @@ tick_clock_deadline(struct tick_clock *c)
 	 * whole period). */
 	uint64_t jitter_span = c->period_ns;
 	int64_t jitter = jitter_span ? (int64_t)(rng_next(c) % jitter_span) - (int64_t)(jitter_span / 2) : 0;
-	return c->start_ns + c->next_index * c->period_ns + (uint64_t)jitter;
+	c->deadline_ns = c->start_ns + c->next_index * c->period_ns + (uint64_t)jitter;
+	return c->deadline_ns;
 }
 
 uint64_t
@@ -107,26 +108,35 @@ profiler_poll_events(struct profiler *p)
 	handle_tracee_events(p);
 }
 
-int
-profiler_tick(struct profiler *p)
+/* Woken by a tracee event (or spuriously), not by the timer. */
+static int
+events_only(struct profiler *p)
 {
-	uint64_t expirations;
-	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN) {
-		/* Woken by a tracee event, or spuriously. */
-		if (!handle_tracee_events(p)) {
-			/* Nobody left to collect the SIGCHLD that woke us. */
-			struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
-			char buf[128];
-			while (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && read(pfd.fd, buf, sizeof(buf)) > 0)
-				;
-		}
-		return 1;
+	if (!handle_tracee_events(p)) {
+		/* Nobody left to collect the SIGCHLD that woke us. */
+		struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
+		char buf[128];
+		while (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0 && read(pfd.fd, buf, sizeof(buf)) > 0)
+			;
 	}
+	return 1;
+}
+
+/* The timer expired.  events: a tracee event may be waiting too (false
+ * only when a poll just said there is none: its read would find the
+ * signalfd empty, one system call per tick for nothing). */
+static int
+tick(struct profiler *p, bool events, bool arm)
+{
 	if (p->cfg.subprocesses)
 		proc_adopt_new(p);
 	uint64_t now = monotonic_ns();
 	p->stats.ticks++;
 	p->tick_no++;
+	/* Stops that came with the tick (a signal to a thread, an exec) are
+	 * seen before the threads are chosen. */
+	if (events)
+		handle_tracee_events(p);
 	bool alive = false;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
@@ -141,8 +151,20 @@ profiler_tick(struct profiler *p)
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
 	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
-	tick_arm(p);
+	if (arm)
+		tick_arm(p);
+	else
+		tick_clock_deadline(&p->ticks);
 	return alive ? 1 : 0;
+}
+
+int
+profiler_tick(struct profiler *p)
+{
+	uint64_t expirations;
+	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+		return events_only(p);
+	return tick(p, true, true);
 }
 
 /* How long a job-control stop waits for threads that a detach could not
@@ -206,22 +228,38 @@ profiler_run(struct profiler *p, double seconds)
 		uint64_t now = monotonic_ns();
 		if (end && now >= end)
 			break;
-		struct pollfd pfd = { .fd = p->epoll_fd, .events = POLLIN };
-		int timeout = -1;
-		if (end) {
-			uint64_t left_ms = (end - now) / 1000000u + 1;
-			timeout = left_ms > 1000 ? 1000 : (int)left_ms;
-		}
+		/* The tick's deadline is the timeout of the wait for tracee
+		 * events (ppoll: nanoseconds, and no timer slack for a
+		 * real-time task), not the timer of profiler_fd: arming it and
+		 * reading it were two system calls a tick.  Which one ended
+		 * the wait says whether the signalfd needs a read. */
+		struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
+		uint64_t until = p->ticks.deadline_ns;
+		if (end && end < until)
+			until = end;
+		if (until - now > 1000000000u && until > now)
+			until = now + 1000000000u;
+		uint64_t left = until > now ? until - now : 0;
+		struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
 		/* Wait for the tick real-time, and keep it until the tick's
 		 * threads are sampled (flush_batch lets go before unwinding):
 		 * a tracer at normal priority gets its CPU late in a busy
 		 * target's turn, and its samples lean toward what runs there
 		 * (DESIGN.md, "On-CPU and wall-clock"). */
 		ptrace_hold_realtime(true);
-		int r = poll(&pfd, 1, timeout);
+		int r = ppoll(&pfd, 1, &ts, NULL);
 		if (r < 0 && errno != EINTR)
 			break;
-		if (r > 0 && profiler_tick(p) == 0)
+		if (r < 0)
+			continue;
+		bool events = r > 0;
+		if (monotonic_ns() >= p->ticks.deadline_ns)
+			r = tick(p, events, false);
+		else if (events)
+			r = events_only(p);
+		else
+			continue;
+		if (r == 0)
 			break;
 	}
 	ptrace_hold_realtime(false);

@@ -12,7 +12,8 @@ record_tests = \
 	tests/record-subprocesses.test \
 	tests/record-nginx.test \
 	tests/record-errors.test \
-	tests/record-crash.test
+	tests/record-crash.test \
+	tests/record-memo.test
 TESTS += $(record_tests)
 EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c
 

@@ -64,11 +64,54 @@ struct cfi_table {
 	uint64_t df_base;         /* the address it is served at */
 };
 
+/* ---- unwinds of identical snapshots ---------------------------------------
+ * A thread sampled again where it was (a loop, a thread blocked in the same
+ * call) gives a snapshot whose walk reads the same registers and the same
+ * stack words as one already walked: its frames are the same, since the
+ * walk is a function of what it reads (the rest comes from the files and
+ * the vdso, which do not change while the memory map stays the same).  So
+ * each walk logs what it read from the registers and the snapshot, and a
+ * later walk from the same ip and sp whose registers and snapshot hold the
+ * same values there takes the frames of the first, without libunwind
+ * (whose steps cost microseconds each, and two sigprocmask calls each under
+ * UNW_CACHE_GLOBAL).  A walk that read live memory (process_vm_readv: heap,
+ * JIT code), or stepped by other means than unw_step (frame pointers,
+ * signal trampolines without CFI, aarch64), is not kept. */
+#define MEMO_SLOTS     256        /* walks kept per target, by ip and sp */
+#define MEMO_READS_MAX 256        /* a walk reading more is not kept */
+
+struct memo_read {
+	uint64_t addr;            /* stack address, or register number ... */
+	uint64_t value;
+	bool is_reg;              /* ... when this is set */
+};
+
+/* One kept walk: its key, what it read, and what it found. */
+struct memo_entry {
+	uint64_t ip, sp;
+	int max;
+	bool fp_fallback;
+	enum unwind_stop stop;
+	int nframes;
+	size_t nreads;
+	struct memo_read *reads;      /* nreads of them, then ... */
+	struct unwind_frame *frames;  /* ... nframes: one allocation */
+};
+
+/* What the walk being done read so far. */
+struct memo_log {
+	bool ok;                  /* still fit to be kept */
+	size_t n;
+	struct memo_read r[MEMO_READS_MAX];
+};
+
 struct cfi_state {
 	unw_addr_space_t as;
 	struct cfi_table *tables;
 	size_t ntables, cap;
 	size_t last;              /* index of the last table hit */
+	struct memo_entry *memo[MEMO_SLOTS];
+	struct memo_log log;
 };
 
 /* What the accessors get as their `arg`. */
@@ -76,6 +119,7 @@ struct cfi_ctx {
 	struct unwind_target *t;
 	struct memory_reader *mr;
 	struct arch_regs *regs;
+	struct memo_log *log;     /* NULL: the walk is not logged */
 };
 
 /* Decode one encoded value of .eh_frame_hdr at target address *addr and
@@ -288,6 +332,40 @@ get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
 	return -UNW_ENOINFO;
 }
 
+static void
+memo_note(struct memo_log *log, uint64_t addr, uint64_t value, bool is_reg)
+{
+	if (!log->ok)
+		return;
+	if (log->n == MEMO_READS_MAX) {
+		log->ok = false;
+		return;
+	}
+	log->r[log->n++] = (struct memo_read){ .addr = addr, .value = value, .is_reg = is_reg };
+}
+
+static bool
+snapshot_holds(const struct stack_snapshot *s, uint64_t addr, size_t len)
+{
+	return s && s->stack && addr >= s->stack_start &&
+	       span_inside(s->stack_len, addr - s->stack_start, len);
+}
+
+/* Was the read of len bytes at addr served by something that stays as it
+ * is while the memory map does (memory.c's order: the vdso copy, then a
+ * read-only mapping of an mmap'd file), not by the live process? */
+static bool
+read_is_fixed(struct unwind_target *t, uint64_t addr, size_t len)
+{
+	if (t->vdso && addr >= t->vdso_start &&
+	    span_inside(t->vdso_end - t->vdso_start, addr - t->vdso_start, len))
+		return true;
+	const struct mapping *m = unwind_target_mapping(t, addr);
+	return m && m->image && m->image->mmapped && !(m->perms & MAPPING_W) &&
+	       span_inside(m->end - m->start, addr - m->start, len) &&
+	       span_inside(m->image->size, addr - m->start + m->offset, len);
+}
+
 static int
 access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
 {
@@ -296,7 +374,16 @@ access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, vo
 		return -UNW_EINVAL;
 	if (addr >= DEBUG_FRAME_BASE)
 		return debug_frame_read(ctx->t->cfi, addr, valp) < 0 ? -UNW_EINVAL : 0;
-	return memory_read(ctx->mr, addr, valp, sizeof(*valp)) < 0 ? -UNW_EINVAL : 0;
+	int r = memory_read(ctx->mr, addr, valp, sizeof(*valp));
+	if (ctx->log) {
+		if (r < 0)
+			ctx->log->ok = false;
+		else if (snapshot_holds(ctx->mr->snap, addr, sizeof(*valp)))
+			memo_note(ctx->log, addr, *valp, false);
+		else if (!read_is_fixed(ctx->t, addr, sizeof(*valp)))
+			ctx->log->ok = false;
+	}
+	return r < 0 ? -UNW_EINVAL : 0;
 }
 
 static int
@@ -305,10 +392,15 @@ access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write, v
 	struct cfi_ctx *ctx = arg;
 	if (reg < 0 || reg >= ARCH_NREGS)
 		return -UNW_EBADREG;
-	if (write)
+	if (write) {
 		ctx->regs->r[reg] = *valp;
-	else
+		if (ctx->log)
+			ctx->log->ok = false;
+	} else {
 		*valp = ctx->regs->r[reg];
+		if (ctx->log)
+			memo_note(ctx->log, (uint64_t)reg, *valp, true);
+	}
 	return 0;
 }
 
@@ -358,11 +450,22 @@ cfi_state_new(struct unwind_target *t)
 	return c;
 }
 
+static void
+memo_clear(struct cfi_state *c)
+{
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		free(c->memo[i]);
+		c->memo[i] = NULL;
+	}
+}
+
 void
 cfi_state_flush(struct cfi_state *c)
 {
 	if (!c)
 		return;
+	/* A kept walk read the files of the old map. */
+	memo_clear(c);
 	unw_flush_cache(c->as, 0, 0);
 	/* Tables point at images, which stay cached; the biases may have
 	 * changed, but tables only store ELF vaddrs. */
@@ -374,6 +477,7 @@ cfi_state_free(struct cfi_state *c)
 	if (!c)
 		return;
 	unw_destroy_addr_space(c->as);
+	memo_clear(c);
 	for (size_t i = 0; i < c->ntables; i++)
 		debug_frame_free(&c->tables[i].df);
 	free(c->tables);
@@ -441,12 +545,12 @@ cursor_regs(const struct arch *a, unw_cursor_t *cur, struct arch_regs *regs)
 }
 
 static enum unwind_stop
-walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-     struct unwind_frame *frames, int *n, int max, bool fp_fallback)
+walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, bool fp_fallback)
 {
-	if (!t->cfi)
-		return UNWIND_STOP_UNSUPPORTED;
-	struct cfi_ctx ctx = { .t = t, .mr = mr, .regs = regs };
+	struct unwind_target *t = cx->t;
+	struct memory_reader *mr = cx->mr;
+	struct arch_regs *regs = cx->regs;
+	struct cfi_ctx ctx = *cx;
 	unw_cursor_t cur;
 	if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
 		return UNWIND_STOP_NOINFO;
@@ -474,6 +578,8 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 				return UNWIND_STOP_BAD_FRAME;
 		}
 		if (tramp > 0) {
+			if (ctx.log)
+				ctx.log->ok = false;
 			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;
 			sig = true;
@@ -504,6 +610,8 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 				 * which libunwind 1.6 does not strip: go on
 				 * from the registers with the address alone. */
 				cursor_regs(a, &cur, regs);
+				if (ctx.log)
+					ctx.log->ok = false;
 				new_ip &= ~a->ra_pac_mask;
 				regs->r[a->reg_ip] = new_ip;
 				if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
@@ -517,6 +625,10 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 			 * through the cursor.) */
 			if (!a->sigtramp)
 				cursor_regs(a, &cur, regs);
+			/* What follows reads regs and mr itself, unlogged;
+			 * only the plain end (no CFI, cfi engine) is kept. */
+			if (ctx.log && (fp_fallback || !exact_ip))
+				ctx.log->ok = false;
 			if (!exact_ip && sigreturn_frame(mr, a, regs)) {
 				/* A handler returns here: the next frame is
 				 * the one the signal interrupted. */
@@ -565,6 +677,91 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		(*n)++;
 	}
 	return UNWIND_STOP_DEPTH;
+}
+
+static uint32_t
+memo_slot(uint64_t ip, uint64_t sp)
+{
+	return (uint32_t)(((ip ^ (sp << 17) ^ (sp >> 4)) * 0x9e3779b97f4a7c15ull) >> 56) %
+	       MEMO_SLOTS;
+}
+
+/* The kept walk that this snapshot's would repeat, or NULL. */
+static const struct memo_entry *
+memo_find(struct cfi_state *c, const struct arch_regs *regs, const struct stack_snapshot *s,
+	  uint64_t ip, uint64_t sp, int max, bool fp_fallback)
+{
+	const struct memo_entry *e = c->memo[memo_slot(ip, sp)];
+	if (!e || e->ip != ip || e->sp != sp || e->max != max || e->fp_fallback != fp_fallback)
+		return NULL;
+	for (size_t i = 0; i < e->nreads; i++) {
+		const struct memo_read *r = &e->reads[i];
+		uint64_t v;
+		if (r->is_reg) {
+			v = regs->r[r->addr];
+		} else {
+			if (!snapshot_holds(s, r->addr, sizeof(v)))
+				return NULL;
+			memcpy(&v, s->stack + (r->addr - s->stack_start), sizeof(v));
+		}
+		if (v != r->value)
+			return NULL;
+	}
+	return e;
+}
+
+static void
+memo_keep(struct cfi_state *c, uint64_t ip, uint64_t sp, int max, bool fp_fallback,
+	  enum unwind_stop stop, const struct unwind_frame *frames, int n)
+{
+	const struct memo_log *log = &c->log;
+	size_t size = log->n * sizeof(struct memo_read) + (size_t)n * sizeof(*frames);
+	struct memo_entry *e = malloc(sizeof(*e) + size);
+	if (!e)
+		return;  /* only slower */
+	*e = (struct memo_entry){
+		.ip = ip, .sp = sp, .max = max, .fp_fallback = fp_fallback, .stop = stop,
+		.nframes = n, .nreads = log->n,
+	};
+	e->reads = (struct memo_read *)(e + 1);
+	e->frames = (struct unwind_frame *)(e->reads + log->n);
+	memcpy(e->reads, log->r, log->n * sizeof(*e->reads));
+	memcpy(e->frames, frames, (size_t)n * sizeof(*frames));
+	uint32_t slot = memo_slot(ip, sp);
+	free(c->memo[slot]);
+	c->memo[slot] = e;
+}
+
+static enum unwind_stop
+walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+     struct unwind_frame *frames, int *n, int max, bool fp_fallback)
+{
+	struct cfi_state *c = t->cfi;
+	if (!c)
+		return UNWIND_STOP_UNSUPPORTED;
+	const struct arch *a = unwind_target_arch(t);
+	struct cfi_ctx ctx = { .t = t, .mr = mr, .regs = regs };
+	/* Live processes only (a core is walked once), and not where the
+	 * walk steps trampolines by hand at every frame (aarch64). */
+	bool memo = t->pid > 0 && !t->core && mr->snap && !a->sigtramp && *n == 1;
+	uint64_t ip = regs->r[a->reg_ip], sp = regs->r[a->reg_sp];
+	if (memo) {
+		const struct memo_entry *e = memo_find(c, regs, mr->snap, ip, sp, max, fp_fallback);
+		if (e) {
+			memcpy(frames, e->frames, (size_t)e->nframes * sizeof(*frames));
+			*n = e->nframes;
+			return e->stop;
+		}
+		c->log.ok = true;
+		c->log.n = 0;
+		ctx.log = &c->log;
+	}
+	unsigned generation = t->generation;
+	enum unwind_stop stop = walk_steps(&ctx, frames, n, max, fp_fallback);
+	/* A map reloaded during the walk may have changed what it read. */
+	if (memo && c->log.ok && t->generation == generation)
+		memo_keep(c, ip, sp, max, fp_fallback, stop, frames, *n);
+	return stop;
 }
 
 static enum unwind_stop

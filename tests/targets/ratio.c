@@ -11,7 +11,7 @@
  * prints it ("calibration heavy/light R cpu/wall C"): C near 1 shows the
  * work is CPU-bound, and the tests compare against R, not against 3.
  *
- * Usage: ratio [-w WORKERS] [-l LATE_MS] [-s SECONDS] [-x]
+ * Usage: ratio [-w WORKERS] [-l LATE_MS] [-s SECONDS] [-x] [-p]
  *   -w N     N worker threads "r-work-I" (default 1)
  *   -l MS    MS ms after "ready", start one more worker "r-late" and print
  *            "thread r-late TID" (threads created mid-run)
@@ -30,6 +30,11 @@
  *            master is nearly always inside fork)
  *   -m MB    touch MB megabytes first, so that each fork takes long
  *            copying the page tables (a detach meets a fork in progress)
+ *   -p       the workers run one loop, work_path, reached through two
+ *            callers with the same frame, path_heavy (3 units) and
+ *            path_light (1 unit): the same pc at the same sp, with
+ *            different return addresses on the stack
+ *            (tests/record-memo.test)
  *
  * Prints "thread NAME TID" for each thread, then "ready".  The workers
  * never sleep, so tests must not use wait_ready/wait_asleep on it.
@@ -71,15 +76,51 @@ work_light(unsigned long x)
 	return x;
 }
 
+unsigned long work_path(unsigned long x, long units);
+unsigned long path_heavy(unsigned long x);
+unsigned long path_light(unsigned long x);
+static int by_paths;
+
+NOINLINE unsigned long
+work_path(unsigned long x, long units)
+{
+	for (long i = 0; i < units * RATIO_UNIT; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	BARRIER();
+	return x;
+}
+
+NOINLINE unsigned long
+path_heavy(unsigned long x)
+{
+	x = work_path(x, RATIO_HEAVY);
+	BARRIER();
+	return x;
+}
+
+NOINLINE unsigned long
+path_light(unsigned long x)
+{
+	x = work_path(x, RATIO_LIGHT);
+	BARRIER();
+	return x;
+}
+
 static NOINLINE void
 work_forever(void)
 {
 	unsigned long x = (unsigned long) target_gettid();
 
 	for (;;) {
-		x = work_heavy(x);
-		BARRIER();
-		x = work_light(x);
+		if (by_paths) {
+			x = path_heavy(x);
+			BARRIER();
+			x = path_light(x);
+		} else {
+			x = work_heavy(x);
+			BARRIER();
+			x = work_light(x);
+		}
 		BARRIER();
 		sink = x;
 	}
@@ -199,7 +240,7 @@ main(int argc, char **argv)
 
 	target_init();
 	pthread_setname_np(pthread_self(), "ratio");
-	while ((c = getopt(argc, argv, "w:l:s:xf:c:m:")) != -1) {
+	while ((c = getopt(argc, argv, "w:l:s:xf:c:m:p")) != -1) {
 		switch (c) {
 		case 'w': workers = atol(optarg); break;
 		case 'l': late_ms = atol(optarg); break;
@@ -208,8 +249,9 @@ main(int argc, char **argv)
 		case 'f': procs = atol(optarg); break;
 		case 'c': churn_ms = atol(optarg); break;
 		case 'm': mb = atol(optarg); break;
+		case 'p': by_paths = 1; break;
 		default:
-			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x] [-f N] [-c MS] [-m MB]\n");
+			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x] [-f N] [-c MS] [-m MB] [-p]\n");
 			return 2;
 		}
 	}
