@@ -226,6 +226,14 @@ int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t 
 		       const struct sample_opts *o, struct stack_snapshot *outs,
 		       int *results);
 
+/* ptrace_sample_many over the threads of several targets, against one
+ * deadline (a tick of several processes): threads[i] is a thread of
+ * targets[i], and ctxs[i] the context its stack_end gets (o->ctx is not
+ * used).  The same results and snapshots. */
+int ptrace_sample_threads(struct ptrace_target *const *targets, void *const *ctxs,
+			  struct tracee **threads, size_t n, const struct sample_opts *o,
+			  struct stack_snapshot *outs, int *results);
+
 /* Late samples.  With PTRACE_SAMPLE_LATE, a thread that has not stopped
  * by the deadline keeps its interrupt pending (results[i] -ETIMEDOUT, the
  * tracee marked late); when its stop comes, ptrace_target_poll (or a later

@@ -144,7 +144,7 @@ prepare(struct tracee **threads, size_t n, size_t window,
  * result. */
 static int
 take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sample_opts *o,
-	    size_t window, uint64_t t0, struct stack_snapshot *out)
+	    void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out)
 {
 	tracee_event(t, th->tid, st);
 	th->late = false;
@@ -155,7 +155,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 	} else {
 		out->regs_len = iov.iov_len;
 		uint64_t sp = regs_stack_pointer(out->regs, out->regs_len);
-		uint64_t end = o->stack_end ? o->stack_end(o->ctx, sp) : 0;
+		uint64_t end = o->stack_end ? o->stack_end(ctx, sp) : 0;
 		size_t len = window;
 		if (end > sp && end - sp < len)
 			len = (size_t)(end - sp);
@@ -188,7 +188,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
  * stays pending: our interrupt stops it next. */
 static bool
 collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_opts *o,
-	size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
+	void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
 {
 	if (!WIFSTOPPED(st)) {
 		th->state = TRACEE_GONE;
@@ -203,14 +203,14 @@ collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_
 		tracee_resume(th, st);
 		return false;
 	}
-	*result = take_sample(t, th, st, o, window, t0, out);
+	*result = take_sample(t, th, st, o, ctx, window, t0, out);
 	return true;
 }
 
 /* Has thread i a status for us?  Returns true when it is done with. */
 static bool
 check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
-      size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
+      void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
 {
 	for (;;) {
 		int st;
@@ -224,15 +224,17 @@ check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
 			*result = -ESRCH;
 			return true;
 		}
-		if (collect(t, th, st, o, window, t0, out, result))
+		if (collect(t, th, st, o, ctx, window, t0, out, result))
 			return true;
 	}
 }
 
-int
-ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
-		   const struct sample_opts *o, struct stack_snapshot *outs,
-		   int *results)
+/* ptrace_sample_many and ptrace_sample_threads: thread i is of target
+ * ts ? ts[i] : t, its stack_end context ctxs ? ctxs[i] : o->ctx. */
+static int
+sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *const *ctxs,
+	     struct tracee **threads, size_t n, const struct sample_opts *o,
+	     struct stack_snapshot *outs, int *results)
 {
 	size_t window = o->window;
 	if (window > (size_t)MAX_IOV * PAGE - PAGE)
@@ -327,7 +329,8 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 			size_t i = pending[k];
 			bool is_fresh = fresh && k == npending - 1;
 			if ((is_fresh || scan) &&
-			    check(t, threads[i], o, window, since[i], &outs[i], &results[i])) {
+			    check(ts ? ts[i] : t, threads[i], o, ctxs ? ctxs[i] : o->ctx, window,
+				  since[i], &outs[i], &results[i])) {
 				if (is_fresh)
 					fresh = false;
 				continue;
@@ -390,6 +393,22 @@ sleep:;
 		free(pending);
 	}
 	return 0;
+}
+
+int
+ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
+		   const struct sample_opts *o, struct stack_snapshot *outs,
+		   int *results)
+{
+	return sample_batch(t, NULL, NULL, threads, n, o, outs, results);
+}
+
+int
+ptrace_sample_threads(struct ptrace_target *const *targets, void *const *ctxs,
+		      struct tracee **threads, size_t n, const struct sample_opts *o,
+		      struct stack_snapshot *outs, int *results)
+{
+	return sample_batch(NULL, targets, ctxs, threads, n, o, outs, results);
 }
 
 int
@@ -465,7 +484,7 @@ sample_late(struct ptrace_target *t, struct tracee *th, int st)
 	boost(true);
 	/* The pause counts from now: when the thread stopped is not known,
 	 * only that the SIGCHLD just came. */
-	result = take_sample(t, th, st, &l->o, l->window, monotonic_ns(), out);
+	result = take_sample(t, th, st, &l->o, l->o.ctx, l->window, monotonic_ns(), out);
 	boost(false);
 	l->fn(l->arg, t, th, result, out);
 	return true;

@@ -151,6 +151,9 @@ struct profiler {
 	/* One tick's batch (sample.c): the threads chosen, their schedstat
 	 * before the interrupt, their snapshots and results. */
 	struct tracee *batch_th[SAMPLE_BATCH];
+	struct ptrace_target *batch_pt[SAMPLE_BATCH];  /* whose thread */
+	void *batch_ctx[SAMPLE_BATCH];                 /* its unwind target */
+	size_t batch_proc[SAMPLE_BATCH];               /* index in procs */
 	struct thread_state *batch_ts[SAMPLE_BATCH];
 	struct task_schedstat batch_before[SAMPLE_BATCH];
 	char batch_state[SAMPLE_BATCH];
@@ -232,6 +235,11 @@ size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 int profiler_sample_setup(struct profiler *p, struct proc_state *ps);
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
+/* After every process of the tick was given to profiler_sample_process:
+ * stop the threads chosen, of all processes, against one deadline, then
+ * unwind; then the processes whose threads are all gone are ended.
+ * Returns whether one is alive. */
+bool profiler_sample_finish(struct profiler *p);
 
 /* ---- blocked.c ------------------------------------------------------------- */
 

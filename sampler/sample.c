@@ -1,4 +1,4 @@
-/* sampler/sample.c - one tick of one process: choose the threads to stop
+/* sampler/sample.c - one tick: choose the threads of each process to stop
  * (on-CPU: those running; --idle: those whose last stack cannot be
  * reused), stop them together against one deadline, each only for its
  * registers and one stack copy (ptrace_sample_many); then the on-CPU rule
@@ -94,13 +94,19 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 /* Thread i of the batch: its stop is over (result r), or it did not stop
  * by the deadline. */
 static void
-finish_thread(struct profiler *p, struct proc_state *ps, size_t i, int r)
+finish_thread(struct profiler *p, size_t i, int r)
 {
+	struct proc_state *ps = &p->procs[p->batch_proc[i]];
 	struct thread_state *ts = p->batch_ts[i];
 	if (r == -ETIMEDOUT) {
-		if (!p->cfg.idle) {
+		if (!p->cfg.idle || p->batch_state[i] == 'R') {
 			/* Not on a CPU, or waiting for the one the tick took:
-			 * its stop is sampled when it comes (late_sample). */
+			 * its stop is sampled when it comes (late_sample).
+			 * --idle: a runnable thread that waits for a CPU has
+			 * not moved since the tick, so its late stop is the
+			 * tick's stack (a build on a busy host: a compiler
+			 * process that waited through every tick of its life
+			 * had no sample). */
 			p->stats.skipped++;
 			ts->late_before = p->batch_before[i];
 			ts->late_tick_ns = p->tick_ns;
@@ -150,6 +156,7 @@ late_schedstat_fd(void *arg, pid_t tid)
 	return -1;
 }
 
+/* ps: NULL for a batch of several processes (ptrace_sample_threads). */
 static void
 sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_opts *o)
 {
@@ -162,7 +169,7 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 	*o = (struct sample_opts){
 		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
-		.ctx = ps->ut,
+		.ctx = ps ? ps->ut : NULL,
 		.timeout_us = timeout_us,
 		/* On-CPU: the few running threads are interrupted at once, so
 		 * one that waits for a CPU does not hold the others up (their
@@ -170,15 +177,13 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 		 * sleeping threads would otherwise wait for each other's
 		 * copies. */
 		.stagger_us = p->cfg.idle ? 1000 : 0,
-		.flags = p->cfg.idle ? 0 : PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
+		.flags = p->cfg.idle ? PTRACE_SAMPLE_LATE : PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
 	};
 }
 
 int
 profiler_sample_setup(struct profiler *p, struct proc_state *ps)
 {
-	if (p->cfg.idle)
-		return 0;
 	struct sample_opts o;
 	sample_opts_for(p, ps, &o);
 	return ptrace_target_set_late(ps->pt, &o, late_sample, late_schedstat_fd, p);
@@ -190,23 +195,25 @@ static struct {
 	uint64_t ns;
 } stop_wait;
 
-/* Stop the batch's threads together against one deadline (each stopped
- * only for its own copy), then, with every one of them running again and
- * the tracer back at its normal priority, decide, unwind and add. */
+/* Stop the batch's threads, of every process of the tick, together
+ * against one deadline (each stopped only for its own copy), then, with
+ * every one of them running again and the tracer back at its normal
+ * priority, decide, unwind and add. */
 static void
-flush_batch(struct profiler *p, struct proc_state *ps)
+flush_batch(struct profiler *p)
 {
 	size_t n = p->nbatch;
 	if (n == 0)
 		return;
 	p->nbatch = 0;
 	struct sample_opts o;
-	sample_opts_for(p, ps, &o);
+	sample_opts_for(p, NULL, &o);
 	for (size_t i = 0; i < n; i++)
 		p->snaps[i].schedstat_fd = p->batch_ts[i]->schedstat_fd;
 	ptrace_hold_realtime(true);
 	uint64_t t0 = monotonic_ns();
-	int r = ptrace_sample_many(ps->pt, p->batch_th, n, &o, p->snaps, p->results);
+	int r = ptrace_sample_threads(p->batch_pt, p->batch_ctx, p->batch_th, n, &o, p->snaps,
+				      p->results);
 	/* Unwinding stays real-time within a budget of the period: starved
 	 * at normal priority on a busy host, it made ticks overrun (1,000 of
 	 * 1,500 missed at 500 Hz, load 14); a long tick (many threads, --idle)
@@ -225,7 +232,7 @@ flush_batch(struct profiler *p, struct proc_state *ps)
 	for (size_t i = 0; i < n; i++) {
 		if (monotonic_ns() - p->tick_ns > budget + stop_wait.ns)
 			ptrace_hold_realtime(false);
-		finish_thread(p, ps, i, r < 0 ? r : p->results[i]);
+		finish_thread(p, i, r < 0 ? r : p->results[i]);
 	}
 }
 
@@ -293,11 +300,14 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 	}
 	size_t i = p->nbatch++;
 	p->batch_th[i] = th;
+	p->batch_pt[i] = ps->pt;
+	p->batch_ctx[i] = ps->ut;
+	p->batch_proc[i] = (size_t)(ps - p->procs);
 	p->batch_ts[i] = ts;
 	p->batch_before[i] = before;
 	p->batch_state[i] = state;
 	if (p->nbatch == SAMPLE_BATCH)
-		flush_batch(p, ps);
+		flush_batch(p);
 }
 
 static void
@@ -347,7 +357,6 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	if (threads_may_have_changed(ps, now))
 		ptrace_target_rescan(ps->pt);
 	p->tick_ns = now;
-	p->nbatch = 0;
 	/* The batch keeps pointers to thread states: the table must not
 	 * grow under it. */
 	if (thread_table_reserve(ps, ps->pt->nthreads) < 0)
@@ -357,19 +366,35 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		if (th->state != TRACEE_GONE)
 			choose_thread(p, ps, th);
 	}
-	flush_batch(p, ps);
-	size_t alive = 0;
-	for (size_t i = 0; i < ps->pt->nthreads; i++)
-		alive += ps->pt->threads[i].state != TRACEE_GONE;
-	ptrace_target_prune(ps->pt);
-	if ((p->tick_no & 63) == 0)
-		thread_table_sweep(ps, p->tick_no);
-	if (alive == 0 && !stop_signal) {
-		ps->exited = true;
-		int st;
-		if (ptrace_child_status(ps->pt, &st))
-			p->child_status = st;
-		if (ps->followed)
-			proc_release(p, ps);
+}
+
+bool
+profiler_sample_finish(struct profiler *p)
+{
+	/* The threads of every process together: a tick of many processes
+	 * (--subprocesses: a build) is one deadline, not one per process
+	 * (DESIGN.md, "Many threads per tick"). */
+	flush_batch(p);
+	bool any = false;
+	for (size_t k = 0; k < p->nprocs; k++) {
+		struct proc_state *ps = &p->procs[k];
+		if (!ps->attached || ps->exited || !ps->pt)
+			continue;
+		size_t alive = 0;
+		for (size_t i = 0; i < ps->pt->nthreads; i++)
+			alive += ps->pt->threads[i].state != TRACEE_GONE;
+		ptrace_target_prune(ps->pt);
+		if ((p->tick_no & 63) == 0)
+			thread_table_sweep(ps, p->tick_no);
+		if (alive == 0 && !stop_signal) {
+			ps->exited = true;
+			int st;
+			if (ptrace_child_status(ps->pt, &st))
+				p->child_status = st;
+			if (ps->followed)
+				proc_release(p, ps);
+		}
+		any |= !ps->exited;
 	}
+	return any;
 }

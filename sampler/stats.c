@@ -132,6 +132,9 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 				  "(kept at most %u MiB of module paths)",
 				  (int)p->procs[i].pid, d.module_names, UNWIND_MAX_MODULE_NAME_BYTES >> 20);
 	}
+	if (cfg->idle && s->skipped)
+		error_msg("%" PRIu64 " thread-samples not stopped by the tick's deadline (waiting "
+			  "for a CPU), %" PRIu64 " of them taken when they stopped", s->skipped, s->late);
 	if (!cfg->idle)
 		error_msg("on-CPU: %" PRIu64 " stops not counted (%" PRIu64 " asleep in a system call, "
 			  "%" PRIu64 " waiting for a CPU, %" PRIu64 " idle); %" PRIu64 " thread-samples "

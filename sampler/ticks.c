@@ -137,14 +137,14 @@ tick(struct profiler *p, bool events, bool arm)
 	 * seen before the threads are chosen. */
 	if (events)
 		handle_tracee_events(p);
-	bool alive = false;
+	p->nbatch = 0;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		if (!ps->attached || ps->exited)
 			continue;
 		profiler_sample_process(p, ps, now);
-		alive |= !ps->exited;
 	}
+	bool alive = profiler_sample_finish(p);
 	/* Stops that came in during the tick (a signal to a thread sampled
 	 * earlier in it) are handed on now, not a period later. */
 	handle_tracee_events(p);
