@@ -10,12 +10,14 @@ record_tests = \
 	tests/record-signals.test \
 	tests/record-threads.test \
 	tests/record-subprocesses.test \
+	tests/record-make.test \
 	tests/record-nginx.test \
 	tests/record-errors.test \
 	tests/record-crash.test \
 	tests/record-memo.test
 TESTS += $(record_tests)
-EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c
+EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c \
+	tests/gcc-wrapper.sh
 
 check_DATA += tests/targets/ratio
 CLEANFILES += tests/targets/ratio
