@@ -3,7 +3,8 @@
  * for.  It is read without stopping it (ptrace_snapshot_blocked: sp and pc
  * from /proc/TID/syscall, the user stack copied while it stays blocked),
  * and its kernel stack (/proc/TID/stack, root only) is added on top as
- * name_[k] frames, the way perf marks kernel frames. */
+ * name_[k] frames, the way perf marks kernel frames.  record --kernel
+ * adds the same frames to the stack of every sleeping thread it stops. */
 #include "config.h"
 
 #include <string.h>
@@ -11,8 +12,6 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
-/* Kernel frames past this are dropped (the kernel prints at most 64). */
-#define MAX_KERNEL_FRAMES 64
 
 size_t
 blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
@@ -41,12 +40,19 @@ blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		n += frame_ids(p, ps, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
 			       &ids[n]);
 
-	/* Kernel frames, innermost first in the file: appended outermost
-	 * first, as stacks are stored root first. */
+	return n + kernel_frame_ids(p, ps->pid, ts->tid, ids + n, room - n);
+}
+
+size_t
+kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t room)
+{
+	/* Innermost first in the file: appended outermost first, as stacks
+	 * are stored root first. */
 	char buf[8192];
 	const char *names[MAX_KERNEL_FRAMES];
 	int nk = 0;
-	if (ptrace_read_kernel_stack(ps->pid, ts->tid, buf, sizeof(buf)) > 0) {
+	size_t n = 0;
+	if (ptrace_read_kernel_stack(pid, tid, buf, sizeof(buf)) > 0) {
 		for (char *line = buf, *next; *line && nk < MAX_KERNEL_FRAMES; line = next) {
 			next = line + strcspn(line, "\n");
 			if (*next)

@@ -41,6 +41,9 @@ struct dump_options {
 	bool kernel;              /* --kernel: kernel stacks of every thread */
 	bool group;               /* --group: each distinct stack once */
 	bool consistent;          /* --consistent: every thread stopped together */
+	bool subprocesses;        /* --subprocesses: the targets' descendants too */
+	int ngiven;               /* pids[0, ngiven) were given; the rest are
+				     descendants (their exit is no error) */
 };
 
 static void
@@ -87,6 +90,8 @@ dump_usage(FILE *f)
 	      "      --no-debuginfod     do not fetch missing debug files from the servers\n"
 	      "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
 	      "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
+	      "      --subprocesses      also every process below the given ones (their\n"
+	      "                          children, grandchildren...) as they are now\n"
 	      "  -h, --help              show this help\n"
 	      "\n"
 	      "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
@@ -104,7 +109,8 @@ static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
 	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT, OPT_SOURCE,
-	       OPT_KERNEL, OPT_GROUP, OPT_CONSISTENT, OPT_NO_DEBUGINFOD };
+	       OPT_KERNEL, OPT_GROUP, OPT_CONSISTENT, OPT_NO_DEBUGINFOD,
+	       OPT_SUBPROCESSES };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -120,6 +126,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "group", no_argument, NULL, OPT_GROUP },
 		{ "consistent", no_argument, NULL, OPT_CONSISTENT },
+		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -189,6 +196,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		case OPT_CONSISTENT:
 			o->consistent = true;
 			break;
+		case OPT_SUBPROCESSES:
+			o->subprocesses = true;
+			break;
 		case OPT_GROUP:
 			o->group = true;
 			o->sym_flags |= OUTPUT_GROUP;
@@ -217,6 +227,33 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	check_engine_or_help("dump", o->engine);
 	if (o->tid && o->npids > 1)
 		error_msg_and_help("dump", "--tid needs a single PID");
+	if (o->tid && o->subprocesses)
+		error_msg_and_help("dump", "--tid and --subprocesses cannot be combined");
+	o->ngiven = o->npids;
+}
+
+/* --subprocesses: append the descendants of the given processes (each
+ * once), as the process tree is now. */
+static void
+add_descendants(struct dump_options *o)
+{
+	for (int i = 0; i < o->ngiven; i++) {
+		pid_t *below = NULL;
+		int n = ptrace_descendants(o->pids[i], &below);
+		for (int k = 0; k < n; k++) {
+			bool have = false;
+			for (int j = 0; j < o->npids && !have; j++)
+				have = o->pids[j] == below[k];
+			if (have)
+				continue;
+			pid_t *nv = realloc(o->pids, (size_t)(o->npids + 1) * sizeof(*nv));
+			if (!nv)
+				break;
+			o->pids = nv;
+			o->pids[o->npids++] = below[k];
+		}
+		free(below);
+	}
 }
 
 /* Report why PID cannot be attached.  Always an error line, maybe a hint. */
@@ -829,7 +866,13 @@ cmd_dump(int argc, char **argv)
 		}
 		return failed ? EXIT_FATAL : partial ? EXIT_PARTIAL : 0;
 	}
+	if (o.subprocesses)
+		add_descendants(&o);
 	for (int i = 0; i < o.npids; i++) {
+		/* A descendant that exited since the tree was read is no
+		 * error: it is not there to dump. */
+		if (i >= o.ngiven && kill(o.pids[i], 0) < 0 && errno == ESRCH)
+			continue;
 		if (i > 0 && o.format == OUTPUT_TEXT)
 			putchar('\n');
 		if (dump_one(&o, o.pids[i], &partial) < 0)

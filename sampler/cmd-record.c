@@ -68,6 +68,9 @@ record_usage(FILE *f)
 	      "                          one in uninterruptible sleep, D, is read without a\n"
 	      "                          stop, its kernel frames on top as name_[k])\n"
 	      "                          (default: on-CPU, only running threads)\n"
+	      "      --kernel            with --idle: the kernel stack of each sleeping thread\n"
+	      "                          on top of its user stack, as name_[k] frames\n"
+	      "                          (/proc/TID/stack, root only; read before the stop)\n"
 	      "  -e, --engine ENGINE     auto (default), cfi, fp, mips\n"
 	      "  -m, --max-depth N       at most N frames per stack (default 256)\n"
 	      "\n"
@@ -166,7 +169,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 {
 	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT,
 	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL,
-	       OPT_SUBPROCESSES, OPT_KEEP_RUNNING };
+	       OPT_SUBPROCESSES, OPT_KEEP_RUNNING, OPT_KERNEL };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -177,6 +180,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "max-depth", required_argument, NULL, 'm' },
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "inline", no_argument, NULL, OPT_INLINE },
@@ -302,6 +306,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 		case OPT_KEEP_RUNNING:
 			o->cfg.keep_running = true;
 			break;
+		case OPT_KERNEL:
+			o->cfg.kernel = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -315,6 +322,12 @@ parse_options(int argc, char **argv, struct record_options *o)
 	parse_target_or_help("record", "record", argc, argv, &o->cfg);
 	if (o->cfg.keep_running && !o->cfg.argv)
 		error_msg_and_help("record", "--keep-running goes with -- COMMAND");
+	/* An on-CPU sample is in user space or at its system call, and a
+	 * stopped thread's kernel stack is the ptrace stop: nothing true to
+	 * show (perf record reads kernel stacks from inside the kernel). */
+	if (o->cfg.kernel && !o->cfg.idle)
+		error_msg_and_help("record", "--kernel goes with --idle (the kernel stacks of "
+				   "sleeping threads; on-CPU samples have none to read)");
 	if (!o->format_given && o->output) {
 		if (ends_with(o->output, ".svg"))
 			o->format = FORMAT_SVG;

@@ -43,6 +43,8 @@
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32
+/* Kernel frames past this are dropped (the kernel prints at most 64). */
+#define MAX_KERNEL_FRAMES 64
 /* Real-time priority for at most this much of a tick (or a quarter of the
  * period, if shorter): the wait for the tick, the stops, and as much of
  * the unwinding as fits (sample.c). */
@@ -157,6 +159,10 @@ struct profiler {
 	struct thread_state *batch_ts[SAMPLE_BATCH];
 	struct task_schedstat batch_before[SAMPLE_BATCH];
 	char batch_state[SAMPLE_BATCH];
+	/* --kernel: the kernel stack of a sleeping thread, read before its
+	 * interrupt (afterwards it shows the ptrace stop), outermost first. */
+	uint32_t batch_kids[SAMPLE_BATCH][MAX_KERNEL_FRAMES];
+	uint8_t batch_nk[SAMPLE_BATCH];
 	struct stack_snapshot snaps[SAMPLE_BATCH];
 	int results[SAMPLE_BATCH];
 	size_t nbatch;
@@ -249,6 +255,10 @@ bool profiler_sample_finish(struct profiler *p);
  * unwind found nothing). */
 size_t blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 		     uint32_t *ids, size_t room);
+/* The kernel stack of thread tid (/proc/TID/stack, root only) as
+ * name_[k] frame ids, outermost first, at most room; 0 when unreadable
+ * (a running thread has none to show). */
+size_t kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t room);
 
 /* ---- oncpu.c --------------------------------------------------------------- */
 

@@ -35,7 +35,7 @@ add_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
 	      const struct stack_snapshot *snap, const struct task_schedstat *before,
-	      uint64_t tick_ns)
+	      uint64_t tick_ns, const uint32_t *kids, size_t nk)
 {
 	if (r == -ESRCH)
 		return;
@@ -79,6 +79,8 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	for (int k = nf - 1; k >= 0; k--)
 		n += frame_ids(p, ps, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
 			       &p->ids[n]);
+	for (size_t k = 0; k < nk && n < p->nids; k++)
+		p->ids[n++] = kids[k];
 	add_stack(p, ps, ts, p->ids, n);
 	if (p->cfg.idle) {
 		uint32_t *copy = realloc(ts->last_ids, n * sizeof(*copy));
@@ -118,7 +120,8 @@ finish_thread(struct profiler *p, size_t i, int r)
 		return;
 	}
 	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
-	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->tick_ns);
+	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->tick_ns,
+		      p->batch_kids[i], p->batch_nk[i]);
 }
 
 /* The late stop of a thread the tick's deadline gave up on
@@ -139,7 +142,7 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		p->stats.late++;
 		uint64_t tick_ns = ts->late_tick_ns;
 		ts->late_tick_ns = 0;
-		finish_sample(p, ps, ts, r, snap, &ts->late_before, tick_ns);
+		finish_sample(p, ps, ts, r, snap, &ts->late_before, tick_ns, NULL, 0);
 		return;
 	}
 }
@@ -306,6 +309,11 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 	p->batch_ts[i] = ts;
 	p->batch_before[i] = before;
 	p->batch_state[i] = state;
+	/* --kernel: where a sleeping thread sleeps in the kernel, read
+	 * before the interrupt wakes it into the stop. */
+	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?
+			 (uint8_t)kernel_frame_ids(p, ps->pid, th->tid, p->batch_kids[i],
+						   MAX_KERNEL_FRAMES) : 0;
 	if (p->nbatch == SAMPLE_BATCH)
 		flush_batch(p);
 }

@@ -133,6 +133,8 @@ struct profiler_config {
 	bool subprocesses;        /* --subprocesses: the targets' child
 				     processes too, existing and new, each
 				     with its comm-PID root */
+	bool kernel;              /* --kernel (with --idle): the kernel stacks
+				     of sleeping threads, name_[k] on top */
 	bool keep_running;        /* launch mode: the command outlives the
 				     recording (profiler_end_command) */
 };

@@ -32,12 +32,14 @@ integration_tests = \
 	tests/dump-text.test \
 	tests/dump-tid-depth.test \
 	tests/dump-multi.test \
+	tests/dump-subprocesses.test \
 	tests/dump-dstate.test \
 	tests/dump-locks.test \
 	tests/dump-group.test \
 	tests/dump-exited-main.test \
 	tests/dump-consistent.test \
 	tests/record-idle-dstate.test \
+	tests/record-kernel.test \
 	tests/detach-running.test \
 	tests/detach-stopped.test \
 	tests/detach-signal.test \
