@@ -27,3 +27,15 @@ start_burners()
 	done
 	sleep 0.2
 }
+
+# cleanup: the EXIT trap of the benches (trap cleanup EXIT): kill every
+# process in $pids and remove $tmp.  Under set -e a kill of a process that
+# is already gone would end the trap there and leave the others running
+# (the demo daemon outlived record-pause.sh so): nothing here may fail.
+cleanup()
+{
+	for _p in ${pids-}; do
+		kill "$_p" 2>/dev/null || :
+	done
+	[ -z "${tmp-}" ] || rm -rf "$tmp"
+}

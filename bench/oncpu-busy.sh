@@ -42,7 +42,7 @@ for f in "$stackspy" "$sw"; do
 done
 tmp=$(mktemp -d)
 pids=
-trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # The target serves stdin: a FIFO held open read-write never ends.

@@ -36,7 +36,7 @@ for f in "$floor" "$sw"; do
 done
 tmp=$(mktemp -d)
 pids=
-trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 "$sw" -B & target=$!

@@ -40,7 +40,7 @@ fi
 floor=$build/bench/pause-floor
 tmp=$(mktemp -d)
 pids=
-trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 : >"$tmp/none"; : >"$tmp/stackspy"; : >"$tmp/floor"; : >"$tmp/perf"; : >"$tmp/hz"
 start_burners "$burners"

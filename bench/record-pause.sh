@@ -39,7 +39,7 @@ for f in "$stackspy" "$floor" "$ratio" "$demo"; do
 done
 tmp=$(mktemp -d)
 pids=
-trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 start_burners "$burners"
 echo "$burners burners; load average $(cut -d' ' -f1-3 /proc/loadavg)"
