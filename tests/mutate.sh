@@ -121,6 +121,14 @@ mutations()
 		's/(WSTOPSIG\(st\) == SIGTRAP &&\s*)sample_late\(owner, th, st\)/${1}0/' \
 		'a thread that stops after the tick deadline is only resumed, never sampled' \
 		'tests/record-oncpu.test'
+	mutation command-end sampler/launch.c \
+		's/if \(p->cfg.keep_running\)\n\t\treturn 0;\n\tfeedback_msg/if (1)\n\t\treturn 0;\n\tfeedback_msg/' \
+		'a command stackspy started is left running when the recording ends first' \
+		'tests/cli-command-end.test'
+	mutation command-pdeathsig ptrace/launch.c \
+		's/prctl\(PR_SET_PDEATHSIG, SIGTERM\)/prctl(PR_SET_PDEATHSIG, 0)/' \
+		'a command stackspy started outlives a SIGKILLed stackspy' \
+		'tests/cli-command-end.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
