@@ -2,7 +2,13 @@
  *
  * Each file is mmap'd whole and read-only once per (dev, inode) and kept for
  * the life of the target: the memory reader serves reads of file-backed
- * mappings from it, and symtab.c builds the symbol table from it.  libelf
+ * mappings from it, and symtab.c builds the symbol table from it.  Files
+ * behind mappings are pooled: every target of this stackspy that maps the
+ * same file (dev, inode, size, mtime) shares one image and its symbol
+ * table, and the last ELF_POOL_UNUSED_MAX images no target holds any more
+ * are kept for the next process that maps them (a build runs cc1 once per
+ * file: without the pool each one cost a symbol table sort, 10 ms, inside
+ * a tick).  libelf
  * reads the headers through elf_memory() over our mapping, so nothing is
  * read twice and nothing is written (with the native byte order libelf uses
  * the bytes in place; otherwise it converts into its own buffers).
@@ -18,6 +24,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,10 +178,85 @@ out:
 
 static struct elf_image *cache_find(const struct elf_cache *c, dev_t dev, ino_t ino)
 {
+	if (ino == 0)
+		return NULL;
 	for (struct elf_image *img = c->head; img; img = img->next)
-		if (img->ino == ino && img->dev == dev && img->ino != 0)
+		if (img->ino == ino && img->dev == dev)
 			return img;
+	for (size_t i = 0; i < c->nshared; i++)
+		if (c->shared[i]->ino == ino && c->shared[i]->dev == dev)
+			return c->shared[i];
 	return NULL;
+}
+
+/* ---- The image pool: files behind mappings, shared between targets ------ */
+
+/* dump unwinds in a second thread with a target of its own: the pool and
+ * the lazily built parts of an image (symtab.c) are under this lock. */
+static pthread_mutex_t image_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	struct elf_image *head;
+	size_t nunused;
+	uint64_t seq;
+} pool;
+
+void elf_image_lock(void)
+{
+	pthread_mutex_lock(&image_lock);
+}
+
+void elf_image_unlock(void)
+{
+	pthread_mutex_unlock(&image_lock);
+}
+
+static bool same_file(const struct elf_image *img, dev_t dev, ino_t ino,
+		      const struct stat *st)
+{
+	return img->ino == ino && img->dev == dev && img->st_size == st->st_size &&
+	       img->st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	       img->st_mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* Add a reference of c to img (pooled).  Returns img, or NULL on ENOMEM
+ * (img untouched). */
+static struct elf_image *cache_hold(struct elf_cache *c, struct elf_image *img)
+{
+	if (c->nshared == c->shared_cap) {
+		size_t cap = c->shared_cap ? 2 * c->shared_cap : 8;
+		struct elf_image **v = realloc(c->shared, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		c->shared = v;
+		c->shared_cap = cap;
+	}
+	c->shared[c->nshared++] = img;
+	if (img->refs++ == 0)
+		pool.nunused--;
+	return img;
+}
+
+static void image_free(struct elf_image *img);
+
+/* Drop one reference; an image nobody holds stays in the pool until
+ * ELF_POOL_UNUSED_MAX more recent ones are unused.  Under image_lock. */
+static void pool_release(struct elf_image *img)
+{
+	if (--img->refs > 0)
+		return;
+	img->unused_since = ++pool.seq;
+	if (++pool.nunused <= ELF_POOL_UNUSED_MAX)
+		return;
+	struct elf_image **oldest = NULL;
+	for (struct elf_image **pp = &pool.head; *pp; pp = &(*pp)->pool_next)
+		if ((*pp)->refs == 0 &&
+		    (!oldest || (*pp)->unused_since < (*oldest)->unused_since))
+			oldest = pp;
+	struct elf_image *victim = *oldest;
+	*oldest = victim->pool_next;
+	pool.nunused--;
+	image_free(victim);
 }
 
 /* ---- SIGBUS guard of mapped files (file_map) ----------------------------- */
@@ -268,7 +350,7 @@ static void image_free(struct elf_image *img)
  * ownership of fd (closed here).  NULL and *err on failure. */
 static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
 				       const char *path, const struct stat *st,
-				       dev_t dev, ino_t ino, int *err)
+				       dev_t dev, ino_t ino, bool pooled, int *err)
 {
 	struct elf_image *img = NULL;
 	void *data;
@@ -310,13 +392,30 @@ static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
 	img->mmapped = true;
 	img->dev = dev;
 	img->ino = ino;
+	img->st_size = st->st_size;
+	img->st_mtim = st->st_mtim;
 	ret = image_parse(img);
 	if (ret < 0) {
 		image_free(img);
 		goto fail;
 	}
-	img->next = c->head;
-	c->head = img;
+	if (!pooled) {
+		img->next = c->head;
+		c->head = img;
+		return img;
+	}
+	pthread_mutex_lock(&image_lock);
+	/* refs is 0: counted unused until held. */
+	pool.nunused++;
+	img->pool_next = pool.head;
+	pool.head = img;
+	/* Out of memory for the reference: it stays in the pool, unused. */
+	struct elf_image *held = cache_hold(c, img);
+	pthread_mutex_unlock(&image_lock);
+	if (!held) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	return img;
 
 fail:
@@ -357,7 +456,7 @@ struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
 		close(fd);
 		return img;
 	}
-	return image_from_fd(c, fd, path, &st, st.st_dev, st.st_ino, err);
+	return image_from_fd(c, fd, path, &st, st.st_dev, st.st_ino, false, err);
 }
 
 /* O_PATH fd of path; under /proc/PID/root/, resolved inside that root. */
@@ -526,7 +625,20 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 		}
 	}
 
-	img = image_from_fd(c, fd, path, &st, m->dev, m->inode, err);
+	/* Another target's image of the same file? */
+	pthread_mutex_lock(&image_lock);
+	for (img = pool.head; img; img = img->pool_next)
+		if (same_file(img, m->dev, m->inode, &st))
+			break;
+	if (img)
+		img = cache_hold(c, img);
+	pthread_mutex_unlock(&image_lock);
+	if (img) {
+		close(fd);
+		free(path);
+		return img;
+	}
+	img = image_from_fd(c, fd, path, &st, m->dev, m->inode, true, err);
 	free(path);
 	return img;
 }
@@ -574,6 +686,15 @@ void elf_cache_free(struct elf_cache *c)
 		image_free(img);
 	}
 	c->head = NULL;
+	if (c->nshared) {
+		pthread_mutex_lock(&image_lock);
+		for (size_t i = 0; i < c->nshared; i++)
+			pool_release(c->shared[i]);
+		pthread_mutex_unlock(&image_lock);
+	}
+	free(c->shared);
+	c->shared = NULL;
+	c->nshared = c->shared_cap = 0;
 }
 
 /* How well a segment's flags match a mapping's permissions: 2 exact, 1 the

@@ -331,13 +331,11 @@ static const struct sym *find(const struct symtab *st, uint64_t vaddr)
 	return NULL;
 }
 
-const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
-			     unsigned flags, uint64_t *offset)
+static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
+				 unsigned flags, uint64_t *offset)
 {
 	struct sym *s;
 
-	if (!img)
-		return NULL;
 	if (!img->symtab_tried) {
 		img->symtab_tried = true;
 		img->symtab = symtab_build(img);
@@ -374,6 +372,20 @@ const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
 		s->tried |= SYM_DEM_TRIED;
 	}
 	return s->demangled ? s->demangled : name;
+}
+
+/* The table and the names are built on first use, and a pooled image is
+ * shared by dump's two threads: under the image lock (uncontended but in
+ * dump, and a build is once per file). */
+const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
+			     unsigned flags, uint64_t *offset)
+{
+	if (!img)
+		return NULL;
+	elf_image_lock();
+	const char *name = lookup_locked(img, vaddr, flags, offset);
+	elf_image_unlock();
+	return name;
 }
 
 void symtab_free(struct symtab *s)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "arch/arch.h"
 #include "unwind/unwind.h"
@@ -66,7 +67,9 @@ struct elf_segment {
 struct symtab;
 
 /* One ELF object: a file on disk (mmap'd read-only, whole) or a copy in our
- * memory (the vdso).  Shared by every mapping of the same (dev, inode). */
+ * memory (the vdso).  Shared by every mapping of the same (dev, inode); a
+ * file behind a mapping (elf_cache_get) is also shared between targets
+ * through the image pool (elf-image.c). */
 struct elf_image {
 	char *path;               /* as opened (for messages) */
 	dev_t dev;
@@ -82,18 +85,34 @@ struct elf_image {
 	size_t build_id_len;
 	struct symtab *symtab;    /* built on first lookup */
 	bool symtab_tried;
-	struct elf_image *next;   /* cache chain */
+	struct elf_image *next;   /* cache chain (images the cache owns) */
+	/* Pooled images (pool.* in elf-image.c, under its lock): */
+	unsigned refs;            /* targets' caches holding it */
+	uint64_t unused_since;    /* pool sequence when refs fell to 0 */
+	off_t st_size;            /* the file as it was opened: a file */
+	struct timespec st_mtim;  /* rewritten in place is not the same */
+	struct elf_image *pool_next;
 };
 
+/* A target's images: those it owns (head: the vdso copy, core files'
+ * images, separate debug files) and references to pooled ones (files
+ * behind mappings, shared with other targets: a build starts the same
+ * compiler hundreds of times, and its symbol table is read once). */
 struct elf_cache {
 	struct elf_image *head;
+	struct elf_image **shared;
+	size_t nshared, shared_cap;
 };
 
 /* Find or open the ELF file behind mapping m of process pid.  Opens
  * /proc/PID/root/<path> and checks (dev, inode) against the maps line; if the
  * file was replaced or deleted, falls back to /proc/PID/map_files/START-END.
  * Returns NULL (with *err set to a negative errno) when the file cannot be
- * opened or is not ELF.  The image belongs to the cache. */
+ * opened or is not ELF.  The image comes from the pool when another target
+ * opened the same file (same dev, inode, size and mtime) and is referenced
+ * by the cache until elf_cache_free; the pool keeps up to
+ * ELF_POOL_UNUSED_MAX images no target references, the last released. */
+#define ELF_POOL_UNUSED_MAX 32
 struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 				const struct mapping *m, int *err);
 /* Open an ELF file by path (core files, --exe). NULL and *err on failure. */
@@ -104,6 +123,10 @@ struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
 struct elf_image *elf_image_from_memory(struct elf_cache *c, void *buf,
 					size_t len, const char *name);
 void elf_cache_free(struct elf_cache *c);
+/* Around what an image builds lazily (its symbol table): pooled images
+ * are shared by dump's two threads. */
+void elf_image_lock(void);
+void elf_image_unlock(void);
 
 /* Open path (absolute, as the target sees it) read-only inside the root of
  * process pid, resolving every symlink relative to that root (openat2's
