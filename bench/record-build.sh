@@ -45,7 +45,7 @@ mkdir "$tmp/b"
 		for f in "$top/$d"/*.c; do
 			o=$(echo "${f#"$top"/}" | tr / _ | sed 's/\.c$/.o/')
 			printf '%s: %s\n\tgcc -O1 -w -I%s -I%s -c %s -o $@\n' \
-				"$o" "$f" "$build" "$top" "$f"
+				"$o" "$f" "$top" "$build" "$f"
 		done
 	done
 } >"$tmp/b/Makefile"
