@@ -211,6 +211,7 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 			tsp = &ts;
 		}
 		struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
+		ptrace_watchdog_alive(tsp ? deadline : UINT64_MAX);
 		int pr = ppoll(&pfd, 1, tsp, NULL);
 		if (pr > 0) {
 			struct signalfd_siginfo si;
@@ -236,6 +237,7 @@ tracee_sleep(uint64_t wake_ns, pid_t expected)
 	}
 	struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
 	bool other = false;
+	ptrace_watchdog_alive(wake_ns);
 	if (ppoll(&pfd, 1, tsp, NULL) > 0) {
 		/* Several at a time: a read that does not fill the buffer
 		 * has emptied the queue, and no read ends in EAGAIN. */
@@ -723,6 +725,8 @@ ptrace_target_poll(struct ptrace_target *t)
 	static unsigned calls;
 	struct signalfd_siginfo si[8];
 	bool pending = other_stop_pending || (++calls % 64) == 0;
+	/* Events handled: progress (watchdog.c). */
+	ptrace_watchdog_alive(0);
 	ssize_t n;
 	/* A read that does not fill the buffer has emptied the queue. */
 	while (sigchld_fd >= 0 && (n = read(sigchld_fd, si, sizeof(si))) > 0) {
@@ -826,7 +830,7 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 		if (th->state == TRACEE_HELD) {
 			/* In the stop its sample took; from a group-stop the
 			 * kernel puts it back into the group-stop. */
-			ptrace(PTRACE_DETACH, th->tid, 0L, 0L);
+			th->released = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) == 0;
 			th->state = TRACEE_GONE;
 			continue;
 		}
@@ -854,8 +858,12 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 			long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
 			/* After a group-stop report the kernel puts the thread
 			 * back in group-stop by itself when we detach. */
-			if (ptrace(PTRACE_DETACH, th->tid, 0L, sig) == 0 || errno == ESRCH)
+			if (ptrace(PTRACE_DETACH, th->tid, 0L, sig) == 0) {
 				th->state = TRACEE_GONE;
+				th->released = true;
+			} else if (errno == ESRCH) {
+				th->state = TRACEE_GONE;
+			}
 		}
 	}
 	/* Reap exit notifications of this target's threads (zombies until a
@@ -865,6 +873,10 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		int st;
 		pid_t tid = t->threads[i].tid;
+		/* Detached in a stop: nothing of it is ours to reap (one
+		 * waitpid less per thread of a dump). */
+		if (t->threads[i].released)
+			continue;
 		while (waitpid(tid, &st, WNOHANG | __WALL) > 0) {
 			if (WIFSTOPPED(st)) {
 				ptrace(PTRACE_DETACH, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);

@@ -77,6 +77,9 @@ struct tracee {
 	pid_t tracer;             /* with attach_error -EPERM: the TracerPid of
 				     the thread (another tool traces it), 0
 				     if none or unknown */
+	bool released;            /* a PTRACE_DETACH of it succeeded: it is
+				     not our tracee any more, and has nothing
+				     left for us to reap */
 };
 
 /* A traced process.  Allocated and owned by ptrace/ (ptrace_target_attach,
@@ -308,6 +311,18 @@ void ptrace_detach_all(void);
  * holds tracees before the watchdog SIGKILLs it, so that the kernel
  * releases them (running, their signals delivered).  See watchdog.c. */
 #define PTRACE_WATCHDOG_BOUND_MS 100
+/* How late a running tracer may be past the time it promised to be back
+ * by (ptrace_watchdog_alive) while it holds tracees, before the watchdog
+ * SIGKILLs it: a deadlock or an endless loop of ours does not stall the
+ * target for longer.  Generous: work that does not yield (a large DWARF
+ * read for --source) must not trip it. */
+#define PTRACE_WATCHDOG_STUCK_MS 5000
+
+/* The tracer's promise to the watchdog: it will be back (handling tracee
+ * events) by wake_ns (monotonic_ns; UINT64_MAX: it waits for events with
+ * no timeout, which is progress enough).  Called before each wait and
+ * after each event loop pass; ptrace/'s own waits call it. */
+void ptrace_watchdog_alive(uint64_t wake_ns);
 
 /* Start the watchdog (a child process, out of our process group, that dies
  * with us) once; the first attach or launch does it.  Returns 0 or a

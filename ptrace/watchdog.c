@@ -10,8 +10,17 @@
  * longer than the bound while it holds tracees.  The price: the output of
  * a stackspy killed this way is lost (its samples were only in memory).
  *
- * The tracer tells the watchdog whether it holds tracees through one
- * shared anonymous page (ptrace_watchdog_set_busy).
+ * A tracer stopped by a debugger (gdb -p, state 't') is stopped as well.
+ *
+ * A tracer that runs but makes no progress (a deadlock, a loop that never
+ * ends: bugs, but the target must not pay for them) is the same harm: it
+ * promises, before each wait and after each event it handles, to be back
+ * within a known time (ptrace_watchdog_alive), and the watchdog kills it
+ * once it is PTRACE_WATCHDOG_STUCK_MS late while it holds tracees.
+ * Before killing, the watchdog says why on the tracer's stderr.
+ *
+ * The tracer tells the watchdog whether it holds tracees, and by when it
+ * will be back, through one shared anonymous page.
  */
 #include "config.h"
 
@@ -29,9 +38,14 @@
 
 #include "ptrace/ptrace-internal.h"
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
 /* Written by the tracer, read by the watchdog. */
 struct watchdog_page {
 	volatile int busy;        /* tracees held (targets, lingering threads) */
+	volatile uint64_t back_by_ns; /* monotonic_ns the tracer promised to
+				     be back by (0: no promise yet) */
 };
 
 static struct watchdog_page *page;
@@ -50,6 +64,27 @@ proc_state(pid_t pid)
 		return 0;
 	char *cp = strrchr(buf, ')');
 	return cp && cp[1] == ' ' ? cp[2] : 0;
+}
+
+/* Say on the tracer's stderr (reopened through /proc: we hold none of
+ * its descriptors) why it is killed, then kill it. */
+static void __attribute__((noreturn))
+end_tracer(pid_t tracer, const char *why)
+{
+	char path[64], msg[256];
+	snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)tracer);
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0) {
+		int n = snprintf(msg, sizeof(msg),
+				 "stackspy-watch: stackspy (pid %d) %s while it held "
+				 "threads of its targets: killed, so that the kernel "
+				 "lets them run; its output is lost\n", (int)tracer, why);
+		if (n > 0 && write(fd, msg, (size_t)n) < 0)
+			n = 0;
+		close(fd);
+	}
+	kill(tracer, SIGKILL);
+	_exit(0);
 }
 
 static void __attribute__((noreturn))
@@ -94,17 +129,25 @@ watchdog_main(pid_t tracer)
 		char s = proc_state(tracer);
 		if (s == 0)
 			_exit(0);
-		if (s != 'T' || page->busy <= 0) {
+		if (page->busy <= 0) {
 			stopped_since = 0;
 			continue;
 		}
 		uint64_t now = monotonic_ns();
+		if (s != 'T' && s != 't') {
+			stopped_since = 0;
+			uint64_t by = page->back_by_ns;
+			if (by && now > by &&
+			    now - by >= (uint64_t)PTRACE_WATCHDOG_STUCK_MS * 1000000u)
+				end_tracer(tracer, "made no progress for "
+					   STRINGIFY(PTRACE_WATCHDOG_STUCK_MS) " ms");
+			continue;
+		}
+		/* Stopped (kill -STOP, Ctrl-Z not caught, a debugger). */
 		if (!stopped_since)
 			stopped_since = now;
-		else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * 1000000u) {
-			kill(tracer, SIGKILL);
-			_exit(0);
-		}
+		else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * 1000000u)
+			end_tracer(tracer, s == 'T' ? "was stopped" : "was stopped by a debugger");
 	}
 }
 
@@ -135,6 +178,15 @@ pid_t
 ptrace_watchdog_pid(void)
 {
 	return watchdog_pid;
+}
+
+void
+ptrace_watchdog_alive(uint64_t wake_ns)
+{
+	if (!page)
+		return;
+	uint64_t now = monotonic_ns();
+	page->back_by_ns = wake_ns == UINT64_MAX ? UINT64_MAX : wake_ns > now ? wake_ns : now;
 }
 
 void

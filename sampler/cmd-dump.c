@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -559,7 +560,21 @@ unwinder_finish(struct dump_unwinder *u)
 	u->done = true;
 	pthread_cond_signal(&u->more);
 	pthread_mutex_unlock(&u->lock);
-	pthread_join(u->thread, NULL);
+	/* Threads given up on by the detach (in D) are let go as they
+	 * leave their sleep, and the watchdog sees us making progress,
+	 * however long the unwinding takes. */
+	for (;;) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(u->thread, NULL, &ts) != ETIMEDOUT)
+			break;
+		ptrace_poll_all();
+	}
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->more);
 	u->running = false;

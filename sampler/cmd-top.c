@@ -342,6 +342,7 @@ run(struct top *t)
 		/* Wait for the tick real-time, as record does (sampler/ticks.c);
 		 * keys and drawing run at the normal priority. */
 		ptrace_hold_realtime(!t->paused && !t->ended);
+		ptrace_watchdog_alive(monotonic_ns() + (uint64_t)timeout * 1000000u);
 		int r = poll(pfd, 3, timeout);
 		if (!(r > 0 && (pfd[0].revents & POLLIN)))
 			ptrace_hold_realtime(false);

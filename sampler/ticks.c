@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -211,10 +212,30 @@ profiler_job_stop(struct profiler *p)
 	tick_arm(p);
 }
 
+/* STACKSPY_TEST_HANG=N (tests/record-watchdog.test only): after N
+ * ticks the tracer hangs as a deadlock of ours would (asleep, handling
+ * its signals, never coming back), so that the test sees the watchdog
+ * (ptrace/watchdog.c) release the targets. */
+static void
+test_hang(unsigned long ticks)
+{
+	static long after = -2;
+	if (after == -2) {
+		const char *e = getenv("STACKSPY_TEST_HANG");
+		after = e && *e ? strtol(e, NULL, 10) : -1;
+	}
+	if (after < 0 || ticks < (unsigned long)after)
+		return;
+	for (;;)
+		pause();
+}
+
 void
 profiler_run(struct profiler *p, double seconds)
 {
+	unsigned long passes = 0;
 	while (!stop_signal) {
+		test_hang(passes++);
 		if (job_stop_signal) {
 			profiler_job_stop(p);
 			bool any = false;
@@ -247,6 +268,7 @@ profiler_run(struct profiler *p, double seconds)
 		 * target's turn, and its samples lean toward what runs there
 		 * (DESIGN.md, "On-CPU and wall-clock"). */
 		ptrace_hold_realtime(true);
+		ptrace_watchdog_alive(until);
 		int r = ppoll(&pfd, 1, &ts, NULL);
 		if (r < 0 && errno != EINTR)
 			break;

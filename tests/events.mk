@@ -6,6 +6,7 @@
 
 events_tests = \
 	tests/record-stop.test \
+	tests/record-watchdog.test \
 	tests/record-signals-all.test \
 	tests/record-exec.test \
 	tests/many-fds.test \

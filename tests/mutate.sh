@@ -129,6 +129,14 @@ mutations()
 		's/prctl\(PR_SET_PDEATHSIG, SIGTERM\)/prctl(PR_SET_PDEATHSIG, 0)/' \
 		'a command stackspy started outlives a SIGKILLed stackspy' \
 		'tests/cli-command-end.test'
+	mutation watchdog-stuck ptrace/watchdog.c \
+		's/if \(by && now > by &&/if (0 \&\& by \&\& now > by \&\&/' \
+		'a hung stackspy holds its targets for good' \
+		'tests/record-watchdog.test'
+	mutation watchdog-debugger ptrace/watchdog.c \
+		"s/if \(s != 'T' && s != 't'\) \{/if (s != 'T') {/" \
+		'a stackspy stopped by a debugger holds its targets' \
+		'tests/record-watchdog.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
