@@ -192,8 +192,20 @@ static struct elf_image *cache_find(const struct elf_cache *c, dev_t dev, ino_t 
 /* ---- The image pool: files behind mappings, shared between targets ------ */
 
 /* dump unwinds in a second thread with a target of its own: the pool and
- * the lazily built parts of an image (symtab.c) are under this lock. */
-static pthread_mutex_t image_lock = PTHREAD_MUTEX_INITIALIZER;
+ * the lazily built parts of an image (symtab.c) are under this lock.  It
+ * is recursive: a symbol table build yields to the tracer's event loop
+ * (unwind_yield), which may unwind and name a late sample meanwhile. */
+static pthread_mutex_t image_lock;
+static pthread_once_t image_lock_once = PTHREAD_ONCE_INIT;
+
+static void image_lock_init(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&image_lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
 
 static struct {
 	struct elf_image *head;
@@ -203,6 +215,7 @@ static struct {
 
 void elf_image_lock(void)
 {
+	pthread_once(&image_lock_once, image_lock_init);
 	pthread_mutex_lock(&image_lock);
 }
 
@@ -404,14 +417,14 @@ static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
 		c->head = img;
 		return img;
 	}
-	pthread_mutex_lock(&image_lock);
+	elf_image_lock();
 	/* refs is 0: counted unused until held. */
 	pool.nunused++;
 	img->pool_next = pool.head;
 	pool.head = img;
 	/* Out of memory for the reference: it stays in the pool, unused. */
 	struct elf_image *held = cache_hold(c, img);
-	pthread_mutex_unlock(&image_lock);
+	elf_image_unlock();
 	if (!held) {
 		ret = -ENOMEM;
 		goto fail;
@@ -626,13 +639,13 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 	}
 
 	/* Another target's image of the same file? */
-	pthread_mutex_lock(&image_lock);
+	elf_image_lock();
 	for (img = pool.head; img; img = img->pool_next)
 		if (same_file(img, m->dev, m->inode, &st))
 			break;
 	if (img)
 		img = cache_hold(c, img);
-	pthread_mutex_unlock(&image_lock);
+	elf_image_unlock();
 	if (img) {
 		close(fd);
 		free(path);
@@ -687,10 +700,10 @@ void elf_cache_free(struct elf_cache *c)
 	}
 	c->head = NULL;
 	if (c->nshared) {
-		pthread_mutex_lock(&image_lock);
+		elf_image_lock();
 		for (size_t i = 0; i < c->nshared; i++)
 			pool_release(c->shared[i]);
-		pthread_mutex_unlock(&image_lock);
+		elf_image_unlock();
 	}
 	free(c->shared);
 	c->shared = NULL;
