@@ -174,6 +174,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		/* From a group-stop the kernel puts it back into the stop. */
 		r = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) < 0 ? -errno : 0;
 		th->state = TRACEE_GONE;
+		th->released = r == 0;
 	} else {
 		r = tracee_resume(th, st);
 	}
