@@ -209,8 +209,7 @@ static void image_lock_init(void)
 
 static struct {
 	struct elf_image *head;
-	size_t nunused;
-	uint64_t seq;
+	uint64_t seq;             /* of releases: which unused one is oldest */
 } pool;
 
 void elf_image_lock(void)
@@ -233,7 +232,7 @@ static bool same_file(const struct elf_image *img, dev_t dev, ino_t ino,
 }
 
 /* Add a reference of c to img (pooled).  Returns img, or NULL on ENOMEM
- * (img untouched). */
+ * (img untouched).  Under image_lock. */
 static struct elf_image *cache_hold(struct elf_cache *c, struct elf_image *img)
 {
 	if (c->nshared == c->shared_cap) {
@@ -245,8 +244,7 @@ static struct elf_image *cache_hold(struct elf_cache *c, struct elf_image *img)
 		c->shared_cap = cap;
 	}
 	c->shared[c->nshared++] = img;
-	if (img->refs++ == 0)
-		pool.nunused--;
+	img->refs++;
 	return img;
 }
 
@@ -259,16 +257,19 @@ static void pool_release(struct elf_image *img)
 	if (--img->refs > 0)
 		return;
 	img->unused_since = ++pool.seq;
-	if (++pool.nunused <= ELF_POOL_UNUSED_MAX)
-		return;
+	size_t unused = 0;
 	struct elf_image **oldest = NULL;
-	for (struct elf_image **pp = &pool.head; *pp; pp = &(*pp)->pool_next)
-		if ((*pp)->refs == 0 &&
-		    (!oldest || (*pp)->unused_since < (*oldest)->unused_since))
+	for (struct elf_image **pp = &pool.head; *pp; pp = &(*pp)->pool_next) {
+		if ((*pp)->refs)
+			continue;
+		unused++;
+		if (!oldest || (*pp)->unused_since < (*oldest)->unused_since)
 			oldest = pp;
+	}
+	if (unused <= ELF_POOL_UNUSED_MAX)
+		return;
 	struct elf_image *victim = *oldest;
 	*oldest = victim->pool_next;
-	pool.nunused--;
 	image_free(victim);
 }
 
@@ -360,10 +361,10 @@ static void image_free(struct elf_image *img)
 }
 
 /* Map the file open on fd and parse it.  dev/ino are the cache key.  Takes
- * ownership of fd (closed here).  NULL and *err on failure. */
-static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
-				       const char *path, const struct stat *st,
-				       dev_t dev, ino_t ino, bool pooled, int *err)
+ * ownership of fd (closed here).  The image is the caller's to link into
+ * a cache or the pool.  NULL and *err on failure. */
+static struct elf_image *image_from_fd(int fd, const char *path, const struct stat *st,
+				       dev_t dev, ino_t ino, int *err)
 {
 	struct elf_image *img = NULL;
 	void *data;
@@ -412,23 +413,6 @@ static struct elf_image *image_from_fd(struct elf_cache *c, int fd,
 		image_free(img);
 		goto fail;
 	}
-	if (!pooled) {
-		img->next = c->head;
-		c->head = img;
-		return img;
-	}
-	elf_image_lock();
-	/* refs is 0: counted unused until held. */
-	pool.nunused++;
-	img->pool_next = pool.head;
-	pool.head = img;
-	/* Out of memory for the reference: it stays in the pool, unused. */
-	struct elf_image *held = cache_hold(c, img);
-	elf_image_unlock();
-	if (!held) {
-		ret = -ENOMEM;
-		goto fail;
-	}
 	return img;
 
 fail:
@@ -469,7 +453,12 @@ struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
 		close(fd);
 		return img;
 	}
-	return image_from_fd(c, fd, path, &st, st.st_dev, st.st_ino, false, err);
+	img = image_from_fd(fd, path, &st, st.st_dev, st.st_ino, err);
+	if (img) {
+		img->next = c->head;
+		c->head = img;
+	}
+	return img;
 }
 
 /* O_PATH fd of path; under /proc/PID/root/, resolved inside that root. */
@@ -638,20 +627,21 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 		}
 	}
 
-	/* Another target's image of the same file? */
+	/* Another target's image of the same file, else a new one for the
+	 * pool (out of memory for the reference: it stays there unused). */
 	elf_image_lock();
 	for (img = pool.head; img; img = img->pool_next)
 		if (same_file(img, m->dev, m->inode, &st))
 			break;
-	if (img)
-		img = cache_hold(c, img);
-	elf_image_unlock();
 	if (img) {
 		close(fd);
-		free(path);
-		return img;
+	} else if ((img = image_from_fd(fd, path, &st, m->dev, m->inode, err))) {
+		img->pool_next = pool.head;
+		pool.head = img;
 	}
-	img = image_from_fd(c, fd, path, &st, m->dev, m->inode, true, err);
+	if (img && !(img = cache_hold(c, img)) && err)
+		*err = -ENOMEM;
+	elf_image_unlock();
 	free(path);
 	return img;
 }
