@@ -40,18 +40,12 @@ pid_vec_push(struct pid_vec *pv, pid_t pid)
 	return 0;
 }
 
-/* The parent of process pid (field 4 of its stat line), 0 if unknown. */
+/* The parent of process pid, 0 if unknown. */
 static pid_t
 parent_of(pid_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (procfs_read(path, buf, sizeof(buf)) < 0)
-		return 0;
-	const char *cp = strrchr(buf, ')');
-	int ppid;
-	if (!cp || sscanf(cp + 1, " %*c %d", &ppid) != 1)
-		return 0;
+	long ppid = 0;
+	procfs_status_field(pid, "PPid", &ppid);
 	return (pid_t)ppid;
 }
 
