@@ -319,8 +319,9 @@ void ptrace_detach_all(void);
 #define PTRACE_WATCHDOG_STUCK_MS 5000
 
 /* The tracer's promise to the watchdog: it will be back (handling tracee
- * events) by wake_ns (monotonic_ns; UINT64_MAX: it waits for events with
- * no timeout, which is progress enough).  Called before each wait and
+ * events) by wake_ns (monotonic_ns; a past time such as 0: it is back
+ * now; UINT64_MAX: it waits for events with no timeout, which is progress
+ * enough).  Called before each wait and
  * after each event loop pass; ptrace/'s own waits call it. */
 void ptrace_watchdog_alive(uint64_t wake_ns);
 

@@ -79,8 +79,10 @@ end_tracer(pid_t tracer, const char *why)
 				 "stackspy-watch: stackspy (pid %d) %s while it held "
 				 "threads of its targets: killed, so that the kernel "
 				 "lets them run; its output is lost\n", (int)tracer, why);
-		if (n > 0 && write(fd, msg, (size_t)n) < 0)
-			n = 0;
+		if (n > 0) {
+			ssize_t w = write(fd, msg, (size_t)n);
+			(void)w;  /* nothing to do if it cannot be said */
+		}
 		close(fd);
 	}
 	kill(tracer, SIGKILL);

@@ -566,11 +566,8 @@ unwinder_finish(struct dump_unwinder *u)
 	for (;;) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		uint64_t until = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 20000000u;
+		ts = (struct timespec){ (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
 		if (pthread_timedjoin_np(u->thread, NULL, &ts) != ETIMEDOUT)
 			break;
 		ptrace_poll_all();
