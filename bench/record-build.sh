@@ -32,23 +32,7 @@ pids=
 tmp=$(mktemp -d)
 trap cleanup EXIT
 mkdir "$tmp/b"
-{
-	printf 'all:'
-	for d in collapse ptrace arch unwind; do
-		for f in "$top/$d"/*.c; do
-			o=$(echo "${f#"$top"/}" | tr / _ | sed 's/\.c$/.o/')
-			printf ' %s' "$o"
-		done
-	done
-	printf '\n'
-	for d in collapse ptrace arch unwind; do
-		for f in "$top/$d"/*.c; do
-			o=$(echo "${f#"$top"/}" | tr / _ | sed 's/\.c$/.o/')
-			printf '%s: %s\n\tgcc -O1 -w -I%s -I%s -c %s -o $@\n' \
-				"$o" "$f" "$top" "$build" "$f"
-		done
-	done
-} >"$tmp/b/Makefile"
+sh "$top/tests/build-makefile.sh" "$top" "$build" >"$tmp/b/Makefile"
 unset MAKEFLAGS MFLAGS MAKELEVEL
 start_burners "$burners"
 now() { date +%s%N; }

@@ -17,7 +17,7 @@ record_tests = \
 	tests/record-memo.test
 TESTS += $(record_tests)
 EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c \
-	tests/gcc-wrapper.sh
+	tests/gcc-wrapper.sh tests/build-makefile.sh
 
 check_DATA += tests/targets/ratio
 CLEANFILES += tests/targets/ratio
