@@ -256,7 +256,6 @@ test_many(void)
 	collapse_free(names);
 }
 
-/* Thread names come with the samples (the profiler's hook). */
 /* split by process: one row per (process, function), labelled comm-PID
  * from the process's main thread, or PID when it has no sample */
 static void
@@ -301,6 +300,7 @@ test_processes(void)
 	names = NULL;
 }
 
+/* Thread names come with the samples (the profiler's hook). */
 static void
 test_thread_names(void)
 {
