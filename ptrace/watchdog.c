@@ -55,6 +55,20 @@ static pid_t watchdog_pid = -1;
  * most the bound plus one look. */
 #define WATCH_INTERVAL_MS (PTRACE_WATCHDOG_BOUND_MS / 10)
 
+/* The tracer's time on a CPU so far (ns; /proc/PID/schedstat), 0 if
+ * unknown: a tracer seen stopped twice has been stopped all along only if
+ * it has not run in between (under strace -f it is in 't' at each of its
+ * system calls, and runs between them). */
+static uint64_t
+proc_runtime(pid_t pid)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
 static char
 proc_state(pid_t pid)
 {
@@ -122,7 +136,7 @@ watchdog_main(pid_t tracer)
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
-	uint64_t stopped_since = 0;
+	uint64_t stopped_since = 0, ran = 0;
 	const struct timespec tick = { 0, WATCH_INTERVAL_MS * 1000000L };
 	for (;;) {
 		nanosleep(&tick, NULL);
@@ -146,9 +160,11 @@ watchdog_main(pid_t tracer)
 			continue;
 		}
 		/* Stopped (kill -STOP, Ctrl-Z not caught, a debugger). */
-		if (!stopped_since)
+		uint64_t rt = proc_runtime(tracer);
+		if (!stopped_since || (rt && rt != ran)) {
 			stopped_since = now;
-		else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * 1000000u)
+			ran = rt;
+		} else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * 1000000u)
 			end_tracer(tracer, s == 'T' ? "was stopped" : "was stopped by a debugger");
 	}
 }

@@ -137,6 +137,10 @@ mutations()
 		"s/if \(s != 'T' && s != 't'\) \{/if (s != 'T') {/" \
 		'a stackspy stopped by a debugger holds its targets' \
 		'tests/record-watchdog.test'
+	mutation watchdog-strace ptrace/watchdog.c \
+		's/\(rt && rt != ran\)/(0 \&\& rt != ran)/' \
+		'a stackspy run under strace -f is killed as if stopped' \
+		'tests/record-watchdog.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
