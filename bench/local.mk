@@ -25,4 +25,5 @@ EXTRA_DIST += \
 	bench/record-build.sh \
 	bench/record-cost.sh \
 	bench/record-overhead.sh \
-	bench/record-pause.sh
+	bench/record-pause.sh \
+	bench/startup.sh

@@ -20,6 +20,7 @@
 
 #ifdef HAVE_LIBCURL
 #include <curl/curl.h>
+#include <dlfcn.h>
 #endif
 
 #include "collapse/collapse.h"
@@ -78,6 +79,43 @@ sleep_ms(long ms)
 		;
 }
 
+
+/* libcurl is loaded by --push, not at every start of stackspy: linked, it
+ * and its TLS libraries cost each start some 5 ms (bench/startup.sh). */
+static struct {
+	__typeof__(&curl_global_init) global_init;
+	__typeof__(&curl_global_cleanup) global_cleanup;
+	__typeof__(&curl_easy_init) easy_init;
+	__typeof__(&curl_easy_cleanup) easy_cleanup;
+	__typeof__(&curl_easy_reset) easy_reset;
+	__typeof__(&curl_easy_setopt) easy_setopt;
+	__typeof__(&curl_easy_perform) easy_perform;
+	__typeof__(&curl_easy_getinfo) easy_getinfo;
+	__typeof__(&curl_easy_escape) easy_escape;
+	__typeof__(&curl_free) free;
+	__typeof__(&curl_slist_append) slist_append;
+	__typeof__(&curl_slist_free_all) slist_free_all;
+} lc;
+
+/* POSIX's way to take a function from dlsym (see dlsym(3)). */
+#define LC_SYM(h, f) (*(void **)&lc.f = dlsym(h, "curl_" #f))
+
+static const char *
+curl_load(void)
+{
+	void *h = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return dlerror();
+	if (LC_SYM(h, global_init) && LC_SYM(h, global_cleanup) && LC_SYM(h, easy_init) &&
+	    LC_SYM(h, easy_cleanup) && LC_SYM(h, easy_reset) && LC_SYM(h, easy_setopt) &&
+	    LC_SYM(h, easy_perform) && LC_SYM(h, easy_getinfo) && LC_SYM(h, easy_escape) &&
+	    LC_SYM(h, free) && LC_SYM(h, slist_append) && LC_SYM(h, slist_free_all))
+		return NULL;
+	const char *e = dlerror();
+	dlclose(h);
+	return e;
+}
+
 /* One POST; true when the server took it (2xx). */
 static bool
 post_once(struct push *ps, CURL *curl, const struct push_item *it)
@@ -87,21 +125,21 @@ post_once(struct push *ps, CURL *curl, const struct push_item *it)
 		     "&spyName=stackspy&format=pprof", ps->url_base, ps->name,
 		     (long long)it->from, (long long)it->until, ps->rate) < 0)
 		return false;
-	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/octet-stream");
-	curl_easy_reset(curl);
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, it->buf);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
-	curl_easy_setopt(curl, CURLOPT_USERAGENT, "stackspy/" PACKAGE_VERSION);
-	CURLcode cr = curl_easy_perform(curl);
+	struct curl_slist *hdr = lc.slist_append(NULL, "Content-Type: application/octet-stream");
+	lc.easy_reset(curl);
+	lc.easy_setopt(curl, CURLOPT_URL, url);
+	lc.easy_setopt(curl, CURLOPT_POST, 1L);
+	lc.easy_setopt(curl, CURLOPT_POSTFIELDS, it->buf);
+	lc.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+	lc.easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
+	lc.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	lc.easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+	lc.easy_setopt(curl, CURLOPT_USERAGENT, "stackspy/" PACKAGE_VERSION);
+	CURLcode cr = lc.easy_perform(curl);
 	long code = 0;
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-	curl_slist_free_all(hdr);
+	lc.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+	lc.slist_free_all(hdr);
 	free(url);
 	return cr == CURLE_OK && code >= 200 && code < 300;
 }
@@ -110,7 +148,7 @@ static void *
 push_thread(void *arg)
 {
 	struct push *ps = arg;
-	CURL *curl = curl_easy_init();
+	CURL *curl = lc.easy_init();
 
 	pthread_mutex_lock(&ps->lock);
 	for (;;) {
@@ -155,7 +193,7 @@ push_thread(void *arg)
 	}
 	pthread_mutex_unlock(&ps->lock);
 	if (curl)
-		curl_easy_cleanup(curl);
+		lc.easy_cleanup(curl);
 	return NULL;
 }
 
@@ -209,12 +247,12 @@ push_name(CURL *curl, const struct push_options *po, const char *comm)
 		strcat(s, po->labels[i]);
 	}
 	strcat(s, "}");
-	char *e = curl_easy_escape(curl, s, 0);
+	char *e = lc.easy_escape(curl, s, 0);
 	free(s);
 	if (!e)
 		return NULL;
 	char *r = strdup(e);
-	curl_free(e);
+	lc.free(e);
 	return r;
 }
 
@@ -251,12 +289,17 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	CURL *tmp;
 	int r = 0;
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(tmp = curl_easy_init())) {
+	const char *why = curl_load();
+	if (why) {
+		error_msg("--push: cannot load %s (%s): install libcurl4", LIBCURL_SONAME, why);
+		return -ENOENT;
+	}
+	if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(tmp = lc.easy_init())) {
 		error_msg("--push: cannot initialize libcurl");
 		return -ENOMEM;
 	}
 	ps.name = push_name(tmp, po, profiler_comm(p));
-	curl_easy_cleanup(tmp);
+	lc.easy_cleanup(tmp);
 	size_t ul = strlen(po->url);
 	bool has_ingest = ul >= 7 && strcmp(po->url + ul - 7, "/ingest") == 0;
 	if (!ps.name || asprintf(&ps.url_base, "%.*s%s?", (int)(ul - (po->url[ul - 1] == '/')),
@@ -339,7 +382,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	pthread_cond_destroy(&ps.cond);
 	free(ps.name);
 	free(ps.url_base);
-	curl_global_cleanup();
+	lc.global_cleanup();
 	return r;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #ifdef HAVE_DEBUGINFOD
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #endif
 
@@ -251,6 +252,35 @@ static debuginfod_client *dbgi_client;
 static bool dbgi_broken;
 static struct timespec dbgi_deadline;
 
+/* libdebuginfod is loaded when a lookup needs it, as elfutils does: linked,
+ * it and the libcurl and TLS libraries under it cost every start of
+ * stackspy some 5 ms (bench/startup.sh), for a service most runs never
+ * use. */
+static struct {
+	__typeof__(&debuginfod_begin) begin;
+	__typeof__(&debuginfod_set_progressfn) set_progressfn;
+	__typeof__(&debuginfod_find_debuginfo) find_debuginfo;
+} dbgi;
+
+static bool dbgi_load(void)
+{
+	void *h = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (h) {
+		*(void **)&dbgi.begin = dlsym(h, "debuginfod_begin");
+		*(void **)&dbgi.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+		*(void **)&dbgi.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+		if (dbgi.begin && dbgi.set_progressfn && dbgi.find_debuginfo)
+			return true;
+	}
+	fprintf(stderr, "stackspy: DEBUGINFOD_URLS is set, but %s cannot be loaded "
+		"(%s): no debug file is fetched (install libdebuginfod1)\n",
+		DEBUGINFOD_SONAME, dlerror());
+	if (h)
+		dlclose(h);
+	return false;
+}
+
 /* Called while a download is under way: nonzero aborts it. */
 static int dbgi_progress(debuginfod_client *c, long a, long b)
 {
@@ -284,19 +314,19 @@ static long from_debuginfod(const struct elf_image *img,
 		snprintf(v, sizeof(v), "%ld", timeout);
 		setenv("DEBUGINFOD_TIMEOUT", v, 0);
 		setenv("DEBUGINFOD_MAXTIME", v, 0);
-		dbgi_client = debuginfod_begin();
+		dbgi_client = dbgi_load() ? dbgi.begin() : NULL;
 		if (!dbgi_client) {
 			dbgi_broken = true;
 			return 0;
 		}
-		debuginfod_set_progressfn(dbgi_client, dbgi_progress);
+		dbgi.set_progressfn(dbgi_client, dbgi_progress);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &dbgi_deadline);
 	dbgi_deadline.tv_sec += timeout;
 	/* The answer, found or not, is cached by libdebuginfod
 	 * ($DEBUGINFOD_CACHE_PATH, ~/.cache/debuginfod_client). */
-	fd = debuginfod_find_debuginfo(dbgi_client, img->build_id,
-				       (int)img->build_id_len, &path);
+	fd = dbgi.find_debuginfo(dbgi_client, img->build_id,
+				 (int)img->build_id_len, &path);
 	if (fd < 0) {
 		struct timespec now;
 

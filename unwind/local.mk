@@ -30,4 +30,4 @@ EXTRA_DIST += unwind/source.c
 # What every program linking unwind/ needs.
 UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a \
 	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS) \
-	$(DEBUGINFOD_LIBS) $(PROFILEPB_LIBS) $(LIBCURL_LIBS) -lpthread
+	$(PROFILEPB_LIBS) -lpthread
