@@ -220,12 +220,19 @@ find_cycles(struct dump_process *p)
 	free(path);
 }
 
+#define NAMED_CACHE 16
+
 void
 dump_find_locks(struct dump_process *p, struct unwind_target *t)
 {
 	if (arch_host() != &arch_x86_64)
 		return;
 	bool any = false;
+	/* Threads that wait on the same object (1000 workers on one condition
+	 * variable) have it named once: object_symbol reads the module's
+	 * symbol table. */
+	const struct dump_thread *named[NAMED_CACHE];
+	size_t nnamed = 0, replace = 0;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		struct dump_thread *d = &p->threads[i];
 		if (!d->sampled || !d->in_syscall || d->syscall_nr != X86_64_NR_FUTEX ||
@@ -246,7 +253,20 @@ dump_find_locks(struct dump_process *p, struct unwind_target *t)
 				d->wait_owner = owner;
 			any = true;
 		}
+		size_t k = 0;
+		while (k < nnamed && (named[k]->syscall_arg0 != d->syscall_arg0 ||
+				      named[k]->wait_kind != d->wait_kind))
+			k++;
+		if (k < nnamed) {
+			d->wait_addr = named[k]->wait_addr;
+			memcpy(d->wait_symbol, named[k]->wait_symbol, sizeof(d->wait_symbol));
+			continue;
+		}
 		name_object(d, t);
+		if (nnamed < NAMED_CACHE)
+			named[nnamed++] = d;
+		else
+			named[replace++ % NAMED_CACHE] = d;
 	}
 	if (any)
 		find_cycles(p);
