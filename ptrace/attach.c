@@ -456,7 +456,8 @@ thread_tracer(pid_t pid, pid_t tid)
 static unsigned long
 seize_options(unsigned long options)
 {
-	unsigned long o = options & ~(PTRACE_ATTACH_SKIP_DSTATE | PTRACE_ATTACH_FOLLOW);
+	unsigned long o = options & ~(PTRACE_ATTACH_SKIP_DSTATE | PTRACE_ATTACH_FOLLOW |
+				      PTRACE_ATTACH_NO_PROCINFO);
 	if (options & PTRACE_ATTACH_FOLLOW)
 		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
 	return o;
@@ -469,14 +470,34 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 {
 	char state = '?';
 	char name[64] = "";
+	bool lazy = t->options & PTRACE_ATTACH_NO_PROCINFO;
 	/* State and name before we touch it: afterwards every thread looks
 	 * traced. */
-	if ((taskfd >= 0 ? procfs_thread_info_at(taskfd, tid, &state, name, sizeof(name))
+	if (!lazy && (taskfd >= 0 ? ptrace_thread_info_at(taskfd, tid, &state, name, sizeof(name))
 			 : ptrace_thread_info(t->pid, tid, &state, name, sizeof(name))) < 0)
 		return 0;
 	struct tracee *th = target_add(t, tid);
 	if (!th)
 		return -ENOMEM;
+	/* Never PTRACE_O_EXITKILL (see the top of this file). */
+	int seize_err = 0;
+	if (lazy) {
+		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->options)) == 0) {
+			th->proc_state = '?';
+			th->name[0] = '\0';
+			th->state = TRACEE_RUNNING;
+			return 1;
+		}
+		/* Refused or gone: what it is tells why (a zombie cannot be
+		 * seized). */
+		seize_err = errno;
+		if (seize_err == ESRCH ||
+		    (taskfd >= 0 ? ptrace_thread_info_at(taskfd, tid, &state, name, sizeof(name))
+				 : ptrace_thread_info(t->pid, tid, &state, name, sizeof(name))) < 0) {
+			t->nthreads--;
+			return 0;
+		}
+	}
 	th->proc_state = state;
 	snprintf(th->name, sizeof(th->name), "%s", name);
 	if (state == 'Z' || state == 'X') {
@@ -491,9 +512,10 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 		th->state = TRACEE_GONE;
 		return 1;
 	}
-	/* Never PTRACE_O_EXITKILL (see the top of this file). */
-	if (ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->options)) < 0) {
-		int e = errno;
+	if (!lazy && ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->options)) < 0)
+		seize_err = errno;
+	if (seize_err) {
+		int e = seize_err;
 		if (e == EPERM && (tid != t->pid || t->nthreads > 1)) {
 			/* One thread of a process we could attach: another
 			 * tracer (strace -p TID) holds it.  List it with the
@@ -925,6 +947,21 @@ ptrace_detach_all(void)
 	}
 }
 
+/* Is every lingering thread in uninterruptible sleep (D)?  Then none
+ * will stop soon (a vfork parent waits for its child's exec or exit):
+ * no use waiting for them. */
+static bool
+lingering_all_blocked(void)
+{
+	for (size_t i = 0; i < nlingering; i++) {
+		char state = 0;
+		if (ptrace_thread_info(lingering[i], lingering[i], &state, NULL, 0) == 0 &&
+		    state != 'D')
+			return false;
+	}
+	return true;
+}
+
 size_t
 ptrace_release_lingering(int timeout_ms)
 {
@@ -949,7 +986,7 @@ ptrace_release_lingering(int timeout_ms)
 			i++;
 		}
 		held_update();
-		if (nlingering == 0 || monotonic_ns() >= deadline)
+		if (nlingering == 0 || monotonic_ns() >= deadline || lingering_all_blocked())
 			return nlingering;
 		tracee_sleep(deadline, 0);
 	}

@@ -139,7 +139,7 @@ ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen
 }
 
 int
-procfs_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t namelen)
+ptrace_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t namelen)
 {
 	char rel[32], buf[1024];
 	snprintf(rel, sizeof(rel), "%d/stat", (int)tid);

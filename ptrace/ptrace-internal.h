@@ -21,11 +21,6 @@ int procfs_status_field(pid_t pid, const char *key, long *val);
 /* Thread IDs in /proc/PID/task.  *out is malloc'd.  Returns the count or a
  * negative errno (-ESRCH when the process is gone). */
 int procfs_list_tasks(pid_t pid, pid_t **out);
-/* ptrace_thread_info() of thread tid, taskfd being the open directory
- * /proc/PID/task of its process: for many threads, cheaper than the whole
- * path each time (bench/dump-parked.sh). */
-int procfs_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t namelen);
-
 /* Wait for a state change of tid for at most timeout_ms (negative: forever).
  * Returns 1 with *status filled, 0 on timeout, -ECHILD/-errno on error. */
 int tracee_wait(pid_t tid, int *status, int timeout_ms);

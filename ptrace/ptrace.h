@@ -187,6 +187,15 @@ int ptrace_target_rescan(struct ptrace_target *t);
 				     (TRACEE_HELD) until ptrace_target_detach,
 				     so that every thread of a dump is stopped
 				     together (dump --consistent) */
+#define PTRACE_SAMPLE_DSTATE 0x10 /* a thread not stopped PTRACE_DSTATE_CHECK_US
+				     after its interrupt has its /proc state
+				     read (again at twice that age, and so
+				     on); in uninterruptible sleep (D) it is
+				     given up at once: results[i] -EAGAIN.  It
+				     stays seized with the interrupt pending
+				     and is let go when it leaves the sleep
+				     (as the detach does: lingering) */
+#define PTRACE_DSTATE_CHECK_US 1000
 
 /* What a sample copies and how long it may wait (ptrace_sample_many). */
 struct sample_opts {
@@ -223,7 +232,8 @@ struct sample_opts {
  * (stack_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
  * its attach_error (-EPERM: another tracer holds it), -ETIMEDOUT (it did
  * not stop in time; its late stop is handled by ptrace_target_poll or the
- * detach), or another negative errno.  Returns 0,
+ * detach), -EAGAIN (PTRACE_SAMPLE_DSTATE: in uninterruptible sleep, given
+ * up), or another negative errno.  Returns 0,
  * or -ENOMEM (nothing was stopped). */
 int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		       const struct sample_opts *o, struct stack_snapshot *outs,
@@ -339,7 +349,8 @@ int ptrace_held_count(void);
 
 /* Let go the threads still seized after a detach gave up on them: each
  * one's late stop is detached (with its signal) as it comes, for up to
- * timeout_ms (negative: until none is left; 0: only what is there now).
+ * timeout_ms (negative: until none is left; 0: only what is there now),
+ * but no longer once all that are left are in uninterruptible sleep.
  * Returns how many are still seized. */
 size_t ptrace_release_lingering(int timeout_ms);
 
@@ -360,6 +371,11 @@ char *ptrace_explain_eperm(pid_t pid, char *buf, size_t len);
 /* Read /proc/PID/task/TID/stat state letter and comm.  Returns 0 or -errno. */
 int ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen);
 
+/* ptrace_thread_info() of thread tid, taskfd being the open directory
+ * /proc/PID/task of its process: for many threads, cheaper than the whole
+ * path each time (bench/dump-parked.sh). */
+int ptrace_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t namelen);
+
 /* The comm of process PID (/proc/PID/comm without its newline) into buf;
  * "" on failure.  Returns 0 or a negative errno. */
 int ptrace_read_comm(pid_t pid, char *buf, size_t len);
@@ -372,6 +388,17 @@ int ptrace_read_comm(pid_t pid, char *buf, size_t len);
  * ptrace_snapshot_blocked(): no PTRACE_INTERRUPT is left pending on it, and
  * neither the sample nor the detach waits for it. */
 #define PTRACE_ATTACH_SKIP_DSTATE (1UL << 31)
+
+/* ptrace_target_attach() option: seize each thread without reading its
+ * /proc/PID/task/TID/stat first (about 10 us a thread: most of a
+ * 1000-thread dump's attach, bench/dump-parked.sh).  Threads are listed
+ * with proc_state '?' and an empty name, for the caller to read once they
+ * run again (ptrace_thread_info).  A zombie (a leader after pthread_exit)
+ * is known by its refused seize, and read then; a thread in D is seized,
+ * and found by ptrace_sample_many with PTRACE_SAMPLE_DSTATE.  A thread in
+ * job-control stop reports its group-stop to the first sample, which lets
+ * it go back into the stop. */
+#define PTRACE_ATTACH_NO_PROCINFO (1UL << 29)
 
 /* ptrace_target_attach() and ptrace_launch() option: follow the processes
  * (and threads) the target creates, from their first instruction, through

@@ -230,6 +230,23 @@ check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
 	}
 }
 
+/* PTRACE_SAMPLE_DSTATE: thread th of t, interrupted at since, has not
+ * stopped by *check_at.  In uninterruptible sleep (D) it is given up: it
+ * keeps our interrupt pending, traps when it leaves the sleep, and is let
+ * go then (lingering, as after a detach that gave up on it).  Otherwise
+ * the next look is at twice its present age. */
+static bool
+in_dstate(struct ptrace_target *t, struct tracee *th, uint64_t since, uint64_t *check_at)
+{
+	char state = 0;
+	*check_at = since + 2 * (*check_at - since);
+	if (ptrace_thread_info(t->pid, th->tid, &state, NULL, 0) < 0 || state != 'D')
+		return false;
+	th->state = TRACEE_GONE;
+	linger_add(th->tid);
+	return true;
+}
+
 /* ptrace_sample_many and ptrace_sample_threads: thread i is of target
  * ts ? ts[i] : t, its stack_end context ctxs ? ctxs[i] : o->ctx. */
 static int
@@ -249,19 +266,24 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	 * interrupted and not yet stopped, oldest first. */
 	/* A profiler tick samples one thread at a time through
 	 * ptrace_sample(): no allocation for small batches. */
-	uint64_t since_small[16];
+	uint64_t since_small[16], check_small[16];
 	size_t pending_small[16];
-	uint64_t *since = since_small;
+	uint64_t *since = since_small, *check_at = check_small;
 	size_t *pending = pending_small;
 	if (n > 16) {
 		since = malloc(n * sizeof(*since));
+		check_at = malloc(n * sizeof(*check_at));
 		pending = malloc(n * sizeof(*pending));
-		if (!since || !pending) {
+		if (!since || !check_at || !pending) {
 			free(since);
+			free(check_at);
 			free(pending);
 			return -ENOMEM;
 		}
 	}
+	/* PTRACE_SAMPLE_DSTATE: check_at[i], when to read thread i's state. */
+	const uint64_t check_ns = (o->flags & PTRACE_SAMPLE_DSTATE) ?
+				  (uint64_t)PTRACE_DSTATE_CHECK_US * 1000u : 0;
 	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * 1000u;
 	uint64_t stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * 1000u : 0;
 	size_t npending = 0, next = 0;
@@ -298,6 +320,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 				boosted = true;
 			}
 			since[i] = monotonic_ns();
+			check_at[i] = since[i] + check_ns;
 			if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
 				results[i] = -errno;
 				if (errno == ESRCH)
@@ -359,6 +382,13 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 					fresh = false;
 				continue;
 			}
+			if (check_ns && now >= check_at[i] &&
+			    in_dstate(ts ? ts[i] : t, threads[i], since[i], &check_at[i])) {
+				results[i] = -EAGAIN;
+				if (fresh && k == npending - 1)
+					fresh = false;
+				continue;
+			}
 			pending[kept++] = i;
 		}
 		npending = kept;
@@ -377,6 +407,9 @@ sleep:;
 			wake = since[pending[npending - 1]] + stagger_ns;
 		if (look_by && look_by < wake)
 			wake = look_by;
+		for (size_t k = 0; check_ns && k < npending; k++)
+			if (check_at[pending[k]] < wake)
+				wake = check_at[pending[k]];
 		look_by = 0;
 		if (!fresh && boosted) {
 			/* Only slow threads left: no reason to keep the CPU. */
@@ -391,6 +424,7 @@ sleep:;
 		boost(false);
 	if (since != since_small) {
 		free(since);
+		free(check_at);
 		free(pending);
 	}
 	return 0;

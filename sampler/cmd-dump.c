@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -402,7 +403,8 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		 * anyway; a running program is not held still for the whole
 		 * dump).  --consistent: all stay stopped until the detach,
 		 * as with gdb. */
-		.flags = consistent ? PTRACE_SAMPLE_HOLD : PTRACE_SAMPLE_DETACH,
+		.flags = (consistent ? PTRACE_SAMPLE_HOLD : PTRACE_SAMPLE_DETACH) |
+			 PTRACE_SAMPLE_DSTATE,
 	};
 	int r = ptrace_sample_many(pt, b->threads, b->n, &so, b->outs, b->results);
 	for (size_t k = 0; k < b->n; k++) {
@@ -416,14 +418,23 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		}
 		if (e == -ETIMEDOUT)
 			d->error = "did not stop in time";
+		else if (e == -EAGAIN)
+			d->state = 'D';
 		else if (e < 0)
 			d->error = strerror(-e);
 		else
 			d->sampled = true;
+		/* Seized blind (need_info): the state it was in when
+		 * interrupted is what the stop found, not what /proc says
+		 * after the release (R for a moment, while it goes back to
+		 * its sleep). */
+		if (e == 0 && d->state == '?')
+			d->state = b->outs[k].group_stopped ? 'T' :
+				   oncpu_cut_syscall(arch_host(), &b->outs[k]) ? 'S' : 'R';
 		snapshot_keep(s, &b->outs[k]);
-		/* It is blocked where it cannot stop (it went into D after
-		 * the scan): read it as it is. */
-		if (e == -ETIMEDOUT)
+		/* It is blocked where it cannot stop (in D): read it as it
+		 * is. */
+		if (e == -ETIMEDOUT || e == -EAGAIN)
 			sample_blocked(pt->pid, ut, d, s);
 	}
 	b->n = 0;
@@ -471,15 +482,39 @@ thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
 	d->syscall_arg0 = regs.r[5];
 }
 
+/* The name of a thread seized without it (need_info), read once it runs
+ * again; and its state, if its sample did not tell (sample_batch). */
+static void
+thread_info(int taskfd, struct dump_thread *d)
+{
+	char state;
+	d->need_info = false;
+	if (taskfd >= 0 &&
+	    ptrace_thread_info_at(taskfd, d->tid, &state, d->name, sizeof(d->name)) == 0 &&
+	    d->state == '?')
+		d->state = state;
+}
+
+/* /proc/PID/task, for thread_info. */
+static int
+open_task_dir(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 /* Unwind thread d once, into scratch (o->max_depth frames), keeping only
  * the frames found: 1000 threads of --max-depth 256 were 4 MiB, a page
  * fault each.  Returns false when out of memory (the unwinder leaves it
  * to the main thread, which may exit: only it detaches). */
 static bool
-unwind_thread(const struct dump_options *o, struct unwind_target *ut,
+unwind_thread(const struct dump_options *o, int taskfd, struct unwind_target *ut,
 	      struct dump_thread *d, const struct stack_snapshot *s,
 	      struct unwind_frame *scratch)
 {
+	if (d->need_info && d->tid)
+		thread_info(taskfd, d);
 	if (!d->sampled || !d->tid || d->frames)
 		return true;
 	enum unwind_stop stop;
@@ -504,6 +539,7 @@ unwinder_main(void *arg)
 	int r;
 	struct unwind_frame *scratch = malloc((size_t)u->o->max_depth * sizeof(*scratch));
 	u->ut = scratch ? unwind_target_open(u->pid, &r) : NULL;
+	int taskfd = open_task_dir(u->pid);
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
 		while (u->unwound == u->ready && !u->done)
@@ -513,12 +549,15 @@ unwinder_main(void *arg)
 			break;
 		pthread_mutex_unlock(&u->lock);
 		for (size_t k = from; k < to && !stop_signal; k++)
-			if (!unwind_thread(u->o, u->ut, &u->p->threads[k], &u->snaps[k], scratch))
+			if (!unwind_thread(u->o, taskfd, u->ut, &u->p->threads[k], &u->snaps[k],
+					   scratch))
 				break;
 		pthread_mutex_lock(&u->lock);
 		u->unwound = to;
 	}
 	pthread_mutex_unlock(&u->lock);
+	if (taskfd >= 0)
+		close(taskfd);
 	free(scratch);
 	return NULL;
 }
@@ -586,8 +625,15 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	       struct stack_snapshot **snaps_out, struct unwind_target **ut_out)
 {
 	int r;
-	/* Threads in D are not seized (see sample_blocked). */
-	struct ptrace_target *pt = ptrace_target_attach(pid, PTRACE_ATTACH_SKIP_DSTATE, &r);
+	/* Seized without reading each thread's /proc stat first (10 us a
+	 * thread, most of the attach): a thread in D is given up 1 ms after
+	 * its interrupt (PTRACE_SAMPLE_DSTATE) and read unstopped
+	 * (sample_blocked), its name and state are read after its sample.
+	 * --consistent reads them first: its threads stay stopped until the
+	 * end, where every state would read t; its threads in D are not
+	 * seized. */
+	struct ptrace_target *pt = ptrace_target_attach(pid, o->consistent ? PTRACE_ATTACH_SKIP_DSTATE :
+							PTRACE_ATTACH_NO_PROCINFO, &r);
 	if (!pt) {
 		report_attach_error(pid, r);
 		return r;
@@ -634,6 +680,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			struct dump_thread *d = &p->threads[p->nthreads];
 			d->tid = th->tid;
 			d->state = th->proc_state;
+			d->need_info = th->proc_state == '?';
 			snprintf(d->name, sizeof(d->name), "%s", th->name);
 			if (th->proc_state == 'D' && th->state == TRACEE_GONE)
 				sample_blocked(pid, ut, d, &snaps[p->nthreads]);
@@ -758,14 +805,17 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 	struct unwind_frame *scratch = malloc((size_t)o->max_depth * sizeof(*scratch));
 	if (!scratch)
 		error_msg_and_die("out of memory");
+	int taskfd = open_task_dir(pid);
 	for (size_t i = 0; r == 0 && i < p.nthreads; i++) {
 		struct dump_thread *d = &p.threads[i];
 		if (d->error)
 			*partial = true;
 		/* Those the unwinder did not get to (or all, without it). */
-		if (!unwind_thread(o, ut, d, &snaps[i], scratch))
+		if (!unwind_thread(o, taskfd, ut, d, &snaps[i], scratch))
 			error_msg_and_die("out of memory");
 	}
+	if (taskfd >= 0)
+		close(taskfd);
 	free(scratch);
 	if (r == 0)
 		dump_find_locks(&p, ut);

@@ -262,9 +262,7 @@ size_t kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids,
 
 /* ---- oncpu.c --------------------------------------------------------------- */
 
-/* Did the stop cut a blocking system call short (a syscall number and a
- * -ERESTART* or -EINTR return in the registers)? */
-bool oncpu_cut_syscall(const struct arch *a, const struct stack_snapshot *snap);
+/* oncpu_cut_syscall: in sampler.h (dump uses it too). */
 /* The on-CPU rule for a thread stopped at the tick that began at tick_ns:
  * -1 when the sample counts as on-CPU time, else an enum oncpu_drop.
  * before: its schedstat read just before the interrupt; snap->stop_sched

@@ -149,6 +149,12 @@ enum profiler_error {
 	PROF_ERR_MAX,
 };
 
+/* Did the stop cut a blocking system call short (a syscall number and a
+ * -ERESTART* or -EINTR return in the registers)?  Then the thread was
+ * asleep when it was interrupted (oncpu.c). */
+struct arch;
+bool oncpu_cut_syscall(const struct arch *a, const struct stack_snapshot *snap);
+
 /* Why a stopped thread-sample was not counted as on-CPU time (oncpu.c). */
 enum oncpu_drop {
 	ONCPU_DROP_ASLEEP,        /* the stop cut a blocking system call short */
@@ -348,6 +354,9 @@ struct dump_thread {
 	pid_t tid;
 	char name[64];
 	char state;
+	bool need_info;           /* seized without reading its name and state
+				     (PTRACE_ATTACH_NO_PROCINFO): read after
+				     its sample, '?' and "" until then */
 	const char *error;        /* why it could not be sampled, or NULL */
 	double pause_us;
 	struct unwind_frame *frames;
