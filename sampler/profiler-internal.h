@@ -36,10 +36,6 @@
  * loaded host; giving up on them for good (500 us) lost the samples of
  * CPU-bound threads. */
 #define ONCPU_STOP_TIMEOUT_US 300
-/* On-CPU, how long the tick waits for the thread it interrupted last before
- * interrupting the next one anyway (sample.c): a little more than a running
- * thread takes to stop (25-45 us here, bench/record-pause.sh). */
-#define ONCPU_STAGGER_US 100
 /* At most this many threads keep their stat and schedstat open between
  * ticks (fewer when RLIMIT_NOFILE is low; never fewer than a batch needs);
  * the others open, read and close them each time. */
