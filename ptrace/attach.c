@@ -463,6 +463,16 @@ seize_options(unsigned long options)
 	return o;
 }
 
+/* ptrace_thread_info of thread tid of t, through taskfd (/proc/PID/task
+ * open) when there is one. */
+static int
+thread_info(const struct ptrace_target *t, pid_t tid, int taskfd, char *state, char *name,
+	    size_t namelen)
+{
+	return taskfd >= 0 ? ptrace_thread_info_at(taskfd, tid, state, name, namelen) :
+			     ptrace_thread_info(t->pid, tid, state, name, namelen);
+}
+
 /* Seize one thread; taskfd: /proc/PID/task open, or -1.  Returns 1 if
  * added, 0 if it was gone or a zombie, negative errno on failure. */
 static int
@@ -473,8 +483,7 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 	bool lazy = t->options & PTRACE_ATTACH_NO_PROCINFO;
 	/* State and name before we touch it: afterwards every thread looks
 	 * traced. */
-	if (!lazy && (taskfd >= 0 ? ptrace_thread_info_at(taskfd, tid, &state, name, sizeof(name))
-			 : ptrace_thread_info(t->pid, tid, &state, name, sizeof(name))) < 0)
+	if (!lazy && thread_info(t, tid, taskfd, &state, name, sizeof(name)) < 0)
 		return 0;
 	struct tracee *th = target_add(t, tid);
 	if (!th)
@@ -491,9 +500,7 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 		/* Refused or gone: what it is tells why (a zombie cannot be
 		 * seized). */
 		seize_err = errno;
-		if (seize_err == ESRCH ||
-		    (taskfd >= 0 ? ptrace_thread_info_at(taskfd, tid, &state, name, sizeof(name))
-				 : ptrace_thread_info(t->pid, tid, &state, name, sizeof(name))) < 0) {
+		if (seize_err == ESRCH || thread_info(t, tid, taskfd, &state, name, sizeof(name)) < 0) {
 			t->nthreads--;
 			return 0;
 		}

@@ -184,65 +184,12 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 	return r == -ESRCH ? 0 : r;
 }
 
-/* What sample_batch and interrupt_next share. */
-struct batch {
-	struct tracee **threads;
-	size_t n, next;           /* threads[next, n) not interrupted yet */
-	int *results;
-	uint64_t *since;          /* when thread i was interrupted */
-	uint64_t *check_at;       /* PTRACE_SAMPLE_DSTATE: when to read its state */
-	uint64_t check_ns;
-	size_t *pending;          /* interrupted, not stopped, oldest first */
-	size_t npending;
-	bool fresh;               /* pending[npending - 1] was interrupted
-				     less than the stagger ago */
-	bool sleep_first;
-	bool stagger;
-	bool boosted;
-};
-
-/* Interrupt the next thread (all the rest without a stagger), skipping
- * those gone: once the fresh one stopped (before its copy: collect) or
- * turned slow. */
-static void
-interrupt_next(struct batch *b)
-{
-	while (!b->fresh && b->next < b->n) {
-		size_t i = b->next++;
-		struct tracee *th = b->threads[i];
-		if (th->state == TRACEE_GONE) {
-			/* A thread that could not be attached (another
-			 * tracer) is an error, not a thread that left. */
-			b->results[i] = th->attach_error ? th->attach_error : -ESRCH;
-			continue;
-		}
-		if (!b->boosted) {
-			boost(true);
-			b->boosted = true;
-		}
-		b->since[i] = monotonic_ns();
-		b->check_at[i] = b->since[i] + b->check_ns;
-		if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
-			b->results[i] = -errno;
-			if (errno == ESRCH)
-				th->state = TRACEE_GONE;
-			continue;
-		}
-		b->pending[b->npending++] = i;
-		if (!b->stagger)
-			b->sleep_first = true;
-		else
-			b->fresh = true;
-	}
-}
-
 /* One wait status of thread i.  Returns true when the thread is done with
  * (sampled, or gone); a signal-delivery-stop is handed on and the thread
  * stays pending: our interrupt stops it next. */
 static bool
 collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_opts *o,
-	void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out, int *result,
-	struct batch *before)
+	void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
 {
 	if (!WIFSTOPPED(st)) {
 		th->state = TRACEE_GONE;
@@ -257,10 +204,6 @@ collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_
 		tracee_resume(th, st);
 		return false;
 	}
-	/* Stopped: the next thread's interrupt goes out before this one's
-	 * copy, so that its way to the stop overlaps the copy. */
-	if (before)
-		interrupt_next(before);
 	*result = take_sample(t, th, st, o, ctx, window, t0, out);
 	return true;
 }
@@ -268,8 +211,7 @@ collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_
 /* Has thread i a status for us?  Returns true when it is done with. */
 static bool
 check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
-      void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out, int *result,
-      struct batch *before)
+      void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out, int *result)
 {
 	for (;;) {
 		int st;
@@ -283,7 +225,7 @@ check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
 			*result = -ESRCH;
 			return true;
 		}
-		if (collect(t, th, st, o, ctx, window, t0, out, result, before))
+		if (collect(t, th, st, o, ctx, window, t0, out, result))
 			return true;
 	}
 }
@@ -320,35 +262,36 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	int r = prepare(threads, n, window, outs, results);
 	if (r < 0)
 		return r;
+	/* since[i]: when thread i was interrupted; pending: the threads
+	 * interrupted and not yet stopped, oldest first. */
 	/* A profiler tick samples one thread at a time through
 	 * ptrace_sample(): no allocation for small batches. */
 	uint64_t since_small[16], check_small[16];
 	size_t pending_small[16];
-	struct batch b = {
-		.threads = threads, .n = n, .results = results,
-		.since = since_small, .check_at = check_small, .pending = pending_small,
-		/* PTRACE_SAMPLE_DSTATE: check_at[i], when to read thread
-		 * i's state. */
-		.check_ns = (o->flags & PTRACE_SAMPLE_DSTATE) ?
-			    (uint64_t)PTRACE_DSTATE_CHECK_US * 1000u : 0,
-		.stagger = o->stagger_us > 0,
-	};
+	uint64_t *since = since_small, *check_at = check_small;
+	size_t *pending = pending_small;
 	if (n > 16) {
-		b.since = malloc(n * sizeof(*b.since));
-		b.check_at = malloc(n * sizeof(*b.check_at));
-		b.pending = malloc(n * sizeof(*b.pending));
-		if (!b.since || !b.check_at || !b.pending) {
-			free(b.since);
-			free(b.check_at);
-			free(b.pending);
+		since = malloc(n * sizeof(*since));
+		check_at = malloc(n * sizeof(*check_at));
+		pending = malloc(n * sizeof(*pending));
+		if (!since || !check_at || !pending) {
+			free(since);
+			free(check_at);
+			free(pending);
 			return -ENOMEM;
 		}
 	}
-	uint64_t *since = b.since;
+	/* PTRACE_SAMPLE_DSTATE: check_at[i], when to read thread i's state. */
+	const uint64_t check_ns = (o->flags & PTRACE_SAMPLE_DSTATE) ?
+				  (uint64_t)PTRACE_DSTATE_CHECK_US * 1000u : 0;
 	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * 1000u;
 	uint64_t stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * 1000u : 0;
+	size_t npending = 0, next = 0;
+	bool fresh = false;       /* pending[npending - 1] was interrupted
+				     less than stagger_ns ago */
 	bool scan = false;        /* look at every pending thread, not only
 				     the fresh one */
+	bool boosted = false;
 	uint64_t last_scan = 0;
 	/* Without a stagger every thread is interrupted at once, and a
 	 * thread on a CPU takes some microseconds to stop: looking before
@@ -358,15 +301,42 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	 * sleep ends at once.  A thread already stopped whose SIGCHLD was
 	 * read before (coalesced with another's) sends none: that first
 	 * sleep lasts at most SCAN_NS. */
+	bool sleep_first = false;
 	uint64_t look_by = 0;
 	for (;;) {
 		/* Interrupt the next thread once the last one stopped or is
 		 * slow. */
-		interrupt_next(&b);
-		if (b.npending == 0)
+		while (!fresh && next < n) {
+			size_t i = next++;
+			struct tracee *th = threads[i];
+			if (th->state == TRACEE_GONE) {
+				/* A thread that could not be attached (another
+				 * tracer) is an error, not a thread that left. */
+				results[i] = th->attach_error ? th->attach_error : -ESRCH;
+				continue;
+			}
+			if (!boosted) {
+				boost(true);
+				boosted = true;
+			}
+			since[i] = monotonic_ns();
+			check_at[i] = since[i] + check_ns;
+			if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
+				results[i] = -errno;
+				if (errno == ESRCH)
+					th->state = TRACEE_GONE;
+				continue;
+			}
+			pending[npending++] = i;
+			if (stagger_ns == 0)
+				sleep_first = true;
+			else
+				fresh = true;
+		}
+		if (npending == 0)
 			break;
-		if (b.sleep_first) {
-			b.sleep_first = false;
+		if (sleep_first) {
+			sleep_first = false;
 			look_by = monotonic_ns() + SCAN_NS;
 			goto sleep;
 		}
@@ -374,30 +344,24 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 		/* Collect the stops that are there: the fresh thread always
 		 * (it is the likeliest), the slow ones when a SIGCHLD came
 		 * from another thread, and every millisecond anyway because
-		 * SIGCHLDs coalesce.  A fresh thread found stopped has the
-		 * next one interrupted before its copy (collect): that one
-		 * is fresh then, and seen in this same pass. */
+		 * SIGCHLDs coalesce. */
 		uint64_t now = monotonic_ns();
-		if (!b.fresh || now - last_scan >= SCAN_NS)
+		if (!fresh || now - last_scan >= SCAN_NS)
 			scan = true;
 		size_t kept = 0;
-		for (size_t k = 0; k < b.npending; k++) {
-			size_t i = b.pending[k];
-			bool is_fresh = b.fresh && k == b.npending - 1;
-			size_t before = b.next;
-			if (is_fresh)
-				b.fresh = false;  /* so that the next may go */
+		for (size_t k = 0; k < npending; k++) {
+			size_t i = pending[k];
+			bool is_fresh = fresh && k == npending - 1;
 			if ((is_fresh || scan) &&
 			    check(ts ? ts[i] : t, threads[i], o, ctxs ? ctxs[i] : o->ctx, window,
-				  since[i], &outs[i], &results[i], is_fresh ? &b : NULL))
+				  since[i], &outs[i], &results[i])) {
+				if (is_fresh)
+					fresh = false;
 				continue;
-			/* Still running: still fresh, unless its stop came
-			 * with another thread's interrupt behind it. */
-			if (is_fresh && b.next == before)
-				b.fresh = true;
-			b.pending[kept++] = i;
+			}
+			pending[kept++] = i;
 		}
-		b.npending = kept;
+		npending = kept;
 		if (scan) {
 			scan = false;
 			last_scan = now;
@@ -408,29 +372,29 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 		 * waiting for a slow fresh one. */
 		now = monotonic_ns();
 		kept = 0;
-		for (size_t k = 0; k < b.npending; k++) {
-			size_t i = b.pending[k];
+		for (size_t k = 0; k < npending; k++) {
+			size_t i = pending[k];
 			if (now - since[i] >= timeout_ns) {
 				results[i] = -ETIMEDOUT;
 				if (o->flags & PTRACE_SAMPLE_LATE)
 					threads[i]->late = true;
-				if (b.fresh && k == b.npending - 1)
-					b.fresh = false;
+				if (fresh && k == npending - 1)
+					fresh = false;
 				continue;
 			}
-			if (b.check_ns && now >= b.check_at[i] &&
-			    in_dstate(ts ? ts[i] : t, threads[i], since[i], &b.check_at[i])) {
+			if (check_ns && now >= check_at[i] &&
+			    in_dstate(ts ? ts[i] : t, threads[i], since[i], &check_at[i])) {
 				results[i] = -EAGAIN;
-				if (b.fresh && k == b.npending - 1)
-					b.fresh = false;
+				if (fresh && k == npending - 1)
+					fresh = false;
 				continue;
 			}
-			b.pending[kept++] = i;
+			pending[kept++] = i;
 		}
-		b.npending = kept;
-		if (b.fresh && now - since[b.pending[b.npending - 1]] >= stagger_ns)
-			b.fresh = false;
-		if (b.npending == 0 || (!b.fresh && b.next < n))
+		npending = kept;
+		if (fresh && now - since[pending[npending - 1]] >= stagger_ns)
+			fresh = false;
+		if (npending == 0 || (!fresh && next < n))
 			continue;
 
 		/* Sleep until a SIGCHLD, the fresh thread turns slow, or the
@@ -438,30 +402,30 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 sleep:;
 		uint64_t wake = UINT64_MAX;
 		if (timeout_ns != UINT64_MAX)
-			wake = since[b.pending[0]] + timeout_ns;
-		if (b.fresh && since[b.pending[b.npending - 1]] + stagger_ns < wake)
-			wake = since[b.pending[b.npending - 1]] + stagger_ns;
+			wake = since[pending[0]] + timeout_ns;
+		if (fresh && since[pending[npending - 1]] + stagger_ns < wake)
+			wake = since[pending[npending - 1]] + stagger_ns;
 		if (look_by && look_by < wake)
 			wake = look_by;
-		for (size_t k = 0; b.check_ns && k < b.npending; k++)
-			if (b.check_at[b.pending[k]] < wake)
-				wake = b.check_at[b.pending[k]];
+		for (size_t k = 0; check_ns && k < npending; k++)
+			if (check_at[pending[k]] < wake)
+				wake = check_at[pending[k]];
 		look_by = 0;
-		if (!b.fresh && b.boosted) {
+		if (!fresh && boosted) {
 			/* Only slow threads left: no reason to keep the CPU. */
 			boost(false);
-			b.boosted = false;
+			boosted = false;
 		}
-		pid_t fresh_tid = b.fresh ? threads[b.pending[b.npending - 1]]->tid : 0;
+		pid_t fresh_tid = fresh ? threads[pending[npending - 1]]->tid : 0;
 		if (tracee_sleep(wake, fresh_tid))
 			scan = true;
 	}
-	if (b.boosted)
+	if (boosted)
 		boost(false);
-	if (b.since != since_small) {
-		free(b.since);
-		free(b.check_at);
-		free(b.pending);
+	if (since != since_small) {
+		free(since);
+		free(check_at);
+		free(pending);
 	}
 	return 0;
 }

@@ -69,16 +69,6 @@ proc_runtime(pid_t pid)
 	return strtoull(buf, NULL, 10);
 }
 
-static char
-proc_state(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (procfs_read(path, buf, sizeof(buf)) < 0)
-		return 0;
-	char *cp = strrchr(buf, ')');
-	return cp && cp[1] == ' ' ? cp[2] : 0;
-}
 
 /* Say on the tracer's stderr (reopened through /proc: we hold none of
  * its descriptors) why it is killed, then kill it. */
@@ -142,8 +132,8 @@ watchdog_main(pid_t tracer)
 		nanosleep(&tick, NULL);
 		if (getppid() != tracer)
 			_exit(0);
-		char s = proc_state(tracer);
-		if (s == 0)
+		char s = 0;
+		if (ptrace_thread_info(tracer, tracer, &s, NULL, 0) < 0)
 			_exit(0);
 		if (page->busy <= 0) {
 			stopped_since = 0;

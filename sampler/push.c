@@ -79,7 +79,6 @@ sleep_ms(long ms)
 		;
 }
 
-
 /* libcurl is loaded by --push, not at every start of stackspy: linked, it
  * and its TLS libraries cost each start some 5 ms (bench/startup.sh). */
 static struct {

@@ -174,19 +174,11 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 		.stack_end = unwind_target_stack_end,
 		.ctx = ps ? ps->ut : NULL,
 		.timeout_us = timeout_us,
-		/* --idle: one thread after the other, the next one
-		 * interrupted as soon as the last has stopped, before its
-		 * copy (its way to the stop overlaps that copy), or after
-		 * 1 ms if the last is slow: many sleeping threads would
-		 * otherwise wait for each other's copies.  On-CPU: the few
-		 * running threads at once.  The pipeline halves what two busy
-		 * threads wait for each other (bench/record-pause.sh: 1.2-1.5x
-		 * the floor's mean pause instead of 1.7-2.0x), but the thread
-		 * interrupted second may be scheduled out and in meanwhile,
-		 * which the on-CPU rule reads as waiting for a CPU: not
-		 * adopted on-CPU until that is measured (nginx under ab
-		 * counted 38 samples with it, 45-91 without: within the
-		 * noise, so far). */
+		/* On-CPU: the few running threads are interrupted at once, so
+		 * one that waits for a CPU does not hold the others up (their
+		 * copies take microseconds); --idle: one at a time, since many
+		 * sleeping threads would otherwise wait for each other's
+		 * copies. */
 		.stagger_us = p->cfg.idle ? 1000 : 0,
 		.flags = p->cfg.idle ? PTRACE_SAMPLE_LATE : PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
 	};
