@@ -744,6 +744,9 @@ ptrace_event_fd(void)
 	return sigchld_fd;
 }
 
+/* ptrace_poll_all_from_yield: a late stop is let go without its sample. */
+static bool poll_from_yield;
+
 void
 ptrace_target_poll(struct ptrace_target *t)
 {
@@ -805,8 +808,8 @@ ptrace_target_poll(struct ptrace_target *t)
 		if (th->late && (st >> 16) != 0) {
 			/* The stop a sample's interrupt asked for, late. */
 			th->late = false;
-			if ((st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP &&
-			    sample_late(owner, th, st))
+			if (!poll_from_yield && (st >> 16) == PTRACE_EVENT_STOP &&
+			    WSTOPSIG(st) == SIGTRAP && sample_late(owner, th, st))
 				continue;
 		}
 		/* A listening tracee whose group-stop was ended by SIGCONT
@@ -820,6 +823,14 @@ ptrace_poll_all(void)
 {
 	if (registry || nlingering)
 		ptrace_target_poll(NULL);
+}
+
+void
+ptrace_poll_all_from_yield(void)
+{
+	poll_from_yield = true;
+	ptrace_poll_all();
+	poll_from_yield = false;
 }
 
 /* How long a detach waits for threads to stop, all of them together. */

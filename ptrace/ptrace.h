@@ -276,8 +276,15 @@ int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 void ptrace_target_poll(struct ptrace_target *t);
 
 /* ptrace_target_poll for every registered target (and the threads a
- * detach gave up on): the hook for long loops (unwind_set_yield). */
+ * detach gave up on). */
 void ptrace_poll_all(void);
+
+/* ptrace_poll_all for the hook of a long loop of unwind/ (unwind_set_yield):
+ * a late stop (PTRACE_SAMPLE_LATE) is let go without its sample, whose
+ * unwinding would re-enter the unwinder that yielded (a symbol table half
+ * built: the sample's frames were named [libc.so.6], and the name stayed
+ * for the whole recording). */
+void ptrace_poll_all_from_yield(void);
 
 /* A descriptor (a signalfd for SIGCHLD) that becomes readable when some
  * tracee has a stop or exit to collect: poll it next to your own

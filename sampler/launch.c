@@ -21,7 +21,7 @@ static void
 poll_while_busy(void *arg)
 {
 	(void)arg;
-	ptrace_poll_all();
+	ptrace_poll_all_from_yield();
 }
 
 void
