@@ -139,11 +139,8 @@ wait_asleep()
 {
 	_i=0
 	while :; do
-		_all=yes
-		for _t in /proc/"$1"/task/*; do
-			[ "$(task_state_ "$_t")" = S ] || { _all=no; break; }
-		done
-		[ $_all = yes ] && return 0
+		thread_table_ "$1" | awk '$2 != "S" { bad = 1 } END { exit bad || NR == 0 }' &&
+			return 0
 		_i=$((_i + 1))
 		[ $_i -lt 2000 ] || {
 			ls_threads "$1"
@@ -158,6 +155,24 @@ start_target()
 {
 	start_bg "$@"
 	wait_ready "$1" "$bg_pid"
+}
+
+# thread_table_ PID: a line "TID STATE TRACERPID NAME" for each thread of
+# PID, from two processes whatever the number of threads (a command
+# substitution per thread made the checks of a 10,000-thread target take
+# over a minute under load).  A thread that exits meanwhile is left out.
+thread_table_()
+{
+	grep -H -E '^(Name|State|TracerPid):' /proc/"$1"/task/*/status 2>/dev/null |
+	awk '{
+		path = $0; sub(/\/status:.*/, "", path); sub(/.*\//, "", path)
+		line = $0; sub(/^[^:]*:/, "", line)
+		key = line; sub(/:.*/, "", key)
+		val = line; sub(/^[^:]*:[ \t]*/, "", val)
+		if (key == "Name") name = val
+		else if (key == "State") state = substr(val, 1, 1)
+		else if (key == "TracerPid") print path, state, val + 0, name
+	}'
 }
 
 # task_state_ /proc/PID/task/TID: the state letter, without a fork.
@@ -181,20 +196,16 @@ tracer_()
 # traced_stop_ PID: true if a thread of PID is in a tracing stop (t).
 traced_stop_()
 {
-	for _t in /proc/"$1"/task/*; do
-		[ -d "$_t" ] || continue
-		[ "$(task_state_ "$_t")" = t ] && return 0
-	done
-	return 1
+	thread_table_ "$1" | awk '$2 == "t" { found = 1 } END { exit !found }'
 }
 
 # ls_threads PID: each thread's tid, state, TracerPid, name (for logs).
 ls_threads()
 {
-	for _t in /proc/"$1"/task/*; do
-		[ -d "$_t" ] || continue
-		echo "  ${_t##*/} state $(task_state_ "$_t") TracerPid $(tracer_ "$_t") $(cat "$_t/comm" 2>/dev/null)"
-	done
+	thread_table_ "$1" | awk '{
+		name = $0; sub(/^[^ ]* [^ ]* [^ ]* /, "", name)
+		print "  " $1 " state " $2 " TracerPid " $3 " " name
+	}'
 }
 
 # tids_of PID: the tids, sorted, one line.
@@ -224,18 +235,11 @@ assert_detached()
 
 assert_detached_once_()
 {
-	_bad=
-	_bad_state_only=yes
-	for _t in /proc/"$1"/task/*; do
-		_s=$(task_state_ "$_t")
-		_tp=$(tracer_ "$_t")
-		# A thread that exited meanwhile is not left traced.
-		[ "$_tp" != gone ] || continue
-		[ "$_tp" = 0 ] || { _bad="$_bad ${_t##*/}:TracerPid=$_tp"; _bad_state_only=no; }
-		[ "$_s" != t ] || { _bad="$_bad ${_t##*/}:state=t"; _bad_state_only=no; }
-		[ -z "${2-}" ] || [ "$_s" = "$2" ] ||
-			_bad="$_bad ${_t##*/}:state=$_s(expected $2)"
-	done
+	_bad=$(thread_table_ "$1" | awk -v want="${2-}" '
+		$3 != 0 { printf " %s:TracerPid=%s", $1, $3; hard = 1 }
+		$2 == "t" { printf " %s:state=t", $1; hard = 1 }
+		want != "" && $2 != want { printf " %s:state=%s(expected %s)", $1, $2, want }
+		END { exit hard }') && _bad_state_only=yes || _bad_state_only=no
 	[ -z "$_bad" ]
 }
 
