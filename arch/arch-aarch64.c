@@ -74,6 +74,7 @@ const struct arch arch_aarch64 = {
 	 * argument at entry and the return value at exit. */
 	.pr_syscall_nr = -1,
 	.syscall_nr_none = -1,
+	.nr_futex = 98,
 	.pr_syscall_ret = 0,
 	.pr_syscall_err = -1,
 	.syscall_note = "the number is not in user_pt_regs: read the "

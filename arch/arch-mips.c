@@ -80,6 +80,7 @@ static const struct arch_sigframe o32_sigframe = {
 	.invalid_mask = UINT64_C(3) << 26, \
 	.pr_syscall_nr = R(0), \
 	.syscall_nr_none = 0, \
+	.nr_futex = 4238,  /* o32: 4000 + 238 */ \
 	.pr_syscall_ret = R(2), \
 	.pr_syscall_err = R(7), \
 	.syscall_note = MIPS_SYSCALL_NOTE, \

@@ -45,6 +45,7 @@ const struct arch arch_x86_64 = {
 	.invalid_mask = 0,
 	.pr_syscall_nr = PR_ORIG_RAX,
 	.syscall_nr_none = -1,
+	.nr_futex = 202,
 	.pr_syscall_ret = PR_RAX,
 	.pr_syscall_err = -1,
 	.syscall_note = "orig_rax holds the number (-1 outside a system "

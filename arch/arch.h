@@ -107,6 +107,7 @@ struct arch {
 	 * not hold it (see syscall_note); arch_pr_syscall() reads them. */
 	int pr_syscall_nr;        /* the call's number (x86-64 orig_rax) */
 	int64_t syscall_nr_none;  /*   its value outside any call */
+	int nr_futex;             /* futex(2)'s number (sampler/locks.c) */
 	int pr_syscall_ret;       /* the return value (x86-64 rax) */
 	int pr_syscall_err;       /* MIPS a3: nonzero when ret is a
 				     positive errno; -1: ret is -errno */

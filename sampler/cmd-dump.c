@@ -465,17 +465,24 @@ struct dump_unwinder {
 };
 
 /* The system call a stopped thread was blocked in, from its registers
- * (the locks need the futex address: x86-64 only for now, where %rdi
- * keeps the first argument across the stop). */
+ * (the locks need the futex address).  x86-64 only, where %rdi keeps the
+ * first argument across the stop; elsewhere (aarch64 keeps the number out
+ * of NT_PRSTATUS) sampler/locks.c reads the call the thread went back into
+ * from /proc, recognised by the sp kept here. */
 static void
 thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
 {
 	const struct arch *a = arch_host();
 	struct arch_syscall sc;
 	struct arch_regs regs;
-	if (d->unstopped || !a || a != &arch_x86_64 ||
-	    arch_pr_syscall(a, s->regs, s->regs_len, &sc) < 0 || !sc.in_syscall ||
-	    arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
+	if (d->unstopped || !a || arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
+		return;
+	if (a != &arch_x86_64) {
+		if (a->reg_sp >= 0 && (regs.valid >> a->reg_sp) & 1)
+			d->sample_sp = regs.r[a->reg_sp];
+		return;
+	}
+	if (arch_pr_syscall(a, s->regs, s->regs_len, &sc) < 0 || !sc.in_syscall)
 		return;
 	d->in_syscall = true;
 	d->syscall_nr = sc.nr;

@@ -2,12 +2,16 @@
  * or condition variable a blocked thread waits on, the mutex's owner, and
  * the wait-for cycles among them (deadlocks).
  *
- * glibc on x86-64 only for now.  A thread blocked in pthread_mutex_lock
- * sits in futex(2) (x86-64 system call 202) with the address of the
- * mutex's __data.__lock as first argument: the mutex's own address, since
- * __lock is its first field.  The owner is __data.__owner, the int at
- * offset 8 (nptl's struct __pthread_mutex_s on x86-64), read from the
- * target's memory with process_vm_readv: no thread needs to be stopped.
+ * glibc.  A thread blocked in pthread_mutex_lock sits in futex(2) with
+ * the address of the mutex's __data.__lock as first argument: the mutex's
+ * own address, since __lock is its first field.  The owner is
+ * __data.__owner, the int at offset 8 (nptl's struct __pthread_mutex_s
+ * begins int __lock, unsigned __count, int __owner on every architecture),
+ * read from the target's memory with process_vm_readv: no thread needs to
+ * be stopped.  The call comes from the stopped thread's registers on
+ * x86-64 (cmd-dump.c); on aarch64 and MIPS, from /proc/TID/syscall once
+ * the thread runs again: released from its stop, it goes straight back
+ * into the same wait with the same sp.
  * Read-write locks and condition variables wait on a futex inside the
  * object; they are named (address, symbol) but have no single owner.
  */
@@ -25,7 +29,6 @@
 #include "arch/arch.h"
 #include "sampler/sampler.h"
 
-#define X86_64_NR_FUTEX 202
 #define MUTEX_OWNER_OFFSET 8
 /* Frames from the innermost looked at for the locking function. */
 #define LOCK_FRAMES 6
@@ -134,12 +137,47 @@ object_symbol(const char *path, uint64_t vaddr, char *out, size_t len, uint64_t 
 	return found;
 }
 
+/* addr lies in an anonymous mapping that directly follows a mapping of a
+ * file: the rest of that file's .bss (a static executable's, past its
+ * last file page).  The address in that file's terms, or 0. */
+static uint64_t
+bss_tail(pid_t pid, struct unwind_target *t, uint64_t addr, struct unwind_symbol *sym)
+{
+	char path[64], line[512];
+	uint64_t prev_end = 0, file_end = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, ino;
+		int name = 0;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu %n", &lo, &hi, &ino, &name) < 3)
+			continue;
+		bool file = ino != 0 && name > 0 && line[name] == '/';
+		if (addr >= lo && addr < hi) {
+			if (!file && lo == prev_end)
+				file_end = prev_end;
+			break;
+		}
+		prev_end = file ? hi : 0;
+	}
+	fclose(f);
+	if (!file_end || unwind_symbolize(t, file_end - 1, false, 0, sym) < 0 || !sym->module ||
+	    sym->module[0] != '/')
+		return 0;
+	return addr - (file_end - 1 - sym->module_offset);
+}
+
 static void
-name_object(struct dump_thread *d, struct unwind_target *t)
+name_object(pid_t pid, struct dump_thread *d, struct unwind_target *t)
 {
 	struct unwind_symbol sym;
 	uint64_t start;
-	if (unwind_symbolize(t, d->wait_addr, false, 0, &sym) == 0 && sym.module &&
+	int r = unwind_symbolize(t, d->wait_addr, false, 0, &sym);
+	if ((r < 0 || !sym.module) && (sym.module_offset = bss_tail(pid, t, d->wait_addr, &sym)))
+		r = 0;
+	if (r == 0 && sym.module &&
 	    sym.module[0] == '/' &&
 	    object_symbol(sym.module, sym.module_offset, d->wait_symbol,
 			  sizeof(d->wait_symbol), &start) &&
@@ -222,10 +260,27 @@ find_cycles(struct dump_process *p)
 
 #define NAMED_CACHE 16
 
+/* Thread d's registers at its stop did not say which system call it was
+ * blocked in: the call it is blocked in now, if that is where it was
+ * stopped (same sp; a thread that moved on is not named). */
+static bool
+syscall_from_proc(pid_t pid, struct dump_thread *d)
+{
+	struct task_syscall sc;
+	if (!d->sample_sp || ptrace_read_syscall(pid, d->tid, &sc) < 0 || sc.nr < 0 ||
+	    sc.nargs < 1 || sc.sp != d->sample_sp)
+		return false;
+	d->in_syscall = true;
+	d->syscall_nr = sc.nr;
+	d->syscall_arg0 = sc.args[0];
+	return true;
+}
+
 void
 dump_find_locks(struct dump_process *p, struct unwind_target *t)
 {
-	if (arch_host() != &arch_x86_64)
+	const struct arch *a = arch_host();
+	if (!a || a->nr_futex <= 0)
 		return;
 	bool any = false;
 	/* Threads that wait on the same object (1000 workers on one condition
@@ -235,11 +290,19 @@ dump_find_locks(struct dump_process *p, struct unwind_target *t)
 	size_t nnamed = 0, replace = 0;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		struct dump_thread *d = &p->threads[i];
-		if (!d->sampled || !d->in_syscall || d->syscall_nr != X86_64_NR_FUTEX ||
-		    !d->syscall_arg0)
+		if (!d->sampled)
+			continue;
+		/* Stopped threads on aarch64 and MIPS: the call is read from
+		 * /proc, for those in a lock function only. */
+		bool later = !d->in_syscall && !d->unstopped && d->sample_sp;
+		if (!later && (!d->in_syscall || d->syscall_nr != a->nr_futex ||
+			       !d->syscall_arg0))
 			continue;
 		const struct lock_fn *f = lock_function(d, t);
 		if (!f || !f->kind)
+			continue;
+		if (later && (!syscall_from_proc(p->pid, d) || d->syscall_nr != a->nr_futex ||
+			      !d->syscall_arg0))
 			continue;
 		d->wait_kind = f->kind;
 		d->wait_addr = d->syscall_arg0;
@@ -262,7 +325,7 @@ dump_find_locks(struct dump_process *p, struct unwind_target *t)
 			memcpy(d->wait_symbol, named[k]->wait_symbol, sizeof(d->wait_symbol));
 			continue;
 		}
-		name_object(d, t);
+		name_object(p->pid, d, t);
 		if (nnamed < NAMED_CACHE)
 			named[nnamed++] = d;
 		else

@@ -373,6 +373,10 @@ struct dump_thread {
 	bool in_syscall;          /* blocked in system call syscall_nr ... */
 	int64_t syscall_nr;
 	uint64_t syscall_arg0;    /* ... whose first argument was this */
+	uint64_t sample_sp;       /* where the registers of its stop do not
+				     say its system call (not x86-64): its sp
+				     then, to recognise the call in /proc
+				     (sampler/locks.c); 0 otherwise */
 	/* What it waits for (sampler/locks.c): a mutex, rwlock or condition
 	 * variable at wait_addr (0: nothing known), held by wait_owner (0:
 	 * unknown or not a mutex). */

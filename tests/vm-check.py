@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/vm-check.py - check what a guest of tests/vm-*.test printed.
 
-usage: vm-check.py CONSOLE.LOG [--static T,...] TARGET:ENGINE...
+usage: vm-check.py CONSOLE.LOG [--static T,...] [--deadlock T:E,...]
+                   TARGET:ENGINE...
 
 CONSOLE.LOG holds the markers of tests/vm-init.sh.  Each TARGET:ENGINE
 named must have a dump, and each TARGET a record; each thread of
@@ -21,6 +22,11 @@ the dumps and in every recorded stack:
   the others.
 
 A target's record must also leave it untraced and running (@@tracer).
+
+Each --deadlock TARGET:ENGINE is a dump of tests/targets/vm/locks.c: it
+must report one deadlock, of lock-a and lock-b over mutex_a and mutex_b,
+and each of the three lock threads must wait for its mutex, named by
+symbol, held by the right thread (lock-c: contention, in no cycle).
 Exit 0 when every check holds, 1 otherwise (each failure printed).
 """
 import json
@@ -104,14 +110,49 @@ def check_chain(names, want, static, stop, entry_set):
     return errs
 
 
+LOCK_WAITS = {"lock-a": ("mutex_b", "lock-b"), "lock-b": ("mutex_a", "lock-a"),
+              "lock-c": ("mutex_a", "lock-a")}
+
+
+def check_deadlock(d):
+    """The errors of a dump of locks.c (JSON d)."""
+    errs = []
+    by_name = {t["name"]: t for t in d["threads"]}
+    missing = sorted(set(LOCK_WAITS) - set(by_name))
+    if missing:
+        return ["threads missing: %s" % missing]
+    addr = {}
+    for name, (sym, owner) in sorted(LOCK_WAITS.items()):
+        w = by_name[name].get("waits_for")
+        if not w or "mutex" not in w:
+            errs.append("%s: waits for %s, not a mutex" % (name, w))
+            continue
+        if w.get("symbol") != sym:
+            errs.append("%s: waits for %s, not %s" % (name, w.get("symbol"), sym))
+        if w.get("owner") != by_name[owner]["tid"]:
+            errs.append("%s: owner %s, not %s (%s)" % (name, w.get("owner"), owner,
+                                                     by_name[owner]["tid"]))
+        addr.setdefault(sym, w["mutex"])
+    cycles = d.get("deadlocks") or []
+    pair = {by_name["lock-a"]["tid"], by_name["lock-b"]["tid"]}
+    if len(cycles) != 1 or set(cycles[0]["threads"]) != pair:
+        errs.append("deadlocks %s, want one of lock-a and lock-b %s" % (cycles, sorted(pair)))
+    elif len(addr) == 2 and set(cycles[0]["mutexes"]) != set(addr.values()):
+        errs.append("the cycle's mutexes %s are not mutex_a and mutex_b %s" %
+                    (cycles[0]["mutexes"], sorted(addr.values())))
+    return errs
+
+
 def main():
     args = sys.argv[1:]
     log = args.pop(0)
-    static, want = set(), []
+    static, want, deadlock = set(), [], []
     while args:
         a = args.pop(0)
         if a == "--static":
             static = set(args.pop(0).split(","))
+        elif a == "--deadlock":
+            deadlock += [x.split(":") for x in args.pop(0).split(",")]
         else:
             want.append(a.split(":"))
     secs, tracer = sections(log)
@@ -215,6 +256,25 @@ def main():
         if tr != ("0", "S") and tr != ("0", "R"):
             report("record %s" % target,
                    ["after record: TracerPid %s, state %s" % tr if tr else "no @@tracer line"], "")
+
+    for target, engine in deadlock:
+        title = "dump %s %s deadlock" % (target, engine)
+        sec = secs.get(("dump", target, engine))
+        if not sec:
+            report(title, ["no output"], "")
+            continue
+        rc, body, err = sec
+        try:
+            d = json.loads("\n".join(body))
+        except ValueError as e:
+            report(title, ["not JSON (%s), rc %s" % (e, rc)] + err[:5], "")
+            continue
+        errs = check_deadlock(d)
+        if rc != 0:
+            errs.append("exit %s" % rc)
+        report(title, errs + (err[:5] if errs else []),
+               " ".join("%s->%s" % (t["name"], (t.get("waits_for") or {}).get("symbol"))
+                        for t in d["threads"]))
 
     print("%d checks failed" % bad if bad else "all checks passed")
     return 1 if bad else 0

@@ -98,11 +98,17 @@ vm_build_stackspy()
 # vm_target NAME CC FLAGS...: tests/targets/vm/live.c built as NAME.
 vm_target()
 {
-	_name=$1 _cc=$2
-	shift 2
-	"$_cc" -g -Wall -Wextra -pthread "$@" -o "$_name" \
-		"$abs_top_srcdir/tests/targets/vm/live.c" ||
-		framework_failure_ "$_cc $* (tests/targets/vm/live.c) failed"
+	vm_target_from live.c "$@"
+}
+
+# vm_target_from SOURCE NAME CC FLAGS...: tests/targets/vm/SOURCE built as
+# NAME.
+vm_target_from()
+{
+	_src=$abs_top_srcdir/tests/targets/vm/$1 _name=$2 _cc=$3
+	shift 3
+	"$_cc" -g -Wall -Wextra -pthread "$@" -o "$_name" "$_src" ||
+		framework_failure_ "$_cc $* ($_src) failed"
 	VM_TARGETS="$VM_TARGETS $_name"
 }
 
