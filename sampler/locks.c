@@ -137,47 +137,12 @@ object_symbol(const char *path, uint64_t vaddr, char *out, size_t len, uint64_t 
 	return found;
 }
 
-/* addr lies in an anonymous mapping that directly follows a mapping of a
- * file: the rest of that file's .bss (a static executable's, past its
- * last file page).  The address in that file's terms, or 0. */
-static uint64_t
-bss_tail(pid_t pid, struct unwind_target *t, uint64_t addr, struct unwind_symbol *sym)
-{
-	char path[64], line[512];
-	uint64_t prev_end = 0, file_end = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, ino;
-		int name = 0;
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu %n", &lo, &hi, &ino, &name) < 3)
-			continue;
-		bool file = ino != 0 && name > 0 && line[name] == '/';
-		if (addr >= lo && addr < hi) {
-			if (!file && lo == prev_end)
-				file_end = prev_end;
-			break;
-		}
-		prev_end = file ? hi : 0;
-	}
-	fclose(f);
-	if (!file_end || unwind_symbolize(t, file_end - 1, false, 0, sym) < 0 || !sym->module ||
-	    sym->module[0] != '/')
-		return 0;
-	return addr - (file_end - 1 - sym->module_offset);
-}
-
 static void
-name_object(pid_t pid, struct dump_thread *d, struct unwind_target *t)
+name_object(struct dump_thread *d, struct unwind_target *t)
 {
 	struct unwind_symbol sym;
 	uint64_t start;
-	int r = unwind_symbolize(t, d->wait_addr, false, 0, &sym);
-	if ((r < 0 || !sym.module) && (sym.module_offset = bss_tail(pid, t, d->wait_addr, &sym)))
-		r = 0;
-	if (r == 0 && sym.module &&
+	if (unwind_symbolize(t, d->wait_addr, false, UNWIND_SYM_DATA, &sym) == 0 && sym.module &&
 	    sym.module[0] == '/' &&
 	    object_symbol(sym.module, sym.module_offset, d->wait_symbol,
 			  sizeof(d->wait_symbol), &start) &&
@@ -261,19 +226,24 @@ find_cycles(struct dump_process *p)
 #define NAMED_CACHE 16
 
 /* Thread d's registers at its stop did not say which system call it was
- * blocked in: the call it is blocked in now, if that is where it was
- * stopped (same sp; a thread that moved on is not named). */
-static bool
+ * blocked in (d->sample_sp set): the call it is blocked in now, if that is
+ * where it was stopped (same sp; a thread that moved on is not named). */
+static void
 syscall_from_proc(pid_t pid, struct dump_thread *d)
 {
 	struct task_syscall sc;
-	if (!d->sample_sp || ptrace_read_syscall(pid, d->tid, &sc) < 0 || sc.nr < 0 ||
-	    sc.nargs < 1 || sc.sp != d->sample_sp)
-		return false;
+	if (ptrace_read_syscall(pid, d->tid, &sc) < 0 || sc.nr < 0 || sc.nargs < 1 ||
+	    sc.sp != d->sample_sp)
+		return;
 	d->in_syscall = true;
 	d->syscall_nr = sc.nr;
 	d->syscall_arg0 = sc.args[0];
-	return true;
+}
+
+static bool
+in_futex(const struct dump_thread *d, const struct arch *a)
+{
+	return d->in_syscall && d->syscall_nr == a->nr_futex && d->syscall_arg0;
 }
 
 void
@@ -290,19 +260,16 @@ dump_find_locks(struct dump_process *p, struct unwind_target *t)
 	size_t nnamed = 0, replace = 0;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		struct dump_thread *d = &p->threads[i];
-		if (!d->sampled)
-			continue;
-		/* Stopped threads on aarch64 and MIPS: the call is read from
-		 * /proc, for those in a lock function only. */
-		bool later = !d->in_syscall && !d->unstopped && d->sample_sp;
-		if (!later && (!d->in_syscall || d->syscall_nr != a->nr_futex ||
-			       !d->syscall_arg0))
+		/* Stopped threads on aarch64 and MIPS (sample_sp): the call
+		 * is read from /proc, for those in a lock function only. */
+		if (!d->sampled || (!d->sample_sp && !in_futex(d, a)))
 			continue;
 		const struct lock_fn *f = lock_function(d, t);
 		if (!f || !f->kind)
 			continue;
-		if (later && (!syscall_from_proc(p->pid, d) || d->syscall_nr != a->nr_futex ||
-			      !d->syscall_arg0))
+		if (d->sample_sp)
+			syscall_from_proc(p->pid, d);
+		if (!in_futex(d, a))
 			continue;
 		d->wait_kind = f->kind;
 		d->wait_addr = d->syscall_arg0;
@@ -325,7 +292,7 @@ dump_find_locks(struct dump_process *p, struct unwind_target *t)
 			memcpy(d->wait_symbol, named[k]->wait_symbol, sizeof(d->wait_symbol));
 			continue;
 		}
-		name_object(p->pid, d, t);
+		name_object(d, t);
 		if (nnamed < NAMED_CACHE)
 			named[nnamed++] = d;
 		else

@@ -165,18 +165,24 @@ def main():
             print("    " + e)
         bad += bool(errs)
 
-    for target, engine in want:
+    def load_dump(target, engine, title):
+        """(JSON, rc, stderr lines) of a dump, or None (reported)."""
         sec = secs.get(("dump", target, engine))
         if not sec:
-            report("dump %s %s" % (target, engine), ["no output"], "")
-            continue
+            report(title, ["no output"], "")
+            return None
         rc, body, err = sec
         try:
-            d = json.loads("\n".join(body))
+            return json.loads("\n".join(body)), rc, err
         except ValueError as e:
-            report("dump %s %s" % (target, engine),
-                   ["not JSON (%s), rc %s" % (e, rc)] + err[:5], "")
+            report(title, ["not JSON (%s), rc %s" % (e, rc)] + err[:5], "")
+            return None
+
+    for target, engine in want:
+        loaded = load_dump(target, engine, "dump %s %s" % (target, engine))
+        if not loaded:
             continue
+        d, rc, err = loaded
         if rc != 0:
             report("dump %s %s" % (target, engine),
                    ["exit %s" % rc] + err[:5], "")
@@ -259,16 +265,10 @@ def main():
 
     for target, engine in deadlock:
         title = "dump %s %s deadlock" % (target, engine)
-        sec = secs.get(("dump", target, engine))
-        if not sec:
-            report(title, ["no output"], "")
+        loaded = load_dump(target, engine, title)
+        if not loaded:
             continue
-        rc, body, err = sec
-        try:
-            d = json.loads("\n".join(body))
-        except ValueError as e:
-            report(title, ["not JSON (%s), rc %s" % (e, rc)] + err[:5], "")
-            continue
+        d, rc, err = loaded
         errs = check_deadlock(d)
         if rc != 0:
             errs.append("exit %s" % rc)

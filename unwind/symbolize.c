@@ -127,6 +127,9 @@ symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 	struct mapping *m = unwind_target_mapping(t, look);
 	if (!m)
 		return -ENOENT;
+	if ((flags & UNWIND_SYM_DATA) && !m->path && m > t->maps.v && m[-1].end == m->start &&
+	    m[-1].path && m[-1].path[0] == '/')
+		m = unwind_target_mapping(t, m->start - 1);
 	/* m->path goes with the map at its next reload; the caller may keep
 	 * the name until unwind_target_free (unwind.h). */
 	if (m->path && !(m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))

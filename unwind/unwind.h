@@ -189,6 +189,10 @@ struct unwind_symbol {
 
 #define UNWIND_SYM_NO_DEMANGLE 0x1
 #define UNWIND_SYM_NO_PARAMS   0x2  /* C++: drop the parameter list */
+#define UNWIND_SYM_DATA        0x4  /* ip is a data address: anonymous memory
+				       right after a file's mapping is that
+				       file's .bss past its last file page
+				       (a static executable's) */
 
 /* Name the frame at ip.  `caller` means ip is a return address and is looked
  * up at ip - 1 (the offset printed is still from ip).  The strings belong to

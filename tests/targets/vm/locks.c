@@ -23,35 +23,22 @@ pthread_mutex_t mutex_b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t both_hold;
 static volatile pid_t tids[3];
 
-static void *
-lock_a(void *arg)
-{
-	(void)arg;
-	tids[0] = gettid();
-	pthread_mutex_lock(&mutex_a);
-	pthread_barrier_wait(&both_hold);
-	pthread_mutex_lock(&mutex_b);
-	return NULL;
-}
+/* Thread i: takes first (none for lock-c), waits until lock-a and lock-b
+ * hold theirs, then asks for second. */
+struct job {
+	int i;
+	pthread_mutex_t *first, *second;
+};
 
 static void *
-lock_b(void *arg)
+lock_thread(void *arg)
 {
-	(void)arg;
-	tids[1] = gettid();
-	pthread_mutex_lock(&mutex_b);
+	const struct job *j = arg;
+	tids[j->i] = gettid();
+	if (j->first)
+		pthread_mutex_lock(j->first);
 	pthread_barrier_wait(&both_hold);
-	pthread_mutex_lock(&mutex_a);
-	return NULL;
-}
-
-static void *
-lock_c(void *arg)
-{
-	(void)arg;
-	tids[2] = gettid();
-	pthread_barrier_wait(&both_hold);
-	pthread_mutex_lock(&mutex_a);
+	pthread_mutex_lock(j->second);
 	return NULL;
 }
 
@@ -88,14 +75,18 @@ all_blocked(int n)
 int
 main(int argc, char **argv)
 {
-	static void *(*const fn[3])(void *) = { lock_a, lock_b, lock_c };
+	static struct job jobs[3] = {
+		{ 0, &mutex_a, &mutex_b },
+		{ 1, &mutex_b, &mutex_a },
+		{ 2, NULL, &mutex_a },
+	};
 	static const char *const name[3] = { "lock-a", "lock-b", "lock-c" };
 	pthread_t t[3];
 	struct timespec ms = { 0, 1000000 };
 
 	pthread_barrier_init(&both_hold, NULL, 3);
 	for (int i = 0; i < 3; i++) {
-		if (pthread_create(&t[i], NULL, fn[i], NULL) != 0)
+		if (pthread_create(&t[i], NULL, lock_thread, &jobs[i]) != 0)
 			return 1;
 		pthread_setname_np(t[i], name[i]);
 	}
