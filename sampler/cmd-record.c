@@ -433,7 +433,7 @@ write_checkpoint(const struct record_options *o, struct profiler *p)
 {
 	static bool failed;
 	struct out_file cp;
-	int r = out_file_open(&cp, o->output);
+	int r = out_file_open(&cp, o->output, NULL, 0);
 
 	if (r == 0) {
 		r = write_output(cp.f, o, p);
@@ -516,9 +516,13 @@ cmd_record(int argc, char **argv)
 	 * FILE keeps its contents if nothing gets recorded or stackspy is
 	 * killed (sampler/out-file.c). */
 	struct out_file out;
-	int r = out_file_open(&out, o.output);
+	char why[512];
+	int r = out_file_open(&out, o.output, why, sizeof(why));
 	if (r < 0) {
-		perror_msg(r, "cannot open '%s' for writing", o.output);
+		if (why[0])
+			error_msg("cannot open '%s' for writing: %s", o.output, why);
+		else
+			perror_msg(r, "cannot open '%s' for writing", o.output);
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}

@@ -1,22 +1,45 @@
 /* sampler/out-file.c - an output file (-o FILE) that is either complete or
- * not there: written to a temporary file in the same directory, renamed
- * over FILE once everything has been written.  A stackspy killed while
- * writing (SIGKILL, the OOM killer, a full disk) leaves FILE as it was:
- * absent, or the complete previous output (tests/record-crash.test).
+ * not there, and that cannot be turned against the one who runs stackspy.
  *
+ * Complete or absent: written to a temporary file in the same directory,
+ * renamed over FILE once everything has been written.  A stackspy killed
+ * while writing (SIGKILL, the OOM killer, a full disk) leaves FILE as it
+ * was: absent, or the complete previous output (tests/record-crash.test).
  * The temporary is unnamed where the kernel and the file system allow
  * (O_TMPFILE): a SIGKILL then leaves nothing behind either.  Elsewhere it
- * is ".FILE.XXXXXX", created with O_EXCL; a SIGKILL leaves that one. */
+ * is ".FILE.XXXXXX", created with O_EXCL; a SIGKILL leaves that one.
+ *
+ * Not a weapon: stackspy runs as root against other users' processes, and
+ * what it writes is partly their choice (perf map names become folded
+ * lines).  So the path is walked here, one component at a time, from
+ * directory descriptors (tests/security-output.test):
+ *  - a symlink that sits in a sticky, world-writable directory (/tmp) and
+ *    belongs neither to us nor to the directory's owner is not followed:
+ *    the kernel's fs.protected_symlinks rule, applied whatever the sysctl
+ *    says (a rename does not follow the last component, so the kernel's
+ *    own check would never see it);
+ *  - in such a directory, an existing file or FIFO of another user is not
+ *    replaced or written (fs.protected_regular and protected_fifos);
+ *  - a block device is never written, a character device only when it is
+ *    a terminal or a sink (/dev/null, /dev/zero, /dev/full);
+ *  - a regular file replaced keeps its owner, group and permissions (not
+ *    its set-id bits); where we cannot give it its owner back (not root,
+ *    another user's file), it is refused rather than taken over.
+ * The directory found is kept open: the rename happens there, whatever is
+ * done to the path meanwhile. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,10 +47,15 @@
 
 /* Tries at a free temporary name before giving up (EEXIST each time). */
 #define TMP_NAME_TRIES 100
+/* Symlinks followed on one path, as the kernel's MAXSYMLINKS. */
+#define MAX_LINKS 40
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
 
-/* dir/.base.XXXXXX with a fresh suffix into buf. */
+/* .base.XXXXXX with a fresh suffix into buf. */
 static int
-tmp_name(char *buf, size_t size, const char *dir, const char *base)
+tmp_name(char *buf, size_t size, const char *base)
 {
 	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	static uint64_t seed;
@@ -40,39 +68,253 @@ tmp_name(char *buf, size_t size, const char *dir, const char *base)
 		suffix[i] = digits[(seed >> 33) % (sizeof(digits) - 1)];
 	}
 	suffix[6] = '\0';
-	int n = snprintf(buf, size, "%s/.%s.%s", dir, base, suffix);
+	int n = snprintf(buf, size, ".%s.%s", base, suffix);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Split path into its directory ("." when it has none) and last component,
- * both malloc'd.  Returns 0 or -errno. */
-static int
-split_path(const char *path, char **dir, char **base)
+/* A sticky directory that everyone may write (/tmp, /var/tmp, /dev/shm):
+ * where other users plant names for us to trip over. */
+static bool
+shared_sticky(const struct stat *dir)
 {
-	const char *slash = strrchr(path, '/');
+	return (dir->st_mode & S_ISVTX) && (dir->st_mode & S_IWOTH);
+}
 
-	*dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-	*base = strdup(slash ? slash + 1 : path);
-	if (!*dir || !*base) {
-		free(*dir);
-		free(*base);
+/* The kernel's protected_symlinks / protected_regular / protected_fifos
+ * rule: in a shared sticky directory, an object that is neither ours nor
+ * the directory owner's is another user's trap. */
+static bool
+planted(const struct stat *dir, const struct stat *obj)
+{
+	return shared_sticky(dir) && obj->st_uid != geteuid() && obj->st_uid != dir->st_uid;
+}
+
+static bool
+on_procfs(int dfd)
+{
+	struct statfs sf;
+	return fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+/* Say why in why (len bytes); returns -EPERM. */
+static int __attribute__((format(printf, 3, 4)))
+refuse(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -EPERM;
+}
+
+/* Where a path leads, found by resolve(). */
+struct resolved {
+	int dfd;          /* O_PATH directory that holds (or is to hold) base */
+	char *base;       /* malloc'd last component */
+	int obj;          /* >= 0: the object itself (a /proc magic link to a
+			     pipe or socket, which has no name); base unused */
+	bool exists;
+	struct stat st;   /* when exists: the object (lstat-like) */
+};
+
+static void
+resolved_free(struct resolved *r)
+{
+	if (r->dfd >= 0)
+		close(r->dfd);
+	if (r->obj >= 0)
+		close(r->obj);
+	free(r->base);
+	r->dfd = r->obj = -1;
+	r->base = NULL;
+}
+
+/* Replace *rest (the path still to walk, which starts with the symlink's
+ * own name of length complen) with target + what followed the name. */
+static int
+splice_link(char **rest, size_t complen, const char *target)
+{
+	const char *after = *rest + complen;
+	char *n;
+	if (asprintf(&n, "%s%s", target, after) < 0)
 		return -ENOMEM;
-	}
-	if (!**base) {          /* "dir/": no file name */
-		free(*dir);
-		free(*base);
-		return -EISDIR;
-	}
+	free(*rest);
+	*rest = n;
 	return 0;
 }
 
-/* The temporary file in of->dir: unnamed if possible, else named (kept in
- * of->tmp).  mode: the permissions the final file is to have.  Returns an
- * fd or -errno. */
+/* Walk path from the root or the working directory, one component at a
+ * time, never letting the kernel follow a symlink we have not checked.
+ * Returns 0 (res filled) or -errno; a refusal (-EPERM) says why in why. */
+static int
+resolve(const char *path, struct resolved *res, char *why, size_t whylen)
+{
+	char *rest = strdup(path), *p;
+	int links = 0, r = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->dfd = res->obj = -1;
+	if (!rest)
+		return -ENOMEM;
+	res->dfd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (res->dfd < 0) {
+		r = -errno;
+		goto out;
+	}
+	p = rest;
+	for (;;) {
+		if (*p == '/') {
+			/* A link's absolute target starts again at "/". */
+			if (p == rest && links) {
+				int nd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				if (nd < 0) {
+					r = -errno;
+					goto out;
+				}
+				close(res->dfd);
+				res->dfd = nd;
+			}
+			while (*p == '/')
+				p++;
+		}
+		if (!*p) {
+			r = -EISDIR;    /* "dir/", "/": no file name */
+			goto out;
+		}
+		size_t len = strcspn(p, "/");
+		const char *q = p + len;
+		while (*q == '/')
+			q++;
+		bool last = !*q;
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+
+		struct stat st, dst;
+		if (fstatat(res->dfd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT && last) {
+				res->base = strdup(comp);
+				r = res->base ? 0 : -ENOMEM;
+				goto out;
+			}
+			r = -errno;
+			goto out;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (fstat(res->dfd, &dst) < 0) {
+				r = -errno;
+				goto out;
+			}
+			if (planted(&dst, &st)) {
+				r = refuse(why, whylen, "'%s' is a symlink of uid %ld in a "
+					   "shared sticky directory: not followed (the kernel's "
+					   "protected_symlinks rule)", comp, (long)st.st_uid);
+				goto out;
+			}
+			if (++links > MAX_LINKS) {
+				r = -ELOOP;
+				goto out;
+			}
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(res->dfd, comp, target, sizeof(target) - 1);
+			if (n < 0) {
+				r = -errno;
+				goto out;
+			}
+			target[n] = '\0';
+			if (target[0] != '/' && on_procfs(res->dfd)) {
+				/* A /proc magic link (/proc/self, fd/1 to a pipe):
+				 * its target is no path; the kernel's own
+				 * answer is taken. */
+				int fd = openat(res->dfd, comp, O_PATH | O_CLOEXEC |
+						(last ? 0 : O_DIRECTORY));
+				if (fd < 0) {
+					r = -errno;
+					goto out;
+				}
+				if (last) {
+					res->obj = fd;
+					res->exists = fstat(fd, &res->st) == 0;
+					r = res->exists ? 0 : -errno;
+					goto out;
+				}
+				close(res->dfd);
+				res->dfd = fd;
+				p = (char *)q;
+				continue;
+			}
+			size_t off = (size_t)(p - rest);
+			char *old = rest;
+			rest = NULL;
+			if (asprintf(&rest, "%s", old + off) < 0) {
+				rest = old;
+				r = -ENOMEM;
+				goto out;
+			}
+			free(old);
+			r = splice_link(&rest, len, target);
+			if (r < 0)
+				goto out;
+			p = rest;       /* relative: from the link's directory */
+			continue;
+		}
+		if (last) {
+			res->base = strdup(comp);
+			if (!res->base) {
+				r = -ENOMEM;
+				goto out;
+			}
+			res->exists = true;
+			res->st = st;
+			r = 0;
+			goto out;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			r = -ENOTDIR;
+			goto out;
+		}
+		int nd = openat(res->dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nd < 0) {
+			r = -errno;
+			goto out;
+		}
+		close(res->dfd);
+		res->dfd = nd;
+		p = (char *)q;
+	}
+out:
+	free(rest);
+	if (r < 0)
+		resolved_free(res);
+	return r;
+}
+
+/* Character devices that may be written in place: terminals and sinks.
+ * Anything else (/dev/kmsg, /dev/mem, a tape that rewinds when opened, a
+ * watchdog that starts when opened) is not opened at all. */
+static bool
+writable_chardev(dev_t rdev)
+{
+	unsigned maj = major(rdev), min = minor(rdev);
+
+	if (maj == 1)                           /* null, zero, full */
+		return min == 3 || min == 5 || min == 7;
+	if (maj == 5)                           /* /dev/tty, /dev/console */
+		return min == 0 || min == 1;
+	return maj == 4 || (maj >= 136 && maj <= 143);  /* VTs, serial, pts */
+}
+
+/* The temporary file in the directory: unnamed if possible, else named
+ * (kept in of->tmp).  mode: the permissions the final file is to have.
+ * Returns an fd or -errno. */
 static int
 create_tmp(struct out_file *of, mode_t mode)
 {
-	char name[PATH_MAX];
+	char name[NAME_MAX + 1];
 	int fd;
 
 #ifdef O_TMPFILE
@@ -80,7 +322,7 @@ create_tmp(struct out_file *of, mode_t mode)
 	 * /proc/self/fd, which needs no privilege), so that there must be a
 	 * /proc: without one, the named form. */
 	if (access("/proc/self/fd", X_OK) == 0) {
-		fd = open(of->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+		fd = openat(of->dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
 		if (fd >= 0)
 			return fd;
 		/* File systems without O_TMPFILE say EOPNOTSUPP, old kernels
@@ -91,14 +333,14 @@ create_tmp(struct out_file *of, mode_t mode)
 	}
 #endif
 	for (int i = 0; i < TMP_NAME_TRIES; i++) {
-		int r = tmp_name(name, sizeof(name), of->dir, of->base);
+		int r = tmp_name(name, sizeof(name), of->base);
 		if (r < 0)
 			return r;
-		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+		fd = openat(of->dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 		if (fd >= 0) {
 			of->tmp = strdup(name);
 			if (!of->tmp) {
-				unlink(name);
+				unlinkat(of->dfd, name, 0);
 				close(fd);
 				return -ENOMEM;
 			}
@@ -110,13 +352,48 @@ create_tmp(struct out_file *of, mode_t mode)
 	return -EEXIST;
 }
 
-int
-out_file_open(struct out_file *of, const char *path)
+/* Write in place into what res leads to (a FIFO, a terminal, a sink).
+ * Returns 0 or -errno. */
+static int
+open_in_place(struct out_file *of, struct resolved *res)
 {
-	struct stat st;
+	int fd;
+	if (res->obj >= 0) {
+		char self[64];
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", res->obj);
+		fd = open(self, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	} else {
+		fd = openat(res->dfd, res->base, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	}
+	if (fd < 0)
+		return -errno;
+	struct stat now;
+	/* The same object we checked, not one swapped in since. */
+	if (fstat(fd, &now) < 0 || now.st_ino != res->st.st_ino || now.st_dev != res->st.st_dev) {
+		close(fd);
+		return -EAGAIN;
+	}
+	of->f = fdopen(fd, "w");
+	if (!of->f) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	of->in_place = true;
+	return 0;
+}
+
+int
+out_file_open(struct out_file *of, const char *path, char *why, size_t whylen)
+{
+	struct resolved res;
+	struct stat dst;
 	int fd, r;
 
 	memset(of, 0, sizeof(*of));
+	of->dfd = -1;
+	if (why && whylen)
+		why[0] = '\0';
 	if (!path) {
 		of->f = stdout;
 		return 0;
@@ -124,70 +401,124 @@ out_file_open(struct out_file *of, const char *path)
 	of->path = strdup(path);
 	if (!of->path)
 		return -ENOMEM;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* /dev/null, /dev/stdout, a FIFO to a consumer: nothing to
-		 * replace (renaming over /dev/null would be a disaster);
-		 * written in place, opened now so that a bad one costs the
-		 * target nothing. */
-		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0 || !(of->f = fdopen(fd, "w"))) {
-			r = -errno;
-			if (fd >= 0)
-				close(fd);
-			out_file_discard(of);
-			return r;
-		}
-		of->in_place = true;
-		return 0;
+	char scratch[2];
+	if (!why || !whylen) {
+		why = scratch;
+		whylen = sizeof(scratch);
 	}
-
-	/* A symlink to a file: the file it points to is replaced, the link
-	 * stays (as with "> FILE"). */
-	char *real = realpath(path, NULL);
-	r = split_path(real ? real : path, &of->dir, &of->base);
-	free(real);
+	r = resolve(path, &res, why, whylen);
 	if (r < 0) {
 		out_file_discard(of);
 		return r;
 	}
+	if (res.obj < 0 && fstat(res.dfd, &dst) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (res.exists) {
+		const struct stat *st = &res.st;
+		/* A name that someone else planted in /tmp is theirs, not a
+		 * file for us to take over or feed. */
+		if (res.obj < 0 && !S_ISDIR(st->st_mode) && planted(&dst, st)) {
+			r = refuse(why, whylen, "'%s' belongs to uid %ld and sits in a "
+				   "shared sticky directory: not written (the kernel's "
+				   "protected_%s rule); choose another name", res.base,
+				   (long)st->st_uid, S_ISFIFO(st->st_mode) ? "fifos" : "regular");
+			goto fail;
+		}
+		if (S_ISDIR(st->st_mode)) {
+			r = -EISDIR;
+			goto fail;
+		}
+		if (S_ISBLK(st->st_mode)) {
+			r = refuse(why, whylen, "%s is a block device: stackspy writes "
+				   "no disk", path);
+			goto fail;
+		}
+		if (S_ISCHR(st->st_mode) && !writable_chardev(st->st_rdev)) {
+			r = refuse(why, whylen, "%s is a character device other than a "
+				   "terminal or /dev/null: not written", path);
+			goto fail;
+		}
+		if (!S_ISREG(st->st_mode)) {
+			/* /dev/null, a terminal, a FIFO or pipe to a consumer:
+			 * nothing to replace (renaming over /dev/null would
+			 * be a disaster); written in place, opened now so that
+			 * a bad one costs the target nothing. */
+			r = open_in_place(of, &res);
+			if (r < 0)
+				goto fail;
+			resolved_free(&res);
+			return 0;
+		}
+		if (res.obj >= 0) {
+			/* A regular file reached through /proc/.../fd/N that
+			 * gave no path: not ours to replace. */
+			r = refuse(why, whylen, "%s leads to a file without a name",
+				   path);
+			goto fail;
+		}
+	}
+
+	of->dfd = res.dfd;
+	of->base = res.base;
+	res.dfd = -1;
+	res.base = NULL;
 	/* A new file gets 0666 less the umask, as any file a program creates;
-	 * a file replaced keeps its permissions (as with "> FILE"). */
-	bool replacing = stat(path, &st) == 0;
-	mode_t mode = replacing ? st.st_mode & 0777 : 0666;
+	 * a file replaced keeps its owner and permissions (as with "> FILE"),
+	 * not its set-id bits. */
+	mode_t mode = res.exists ? res.st.st_mode & 0777 : 0666;
 	fd = create_tmp(of, mode);
 	if (fd < 0) {
-		out_file_discard(of);
-		return fd;
+		r = fd;
+		goto fail;
 	}
-	/* The umask applied to the open: put the old bits back.  Failing
-	 * leaves the umask's, harmless. */
-	if (replacing)
+	if (res.exists) {
+		struct stat mine;
+		if (fstat(fd, &mine) == 0 &&
+		    (mine.st_uid != res.st.st_uid || mine.st_gid != res.st.st_gid) &&
+		    fchown(fd, res.st.st_uid, res.st.st_gid) < 0 && mine.st_uid != res.st.st_uid) {
+			/* Another user's file that we could replace but not
+			 * give back: refused, not taken over.  (A group we
+			 * are not in is let go: the file stays its owner's.) */
+			r = refuse(why, whylen, "'%s' belongs to uid %ld: stackspy "
+				   "would replace it with a file of its own; remove it first or "
+				   "choose another name", of->base, (long)res.st.st_uid);
+			close(fd);
+			goto fail;
+		}
+		/* The umask applied to the open: put the old bits back. */
 		(void)!fchmod(fd, mode);
+	}
 	of->f = fdopen(fd, "w");
 	if (!of->f) {
 		r = -errno;
 		close(fd);
-		out_file_discard(of);
-		return r;
+		goto fail;
 	}
+	resolved_free(&res);
 	return 0;
+fail:
+	resolved_free(&res);
+	out_file_discard(of);
+	return r;
 }
 
 /* Give the unnamed temporary a name in the directory: of->tmp. */
 static int
 link_tmp(struct out_file *of)
 {
-	char self[64], name[PATH_MAX];
+	char self[64], name[NAME_MAX + 1];
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fileno(of->f));
 	for (int i = 0; i < TMP_NAME_TRIES; i++) {
-		int r = tmp_name(name, sizeof(name), of->dir, of->base);
+		int r = tmp_name(name, sizeof(name), of->base);
 		if (r < 0)
 			return r;
-		if (linkat(AT_FDCWD, self, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0) {
+		if (linkat(AT_FDCWD, self, of->dfd, name, AT_SYMLINK_FOLLOW) == 0) {
 			of->tmp = strdup(name);
 			if (!of->tmp) {
-				unlink(name);
+				unlinkat(of->dfd, name, 0);
 				return -ENOMEM;
 			}
 			return 0;
@@ -216,16 +547,14 @@ out_file_commit(struct out_file *of)
 		r = -errno;
 	of->f = NULL;
 	if (r == 0 && of->tmp) {
-		char *final = NULL;
-		if (asprintf(&final, "%s/%s", of->dir, of->base) < 0)
-			r = -ENOMEM;
-		else if (rename(of->tmp, final) < 0)
+		/* By name in the directory we checked: a rename replaces the
+		 * name, never follows what is there now. */
+		if (renameat(of->dfd, of->tmp, of->dfd, of->base) < 0) {
 			r = -errno;
-		else {
+		} else {
 			free(of->tmp);
 			of->tmp = NULL;
 		}
-		free(final);
 	}
 	out_file_discard(of);
 	return r;
@@ -237,11 +566,13 @@ out_file_discard(struct out_file *of)
 	if (of->f && of->f != stdout)
 		fclose(of->f);
 	of->f = NULL;
-	if (of->tmp)
-		unlink(of->tmp);
+	if (of->tmp && of->dfd >= 0)
+		unlinkat(of->dfd, of->tmp, 0);
+	if (of->dfd >= 0)
+		close(of->dfd);
 	free(of->tmp);
-	free(of->dir);
 	free(of->base);
 	free(of->path);
 	memset(of, 0, sizeof(*of));
+	of->dfd = -1;
 }

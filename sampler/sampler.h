@@ -419,25 +419,37 @@ void dump_free_locks(struct dump_process *p);
 int output_dump(FILE *out, enum output_format f, const struct dump_process *p,
 		struct unwind_target *t, unsigned sym_flags);
 
+/* stats.c: what stackspy left out of the files the target controls (its
+ * perf map over its caps or refused, module paths over the cap), as
+ * warnings on stderr; said once, at the end (record's summary, after a
+ * dump). */
+void report_target_inputs(const struct unwind_target *ut, pid_t pid);
+
 /* ---- out-file.c: an output file that is complete or absent ------------------ */
 
 /* -o FILE: written to a temporary file in FILE's directory (unnamed with
  * O_TMPFILE where possible, else ".FILE.XXXXXX"), renamed over FILE by
  * out_file_commit: a stackspy killed before that leaves FILE as it was.  A
- * FILE that exists and is not a regular file (/dev/null, a FIFO) is
- * written in place.  Without a path: stdout. */
+ * FILE that exists and is a FIFO, a terminal or /dev/null is written in
+ * place.  The path is walked by stackspy itself: another user's symlink or
+ * file in a shared sticky directory, block devices and other character
+ * devices are refused; a file replaced keeps its owner and mode
+ * (sampler/out-file.c).  Without a path: stdout. */
 struct out_file {
 	FILE *f;                  /* write here */
 	char *path;               /* as given; NULL: stdout */
-	char *dir, *base;         /* where the file really is (symlinks resolved) */
-	char *tmp;                /* the temporary's name, while it has one */
+	int dfd;                  /* O_PATH fd of the directory FILE is in */
+	char *base;               /* FILE's name in it (symlinks resolved) */
+	char *tmp;                /* the temporary's name in dfd, while it has one */
 	bool in_place;            /* not a regular file: no temporary */
 };
 
 /* Create the temporary (or open the special file, or take stdout).  Done
  * before attaching: a path that cannot be written costs the target
- * nothing.  Returns 0 or -errno (of is then empty). */
-int out_file_open(struct out_file *of, const char *path);
+ * nothing.  Returns 0 or -errno (of is then empty); -EPERM for a path
+ * refused by the rules above, with the reason in why (whylen bytes; why
+ * may be NULL). */
+int out_file_open(struct out_file *of, const char *path, char *why, size_t whylen);
 /* Flush, close and rename over the final name.  Returns 0 or -errno (a
  * write error: the temporary is removed, FILE left as it was).  of is
  * empty afterwards in both cases. */

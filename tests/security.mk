@@ -1,0 +1,9 @@
+# tests/security.mk - root's stackspy against a hostile unprivileged
+# target (issue 22): output paths, names that drive a terminal, the perf
+# map, push replies and credentials, the debuginfod cache.  The helpers
+# that play the other user are in tests/hostile-lib.sh.
+
+security_tests = \
+	tests/security-output.test
+TESTS += $(security_tests)
+EXTRA_DIST += $(security_tests) tests/hostile-lib.sh
