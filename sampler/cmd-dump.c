@@ -832,6 +832,8 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 		perror_msg(errno ? errno : EIO, "cannot write the output");
 		r = -EIO;
 	}
+	if (r == 0)
+		report_target_inputs(ut, pid);
 	for (size_t i = 0; i < p.nthreads; i++) {
 		struct dump_thread *d = &p.threads[i];
 		free(d->frames);

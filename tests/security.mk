@@ -4,6 +4,7 @@
 # that play the other user are in tests/hostile-lib.sh.
 
 security_tests = \
-	tests/security-output.test
+	tests/security-output.test \
+	tests/security-perfmap.test
 TESTS += $(security_tests)
 EXTRA_DIST += $(security_tests) tests/hostile-lib.sh

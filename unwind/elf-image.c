@@ -461,8 +461,9 @@ struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
 	return img;
 }
 
-/* O_PATH fd of path; under /proc/PID/root/, resolved inside that root. */
-static int open_path_only(const char *path)
+/* O_PATH fd of path; under /proc/PID/root/, resolved inside that root.
+ * extra: O_NOFOLLOW or 0. */
+static int open_path_only(const char *path, int extra)
 {
 	int fd;
 #if defined(HAVE_LINUX_OPENAT2_H) && defined(SYS_openat2)
@@ -487,7 +488,7 @@ static int open_path_only(const char *path)
 		if (dirfd < 0)
 			return -errno;
 		memset(&how, 0, sizeof(how));
-		how.flags = O_PATH | O_CLOEXEC;
+		how.flags = O_PATH | O_CLOEXEC | (unsigned)extra;
 		/* "/" and ".." stop at the container's root, as they do for
 		 * the target itself. */
 		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
@@ -504,22 +505,26 @@ static int open_path_only(const char *path)
 			return -err;
 	}
 #endif
-	fd = open(path, O_PATH | O_CLOEXEC);
+	fd = open(path, O_PATH | O_CLOEXEC | extra);
 	return fd < 0 ? -errno : fd;
 }
 
-int elf_open_regular(const char *path)
+static int open_regular(const char *path, int extra)
 {
 	char self[64];
 	struct stat st;
 	int pfd, fd;
 
-	pfd = open_path_only(path);
+	pfd = open_path_only(path, extra);
 	if (pfd < 0)
 		return pfd;
-	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(pfd, &st) < 0)
+		st.st_mode = 0;
+	if (!S_ISREG(st.st_mode)) {
+		/* O_NOFOLLOW with O_PATH opens the link itself. */
+		fd = S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL;
 		close(pfd);
-		return -EINVAL;
+		return fd;
 	}
 	/* Reopen what we checked, not the path again (it could change). */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
@@ -529,20 +534,35 @@ int elf_open_regular(const char *path)
 	return fd;
 }
 
-int elf_open_in_root(pid_t pid, const char *path)
+int elf_open_regular(const char *path)
+{
+	return open_regular(path, 0);
+}
+
+static int open_in_root(pid_t pid, const char *path, int extra)
 {
 	char *full;
 	int fd;
 
 	if (pid <= 0)
-		return elf_open_regular(path);
+		return open_regular(path, extra);
 	if (path[0] != '/')
 		return -EINVAL;
 	if (asprintf(&full, "/proc/%d/root%s", (int)pid, path) < 0)
 		return -ENOMEM;
-	fd = elf_open_regular(full);
+	fd = open_regular(full, extra);
 	free(full);
 	return fd;
+}
+
+int elf_open_in_root(pid_t pid, const char *path)
+{
+	return open_in_root(pid, path, 0);
+}
+
+int elf_open_in_root_nofollow(pid_t pid, const char *path)
+{
+	return open_in_root(pid, path, O_NOFOLLOW);
 }
 
 struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,

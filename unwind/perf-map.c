@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,17 @@
 #define READ_MAX   (16 << 20)     /* bytes read at one look, at most: the
 				     rest at the next (a huge map must not
 				     hold the caller for seconds) */
+#define READ_BUDGET_NS (100 * 1000000LL) /* and at most this long (a file
+				     on a slow or hung file system) */
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC  0x9fa0
+#endif
+#ifndef SYSFS_MAGIC
+#define SYSFS_MAGIC       0x62656572
+#endif
+#ifndef DEBUGFS_MAGIC
+#define DEBUGFS_MAGIC     0x64626720
+#endif
 
 struct perf_map_entry {
 	uint64_t start, end;
@@ -44,6 +56,10 @@ struct perf_map_entry {
 struct perf_map {
 	bool tried;
 	pid_t nspid;              /* the PID the target knows itself by */
+	uid_t uids[4];            /* the target's real, effective, saved, fs uids */
+	int nuids;
+	const char *refused;      /* why the file was not read, or NULL */
+	long refused_uid;         /* its owner, for "owned by" */
 	/* The file as last read. */
 	dev_t dev;
 	ino_t ino;                /* 0: none read */
@@ -67,35 +83,58 @@ struct perf_map {
 	size_t nbatch;
 };
 
-/* The target's PID in its own PID namespace (last field of NSpid:), which
- * is the name a containerized JIT gives its map. */
-static pid_t own_nspid(pid_t pid)
+/* From /proc/PID/status: the target's PID in its own PID namespace (last
+ * field of NSpid:), which is the name a containerized JIT gives its map,
+ * and its uids (whose files the map may be). */
+static void read_status(struct perf_map *pm, pid_t pid)
 {
 	char path[64], line[256];
 	FILE *f;
-	pid_t r = pid;
 
+	pm->nspid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return pid;
+		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			char *p = line + 6, *end;
+		bool ns = strncmp(line, "NSpid:", 6) == 0;
+
+		if (ns || strncmp(line, "Uid:", 4) == 0) {
+			char *p = line + (ns ? 6 : 4), *end;
 
 			for (;;) {
 				long v = strtol(p, &end, 10);
 
 				if (end == p)
 					break;
-				r = (pid_t)v;
+				if (ns)
+					pm->nspid = (pid_t)v;
+				else if (pm->nuids < 4)
+					pm->uids[pm->nuids++] = (uid_t)v;
 				p = end;
 			}
-			break;
 		}
 	}
 	fclose(f);
-	return r;
+}
+
+/* Is the file one the target (or root) wrote, on a real file system?
+ * NULL if so, else why not (*owner: its uid). */
+static const char *map_refusal(const struct perf_map *pm, int fd, const struct stat *sb,
+			       long *owner)
+{
+	struct statfs sf;
+
+	*owner = (long)sb->st_uid;
+	if (fstatfs(fd, &sf) == 0 && (sf.f_type == PROC_SUPER_MAGIC ||
+				      sf.f_type == SYSFS_MAGIC || sf.f_type == DEBUGFS_MAGIC))
+		return "it is a kernel file (proc, sys or debugfs)";
+	if (sb->st_uid == 0)
+		return NULL;
+	for (int i = 0; i < pm->nuids; i++)
+		if (sb->st_uid == pm->uids[i])
+			return NULL;
+	return "it is owned by another user than the target's or root";
 }
 
 static struct perf_map *perf_map_get(struct perf_map **pmp)
@@ -382,15 +421,20 @@ static void read_appended(struct perf_map *pm, int fd)
 	char *buf = malloc(CHUNK + MAX_LINE + 1);
 	size_t len = 0;
 	off_t pos = pm->offset;         /* file offset of buf[0] */
+	struct timespec t0, now;
 
 	if (!buf)
 		return;
 	pm->more = false;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		ssize_t r;
 		size_t s = 0;
 
-		if ((size_t)(pos - pm->offset) >= pm->read_max) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((size_t)(pos - pm->offset) >= pm->read_max ||
+		    (now.tv_sec - t0.tv_sec) * 1000000000LL + (now.tv_nsec - t0.tv_nsec) >
+		    READ_BUDGET_NS) {
 			pm->more = true;
 			break;
 		}
@@ -439,23 +483,37 @@ static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 {
 	char rel[64];
 	struct stat sb;
+	const char *why = NULL;
+	long owner = -1;
 	int fd;
 
 	if (!pm->tried) {
 		pm->tried = true;
-		pm->nspid = own_nspid(pid);
+		read_status(pm, pid);
 	}
 	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", (int)pm->nspid);
-	/* Inside the target's root, symlinks resolved there: a container
-	 * cannot point us at our own files; only a regular file (a FIFO
-	 * would hang us). */
-	fd = elf_open_in_root(pid, rel);
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		if (fd >= 0)
-			close(fd);
-		perf_map_forget(pm);
-		return;
+	/* The target names this file and controls /tmp: inside its root
+	 * (a container cannot point us at our own files), not through a
+	 * symlink (a user's link to a file of root's, to /proc/kmsg), only
+	 * a regular file (a FIFO would hang us, O_NONBLOCK), and only one
+	 * the target's user or root owns (tests/security-perfmap.test). */
+	fd = elf_open_in_root_nofollow(pid, rel);
+	if (fd == -ELOOP)
+		why = "it is a symlink";
+	else if (fd == -EINVAL)
+		why = "it is not a regular file";
+	if (fd >= 0 && fstat(fd, &sb) == 0 && !(why = map_refusal(pm, fd, &sb, &owner)))
+		goto readable;
+	if (why) {
+		/* Kept for the summary, which says it once. */
+		pm->refused = why;
+		pm->refused_uid = owner;
 	}
+	if (fd >= 0)
+		close(fd);
+	perf_map_forget(pm);
+	return;
+readable:
 	if (!pm->more && pm->ino == sb.st_ino && pm->dev == sb.st_dev && pm->size == sb.st_size &&
 	    pm->mtime.tv_sec == sb.st_mtim.tv_sec &&
 	    pm->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
@@ -520,6 +578,8 @@ void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
 	u->entries = pm->n;
 	u->name_bytes = name_pool_bytes(pm->names);
 	u->dropped = pm->dropped;
+	u->refused = pm->refused;
+	u->refused_uid = pm->refused_uid;
 }
 
 void perf_map_free(struct perf_map *pm)

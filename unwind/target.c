@@ -182,6 +182,8 @@ unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
 	*out = t->dropped;
 	perf_map_usage(t->perf_map, &u);
 	out->perf_map_lines = u.dropped;
+	out->perf_map_refused = u.refused;
+	out->perf_map_owner = u.refused_uid;
 }
 
 unsigned

@@ -134,6 +134,10 @@ void elf_image_unlock(void);
  * pid <= 0: path as it is.  Only regular files: see elf_open_regular.
  * Returns an fd or -errno. */
 int elf_open_in_root(pid_t pid, const char *path);
+/* The same, but a symlink as the last component is not followed (-ELOOP):
+ * for files the target names for us to read (its perf map), where a link
+ * could point at a file of root's or at /proc/kmsg. */
+int elf_open_in_root_nofollow(pid_t pid, const char *path);
 
 /* mmap the file open on fd whole (prot PROT_READ, or with PROT_WRITE for a
  * private writable view), guarded: if the file is truncated while mapped
@@ -268,6 +272,9 @@ struct perf_map_usage {
 	size_t entries;           /* kept now */
 	size_t name_bytes;        /* distinct names kept */
 	uint64_t dropped;         /* lines left out at the caps */
+	const char *refused;      /* why the file there now was not read (a
+				     static string), NULL: read or absent */
+	long refused_uid;         /* the owner of the file refused */
 };
 /* pm may be NULL (all zero). */
 void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u);

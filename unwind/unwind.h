@@ -145,6 +145,10 @@ struct unwind_dropped {
 	uint64_t perf_map_lines;  /* perf map lines dropped at its caps */
 	uint64_t module_names;    /* frames left without a module name: the
 				     pool of module paths is full */
+	/* /tmp/perf-PID.map there, but not read: why (a static string:
+	 * "it is a symlink", ...) and its owner; NULL when read or absent. */
+	const char *perf_map_refused;
+	long perf_map_owner;
 };
 
 /* t's counts so far. */
