@@ -161,6 +161,22 @@ int collapse_write_speedscope(const struct collapse *c, const char *name,
  */
 size_t collapse_utf8_char(const unsigned char *s, size_t avail);
 
+/* ---- text.c: text safe for a terminal ------------------------------------ */
+
+/* May code point cp be written to a terminal as it is?  Not C0, DEL, C1 or
+ * a bidirectional mark, embedding, override or isolate: the one rule for
+ * text shown to people (messages, dump's text, top). */
+bool collapse_text_safe_cp(uint32_t cp);
+/* The length (1-4) of the character at s[0..avail-1] if it is valid UTF-8
+ * and collapse_text_safe_cp() allows it; 0 otherwise. */
+size_t collapse_text_char(const unsigned char *s, size_t avail);
+/* s into buf (len bytes, NUL-terminated, cut at a character), every byte
+ * of what collapse_text_char() refuses written as "\xNN".  Returns the
+ * length written.  Output is at most 4 times as long as s. */
+size_t collapse_text_escape(char *buf, size_t len, const char *s);
+/* s escaped so to out, whatever its length. */
+void collapse_text_write(FILE *out, const char *s);
+
 /*
  * Mixes the bits of x (the murmur3 finalizer), so that its low bits can
  * index a power-of-two hash table; the one hash of integer keys for every

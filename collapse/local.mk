@@ -9,7 +9,8 @@ collapse_libcollapse_a_SOURCES = \
 	collapse/json.c \
 	collapse/output.c \
 	collapse/speedscope.c \
-	collapse/svg.c
+	collapse/svg.c \
+	collapse/text.c
 collapse_libcollapse_a_SOURCES += collapse/pprof.c
 EXTRA_DIST += collapse/profile.proto
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
 static void (*terminal_restore)(void);
@@ -24,11 +25,14 @@ cleanup_set_terminal(void (*restore)(void))
 }
 
 /* Format "stackspy: <prefix><msg><suffix>\n" and write it at once, so that
- * messages from several processes never interleave mid-line. */
+ * messages from several processes never interleave mid-line.  Whatever
+ * the message holds (a target's comm, a tracer's name, a file name) is
+ * made safe for the terminal here, for every message at once
+ * (collapse_text_escape; tests/security-terminal.test). */
 static void
 vprint(const char *prefix, const char *suffix, const char *fmt, va_list ap)
 {
-	char buf[2048];
+	char buf[2048], safe[4 * sizeof(buf)];
 	if (terminal_restore)
 		terminal_restore();
 	feedback_clear();
@@ -39,9 +43,10 @@ vprint(const char *prefix, const char *suffix, const char *fmt, va_list ap)
 	if (m < 0)
 		return;
 	size_t len = strlen(buf);
-	snprintf(buf + len, sizeof(buf) - len, "%s\n", suffix);
-	len = strlen(buf);
-	if (write(STDERR_FILENO, buf, len) < 0) {
+	snprintf(buf + len, sizeof(buf) - len, "%s", suffix);
+	len = collapse_text_escape(safe, sizeof(safe) - 1, buf);
+	safe[len++] = '\n';
+	if (write(STDERR_FILENO, safe, len) < 0) {
 		/* nowhere left to report it */
 	}
 }

@@ -13,12 +13,11 @@
 
 /* Text output: control characters from the target (a thread named with an
  * escape sequence or a newline) must not drive the terminal or forge
- * lines. */
+ * lines: the one rule of collapse/text.c. */
 static void
 text_string(FILE *out, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		putc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+	collapse_text_write(out, s);
 }
 
 /* Names by (ip, caller) for one output_dump call: the threads of a

@@ -79,6 +79,7 @@ EXTRA_DIST += \
 	tests/targets/cxx.cc \
 	tests/targets/many.c \
 	tests/targets/seize.c \
+	tests/targets/evilname.c \
 	tests/targets/zombie.c \
 	tests/targets/interrupt.c \
 	tests/targets/vfork.c \
@@ -108,6 +109,7 @@ test_targets = \
 	tests/targets/cxx-O2 \
 	tests/targets/many \
 	tests/targets/seize \
+	tests/targets/evilname \
 	tests/targets/zombie \
 	tests/targets/interrupt \
 	tests/targets/vfork \
@@ -148,6 +150,9 @@ tests/targets/many: tests/targets/many.c $(TARGET_DEPS)
 tests/targets/seize: tests/targets/seize.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/seize.c
+tests/targets/evilname: tests/targets/evilname.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/evilname.c
 tests/targets/zombie: tests/targets/zombie.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/zombie.c

@@ -5,6 +5,7 @@
 
 security_tests = \
 	tests/security-output.test \
-	tests/security-perfmap.test
+	tests/security-perfmap.test \
+	tests/security-terminal.test
 TESTS += $(security_tests)
 EXTRA_DIST += $(security_tests) tests/hostile-lib.sh

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "collapse/collapse.h"
 #include "ui/ui-internal.h"
 
 #define ELLIPSIS 0x2026
@@ -27,7 +28,8 @@ next_char(const char **p, const char *end, mbstate_t *st, wchar_t *wc)
 	}
 	*p += r;
 	int w = wcwidth(*wc);
-	if (w < 0) {
+	/* Controls and bidi overrides: the rule of every text for people. */
+	if (w < 0 || (*wc >= 0 && !collapse_text_safe_cp((uint32_t)*wc))) {
 		*wc = L'?';
 		w = 1;
 	}
