@@ -102,6 +102,12 @@ record_usage(FILE *f)
 	      "      --app NAME          the application's name (default: the command's or the\n"
 	      "                          process's name)\n"
 	      "      --label KEY=VALUE   a label of every profile sent (repeatable)\n"
+	      "      --push-auth-file FILE  basic-auth credentials for the server: the first\n"
+	      "                          line of FILE, USER:PASSWORD (or set STACKSPY_PUSH_AUTH\n"
+	      "                          to USER:PASSWORD); not in the URL, where every user\n"
+	      "                          sees them (ps): stackspy wipes them from its arguments\n"
+	      "                          and warns.  The server's replies are read and thrown\n"
+	      "                          away (a failure's first 200 bytes are shown, escaped)\n"
 	      "\n"
 	      "SIGINT, SIGTERM, SIGHUP (and every other signal that would kill stackspy)\n"
 	      "stop the recording: stackspy detaches, writes the complete output and exits\n"
@@ -164,11 +170,41 @@ push_app_default(const char *app)
 	return valid_push_name(base, false) ? base : "stackspy";
 }
 
+/* --push URL: a URL with credentials (http://user:password@host) works,
+ * but every user can read them in ps and /proc/PID/cmdline while stackspy
+ * runs: they are wiped from the argument in place (cut out, the rest
+ * moved up) and a warning says where to put them instead.  Returns the
+ * URL to use (*copy: malloc'd when it had to be copied). */
+static const char *
+push_url_from_argv(char *arg, char **copy)
+{
+	char *host = strstr(arg, "://");
+	if (!host)
+		return arg;
+	host += 3;
+	size_t hostlen = strcspn(host, "/?#");
+	char *at = memchr(host, '@', hostlen);
+	if (!at)
+		return arg;
+	free(*copy);
+	*copy = strdup(arg);
+	if (!*copy)
+		error_msg_and_die("out of memory");
+	/* "scheme://" then what followed the '@'; the freed tail zeroed. */
+	size_t cut = (size_t)(at + 1 - host), len = strlen(at + 1);
+	memmove(host, at + 1, len + 1);
+	memset(host + len, 0, cut);
+	error_msg("warning: --push: credentials in the URL are visible to every user of the "
+		  "host while stackspy starts (ps); use STACKSPY_PUSH_AUTH=USER:PASSWORD or "
+		  "--push-auth-file FILE");
+	return *copy;
+}
+
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
 	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT,
-	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL,
+	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL, OPT_PUSH_AUTH_FILE,
 	       OPT_SUBPROCESSES, OPT_KEEP_RUNNING, OPT_KERNEL };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -190,6 +226,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
 		{ "app", required_argument, NULL, OPT_APP },
 		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE },
 		{ "keep-running", no_argument, NULL, OPT_KEEP_RUNNING },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -278,7 +315,10 @@ parse_options(int argc, char **argv, struct record_options *o)
 			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
 				error_msg_and_help("record", "invalid --push argument: '%s' (an http:// or https:// URL)",
 						   optarg);
-			o->push.url = optarg;
+			o->push.url = push_url_from_argv(optarg, &o->push.url_copy);
+			break;
+		case OPT_PUSH_AUTH_FILE:
+			o->push.auth_file = optarg;
 			break;
 		case OPT_PUSH_EVERY:
 			if (parse_long(optarg, 1, 3600, &v) < 0)
@@ -344,8 +384,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 		o->cfg.threads = true;
 	}
 	check_engine_or_help("record", o->cfg.engine);
-	if (!o->push.url && (o->push.every || o->push.app || o->push.nlabels))
-		error_msg_and_help("record", "--push-every, --app and --label go with --push");
+	if (!o->push.url && (o->push.every || o->push.app || o->push.nlabels || o->push.auth_file))
+		error_msg_and_help("record", "--push-every, --push-auth-file, --app and --label go "
+				   "with --push");
 	if (o->push.url) {
 		if (!o->push.every)
 			o->push.every = DEFAULT_PUSH_EVERY;
@@ -515,6 +556,10 @@ cmd_record(int argc, char **argv)
 	 * Until the end the output goes to a temporary file: an existing
 	 * FILE keeps its contents if nothing gets recorded or stackspy is
 	 * killed (sampler/out-file.c). */
+	if (o.push.url && push_load_auth(&o.push) < 0) {
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
 	struct out_file out;
 	char why[512];
 	int r = out_file_open(&out, o.output, why, sizeof(why));
@@ -578,5 +623,7 @@ cmd_record(int argc, char **argv)
 	profiler_free(p);
 	free(o.cfg.pids);
 	free(o.push.labels);
+	free(o.push.url_copy);
+	free(o.push.userpwd);
 	return rc;
 }

@@ -26,6 +26,46 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
+#define AUTH_MAX      1024      /* bytes of "user:password" */
+
+/* "user:password" for basic auth: the first line of po->auth_file, else
+ * $STACKSPY_PUSH_AUTH, else none (the URL's own, if it has any).  Never
+ * from the command line, where every user reads it (ps). */
+int
+push_load_auth(struct push_options *po)
+{
+	char **out = &po->userpwd;
+
+	*out = NULL;
+	if (po->auth_file) {
+		FILE *f = fopen(po->auth_file, "re");
+		if (!f) {
+			int e = -errno;
+			perror_msg(e, "--push-auth-file: cannot read '%s'", po->auth_file);
+			return e;
+		}
+		char line[AUTH_MAX + 2];
+		bool got = fgets(line, sizeof(line), f) != NULL;
+		fclose(f);
+		line[got ? strcspn(line, "\r\n") : 0] = '\0';
+		if (!got || !strchr(line, ':')) {
+			error_msg("--push-auth-file: '%s' does not start with a line USER:PASSWORD",
+				  po->auth_file);
+			return -EINVAL;
+		}
+		return (*out = strdup(line)) ? 0 : -ENOMEM;
+	}
+	const char *env = getenv("STACKSPY_PUSH_AUTH");
+	if (env && *env) {
+		if (!strchr(env, ':')) {
+			error_msg("STACKSPY_PUSH_AUTH is not USER:PASSWORD");
+			return -EINVAL;
+		}
+		return (*out = strdup(env)) ? 0 : -ENOMEM;
+	}
+	return 0;
+}
+
 #ifndef HAVE_LIBCURL
 
 int
@@ -41,6 +81,10 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 #define PUSH_QUEUE     8        /* intervals waiting; more: the oldest is dropped */
 #define PUSH_ATTEMPTS  3        /* per interval */
 #define PUSH_FINAL_WAIT_S 10    /* at exit, for what is still queued */
+#define REPLY_TEXT    200       /* bytes of a failed reply's body kept to show */
+#define REPLY_MAX     (1 << 20) /* bytes of a reply read at most, then the
+				   transfer is cut: the body is the server's
+				   to choose, never ours to keep or print */
 
 struct push_item {
 	void *buf;
@@ -60,9 +104,38 @@ struct push {
 	bool busy;              /* the thread is sending one */
 	bool closing;
 	bool give_up;           /* at exit, after PUSH_FINAL_WAIT_S */
+	const char *userpwd;    /* basic auth "user:password", or NULL */
 	/* counted under lock */
 	uint64_t sent, dropped, retries;
+	/* the last failure, for the summary (the sender's; read after join) */
+	long fail_code;
+	char fail_text[REPLY_TEXT + 1];
+	char fail_curl[CURL_ERROR_SIZE];
 };
+
+/* A reply's body: read and thrown away, but for its first REPLY_TEXT
+ * bytes (shown, escaped, when the push failed); a body longer than
+ * REPLY_MAX ends the transfer. */
+struct reply {
+	char text[REPLY_TEXT + 1];
+	size_t len, total;
+};
+
+static size_t
+reply_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct reply *r = arg;
+	size_t bytes = size * n;
+
+	if (r->len < REPLY_TEXT) {
+		size_t k = bytes < REPLY_TEXT - r->len ? bytes : REPLY_TEXT - r->len;
+		memcpy(r->text + r->len, data, k);
+		r->len += k;
+		r->text[r->len] = '\0';
+	}
+	r->total += bytes;
+	return r->total > REPLY_MAX ? 0 : bytes;
+}
 
 static void
 item_free(struct push_item *it)
@@ -94,6 +167,7 @@ static struct {
 	__typeof__(&curl_free) free;
 	__typeof__(&curl_slist_append) slist_append;
 	__typeof__(&curl_slist_free_all) slist_free_all;
+	__typeof__(&curl_easy_strerror) easy_strerror;
 } lc;
 
 /* POSIX's way to take a function from dlsym (see dlsym(3)). */
@@ -108,7 +182,8 @@ curl_load(void)
 	if (LC_SYM(h, global_init) && LC_SYM(h, global_cleanup) && LC_SYM(h, easy_init) &&
 	    LC_SYM(h, easy_cleanup) && LC_SYM(h, easy_reset) && LC_SYM(h, easy_setopt) &&
 	    LC_SYM(h, easy_perform) && LC_SYM(h, easy_getinfo) && LC_SYM(h, easy_escape) &&
-	    LC_SYM(h, free) && LC_SYM(h, slist_append) && LC_SYM(h, slist_free_all))
+	    LC_SYM(h, free) && LC_SYM(h, slist_append) && LC_SYM(h, slist_free_all) &&
+	    LC_SYM(h, easy_strerror))
 		return NULL;
 	const char *e = dlerror();
 	dlclose(h);
@@ -125,7 +200,14 @@ post_once(struct push *ps, CURL *curl, const struct push_item *it)
 		     (long long)it->from, (long long)it->until, ps->rate) < 0)
 		return false;
 	struct curl_slist *hdr = lc.slist_append(NULL, "Content-Type: application/octet-stream");
+	struct reply reply = { .len = 0 };
 	lc.easy_reset(curl);
+	lc.easy_setopt(curl, CURLOPT_WRITEFUNCTION, reply_write);
+	lc.easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
+	if (ps->userpwd) {
+		lc.easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		lc.easy_setopt(curl, CURLOPT_USERPWD, ps->userpwd);
+	}
 	lc.easy_setopt(curl, CURLOPT_URL, url);
 	lc.easy_setopt(curl, CURLOPT_POST, 1L);
 	lc.easy_setopt(curl, CURLOPT_POSTFIELDS, it->buf);
@@ -140,7 +222,17 @@ post_once(struct push *ps, CURL *curl, const struct push_item *it)
 	lc.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 	lc.slist_free_all(hdr);
 	free(url);
-	return cr == CURLE_OK && code >= 200 && code < 300;
+	/* A server that took the profile and then sent too much is still
+	 * a server that took it. */
+	bool ok = (cr == CURLE_OK || cr == CURLE_WRITE_ERROR) && code >= 200 && code < 300;
+	if (!ok) {
+		ps->fail_code = code;
+		memcpy(ps->fail_text, reply.text, sizeof(ps->fail_text));
+		/* A write error is ours: the reply cut at REPLY_MAX. */
+		snprintf(ps->fail_curl, sizeof(ps->fail_curl), "%s",
+			 cr == CURLE_OK || cr == CURLE_WRITE_ERROR ? "" : lc.easy_strerror(cr));
+	}
+	return ok;
 }
 
 static void *
@@ -288,6 +380,8 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	CURL *tmp;
 	int r = 0;
 
+	ps.userpwd = po->userpwd;
+
 	const char *why = curl_load();
 	if (why) {
 		error_msg("--push: cannot load %s (%s): install libcurl4", LIBCURL_SONAME, why);
@@ -377,6 +471,15 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	error_msg("push: %llu profiles sent, %llu dropped, %llu retries",
 		  (unsigned long long)ps.sent, (unsigned long long)ps.dropped,
 		  (unsigned long long)ps.retries);
+	/* The server's words, bounded and made safe by error_msg. */
+	if (ps.dropped && (ps.fail_code || ps.fail_curl[0])) {
+		char code[32] = "";
+		if (ps.fail_code)
+			snprintf(code, sizeof(code), "%sHTTP %ld", ps.fail_curl[0] ? ", " : "",
+				 ps.fail_code);
+		error_msg("push: the last failure: %s%s%s%s", ps.fail_curl, code,
+			  ps.fail_text[0] ? ": " : "", ps.fail_text);
+	}
 	pthread_mutex_destroy(&ps.lock);
 	pthread_cond_destroy(&ps.cond);
 	free(ps.name);

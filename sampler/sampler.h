@@ -295,7 +295,18 @@ struct push_options {
 				     process's name */
 	const char **labels;      /* KEY=VALUE, checked */
 	size_t nlabels;
+	const char *auth_file;    /* --push-auth-file: "USER:PASSWORD" inside;
+				     NULL: $STACKSPY_PUSH_AUTH, if set */
+	char *url_copy;           /* url when it was copied out of argv (to
+				     wipe the credentials it held there) */
+	char *userpwd;            /* what push_load_auth() found, or NULL */
 };
+
+/* push.c: the basic-auth credentials into po->userpwd (malloc'd, or NULL
+ * for none): the first line of po->auth_file, else $STACKSPY_PUSH_AUTH;
+ * never the command line, where every user reads them (ps).  Called
+ * before attaching.  Returns 0 or -errno after saying why. */
+int push_load_auth(struct push_options *po);
 
 /* Samples like profiler_run(p, duration) (0: until a signal or the
  * command's exit), and sends each po->every seconds of samples to po->url

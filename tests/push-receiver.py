@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""push-receiver.py DIR [--refuse]: a stand-in for Grafana Pyroscope's
+"""push-receiver.py DIR [--refuse | --hostile CODE]: a stand-in for Grafana Pyroscope's
 ingest API as its documentation describes it ("Pyroscope server HTTP API",
 POST /ingest: the profile in the body, the metadata in the query: name
 (required, "app{k=v,...}"), from and until (required, Unix seconds),
@@ -10,7 +10,13 @@ Listens on 127.0.0.1 (a free port, written to DIR/port once listening).
 Each request is checked; a request that breaks the API gets 400 and a line
 "BAD ..." in DIR/log. A good one is answered 200 (503 with --refuse),
 its body saved as DIR/N.body and a line "N name from until sampleRate
-spyName format status" appended to DIR/log."""
+spyName format status" appended to DIR/log; the Authorization header,
+if any, is appended to DIR/auth.
+
+--hostile CODE plays a server that attacks its client: every good request
+is answered CODE with a body that starts with terminal escapes (set the
+title, clear the screen, an 8-bit CSI) and goes on for 4 MiB
+(tests/security-push.test)."""
 import http.server
 import os
 import re
@@ -19,6 +25,8 @@ import urllib.parse
 
 out = sys.argv[1]
 refuse = "--refuse" in sys.argv[2:]
+hostile = int(sys.argv[sys.argv.index("--hostile") + 1]) if "--hostile" in sys.argv else 0
+HOSTILE_BODY = b"\x1b]0;PWNED\x07\x1b[2J\xc2\x9b31mserver says hi" + b"A" * (4 << 20)
 count = 0
 NAME = re.compile(r"^[A-Za-z0-9_.\-/]+(\{([A-Za-z0-9_.\-]+=[^,{}=]*)?(,[A-Za-z0-9_.\-]+=[^,{}=]*)*\})?$")
 
@@ -76,6 +84,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         count += 1
         with open(os.path.join(out, "%d.body" % count), "wb") as f:
             f.write(body)
+        if self.headers.get("Authorization"):
+            with open(os.path.join(out, "auth"), "a") as f:
+                f.write(self.headers.get("Authorization") + "\n")
+        if hostile:
+            log("%d hostile %d" % (count, hostile))
+            self.send_response(hostile)
+            self.send_header("Content-Length", str(len(HOSTILE_BODY)))
+            self.end_headers()
+            try:
+                self.wfile.write(HOSTILE_BODY)
+            except OSError:
+                pass
+            return
         status = 503 if refuse else 200
         log("%d %s %s %s %s %s %s %d" % (count, q["name"][0], q["from"][0], q["until"][0],
                                           rate, q.get("spyName", ["-"])[0], fmt, status))

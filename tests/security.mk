@@ -6,6 +6,7 @@
 security_tests = \
 	tests/security-output.test \
 	tests/security-perfmap.test \
-	tests/security-terminal.test
+	tests/security-terminal.test \
+	tests/security-push.test
 TESTS += $(security_tests)
 EXTRA_DIST += $(security_tests) tests/hostile-lib.sh
