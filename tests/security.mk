@@ -7,6 +7,7 @@ security_tests = \
 	tests/security-output.test \
 	tests/security-perfmap.test \
 	tests/security-terminal.test \
-	tests/security-push.test
+	tests/security-push.test \
+	tests/security-debuginfod.test
 TESTS += $(security_tests)
 EXTRA_DIST += $(security_tests) tests/hostile-lib.sh

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +283,30 @@ static bool dbgi_load(void)
 	return false;
 }
 
+/* libdebuginfod caches in $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/
+ * debuginfod_client, else $HOME/.cache/debuginfod_client, creating and
+ * writing files there.  Root run with another user's environment (sudo -E
+ * keeps HOME) would write into a directory that user controls, and follow
+ * the user's symlinks anywhere.  So root, unless DEBUGINFOD_CACHE_PATH is
+ * set explicitly, caches in its own home's (tests/security-debuginfod.test). */
+static void dbgi_cache_for_root(void)
+{
+	char path[PATH_MAX];
+	struct passwd *pw;
+	const char *home = "/root";
+
+	if (geteuid() != 0 || getenv("DEBUGINFOD_CACHE_PATH"))
+		return;
+	pw = getpwuid(0);
+	if (pw && pw->pw_dir && pw->pw_dir[0] == '/')
+		home = pw->pw_dir;
+	/* libdebuginfod makes the last directory, not its parent. */
+	snprintf(path, sizeof(path), "%s/.cache", home);
+	(void)!mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/.cache/debuginfod_client", home);
+	setenv("DEBUGINFOD_CACHE_PATH", path, 1);
+}
+
 /* Called while a download is under way: nonzero aborts it. */
 static int dbgi_progress(debuginfod_client *c, long a, long b)
 {
@@ -314,6 +340,7 @@ static long from_debuginfod(const struct elf_image *img,
 		snprintf(v, sizeof(v), "%ld", timeout);
 		setenv("DEBUGINFOD_TIMEOUT", v, 0);
 		setenv("DEBUGINFOD_MAXTIME", v, 0);
+		dbgi_cache_for_root();
 		dbgi_client = dbgi_load() ? dbgi.begin() : NULL;
 		if (!dbgi_client) {
 			dbgi_broken = true;
