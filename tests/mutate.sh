@@ -149,6 +149,60 @@ mutations()
 		's/\(rt && rt != ran\)/(0 \&\& rt != ran)/' \
 		'a stackspy run under strace -f is killed as if stopped' \
 		'tests/record-watchdog.test'
+
+	# --- root's stackspy cannot be turned against its operator (issue 22)
+	mutation out-symlink sampler/out-file.c \
+		's/if \(planted\(&dst, &st\)\) \{/if (0) {/' \
+		'-o follows a symlink another user planted in /tmp' \
+		'tests/security-output.test'
+	mutation out-planted-file sampler/out-file.c \
+		's/!S_ISDIR\(st->st_mode\) && planted\(&dst, st\)/0/' \
+		'-o replaces or feeds a file or FIFO another user planted in /tmp' \
+		'tests/security-output.test'
+	mutation out-blockdev sampler/out-file.c \
+		's/if \(S_ISBLK\(st->st_mode\)\) \{/if (0) {/' \
+		'-o writes into a block device' \
+		'tests/security-output.test'
+	mutation out-chardev sampler/out-file.c \
+		's/S_ISCHR\(st->st_mode\) && !writable_chardev\(st->st_rdev\)/0/' \
+		'-o opens any character device (/dev/kmsg)' \
+		'tests/security-output.test'
+	mutation out-owner sampler/out-file.c \
+		's/fchown\(fd, res\.st\.st_uid, res\.st\.st_gid\) < 0 && mine\.st_uid != res\.st\.st_uid/0/' \
+		'a file replaced by -o does not keep its owner' \
+		'tests/security-output.test'
+	mutation text-messages sampler/error.c \
+		's/len = collapse_text_escape\(safe, sizeof\(safe\) - 1, buf\);/len = strlen(strcpy(safe, buf));/' \
+		'messages (start line, already-traced hint) print target names raw' \
+		'tests/security-terminal.test'
+	mutation text-dump sampler/output.c \
+		's/\tcollapse_text_write\(out, s\);/\tfputs(s, out);/' \
+		'dump text prints names raw' \
+		'tests/security-terminal.test'
+	mutation text-bidi collapse/text.c \
+		's/return !\(cp == 0x061c/return 1 || !(cp == 0x061c/' \
+		'bidi overrides reach the terminal' \
+		'tests/security-terminal.test'
+	mutation perfmap-follow unwind/perf-map.c \
+		's/fd = elf_open_in_root_nofollow\(pid, rel\);/fd = elf_open_in_root(pid, rel);/' \
+		'the perf map is read through a symlink' \
+		'tests/security-perfmap.test'
+	mutation perfmap-owner unwind/perf-map.c \
+		's/return "it is owned by another user than the target.s or root";/return NULL;/' \
+		'a perf map of another user than the target'"'"'s is read' \
+		'tests/security-perfmap.test'
+	mutation push-reply sampler/push.c \
+		's/lc\.easy_setopt\(curl, CURLOPT_WRITEFUNCTION, reply_write\);//' \
+		'--push writes the server'"'"'s replies to stdout' \
+		'tests/security-push.test'
+	mutation push-argv sampler/cmd-record.c \
+		's/memmove\(host, at \+ 1, len \+ 1\);\n\tmemset\(host \+ len, 0, cut\);//' \
+		'credentials in the --push URL stay visible in /proc/PID/cmdline' \
+		'tests/security-push.test'
+	mutation debuginfod-root-cache unwind/debug-file.c \
+		's/\t\tdbgi_cache_for_root\(\);\n//' \
+		'root'"'"'s debuginfod cache follows the user'"'"'s HOME' \
+		'tests/security-debuginfod.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
