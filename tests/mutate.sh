@@ -164,7 +164,7 @@ mutations()
 		'-o writes into a block device' \
 		'tests/security-output.test'
 	mutation out-chardev sampler/out-file.c \
-		's/S_ISCHR\(st->st_mode\) && !writable_chardev\(st->st_rdev\)/0/' \
+		's/S_ISCHR\(st->st_mode\) && !writable_chardev/0 \&\& !writable_chardev/' \
 		'-o opens any character device (/dev/kmsg)' \
 		'tests/security-output.test'
 	mutation out-owner sampler/out-file.c \
@@ -192,15 +192,15 @@ mutations()
 		'a perf map of another user than the target'"'"'s is read' \
 		'tests/security-perfmap.test'
 	mutation push-reply sampler/push.c \
-		's/lc\.easy_setopt\(curl, CURLOPT_WRITEFUNCTION, reply_write\);//' \
+		's/lc\.easy_setopt\(curl, CURLOPT_WRITEFUNCTION, reply_write\);\n\s*lc\.easy_setopt\(curl, CURLOPT_WRITEDATA, &reply\);/(void)reply_write;/' \
 		'--push writes the server'"'"'s replies to stdout' \
 		'tests/security-push.test'
 	mutation push-argv sampler/cmd-record.c \
-		's/memmove\(host, at \+ 1, len \+ 1\);\n\tmemset\(host \+ len, 0, cut\);//' \
+		's/memmove\(host, at \+ 1, len \+ 1\);\n\tmemset\(host \+ len, 0, cut\);/(void)cut; (void)len;/' \
 		'credentials in the --push URL stay visible in /proc/PID/cmdline' \
 		'tests/security-push.test'
 	mutation debuginfod-root-cache unwind/debug-file.c \
-		's/\t\tdbgi_cache_for_root\(\);\n//' \
+		's/\t\tdbgi_cache_for_root\(\);/\t\t(void)dbgi_cache_for_root;/' \
 		'root'"'"'s debuginfod cache follows the user'"'"'s HOME' \
 		'tests/security-debuginfod.test'
 }
