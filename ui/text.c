@@ -29,7 +29,7 @@ next_char(const char **p, const char *end, mbstate_t *st, wchar_t *wc)
 	*p += r;
 	int w = wcwidth(*wc);
 	/* Controls and bidi overrides: the rule of every text for people. */
-	if (w < 0 || (*wc >= 0 && !collapse_text_safe_cp((uint32_t)*wc))) {
+	if (w < 0 || !collapse_text_safe_cp((uint32_t)*wc)) {
 		*wc = L'?';
 		w = 1;
 	}
