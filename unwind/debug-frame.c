@@ -36,6 +36,8 @@ struct df_section {
 	const unsigned char *p;
 	size_t len;
 	unsigned char *owned;     /* decompressed copy, or NULL */
+	uint64_t vaddr;           /* sh_addr: where .eh_frame is mapped (its
+				     pc-relative pointers count from there) */
 };
 
 /* What the rewrite needs to know about the module. */
@@ -107,8 +109,9 @@ static int inflate_section(const unsigned char *p, size_t len, int elf_class,
 	return 0;
 }
 
-/* img's .debug_frame, decompressed if need be.  0, -ENOENT or -errno. */
-static int section_get(const struct elf_image *img, struct df_section *out)
+/* img's section `want` (.debug_frame or .eh_frame), decompressed if need
+ * be.  0, -ENOENT or -errno. */
+static int section_get(const struct elf_image *img, const char *want, struct df_section *out)
 {
 	Elf *e;
 	Elf_Scn *scn = NULL;
@@ -132,8 +135,9 @@ static int section_get(const struct elf_image *img, struct df_section *out)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".debug_frame") != 0)
+		if (!name || strcmp(name, want) != 0)
 			continue;
+		out->vaddr = sh.sh_addr;
 		if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0 ||
 		    !span_inside(img->size, sh.sh_offset, sh.sh_size))
 			break;
@@ -218,8 +222,12 @@ static size_t leb_len(const unsigned char *p, const unsigned char *end)
 }
 
 struct cie_map {
-	uint64_t in_off;          /* offset in .debug_frame */
+	uint64_t in_off;          /* offset in the section */
 	uint64_t out_off;         /* offset of the rewritten CIE */
+	unsigned fde_enc;         /* .eh_frame: how its FDEs' addresses are
+				     encoded (DW_EH_PE_*) */
+	bool aug_data;            /* .eh_frame: its FDEs have augmentation
+				     data ('z') */
 };
 
 struct fde_ent {
@@ -290,6 +298,7 @@ static int cmp_fde(const void *a, const void *b)
 	return x->out_off < y->out_off ? -1 : x->out_off > y->out_off;
 }
 
+/* A CIE, as the FDEs that point at it need it. */
 static const struct cie_map *cie_find(const struct cie_map *v, size_t n, uint64_t off)
 {
 	size_t lo = 0, hi = n;
@@ -305,6 +314,39 @@ static const struct cie_map *cie_find(const struct cie_map *v, size_t n, uint64_
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* The entries of b are written: end them, add the sorted (start, FDE)
+ * table and hand b over to job->out.  0, -ENOENT (no FDE), -ENOMEM or
+ * -EFBIG. */
+static int finish(struct df_buf *b, struct fde_ent *fdes, size_t nfdes, struct df_job *job)
+{
+	if (nfdes == 0)
+		return -ENOENT;
+	qsort(fdes, nfdes, sizeof(*fdes), cmp_fde);
+	buf_put32(b, 0);                        /* end of the entries */
+	while (b->len % 8)
+		buf_put(b, "", 1);
+	uint64_t table = b->len;
+
+	/* (start, FDE) pairs, both relative to base (what libunwind calls
+	 * segbase) in 32 bits: engine-cfi.c picks base so that the module's
+	 * code is within 2 GiB above it. */
+	for (size_t i = 0; i < nfdes; i++) {
+		buf_put32(b, (uint32_t)(fdes[i].start + job->bias - job->base));
+		buf_put32(b, (uint32_t)fdes[i].out_off);
+	}
+	buf_put64(b, 0);       /* slack: libunwind reads whole words */
+	if (b->failed)
+		return b->cap > DEBUG_FRAME_MAX ? -EFBIG : -ENOMEM;
+	if (b->len > INT32_MAX)
+		return -EFBIG;
+	job->out->buf = b->p;
+	job->out->len = b->len;
+	job->out->table_off = table;
+	job->out->count = nfdes;
+	b->p = NULL;
+	return 0;
 }
 
 /* Rewrite sec into job->out.  0, -ENOENT (no usable FDE), -ENOMEM or
@@ -392,34 +434,309 @@ static int rewrite(const struct df_section *sec, struct df_job *job)
 			off += 4 + (size_t)len;
 		}
 	}
-	if (nfdes == 0)
-		goto out;
-	qsort(fdes, nfdes, sizeof(*fdes), cmp_fde);
-	buf_put32(&b, 0);                       /* end of the entries */
-	while (b.len % 8)
-		buf_put(&b, "", 1);
-	uint64_t table = b.len;
+	ret = finish(&b, fdes, nfdes, job);
+	goto out;
+nomem:
+	ret = b.failed && b.cap > DEBUG_FRAME_MAX ? -EFBIG : -ENOMEM;
+out:
+	free(b.p);
+	free(cies);
+	free(fdes);
+	return ret;
+}
 
-	/* (start, FDE) pairs, both relative to base (what libunwind calls
-	 * segbase) in 32 bits: engine-cfi.c picks base so that the module's
-	 * code is within 2 GiB above it. */
-	for (size_t i = 0; i < nfdes; i++) {
-		buf_put32(&b, (uint32_t)(fdes[i].start + job->bias - job->base));
-		buf_put32(&b, (uint32_t)fdes[i].out_off);
+
+/* ---- .eh_frame without .eh_frame_hdr --------------------------------------
+ * GNU ld writes no .eh_frame_hdr for static links unless asked
+ * (--eh-frame-hdr), and neither does musl-gcc's link: libunwind's remote
+ * API finds FDEs only through such a table.  So the .eh_frame is
+ * rewritten as the .debug_frame is: each CIE keeps its version, alignment
+ * factors, return address column and initial instructions, and gets the
+ * augmentation "zR" (plus "S" for a signal frame) with absolute 8-byte FDE
+ * addresses; personality and LSDA pointers, which unwinding does not use,
+ * are dropped.  Each FDE's start is decoded (pc-relative to where the
+ * section is mapped, as the linker wrote it) and relocated by the bias.
+ * tests/dump-static.test. */
+
+#define DW_EH_PE_absptr  0x00
+#define DW_EH_PE_uleb128 0x01
+#define DW_EH_PE_udata2  0x02
+#define DW_EH_PE_udata4  0x03
+#define DW_EH_PE_udata8  0x04
+#define DW_EH_PE_sleb128 0x09
+#define DW_EH_PE_sdata2  0x0a
+#define DW_EH_PE_sdata4  0x0b
+#define DW_EH_PE_sdata8  0x0c
+#define DW_EH_PE_pcrel   0x10
+#define DW_EH_PE_omit    0xff
+
+/* Decode the value encoded as enc at p (before end); `at` is p's ELF
+ * vaddr, for pc-relative values; relative: apply the pc-relative part
+ * (not for an FDE's address range).  Returns the bytes read, 0 when it
+ * cannot (an encoding stackspy does not take, or the end). */
+static size_t read_encoded(const unsigned char *p, const unsigned char *end, unsigned enc,
+			   uint64_t at, bool relative, uint64_t *val)
+{
+	size_t n;
+	uint64_t v = 0;
+
+	if (enc == DW_EH_PE_omit || (enc & 0x80))
+		return 0;       /* indirect: not in FDE addresses */
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		n = 8;
+		if (end - p < 8)
+			return 0;
+		v = get64(p);
+		break;
+	case DW_EH_PE_udata4:
+		n = 4;
+		if (end - p < 4)
+			return 0;
+		v = get32(p);
+		break;
+	case DW_EH_PE_sdata4:
+		n = 4;
+		if (end - p < 4)
+			return 0;
+		v = (uint64_t)(int64_t)(int32_t)get32(p);
+		break;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2: {
+		uint16_t h;
+
+		n = 2;
+		if (end - p < 2)
+			return 0;
+		memcpy(&h, p, 2);
+		v = (enc & 0x0f) == DW_EH_PE_sdata2 ? (uint64_t)(int64_t)(int16_t)h : h;
+		break;
 	}
-	buf_put64(&b, 0);       /* slack: libunwind reads whole words */
-	if (b.failed)
-		goto nomem;
-	if (b.len > INT32_MAX) {
-		ret = -EFBIG;
-		goto out;
+	case DW_EH_PE_uleb128:
+	case DW_EH_PE_sleb128: {
+		unsigned shift = 0;
+
+		n = leb_len(p, end);
+		if (!n || n > 10)
+			return 0;
+		for (size_t i = 0; i < n; i++, shift += 7)
+			v |= (uint64_t)(p[i] & 0x7f) << shift;
+		if ((enc & 0x0f) == DW_EH_PE_sleb128 && shift < 64 && (p[n - 1] & 0x40))
+			v |= ~(uint64_t)0 << shift;
+		break;
 	}
-	job->out->buf = b.p;
-	job->out->len = b.len;
-	job->out->table_off = table;
-	job->out->count = nfdes;
-	b.p = NULL;
-	ret = 0;
+	default:
+		return 0;
+	}
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case DW_EH_PE_pcrel:
+		if (relative)
+			v += at;
+		break;
+	default:
+		return 0;       /* datarel, textrel, funcrel: not on these ABIs */
+	}
+	*val = v;
+	return n;
+}
+
+/* Rewrite the .eh_frame CIE whose body (after the id) is [p, end), at ELF
+ * vaddr `at`, into b; its FDEs' encoding into c.  false if it cannot be. */
+static bool rewrite_eh_cie(struct df_buf *b, const unsigned char *p, const unsigned char *end,
+			   uint64_t at, struct cie_map *c)
+{
+	size_t i = 0, n, fields, aug_end = 0;
+	const char *aug;
+	bool signal = false;
+	uint64_t len_at, ignored;
+
+	if (end - p < 3)
+		return false;
+	unsigned version = p[i++];
+	if (version != 1 && version != 3)
+		return false;
+	aug = (const char *)p + i;
+	n = strnlen(aug, (size_t)(end - p) - i);
+	if (i + n >= (size_t)(end - p))
+		return false;
+	i += n + 1;
+	if (aug[0] && aug[0] != 'z')
+		return false;   /* "eh" and other ancient forms */
+	fields = i;
+	for (int k = 0; k < 3; k++) {
+		/* code and data alignment; return address column */
+		if (k == 2 && version == 1) {
+			if (p + i >= end)
+				return false;
+			i++;
+			continue;
+		}
+		n = leb_len(p + i, end);
+		if (!n)
+			return false;
+		i += n;
+	}
+	size_t fields_end = i;
+	c->fde_enc = DW_EH_PE_absptr;
+	c->aug_data = aug[0] == 'z';
+	if (c->aug_data) {
+		uint64_t alen;
+
+		n = read_encoded(p + i, end, DW_EH_PE_uleb128, 0, false, &alen);
+		if (!n || alen > (uint64_t)(end - p) - i - n)
+			return false;
+		i += n;
+		aug_end = i + alen;
+		for (const char *a = aug + 1; *a; a++) {
+			switch (*a) {
+			case 'R':
+				if (i >= aug_end)
+					return false;
+				c->fde_enc = p[i++];
+				break;
+			case 'L':
+				if (i >= aug_end)
+					return false;
+				i++;    /* the FDEs' LSDA: skipped with their data */
+				break;
+			case 'P': {
+				unsigned penc;
+
+				if (i >= aug_end)
+					return false;
+				penc = p[i++];
+				n = read_encoded(p + i, p + aug_end, penc & 0x7f, at + i, false,
+						 &ignored);
+				if (!n)
+					return false;
+				i += n;
+				break;
+			}
+			case 'S':
+				signal = true;
+				break;
+			case 'B':       /* aarch64 BTI, 'G' MTE: no data */
+			case 'G':
+				break;
+			default:
+				return false;
+			}
+		}
+		i = aug_end;
+	}
+	len_at = b->len;
+	buf_put32(b, 0);                        /* length, below */
+	buf_put32(b, 0);                        /* CIE id */
+	buf_put(b, (const unsigned char[]){ (unsigned char)version }, 1);
+	buf_put(b, signal ? "zRS" : "zR", signal ? 4 : 3);
+	buf_put(b, p + fields, fields_end - fields);
+	buf_put(b, (const unsigned char[]){ 1, DW_EH_PE_absptr }, 2);
+	buf_put(b, p + i, (size_t)(end - p) - i);
+	if (b->failed)
+		return false;
+	uint32_t len = (uint32_t)(b->len - len_at - 4);
+
+	memcpy(b->p + len_at, &len, 4);
+	return true;
+}
+
+/* Rewrite the .eh_frame sec into job->out. */
+static int rewrite_eh(const struct df_section *sec, struct df_job *job)
+{
+	struct df_buf b = { 0 };
+	struct cie_map *cies = NULL;
+	struct fde_ent *fdes = NULL;
+	size_t ncies = 0, ciecap = 0, nfdes = 0, fdecap = 0;
+	int ret;
+
+	for (int pass = 0; pass < 2; pass++) {
+		size_t off = 0;
+
+		while (sec->len - off >= 8) {
+			const unsigned char *e = sec->p + off;
+			uint32_t len = get32(e);
+
+			if (len == 0)
+				break;  /* the terminator */
+			if (len == 0xffffffff || len < 4 || len > sec->len - off - 4)
+				break;
+			uint32_t id = get32(e + 4);
+			const unsigned char *body = e + 8, *end = e + 4 + len;
+			uint64_t body_at = sec->vaddr + off + 8;
+
+			if (pass == 0 && id == 0) {
+				uint64_t at = b.len;
+				struct cie_map c = { .in_off = off, .out_off = at };
+
+				if (rewrite_eh_cie(&b, body, end, body_at, &c)) {
+					if (ncies == ciecap) {
+						size_t cap = ciecap ? 2 * ciecap : 16;
+						struct cie_map *nv = realloc(cies, cap * sizeof(*nv));
+
+						if (!nv)
+							goto nomem;
+						cies = nv;
+						ciecap = cap;
+					}
+					cies[ncies++] = c;
+				} else if (!b.failed) {
+					b.len = at;
+				}
+			} else if (pass == 1 && id != 0 && id <= off + 4) {
+				const struct cie_map *c = cie_find(cies, ncies, off + 4 - id);
+				uint64_t start = 0, range = 0;
+				size_t n1 = 0, n2 = 0, skip = 0;
+
+				if (c) {
+					n1 = read_encoded(body, end, c->fde_enc, body_at, true, &start);
+					n2 = n1 ? read_encoded(body + n1, end, c->fde_enc & 0x0f, 0,
+							       false, &range) : 0;
+				}
+				if (n2 && c->aug_data) {
+					uint64_t alen;
+					size_t k = read_encoded(body + n1 + n2, end, DW_EH_PE_uleb128,
+								0, false, &alen);
+
+					if (!k || alen > (uint64_t)(end - body) - n1 - n2 - k)
+						n2 = 0;
+					else
+						skip = k + (size_t)alen;
+				}
+				if (n2 && range != 0 && start >= job->lo && start < job->hi &&
+				    range <= job->hi - start) {
+					const unsigned char *ins = body + n1 + n2 + skip;
+					uint64_t at = b.len;
+
+					if (nfdes == fdecap) {
+						size_t cap = fdecap ? 2 * fdecap : 256;
+						struct fde_ent *nv = realloc(fdes, cap * sizeof(*nv));
+
+						if (!nv)
+							goto nomem;
+						fdes = nv;
+						fdecap = cap;
+					}
+					buf_put32(&b, (uint32_t)(4 + 16 + 1 + (size_t)(end - ins)));
+					buf_put32(&b, (uint32_t)(at + 4 - c->out_off));
+					buf_put64(&b, start + job->bias);
+					buf_put64(&b, range);
+					buf_put(&b, "", 1);     /* no augmentation data */
+					buf_put(&b, ins, (size_t)(end - ins));
+					fdes[nfdes].start = start;
+					fdes[nfdes].out_off = at;
+					nfdes++;
+				}
+			}
+			if (b.failed)
+				goto nomem;
+			off += 4 + (size_t)len;
+		}
+	}
+	ret = finish(&b, fdes, nfdes, job);
 	goto out;
 nomem:
 	ret = b.failed && b.cap > DEBUG_FRAME_MAX ? -EFBIG : -ENOMEM;
@@ -434,7 +751,7 @@ out:
 static int from_image(const struct elf_image *img, struct df_job *job)
 {
 	struct df_section sec;
-	int ret = section_get(img, &sec);
+	int ret = section_get(img, ".debug_frame", &sec);
 
 	if (ret < 0)
 		return ret;
@@ -483,6 +800,34 @@ debug_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
 	if (r < 0)
 		return (int)r;
 	return r > 0 ? 0 : -ENOENT;
+}
+
+int
+eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
+	       struct debug_frame *out)
+{
+	struct df_job job = { .bias = bias, .base = base, .out = out,
+			      .lo = UINT64_MAX, .hi = 0 };
+	struct df_section sec;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (img->size < EI_NIDENT || img->data[EI_CLASS] != ELFCLASS64)
+		return -ENOENT;         /* 8-byte addresses are written */
+	for (size_t i = 0; i < img->nsegs; i++) {
+		if (img->segs[i].vaddr < job.lo)
+			job.lo = img->segs[i].vaddr;
+		if (img->segs[i].vaddr + img->segs[i].memsz > job.hi)
+			job.hi = img->segs[i].vaddr + img->segs[i].memsz;
+	}
+	if (job.lo >= job.hi)
+		return -ENOENT;
+	ret = section_get(img, ".eh_frame", &sec);
+	if (ret < 0)
+		return ret;
+	ret = sec.owned ? -ENOENT : rewrite_eh(&sec, &job);
+	free(sec.owned);
+	return ret;
 }
 
 void

@@ -62,6 +62,12 @@ struct cfi_table {
 	struct debug_frame df;    /* df.buf NULL: none */
 	uint64_t df_bias;         /* the bias it was built for */
 	uint64_t df_base;         /* the address it is served at */
+	/* .eh_frame's own table, when there is no .eh_frame_hdr (static
+	 * links), built on first use, served in the upper half of the slot's
+	 * window: */
+	bool ef_tried;
+	struct debug_frame ef;
+	uint64_t ef_bias, ef_base;
 };
 
 /* ---- unwinds of identical snapshots ---------------------------------------
@@ -259,8 +265,38 @@ debug_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
 	return &tb->df;
 }
 
-/* Serve a read at the made-up addresses of the rewritten .debug_frames.
- * Returns 0, or -1 when addr is not in one. */
+/* The .eh_frame of tb rewritten with its own table, for a module without
+ * .eh_frame_hdr; the same scheme as debug_frame_for, 32 GiB higher. */
+static const struct debug_frame *
+eh_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
+{
+	if (tb->ef_tried && tb->ef_bias == bias)
+		return tb->ef.buf ? &tb->ef : NULL;
+	debug_frame_free(&tb->ef);
+	tb->ef_tried = true;
+	tb->ef_bias = bias;
+	if (tb->lo >= tb->hi || tb->hi - tb->lo > INT32_MAX - 8)
+		return NULL;
+	uint64_t start = (tb->lo + bias) & ~(uint64_t)7;
+	tb->ef_base = DEBUG_FRAME_BASE + ((uint64_t)slot << DEBUG_FRAME_SHIFT) +
+		      (1ull << (DEBUG_FRAME_SHIFT - 1)) + (start & 0xffffffffu);
+	if (eh_frame_build(tb->image, bias, tb->ef_base, &tb->ef) < 0)
+		return NULL;
+	return &tb->ef;
+}
+
+/* A word of a rewrite served at base. */
+static bool
+rewrite_read(const struct debug_frame *d, uint64_t base, uint64_t addr, unw_word_t *valp)
+{
+	if (!d->buf || addr < base || !span_inside(d->len, addr - base, sizeof(*valp)))
+		return false;
+	memcpy(valp, d->buf + (addr - base), sizeof(*valp));
+	return true;
+}
+
+/* Serve a read at the made-up addresses of the rewritten .debug_frames
+ * and .eh_frames.  Returns 0, or -1 when addr is not in one. */
 static int
 debug_frame_read(struct cfi_state *c, uint64_t addr, unw_word_t *valp)
 {
@@ -268,11 +304,26 @@ debug_frame_read(struct cfi_state *c, uint64_t addr, unw_word_t *valp)
 	if (slot >= c->ntables)
 		return -1;
 	const struct cfi_table *tb = &c->tables[slot];
-	if (!tb->df.buf || addr < tb->df_base ||
-	    !span_inside(tb->df.len, addr - tb->df_base, sizeof(*valp)))
-		return -1;
-	memcpy(valp, tb->df.buf + (addr - tb->df_base), sizeof(*valp));
-	return 0;
+	return rewrite_read(&tb->df, tb->df_base, addr, valp) ||
+	       rewrite_read(&tb->ef, tb->ef_base, addr, valp) ? 0 : -1;
+}
+
+/* Search the rewrite d, served at base, for ip. */
+static int
+search_rewrite(unw_addr_space_t as, unw_word_t ip, const struct cfi_table *tb,
+	       const struct mapping *m, const struct debug_frame *d, uint64_t base,
+	       unw_proc_info_t *pi, int need_unwind_info, void *arg)
+{
+	unw_dyn_info_t di;
+
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = tb->lo + m->bias;
+	di.end_ip = tb->hi + m->bias;
+	di.u.rti.segbase = base;
+	di.u.rti.table_data = base + d->table_off;
+	di.u.rti.table_len = d->count * 8 / sizeof(unw_word_t);
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
 }
 
 static int
@@ -306,18 +357,20 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 						       need_unwind_info, arg);
 		if (r != -UNW_ENOINFO)
 			return r;
+	} else {
+		/* No .eh_frame_hdr (a static link): .eh_frame's own table. */
+		const struct debug_frame *ef = eh_frame_for(tb, slot, m->bias);
+		if (ef) {
+			r = search_rewrite(as, ip, tb, m, ef, tb->ef_base, pi,
+					   need_unwind_info, arg);
+			if (r != -UNW_ENOINFO)
+				return r;
+		}
 	}
 	const struct debug_frame *df = debug_frame_for(tb, slot, m->bias);
 	if (!df)
 		return r;
-	memset(&di, 0, sizeof(di));
-	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-	di.start_ip = tb->lo + m->bias;
-	di.end_ip = tb->hi + m->bias;
-	di.u.rti.segbase = tb->df_base;
-	di.u.rti.table_data = tb->df_base + df->table_off;
-	di.u.rti.table_len = df->count * 8 / sizeof(unw_word_t);
-	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+	return search_rewrite(as, ip, tb, m, df, tb->df_base, pi, need_unwind_info, arg);
 }
 
 static void
@@ -478,8 +531,10 @@ cfi_state_free(struct cfi_state *c)
 		return;
 	unw_destroy_addr_space(c->as);
 	memo_clear(c);
-	for (size_t i = 0; i < c->ntables; i++)
+	for (size_t i = 0; i < c->ntables; i++) {
 		debug_frame_free(&c->tables[i].df);
+		debug_frame_free(&c->tables[i].ef);
+	}
 	free(c->tables);
 	free(c);
 }
@@ -643,17 +698,31 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 				if (!fp_fallback)
 					return !covered || r == -UNW_ENOINFO ?
 					       UNWIND_STOP_NOINFO : UNWIND_STOP_BAD_FRAME;
-				/* One frame-pointer step, then libunwind
-				 * takes over again. */
+				/* x86-64 code without CFI: its prologue or
+				 * epilogue, or a call through NULL
+				 * (engine-x86.c); else one frame-pointer
+				 * step; else a return address found up the
+				 * stack.  Then libunwind takes over again. */
 				enum unwind_stop stop;
-				int fr = fp_step(t, mr, regs, &stop);
-				if (fr < 0)
+				int fr;
+				if (x86_heur_step(t, mr, regs, exact_ip, &how) > 0) {
+					sig = false;
+				} else if ((fr = fp_step(t, mr, regs, &stop)) >= 0) {
+					sig = fr == 1;   /* the table's signal trampoline */
+					/* From a frame stopped anywhere, the
+					 * record may be its caller's
+					 * (engine-fp.c). */
+					how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
+				} else if (stop != UNWIND_STOP_END &&
+					   frames[*n - 1].how != UNWIND_HOW_SCAN &&
+					   x86_scan_step(t, mr, regs) > 0) {
+					/* One guess, never a guess from a guess. */
+					sig = false;
+					how = UNWIND_HOW_SCAN;
+				} else {
 					return stop;
-				sig = fr == 1;   /* the table's signal trampoline */
+				}
 				frames[*n - 1].signal_frame = sig;
-				/* From a frame stopped anywhere, the record
-				 * may be its caller's (engine-fp.c). */
-				how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
 			}
 			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;

@@ -524,6 +524,11 @@ struct debug_frame {
  * an FDE for the module, -ENOMEM or -EFBIG. */
 int debug_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
 		      struct debug_frame *out);
+/* The same from the module's .eh_frame, for a module without a usable
+ * .eh_frame_hdr (static links: GNU ld writes none unless asked; musl-gcc).
+ * Returns 0, -ENOENT when there is no .eh_frame with an FDE, or -errno. */
+int eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
+		   struct debug_frame *out);
 void debug_frame_free(struct debug_frame *df);
 
 /* engine-cfi.c: the libunwind address space and per-module table cache. */
@@ -539,6 +544,18 @@ void cfi_state_flush(struct cfi_state *c);
  * plausible. */
 int fp_step(struct unwind_target *t, struct memory_reader *mr,
 	    struct arch_regs *regs, enum unwind_stop *stop);
+/* engine-x86.c: one step of x86-64 code without CFI, from regs (ip, sp,
+ * rbp updated).  x86_heur_step: a pc outside executable memory (exact:
+ * frames[0] or an interrupted frame) returns to [sp]; an epilogue or the
+ * prologue decoded from the function's symbol gives the frame.  *how says
+ * which.  x86_scan_step: the first return address up the stack.  Both
+ * return 1 when they stepped, 0 when they cannot (other architectures
+ * too); every return address they take is in executable memory right
+ * after a call. */
+int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		  bool exact, enum unwind_how *how);
+int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+
 /* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
  * the frame at regs is the trampoline and regs now hold the interrupted
  * registers, 0 when it is not the trampoline, -1 when it is but its

@@ -63,6 +63,8 @@ unwind_how_name(enum unwind_how h)
 	case UNWIND_HOW_FP: return "fp";
 	case UNWIND_HOW_MIPS: return "mips";
 	case UNWIND_HOW_FP_UNSURE: return "fp?";
+	case UNWIND_HOW_PROLOGUE: return "prologue";
+	case UNWIND_HOW_SCAN: return "scan?";
 	}
 	return "?";
 }

@@ -45,6 +45,13 @@ enum unwind_how {
 	 * frame record of its own (a leaf, assembly, a prologue or epilogue):
 	 * then this is its caller's caller, and its caller is missing. */
 	UNWIND_HOW_FP_UNSURE,
+	/* "prologue": x86-64 code without CFI, by decoding its prologue (or
+	 * epilogue) from the function's start to the pc; also a pc outside
+	 * executable memory (a call through NULL), taken from [sp]. */
+	UNWIND_HOW_PROLOGUE,
+	/* "scan?": the first word up the stack that is a return address (in
+	 * executable memory, right after a call): a guess. */
+	UNWIND_HOW_SCAN,
 };
 
 /* Why a walk ended. */
