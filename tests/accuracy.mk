@@ -4,6 +4,7 @@
 
 accuracy_tests = \
 	tests/accuracy.test \
+	tests/accuracy-builds.test \
 	tests/dump-deep.test \
 	tests/symbols-minidebuginfo.test \
 	tests/symbols-perfmap.test

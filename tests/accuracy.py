@@ -20,8 +20,9 @@
 # by frame and classify each disagreement.  The last line is
 #   RESULT stacks=N exact=N frames=N gdb_named=N named=N name_diff=N
 # (tests/accuracy.test and bench/accuracy.sh read it); before it, one line
-#   PROGRAM NAME stops=N stacks=N exact=N
-# per program.
+#   PROGRAM NAME stops=N stacks=N exact=N longer=N
+# per program (longer: stackspy went on to the end of the stack, every
+# frame named, where gdb gave up or went on with frames it cannot name).
 import json
 import os
 import random
@@ -150,6 +151,7 @@ class Stats:
     def __init__(self):
         self.stacks = 0
         self.exact = 0
+        self.longer = 0
         self.frames = 0
         self.gdb_named = 0
         self.named = 0
@@ -195,7 +197,22 @@ def classify(ours, ofr, stop, theirs, gstop):
 GO_STACK_ENDS = {"runtime.clone", "runtime.goexit", "runtime.mcall"}
 
 
-def compare(prog, doc, g, st):
+def exec_ranges(pid):
+    """The executable mappings of pid, as (start, end) pairs."""
+    r = []
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            for line in f:
+                addr, perms = line.split()[:2]
+                if "x" in perms:
+                    lo, hi = addr.split("-")
+                    r.append((int(lo, 16), int(hi, 16)))
+    except OSError:
+        pass
+    return r
+
+
+def compare(prog, doc, g, st, code=()):
     ours = {}
     for t in doc.get("threads") or []:
         frs = [f for f in t.get("frames") or [] if not f.get("inlined")]
@@ -239,6 +256,21 @@ def compare(prog, doc, g, st):
             st.exact += 1
             continue
         cls = classify(a, ofr, stop, theirs, gstop)
+        # gdb gave up (a frame without CFI, a static binary's start), or
+        # went on with junk (frames it cannot name, or outside code, from
+        # code without CFI), where stackspy went on to the end of the
+        # stack with every frame in a module.
+        b = [pc for pc, _, _ in theirs]
+        i = 0
+        while i < min(len(a), len(b)) and a[i] == b[i]:
+            i += 1
+        if stop == "end of stack" and i > 0 and (
+                (i == len(b) and len(a) > len(b)) or
+                (i < len(b) and i < len(a) and
+                 (theirs[i][1] is None or
+                  not any(lo <= b[i] < hi for lo, hi in code)) and
+                 all(f.get("function") or f.get("module") for f in ofr[:-1]))):
+            st.longer += 1
         detail = ["%s tid %d: stackspy %d frames (%s), gdb %d (%s)" %
                   (prog, tid, len(a), stop, len(theirs), gstop)]
         for i in range(max(len(a), len(theirs))):
@@ -266,7 +298,7 @@ def run_program(name, cmd, st):
             log("SKIPPED %s: exited with %s" % (name, p.returncode))
             return
         done = 0
-        stacks0, exact0 = st.stacks, st.exact
+        stacks0, exact0, longer0 = st.stacks, st.exact, st.longer
         for _ in range(STOPS):
             time.sleep(rng.uniform(0.01, 0.15))
             if p.poll() is not None:
@@ -305,12 +337,12 @@ def run_program(name, cmd, st):
                     g = gdb_frames()
                 finally:
                     gdb.execute("detach", to_string=True)
-                compare(name, doc, g, st)
+                compare(name, doc, g, st, exec_ranges(p.pid))
                 done += 1
             finally:
                 os.kill(p.pid, signal.SIGCONT)
-        log("PROGRAM %s stops=%d stacks=%d exact=%d" % (
-            name, done, st.stacks - stacks0, st.exact - exact0))
+        log("PROGRAM %s stops=%d stacks=%d exact=%d longer=%d" % (
+            name, done, st.stacks - stacks0, st.exact - exact0, st.longer - longer0))
     finally:
         p.kill()
         p.wait()

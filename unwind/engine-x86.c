@@ -170,18 +170,198 @@ modrm_opcode_0f(unsigned op)
 	       (op >= 0xd0 && op <= 0xff);
 }
 
+/* What one instruction does to the stack pointer and the frame. */
+enum insn_kind {
+	INSN_OTHER,               /* nothing to %rsp or %rbp */
+	INSN_PUSH,                /* %rsp -= 8 (push %reg, $imm, r/m) */
+	INSN_PUSH_RBP,
+	INSN_POP,                 /* %rsp += 8 */
+	INSN_POP_RBP,
+	INSN_RSP_ADD,             /* %rsp += val (add, sub, lea d(%rsp),%rsp) */
+	INSN_RBP_FROM_RSP,        /* %rbp = %rsp + val (mov, lea) */
+	INSN_RBP_STORE,           /* mov %rbp,val(%rsp) */
+	INSN_RSP_FROM_RBP,        /* mov %rbp,%rsp */
+	INSN_LEAVE,
+	INSN_RSP_UNKNOWN,         /* %rsp set some other way (and $-16, mov) */
+	INSN_RET,
+	INSN_JMP,                 /* unconditional; val: the target, 0 if indirect */
+	INSN_JCC,                 /* conditional; val: the target */
+	INSN_CALL,
+};
+
+struct insn {
+	size_t len;
+	enum insn_kind kind;
+	int64_t val;
+	bool prologue;            /* what prologues are made of (for the
+				     body's depth): register pushes, sub of
+				     %rsp, frame set-up, moves, endbr */
+};
+
+static int64_t
+disp_of(const unsigned char *m, unsigned mod, size_t at)
+{
+	if (mod == 1)
+		return (int8_t)m[at];
+	int32_t d;
+	memcpy(&d, m + at, 4);
+	return d;
+}
+
+/* Decode the instruction at x (end: how far bytes are known), at address
+ * addr.  Returns false for what is not decoded. */
+static bool
+decode(const unsigned char *x, const unsigned char *end, uint64_t addr, struct insn *in)
+{
+	bool o16 = false;
+	unsigned rex = 0;
+	size_t k = 0, imm = 0;
+
+	memset(in, 0, sizeof(*in));
+	while (x + k < end && (x[k] == 0x66 || x[k] == 0xf2 || x[k] == 0xf3 || x[k] == 0xf0 ||
+			       x[k] == 0x2e || x[k] == 0x3e || x[k] == 0x26 || x[k] == 0x36 ||
+			       x[k] == 0x64 || x[k] == 0x65)) {
+		o16 |= x[k] == 0x66;
+		k++;
+	}
+	if (x + k + 3 > end)
+		return false;
+	if ((x[k] & 0xf0) == 0x40)
+		rex = x[k++];
+	unsigned op = x[k];
+	bool w = rex & 8;
+	const unsigned char *m = x + k + 1;
+	unsigned reg = (m[0] >> 3) & 7, rm = m[0] & 7, mod = m[0] >> 6;
+	bool rm_is_rsp = mod == 3 && rm == 4 && !(rex & 1);
+	bool reg_is_rsp = reg == 4 && !(rex & 4);
+	bool sib_rsp = rm == 4 && mod != 3 && (m[1] & 7) == 4 && !(rex & 1);
+
+	if (op >= 0x50 && op <= 0x57) {
+		in->len = k + 1;
+		in->kind = op == 0x55 && !(rex & 1) ? INSN_PUSH_RBP : INSN_PUSH;
+		in->prologue = true;
+	} else if (op >= 0x58 && op <= 0x5f) {
+		in->len = k + 1;
+		in->kind = op == 0x5d && !(rex & 1) ? INSN_POP_RBP :
+			   op == 0x5c && !(rex & 1) ? INSN_RSP_UNKNOWN : INSN_POP;
+	} else if (op == 0x6a || op == 0x68) {
+		in->len = k + 1 + (op == 0x6a ? 1 : 4);
+		in->kind = INSN_PUSH;
+	} else if (op == 0xc9) {
+		in->len = k + 1;
+		in->kind = INSN_LEAVE;
+	} else if (op == 0xc3 || op == 0xc2) {
+		in->len = k + 1 + (op == 0xc2 ? 2 : 0);
+		in->kind = INSN_RET;
+	} else if (op == 0xe9 || op == 0xeb || op == 0xe8) {
+		int64_t d = op == 0xeb ? (int8_t)m[0] : disp_of(m, 2, 0);
+		in->len = k + 1 + (op == 0xeb ? 1 : 4);
+		in->kind = op == 0xe8 ? INSN_CALL : INSN_JMP;
+		in->val = (int64_t)(addr + in->len) + d;
+	} else if (op >= 0x70 && op <= 0x7f) {
+		in->len = k + 2;
+		in->kind = INSN_JCC;
+		in->val = (int64_t)(addr + in->len) + (int8_t)m[0];
+	} else if (op == 0xa8) {
+		in->len = k + 2;
+	} else if (op == 0xa9 || (op < 0x40 && (op & 7) == 5)) {
+		in->len = k + 1 + (o16 ? 2 : 4);
+	} else if (op < 0x40 && (op & 7) == 4) {
+		in->len = k + 2;
+	} else if (op == 0x90 || op == 0x98 || op == 0x99 || op == 0xcc || op == 0xf4) {
+		in->len = k + 1;
+		in->prologue = op == 0x90;
+	} else if (op >= 0xb0 && op <= 0xb7) {
+		in->len = k + 2;
+	} else if (op >= 0xb8 && op <= 0xbf) {
+		in->len = k + 1 + (w ? 8 : o16 ? 2 : 4);
+		in->prologue = true;
+	} else if (op == 0x0f) {
+		unsigned op2 = m[0];
+		if (op2 == 0x05 || op2 == 0x0b || op2 == 0xa2 || op2 == 0x31) {
+			in->len = k + 2;
+		} else if (op2 >= 0x80 && op2 <= 0x8f) {
+			in->len = k + 6;
+			in->kind = INSN_JCC;
+			in->val = (int64_t)(addr + in->len) + disp_of(m + 1, 2, 0);
+		} else if (modrm_opcode_0f(op2)) {
+			size_t ml = modrm_len(m + 1, end);
+			if (!ml)
+				return false;
+			in->len = k + 2 + ml + (op2 == 0x70 || op2 == 0xc2 || op2 == 0xc6 ||
+						(op2 >= 0x71 && op2 <= 0x73) || op2 == 0xa4 ||
+						op2 == 0xac || op2 == 0xba ? 1 : 0);
+			in->prologue = op2 == 0x1e || op2 == 0x1f;
+		} else {
+			return false;
+		}
+	} else if (modrm_opcode(op, reg, o16, &imm)) {
+		size_t ml = modrm_len(m, end);
+		if (!ml)
+			return false;
+		in->len = k + 1 + ml + imm;
+		if (w && (op == 0x83 || op == 0x81) && rm_is_rsp) {
+			int64_t v = op == 0x83 ? (int8_t)m[1] : disp_of(m, 2, 1);
+			if (reg == 5) {
+				in->kind = INSN_RSP_ADD;        /* sub $v,%rsp */
+				in->val = -v;
+				in->prologue = true;
+			} else if (reg == 0) {
+				in->kind = INSN_RSP_ADD;        /* add $v,%rsp */
+				in->val = v;
+			} else {
+				in->kind = INSN_RSP_UNKNOWN;    /* and $-16,%rsp */
+			}
+		} else if (w && ((op == 0x89 && reg_is_rsp && mod == 3 && rm == 5 && !(rex & 1)) ||
+				 (op == 0x8b && mod == 3 && reg == 5 && !(rex & 4) && rm_is_rsp))) {
+			in->kind = INSN_RBP_FROM_RSP;           /* mov %rsp,%rbp */
+			in->prologue = true;
+		} else if (w && ((op == 0x89 && rm_is_rsp && reg == 5 && !(rex & 4)) ||
+				 (op == 0x8b && reg_is_rsp && mod == 3 && rm == 5 && !(rex & 1)))) {
+			in->kind = INSN_RSP_FROM_RBP;           /* mov %rbp,%rsp */
+		} else if (w && op == 0x89 && reg == 5 && !(rex & 4) && sib_rsp &&
+			   (mod == 1 || mod == 2)) {
+			in->kind = INSN_RBP_STORE;              /* mov %rbp,d(%rsp) */
+			in->val = disp_of(m, mod, 2);
+			in->prologue = true;
+		} else if (w && op == 0x8d && reg == 5 && !(rex & 4) && sib_rsp &&
+			   (mod == 1 || mod == 2)) {
+			in->kind = INSN_RBP_FROM_RSP;           /* lea d(%rsp),%rbp */
+			in->val = disp_of(m, mod, 2);
+			in->prologue = true;
+		} else if (op == 0x8d && reg_is_rsp && sib_rsp && (mod == 1 || mod == 2)) {
+			in->kind = INSN_RSP_ADD;                /* lea d(%rsp),%rsp */
+			in->val = disp_of(m, mod, 2);
+		} else if ((op == 0x89 && rm_is_rsp) || ((op == 0x8b || op == 0x8d) && reg_is_rsp) ||
+			   (op < 0x40 && (op & 7) == 1 && rm_is_rsp) ||
+			   (op < 0x40 && (op & 7) == 3 && reg_is_rsp && (op & 0x38) != 0x38)) {
+			in->kind = INSN_RSP_UNKNOWN;            /* %rsp from elsewhere */
+		} else if (op == 0xff && reg == 6) {
+			in->kind = INSN_PUSH;                   /* push r/m */
+		} else if (op == 0xff && (reg == 4 || reg == 5)) {
+			in->kind = INSN_JMP;                    /* jmp *r/m */
+		} else if (op == 0xff && (reg == 2 || reg == 3)) {
+			in->kind = INSN_CALL;                   /* call *r/m */
+		}
+		in->prologue = in->prologue || ((op == 0x89 || op == 0x8b) && mod == 3) ||
+			       (op == 0x89 && sib_rsp);
+	} else {
+		return false;
+	}
+	return x + in->len <= end;
+}
+
 /* Decode [start, pc) linearly, following what each instruction does to
- * %rsp: pushes and pops, add/sub/lea of %rsp, mov %rsp,%rbp, leave.  A
- * ret or an unconditional jump ends a block: the next one starts with
- * the body's depth (what the prologue's pushes and sub left).  An instruction that is not
- * decoded, or that sets %rsp some other way without an rbp frame, leaves
- * the depth unknown (p->ok false). */
+ * %rsp: pushes and pops, add/sub/lea of %rsp, the frame set-up of %rbp,
+ * leave.  A ret or an unconditional jump ends a block: the next one
+ * starts with the body's depth (what the prologue's pushes and sub
+ * left).  An instruction that is not decoded, or that sets %rsp some
+ * other way without an rbp frame, leaves the depth unknown (p->ok false). */
 static void
 scan_prologue(struct memory_reader *mr, uint64_t start, uint64_t pc, struct prologue *p)
 {
 	unsigned char c[PROLOGUE_MAX + 16];
 	size_t len = pc - start < PROLOGUE_MAX ? (size_t)(pc - start) : PROLOGUE_MAX;
-	const unsigned char *end = c + len + 16;
 	uint64_t body = 0;
 	bool body_rbp = false;
 	size_t i = 0;
@@ -194,172 +374,164 @@ scan_prologue(struct memory_reader *mr, uint64_t start, uint64_t pc, struct prol
 		return;
 	p->ok = true;
 	while (i < len) {
-		const unsigned char *x = c + i;
-		bool o16 = false;
-		unsigned rex = 0;
-		size_t k = 0, n = 0, imm = 0;
-		bool prologue_like = false;
+		struct insn in;
 
-		while (x[k] == 0x66 || x[k] == 0xf2 || x[k] == 0xf3 || x[k] == 0x2e) {
-			o16 |= x[k] == 0x66;
-			k++;
+		if (!decode(c + i, c + sizeof(c), start + i, &in)) {
+			p->ok = false;
+			break;
 		}
-		if ((x[k] & 0xf0) == 0x40)
-			rex = x[k++];
-		unsigned op = x[k];
-		bool w = rex & 8;
-		const unsigned char *m = x + k + 1;
-		unsigned reg = (m[0] >> 3) & 7, rm = m[0] & 7, mod = m[0] >> 6;
-		bool rm_is_rsp = mod == 3 && rm == 4 && !(rex & 1);
-		bool reg_is_rsp = reg == 4 && !(rex & 4);
-
-		if (op >= 0x50 && op <= 0x57) {                /* push */
-			p->depth += 8;
-			if (op == 0x55 && !rex && !p->rbp_saved) {
+		switch (in.kind) {
+		case INSN_PUSH_RBP:
+			if (!p->rbp_saved) {
 				p->rbp_saved = true;
-				p->rbp_slot = 8 + p->depth;
+				p->rbp_slot = 16 + p->depth;
 			}
-			n = k + 1;
-			prologue_like = true;
-		} else if (op >= 0x58 && op <= 0x5f) {         /* pop */
-			if (op == 0x5c && !rex)
-				p->ok = false;
-			if (op == 0x5d && !rex)
-				p->rbp_frame = false;   /* %rbp is the caller's again */
-			p->depth -= 8;
-			n = k + 1;
-		} else if (op == 0x6a || op == 0x68) {         /* push $imm */
+			/* fall through */
+		case INSN_PUSH:
 			p->depth += 8;
-			n = k + 1 + (op == 0x6a ? 1 : 4);
-		} else if (op == 0xc9) {                       /* leave */
+			break;
+		case INSN_POP_RBP:
+			p->rbp_frame = false;   /* %rbp is the caller's again */
+			/* fall through */
+		case INSN_POP:
+			p->depth -= 8;
+			break;
+		case INSN_RSP_ADD:
+			p->depth -= (uint64_t)in.val;
+			break;
+		case INSN_RBP_FROM_RSP:
+			p->rbp_frame = true;
+			p->rbp_cfa = 8 + p->depth - (uint64_t)in.val;
+			break;
+		case INSN_RBP_STORE:
+			if (!p->rbp_saved) {
+				p->rbp_saved = true;
+				p->rbp_slot = 8 + p->depth - (uint64_t)in.val;
+			}
+			break;
+		case INSN_RSP_FROM_RBP:
+			if (p->rbp_frame)
+				p->depth = p->rbp_cfa - 8;
+			else
+				p->ok = false;
+			break;
+		case INSN_LEAVE:
 			if (!p->rbp_frame)
 				p->ok = false;
 			p->depth = p->rbp_cfa - 16;
 			p->rbp_frame = false;
-			n = k + 1;
-		} else if (op == 0xc3 || op == 0xc2 || op == 0xe9 || op == 0xeb) {
+			break;
+		case INSN_RSP_UNKNOWN:
+			if (!p->rbp_frame)
+				p->ok = false;
+			break;
+		case INSN_RET:
+		case INSN_JMP:
 			/* The end of a block: what follows is reached by a
 			 * jump, with the body's depth. */
 			p->depth = body;
 			p->rbp_frame = body_rbp;
-			n = k + 1 + (op == 0xc2 ? 2 : op == 0xe9 ? 4 : op == 0xeb ? 1 : 0);
-		} else if (op == 0xe8) {                       /* call rel32 */
-			n = k + 5;
-		} else if ((op >= 0x70 && op <= 0x7f) || op == 0xa8) {
-			n = k + 2;                              /* jcc rel8; test al */
-		} else if (op == 0xa9 || (op < 0x40 && (op & 7) == 5)) {
-			n = k + 1 + (o16 ? 2 : 4);              /* op eax,imm32 */
-		} else if (op < 0x40 && (op & 7) == 4) {
-			n = k + 2;                              /* op al,imm8 */
-		} else if (op == 0x90 || op == 0x98 || op == 0x99 || op == 0xcc) {
-			n = k + 1;
-		} else if (op >= 0xb0 && op <= 0xb7) {
-			n = k + 2;
-		} else if (op >= 0xb8 && op <= 0xbf) {
-			n = k + 1 + (w ? 8 : o16 ? 2 : 4);
-		} else if (op == 0x0f) {
-			unsigned op2 = x[k + 1];
-			if (op2 == 0x05 || op2 == 0x0b || op2 == 0xa2) {
-				n = k + 2;                      /* syscall, ud2, cpuid */
-			} else if (op2 >= 0x80 && op2 <= 0x8f) {
-				n = k + 6;                      /* jcc rel32 */
-			} else if (modrm_opcode_0f(op2)) {
-				size_t ml = modrm_len(x + k + 2, end);
-				if (!ml)
-					break;
-				n = k + 2 + ml + (op2 == 0x70 || op2 == 0xc2 || op2 == 0xc6 ||
-						  (op2 >= 0x71 && op2 <= 0x73) ? 1 : 0);
-				prologue_like = op2 == 0x1e || op2 == 0x1f;  /* endbr, nop */
-			} else {
-				p->ok = false;
-				break;
-			}
-		} else if (modrm_opcode(op, reg, o16, &imm)) {
-			size_t ml = modrm_len(m, end);
-			if (!ml)
-				break;
-			n = k + 1 + ml + imm;
-			if (w && (op == 0x83 || op == 0x81) && rm_is_rsp) {
-				uint64_t v;
-				if (op == 0x83) {
-					v = (uint64_t)(int64_t)(int8_t)m[1];
-				} else {
-					int32_t v32;
-					memcpy(&v32, m + 1, 4);
-					v = (uint64_t)(int64_t)v32;
-				}
-				if (reg == 5)                   /* sub $v,%rsp */
-					p->depth += v;
-				else if (reg == 0)              /* add $v,%rsp */
-					p->depth -= v;
-				else if (!p->rbp_frame)         /* and $-16,%rsp */
-					p->ok = false;
-				prologue_like = reg == 5;
-			} else if (w && op == 0x89 && reg == 4 && !(rex & 4) && mod == 3 &&
-				   rm == 5 && !(rex & 1)) {
-				p->rbp_frame = true;            /* mov %rsp,%rbp */
-				p->rbp_cfa = 8 + p->depth;
-				prologue_like = true;
-			} else if (w && op == 0x8b && mod == 3 && reg == 5 && !(rex & 4) &&
-				   rm == 4 && !(rex & 1)) {
-				p->rbp_frame = true;            /* mov %rsp,%rbp */
-				p->rbp_cfa = 8 + p->depth;
-				prologue_like = true;
-			} else if (w && (op == 0x89 || op == 0x8d) && reg == 5 && !(rex & 4) &&
-				   rm == 4 && (mod == 1 || mod == 2) && m[1] == 0x24) {
-				/* Go's frame: mov %rbp,d(%rsp); lea d(%rsp),%rbp */
-				int32_t d = 0;
-				if (mod == 1)
-					d = (int8_t)m[2];
-				else
-					memcpy(&d, m + 2, 4);
-				if (op == 0x89 && !p->rbp_saved) {
-					p->rbp_saved = true;
-					p->rbp_slot = 8 + p->depth - (uint64_t)(int64_t)d;
-				} else if (op == 0x8d) {
-					p->rbp_frame = true;
-					p->rbp_cfa = 8 + p->depth - (uint64_t)(int64_t)d;
-				}
-				prologue_like = true;
-			} else if (op == 0x8d && reg_is_rsp && rm == 4 && mod != 3 &&
-				   (m[1] & 7) == 4 && (mod == 1 || mod == 2)) {
-				int32_t d = 0;                  /* lea d(%rsp),%rsp */
-				if (mod == 1)
-					d = (int8_t)m[2];
-				else
-					memcpy(&d, m + 2, 4);
-				p->depth -= (uint64_t)(int64_t)d;
-			} else if (w && ((op == 0x89 && rm_is_rsp) ||
-					 ((op == 0x8b || op == 0x8d) && reg_is_rsp))) {
-				/* %rsp set from elsewhere: from %rbp in an rbp
-				 * frame (mov %rbp,%rsp before pop %rbp). */
-				if (p->rbp_frame && ((op == 0x89 && reg == 5 && !(rex & 4)) ||
-						     (op == 0x8b && mod == 3 && rm == 5 && !(rex & 1))))
-					p->depth = p->rbp_cfa - 8;
-				else
-					p->ok = false;
-			} else if (op == 0xff && reg == 6) {
-				p->depth += 8;                  /* push r/m */
-			} else if (op == 0xff && (reg == 4 || reg == 5)) {
-				p->depth = body;                /* jmp *r/m */
-				p->rbp_frame = body_rbp;
-			}
-			prologue_like = prologue_like || ((op == 0x89 || op == 0x8b) && mod == 3) ||
-					((op == 0x89) && rm == 4 && mod != 3);
-		} else {
-			p->ok = false;
+			break;
+		default:
 			break;
 		}
-		/* The body's depth: what pushes of registers, sub and
-		 * mov %rsp,%rbp made it, wherever they are (Go checks its
+		/* The body's depth: what pushes of registers, sub and the
+		 * frame's set-up made it, wherever they are (Go checks its
 		 * stack before its prologue). */
-		if (prologue_like && p->depth > body)
+		if (in.prologue && p->depth > body)
 			body = p->depth;
 		body_rbp = body_rbp || p->rbp_frame;
-		i += n;
+		i += in.len;
 	}
 	if ((int64_t)p->depth < 0)
 		p->ok = false;
+}
+
+/* Without the function's start: decode forward from pc to a ret that
+ * ends the function, along every branch (a loop's exit may be a forward
+ * conditional jump, its back edge an unconditional one), stepping over
+ * calls, adding up what the way there pops.  Compiled code reaches each
+ * ret with the same depth.  Returns the bytes between %rsp and the return
+ * address, or -1; *rbp_at: where a pop %rbp on the way reads it from
+ * (-1: none). */
+#define FWD_PATHS 32
+#define FWD_INSNS 400
+static int64_t
+scan_epilogue_forward(struct memory_reader *mr, uint64_t pc, int64_t *rbp_at)
+{
+	struct { uint64_t at; int64_t up, rbp; } todo[FWD_PATHS];
+	uint64_t seen[FWD_PATHS * 2];
+	size_t ntodo = 0, nseen = 0;
+	int insns = 0;
+
+	todo[ntodo].at = pc;
+	todo[ntodo].up = 0;
+	todo[ntodo++].rbp = -1;
+	while (ntodo && insns < FWD_INSNS) {
+		uint64_t at = todo[--ntodo].at;
+		int64_t up = todo[ntodo].up, rbp = todo[ntodo].rbp;
+		bool dead = false;
+
+		while (!dead && insns++ < FWD_INSNS) {
+			unsigned char c[64];
+			struct insn in;
+
+			if (!read_bytes(mr, at, c, sizeof(c)) || !decode(c, c + sizeof(c), at, &in))
+				break;
+			switch (in.kind) {
+			case INSN_RET:
+				*rbp_at = rbp;
+				return up;
+			case INSN_POP_RBP:
+				rbp = up;
+				/* fall through */
+			case INSN_POP:
+				up += 8;
+				break;
+			case INSN_PUSH:
+			case INSN_PUSH_RBP:
+				up -= 8;
+				break;
+			case INSN_RSP_ADD:
+				up += in.val;
+				break;
+			case INSN_RBP_FROM_RSP:
+			case INSN_RBP_STORE:
+			case INSN_RSP_UNKNOWN:
+			case INSN_RSP_FROM_RBP:
+			case INSN_LEAVE:
+				dead = true;    /* not a way out we can count */
+				continue;
+			case INSN_JMP:
+			case INSN_JCC: {
+				/* A target already walked is not walked again. */
+				bool known = !in.val;
+				for (size_t k = 0; k < nseen && !known; k++)
+					known = seen[k] == (uint64_t)in.val;
+				if (!known && nseen < FWD_PATHS * 2)
+					seen[nseen++] = (uint64_t)in.val;
+				if (in.kind == INSN_JMP) {
+					if (known) {
+						dead = true;
+						continue;
+					}
+					at = (uint64_t)in.val;
+					continue;
+				}
+				if (!known && ntodo < FWD_PATHS) {
+					todo[ntodo].at = (uint64_t)in.val;
+					todo[ntodo].up = up;
+					todo[ntodo++].rbp = rbp;
+				}
+				break;
+			}
+			default:
+				break;
+			}
+			at += in.len;
+		}
+	}
+	return -1;
 }
 
 /* The pc sits at a ret, or at pops followed by a ret: the number of
@@ -391,19 +563,20 @@ epilogue_pops(struct memory_reader *mr, uint64_t pc, int *rbp_pop)
 	return -1;
 }
 
-/* The start of the function that holds pc, from its symbol. */
+/* The start of the function that holds pc, from its symbol; a return
+ * address (!exact) is looked up at pc - 1: after a noreturn call at the
+ * end of a function it is already past it. */
 static bool
-func_start(struct unwind_target *t, const struct mapping *m, uint64_t pc, uint64_t *start)
+func_start(const struct mapping *m, uint64_t pc, bool exact, uint64_t *start)
 {
-	uint64_t off = 0;
+	uint64_t off = 0, at = exact ? pc : pc - 1;
 
 	if (!m->image || !m->bias_known)
 		return false;
-	if (!elf_image_lookup(m->image, pc - m->bias, UNWIND_SYM_NO_DEMANGLE, &off) ||
+	if (!elf_image_lookup(m->image, at - m->bias, UNWIND_SYM_NO_DEMANGLE, &off) ||
 	    off >= FUNC_MAX)
 		return false;
-	*start = pc - off;
-	(void)t;
+	*start = at - off;
 	return true;
 }
 
@@ -446,7 +619,7 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 			return 1;
 		}
 	}
-	if (func_start(t, m, pc, &start)) {
+	if (func_start(m, pc, exact, &start)) {
 		struct prologue p;
 		uint64_t cfa;
 
@@ -460,6 +633,16 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 			stepped(a, regs, ra, cfa);
 			return 1;
 		}
+	}
+	/* No symbol (a stripped library: musl's), or a prologue not
+	 * understood: the way out of the function. */
+	int64_t rbp_at, up = scan_epilogue_forward(mr, pc, &rbp_at);
+	if (up >= 0 && read_word(mr, sp + (uint64_t)up, &ra) && plausible_ra(t, mr, ra)) {
+		uint64_t rbp;
+		if (rbp_at >= 0 && read_word(mr, sp + (uint64_t)rbp_at, &rbp))
+			regs->r[X86_RBP] = rbp;
+		stepped(a, regs, ra, sp + (uint64_t)up + 8);
+		return 1;
 	}
 	return 0;
 }

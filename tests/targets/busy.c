@@ -159,6 +159,7 @@ __attribute__((noreturn)) static void
 run_busy(void)
 {
 	pthread_t th;
+	pthread_attr_t attr;
 	struct sigaction sa;
 	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
 
@@ -168,7 +169,11 @@ run_busy(void)
 	sigaction(SIGPROF, &sa, NULL);
 	setitimer(ITIMER_PROF, &it, NULL);
 	memset(buf_b, 'x', sizeof(buf_b));
-	if (pthread_create(&th, NULL, deep_thread, NULL) != 0)
+	/* 131 frames of 1 KiB: more than musl's default thread stack
+	 * (128 KiB), which the C library's own threads do not need. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1 << 20);
+	if (pthread_create(&th, &attr, deep_thread, NULL) != 0)
 		target_die("pthread_create");
 	puts("ready");
 	for (long i = 0;; i++)
