@@ -27,6 +27,9 @@
 #define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per thread */
 #define DEFAULT_DEPTH    256
 #define MAX_DEPTH        4096
+/* --max-depth 0: no limit; more frames than an 8 MiB stack of 16-byte
+ * frames holds.  The walk is linear in frames (dump-deep.test: 10,000). */
+#define NO_DEPTH_LIMIT   (1 << 20)
 #define STOP_TIMEOUT_MS  250
 
 struct dump_options {
@@ -72,7 +75,7 @@ dump_usage(FILE *f)
 	      "Unwinding:\n"
 	      "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
 	      "                          frame pointers elsewhere), cfi, fp, mips\n"
-	      "  -m, --max-depth N       at most N frames per thread (default 256)\n"
+	      "  -m, --max-depth N       at most N frames per thread (default 256, 0: no limit)\n"
 	      "\n"
 	      "Output:\n"
 	      "  -f, --format FORMAT     text (default) or json\n"
@@ -168,9 +171,10 @@ parse_options(int argc, char **argv, struct dump_options *o)
 				error_msg_and_help("dump", "invalid --engine argument: '%s' (auto, cfi, fp or mips)", optarg);
 			break;
 		case 'm':
-			if (parse_long(optarg, 1, MAX_DEPTH, &v) < 0)
-				error_msg_and_help("dump", "invalid --max-depth argument: '%s' (1 to %d)", optarg, MAX_DEPTH);
-			o->max_depth = (int)v;
+			if (parse_long(optarg, 0, MAX_DEPTH, &v) < 0)
+				error_msg_and_help("dump", "invalid --max-depth argument: '%s' (0 to %d; 0: no limit)",
+						   optarg, MAX_DEPTH);
+			o->max_depth = v ? (int)v : NO_DEPTH_LIMIT;
 			break;
 		case OPT_NO_DEMANGLE:
 			o->sym_flags |= UNWIND_SYM_NO_DEMANGLE;
@@ -883,6 +887,7 @@ dump_core(const struct dump_options *o, bool *partial)
 	p.threads = calloc(info.nthreads, sizeof(*p.threads));
 	if (!p.threads)
 		error_msg_and_die("out of memory");
+	struct unwind_frame *scratch = NULL;
 	for (size_t i = 0; i < info.nthreads; i++) {
 		struct stack_snapshot s;
 		if (unwind_core_thread(ut, i, &s) < 0 || (o->tid && s.tid != o->tid))
@@ -893,10 +898,16 @@ dump_core(const struct dump_options *o, bool *partial)
 		/* A core keeps no thread names: the process's for all. */
 		snprintf(d->name, sizeof(d->name), "%s", info.comm);
 		d->sampled = true;
-		d->frames = calloc((size_t)o->max_depth, sizeof(*d->frames));
+		if (!scratch && !(scratch = malloc((size_t)o->max_depth * sizeof(*scratch))))
+			error_msg_and_die("out of memory");
+		d->nframes = unwind_walk(ut, o->engine, &s, scratch, o->max_depth, &d->stop);
+		if (d->nframes < 0)
+			d->nframes = 0;
+		/* Only the frames found: --max-depth 0 is a million. */
+		d->frames = malloc((d->nframes ? (size_t)d->nframes : 1) * sizeof(*d->frames));
 		if (!d->frames)
 			error_msg_and_die("out of memory");
-		d->nframes = unwind_walk(ut, o->engine, &s, d->frames, o->max_depth, &d->stop);
+		memcpy(d->frames, scratch, (size_t)d->nframes * sizeof(*d->frames));
 		if (d->nframes == 0 && d->stop == UNWIND_STOP_UNSUPPORTED) {
 			d->error = "the engine cannot unwind this core's architecture";
 			*partial = true;
@@ -916,6 +927,7 @@ dump_core(const struct dump_options *o, bool *partial)
 	for (size_t i = 0; i < p.nthreads; i++)
 		free(p.threads[i].frames);
 	free(p.threads);
+	free(scratch);
 	unwind_target_free(ut);
 	return r;
 }

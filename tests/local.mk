@@ -38,6 +38,7 @@ integration_tests = \
 	tests/dump-group.test \
 	tests/dump-exited-main.test \
 	tests/dump-consistent.test \
+	tests/dump-nullcall.test \
 	tests/record-idle-dstate.test \
 	tests/record-kernel.test \
 	tests/detach-running.test \
@@ -80,6 +81,7 @@ EXTRA_DIST += \
 	tests/targets/many.c \
 	tests/targets/seize.c \
 	tests/targets/evilname.c \
+	tests/targets/nullcall.c \
 	tests/targets/zombie.c \
 	tests/targets/interrupt.c \
 	tests/targets/vfork.c \
@@ -110,6 +112,7 @@ test_targets = \
 	tests/targets/many \
 	tests/targets/seize \
 	tests/targets/evilname \
+	tests/targets/nullcall \
 	tests/targets/zombie \
 	tests/targets/interrupt \
 	tests/targets/vfork \
@@ -153,6 +156,9 @@ tests/targets/seize: tests/targets/seize.c $(TARGET_DEPS)
 tests/targets/evilname: tests/targets/evilname.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/evilname.c
+tests/targets/nullcall: tests/targets/nullcall.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) -o $@ $(srcdir)/tests/targets/nullcall.c
 tests/targets/zombie: tests/targets/zombie.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/zombie.c

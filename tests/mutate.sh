@@ -203,6 +203,24 @@ mutations()
 		's/\t\tdbgi_cache_for_root\(\);/\t\t(void)dbgi_cache_for_root;/' \
 		'root'"'"'s debuginfod cache follows the user'"'"'s HOME' \
 		'tests/security-debuginfod.test'
+
+	# --- every binary to its entry (issue 24) ---------------------------
+	mutation eh-frame-no-hdr unwind/engine-cfi.c \
+		's/const struct debug_frame \*ef = eh_frame_for\(tb, slot, m->bias\);/const struct debug_frame *ef = NULL; (void)eh_frame_for;/' \
+		'a static link without .eh_frame_hdr gets no CFI' \
+		'tests/accuracy-builds.test'
+	mutation null-call-end unwind/engine-cfi.c \
+		's/if \(new_ip == 0 && !sig\)/if (new_ip == 0)/' \
+		'a signal frame at pc 0 (a call through NULL) ends the walk' \
+		'tests/dump-nullcall.test'
+	mutation null-call-sp unwind/engine-x86.c \
+		's/if \(exact && read_word\(mr, sp, &ra\) && plausible_ra\(t, mr, ra\)\) \{/if (0) {/' \
+		'a pc outside executable memory does not return to [sp]' \
+		'tests/dump-nullcall.test'
+	mutation prologue-analysis unwind/engine-x86.c \
+		's/if \(func_start\(m, pc, exact, &start\)\) \{/if (0 \&\& func_start(m, pc, exact, \&start)) {/' \
+		'code without CFI is not stepped by prologue analysis' \
+		'tests/accuracy-builds.test tests/go-dump.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }

@@ -729,7 +729,10 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 			new_ip = regs->r[a->reg_ip];
 			new_sp = regs->r[a->reg_sp];
 		}
-		if (new_ip == 0)
+		/* A pc of 0 ends the stack, unless a signal interrupted it
+		 * there: a call through a NULL pointer, whose caller is
+		 * found from [sp] next (engine-x86.c). */
+		if (new_ip == 0 && !sig)
 			return UNWIND_STOP_END;
 		/* The stack only grows one way: a caller's SP below its
 		 * callee's is garbage (signal frames on an alternate stack

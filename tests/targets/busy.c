@@ -12,6 +12,8 @@
  *                   recurses deeper than the 64 KiB stack snapshot.
  *   busy deep N     recurse N levels of 1 KiB frames, then block in read(2)
  *                   (tests/dump-deep.test: a stack deeper than the window)
+ *   busy recurse N  the same with small frames: 10,000 levels fit the
+ *                   default 8 MiB stack (tests/dump-deep.test, --max-depth 0)
  *   busy jit        copy code into anonymous executable memory, describe
  *                   it in /tmp/perf-PID.map, block inside it
  *                   (tests/symbols-perfmap.test)
@@ -183,6 +185,22 @@ run_busy(void)
 /* ---- deep N: block at the bottom of a deep stack ---------------------------- */
 
 NOINLINE static long
+recurse(int n)
+{
+	char cmd[64];
+
+	if (n == 0) {
+		puts("ready");
+		while (target_command(cmd, sizeof(cmd), read(0, cmd, sizeof(cmd) - 1)))
+			;
+		return 0;
+	}
+	long r = recurse(n - 1);
+	BARRIER();
+	return r + n;
+}
+
+NOINLINE static long
 deep_block(int n)
 {
 	volatile char pad[1024];
@@ -246,6 +264,8 @@ main(int argc, char **argv)
 	target_init();
 	if (argc >= 3 && strcmp(argv[1], "deep") == 0)
 		return (int)deep_block(atoi(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "recurse") == 0)
+		return (int)recurse(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "jit") == 0)
 		return run_jit();
 	run_busy();
