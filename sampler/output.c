@@ -253,6 +253,8 @@ text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d
 			fputs(" <signal handler called>", out);
 		else if (i + d->nkframes == note_at)
 			text_note(out, p, d);
+		else if (d->frames[i].how == UNWIND_HOW_SCAN)
+			fputs(" <guessed: found by scanning the stack>", out);
 		putc('\n', out);
 	}
 	if (d->stop != UNWIND_STOP_END)

@@ -289,6 +289,22 @@ static bool rewrite_cie(struct df_buf *b, const unsigned char *p,
 	return true;
 }
 
+/* One more slot at the end of the array *v of *n elements of size sz
+ * (capacity *cap, doubled from first): its address, or NULL (ENOMEM). */
+static void *grow_one(void **v, size_t *n, size_t *cap, size_t sz, size_t first)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : first;
+		void *nv = realloc(*v, ncap * sz);
+
+		if (!nv)
+			return NULL;
+		*v = nv;
+		*cap = ncap;
+	}
+	return (char *)*v + (*n)++ * sz;
+}
+
 static int cmp_fde(const void *a, const void *b)
 {
 	const struct fde_ent *x = a, *y = b;
@@ -385,18 +401,14 @@ static int rewrite(const struct df_section *sec, struct df_job *job)
 				uint64_t at = b.len;
 
 				if (rewrite_cie(&b, body, end)) {
-					if (ncies == ciecap) {
-						size_t cap = ciecap ? 2 * ciecap : 16;
-						struct cie_map *nv = realloc(cies, cap * sizeof(*nv));
+					struct cie_map *c = grow_one((void **)&cies, &ncies, &ciecap,
+								     sizeof(*cies), 16);
 
-						if (!nv)
-							goto nomem;
-						cies = nv;
-						ciecap = cap;
-					}
-					cies[ncies].in_off = off;
-					cies[ncies].out_off = at;
-					ncies++;
+					if (!c)
+						goto nomem;
+					memset(c, 0, sizeof(*c));
+					c->in_off = off;
+					c->out_off = at;
 				} else if (!b.failed) {
 					b.len = at;
 				}
@@ -409,24 +421,19 @@ static int rewrite(const struct df_section *sec, struct df_job *job)
 				 * code outside the module are left out. */
 				if (c && range != 0 && start >= job->lo &&
 				    start < job->hi && range <= job->hi - start) {
-					if (nfdes == fdecap) {
-						size_t cap = fdecap ? 2 * fdecap : 256;
-						struct fde_ent *nv = realloc(fdes, cap * sizeof(*nv));
+					struct fde_ent *fe = grow_one((void **)&fdes, &nfdes, &fdecap,
+								      sizeof(*fdes), 256);
 
-						if (!nv)
-							goto nomem;
-						fdes = nv;
-						fdecap = cap;
-					}
+					if (!fe)
+						goto nomem;
+					fe->start = start;
+					fe->out_off = at;
 					buf_put32(&b, (uint32_t)(len));
 					/* relative to the pointer field itself */
 					buf_put32(&b, (uint32_t)(at + 4 - c->out_off));
 					buf_put64(&b, start + job->bias);
 					buf_put64(&b, range);
 					buf_put(&b, body + 16, (size_t)(end - body) - 16);
-					fdes[nfdes].start = start;
-					fdes[nfdes].out_off = at;
-					nfdes++;
 				}
 			}
 			if (b.failed)
@@ -486,32 +493,27 @@ static size_t read_encoded(const unsigned char *p, const unsigned char *end, uns
 	case DW_EH_PE_absptr:
 	case DW_EH_PE_udata8:
 	case DW_EH_PE_sdata8:
-		n = 8;
-		if (end - p < 8)
-			return 0;
-		v = get64(p);
-		break;
 	case DW_EH_PE_udata4:
-		n = 4;
-		if (end - p < 4)
-			return 0;
-		v = get32(p);
-		break;
 	case DW_EH_PE_sdata4:
-		n = 4;
-		if (end - p < 4)
-			return 0;
-		v = (uint64_t)(int64_t)(int32_t)get32(p);
-		break;
 	case DW_EH_PE_udata2:
 	case DW_EH_PE_sdata2: {
-		uint16_t h;
+		unsigned low = enc & 0x07;      /* 0, 4: 8 bytes; 3: 4; 2: 2 */
 
-		n = 2;
-		if (end - p < 2)
+		n = low == 2 ? 2 : low == 3 ? 4 : 8;
+		if ((size_t)(end - p) < n)
 			return 0;
-		memcpy(&h, p, 2);
-		v = (enc & 0x0f) == DW_EH_PE_sdata2 ? (uint64_t)(int64_t)(int16_t)h : h;
+		if (n == 8) {
+			v = get64(p);
+		} else if (n == 4) {
+			v = get32(p);
+			if (enc & 0x08)
+				v = (uint64_t)(int64_t)(int32_t)v;
+		} else {
+			uint16_t h;
+
+			memcpy(&h, p, 2);
+			v = (enc & 0x08) ? (uint64_t)(int64_t)(int16_t)h : h;
+		}
 		break;
 	}
 	case DW_EH_PE_uleb128:
@@ -673,16 +675,12 @@ static int rewrite_eh(const struct df_section *sec, struct df_job *job)
 				struct cie_map c = { .in_off = off, .out_off = at };
 
 				if (rewrite_eh_cie(&b, body, end, body_at, &c)) {
-					if (ncies == ciecap) {
-						size_t cap = ciecap ? 2 * ciecap : 16;
-						struct cie_map *nv = realloc(cies, cap * sizeof(*nv));
+					struct cie_map *nc = grow_one((void **)&cies, &ncies, &ciecap,
+								      sizeof(*cies), 16);
 
-						if (!nv)
-							goto nomem;
-						cies = nv;
-						ciecap = cap;
-					}
-					cies[ncies++] = c;
+					if (!nc)
+						goto nomem;
+					*nc = c;
 				} else if (!b.failed) {
 					b.len = at;
 				}
@@ -710,25 +708,19 @@ static int rewrite_eh(const struct df_section *sec, struct df_job *job)
 				    range <= job->hi - start) {
 					const unsigned char *ins = body + n1 + n2 + skip;
 					uint64_t at = b.len;
+					struct fde_ent *fe = grow_one((void **)&fdes, &nfdes, &fdecap,
+								      sizeof(*fdes), 256);
 
-					if (nfdes == fdecap) {
-						size_t cap = fdecap ? 2 * fdecap : 256;
-						struct fde_ent *nv = realloc(fdes, cap * sizeof(*nv));
-
-						if (!nv)
-							goto nomem;
-						fdes = nv;
-						fdecap = cap;
-					}
+					if (!fe)
+						goto nomem;
+					fe->start = start;
+					fe->out_off = at;
 					buf_put32(&b, (uint32_t)(4 + 16 + 1 + (size_t)(end - ins)));
 					buf_put32(&b, (uint32_t)(at + 4 - c->out_off));
 					buf_put64(&b, start + job->bias);
 					buf_put64(&b, range);
 					buf_put(&b, "", 1);     /* no augmentation data */
 					buf_put(&b, ins, (size_t)(end - ins));
-					fdes[nfdes].start = start;
-					fdes[nfdes].out_off = at;
-					nfdes++;
 				}
 			}
 			if (b.failed)
@@ -775,23 +767,35 @@ static long take_debug_file(void *arg, struct elf_cache *file,
 	return 1;
 }
 
+/* The job for img loaded with bias, served at base: the range of its
+ * PT_LOADs.  0, or -ENOENT when it has none. */
+static int job_init(struct df_job *job, const struct elf_image *img, uint64_t bias,
+		    uint64_t base, struct debug_frame *out)
+{
+	memset(job, 0, sizeof(*job));
+	memset(out, 0, sizeof(*out));
+	job->bias = bias;
+	job->base = base;
+	job->out = out;
+	job->lo = UINT64_MAX;
+	for (size_t i = 0; i < img->nsegs; i++) {
+		if (img->segs[i].vaddr < job->lo)
+			job->lo = img->segs[i].vaddr;
+		if (img->segs[i].vaddr + img->segs[i].memsz > job->hi)
+			job->hi = img->segs[i].vaddr + img->segs[i].memsz;
+	}
+	return job->lo < job->hi ? 0 : -ENOENT;
+}
+
 int
 debug_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
 		  struct debug_frame *out)
 {
-	struct df_job job = { .bias = bias, .base = base, .out = out,
-			      .lo = UINT64_MAX, .hi = 0 };
+	struct df_job job;
 	long r;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < img->nsegs; i++) {
-		if (img->segs[i].vaddr < job.lo)
-			job.lo = img->segs[i].vaddr;
-		if (img->segs[i].vaddr + img->segs[i].memsz > job.hi)
-			job.hi = img->segs[i].vaddr + img->segs[i].memsz;
-	}
-	if (job.lo >= job.hi)
+	if (job_init(&job, img, bias, base, out) < 0)
 		return -ENOENT;
 	ret = from_image(img, &job);
 	if (ret != -ENOENT && ret != -EINVAL)
@@ -806,22 +810,13 @@ int
 eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
 	       struct debug_frame *out)
 {
-	struct df_job job = { .bias = bias, .base = base, .out = out,
-			      .lo = UINT64_MAX, .hi = 0 };
+	struct df_job job;
 	struct df_section sec;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
-	if (img->size < EI_NIDENT || img->data[EI_CLASS] != ELFCLASS64)
+	if (job_init(&job, img, bias, base, out) < 0 ||
+	    img->size < EI_NIDENT || img->data[EI_CLASS] != ELFCLASS64)
 		return -ENOENT;         /* 8-byte addresses are written */
-	for (size_t i = 0; i < img->nsegs; i++) {
-		if (img->segs[i].vaddr < job.lo)
-			job.lo = img->segs[i].vaddr;
-		if (img->segs[i].vaddr + img->segs[i].memsz > job.hi)
-			job.hi = img->segs[i].vaddr + img->segs[i].memsz;
-	}
-	if (job.lo >= job.hi)
-		return -ENOENT;
 	ret = section_get(img, ".eh_frame", &sec);
 	if (ret < 0)
 		return ret;

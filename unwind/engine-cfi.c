@@ -240,49 +240,49 @@ table_for(struct cfi_state *c, struct memory_reader *mr, const struct mapping *m
 	return tb;
 }
 
-/* The rewritten .debug_frame of tb (slot `slot`) for a module loaded with
- * bias, built on first use; NULL if it has none. */
+/* A rewrite of tb's CFI (.debug_frame, or .eh_frame without its header)
+ * for a module loaded with bias, built on first use by build and served
+ * at a made-up address in table slot `slot`'s window (half: which half);
+ * NULL if there is none. */
 static const struct debug_frame *
-debug_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
+rewrite_for(struct cfi_table *tb, size_t slot, uint64_t bias, bool *tried, uint64_t *built_bias,
+	    uint64_t *base, struct debug_frame *d, unsigned half,
+	    int (*build)(const struct elf_image *, uint64_t, uint64_t, struct debug_frame *))
 {
-	if (tb->df_tried && tb->df_bias == bias)
-		return tb->df.buf ? &tb->df : NULL;
+	if (*tried && *built_bias == bias)
+		return d->buf ? d : NULL;
 	/* Built for another bias (the module was mapped again elsewhere):
 	 * the FDE starts in it are absolute. */
-	debug_frame_free(&tb->df);
-	tb->df_tried = true;
-	tb->df_bias = bias;
+	debug_frame_free(d);
+	*tried = true;
+	*built_bias = bias;
 	if (tb->lo >= tb->hi || tb->hi - tb->lo > INT32_MAX - 8)
 		return NULL;
 	/* The table holds 32-bit offsets from the base: its low 32 bits
 	 * are those of the module's start, so every PC of the module is
 	 * [0, 2 GiB) above it modulo 2^32, which is how libunwind compares. */
 	uint64_t start = (tb->lo + bias) & ~(uint64_t)7;
-	tb->df_base = DEBUG_FRAME_BASE + ((uint64_t)slot << DEBUG_FRAME_SHIFT) +
-		      (start & 0xffffffffu);
-	if (debug_frame_build(tb->image, bias, tb->df_base, &tb->df) < 0)
+	*base = DEBUG_FRAME_BASE + ((uint64_t)slot << DEBUG_FRAME_SHIFT) +
+		((uint64_t)half << (DEBUG_FRAME_SHIFT - 1)) + (start & 0xffffffffu);
+	if (build(tb->image, bias, *base, d) < 0)
 		return NULL;
-	return &tb->df;
+	return d;
+}
+
+static const struct debug_frame *
+debug_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
+{
+	return rewrite_for(tb, slot, bias, &tb->df_tried, &tb->df_bias, &tb->df_base, &tb->df,
+			   0, debug_frame_build);
 }
 
 /* The .eh_frame of tb rewritten with its own table, for a module without
- * .eh_frame_hdr; the same scheme as debug_frame_for, 32 GiB higher. */
+ * .eh_frame_hdr: in the upper half of the slot's window. */
 static const struct debug_frame *
 eh_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
 {
-	if (tb->ef_tried && tb->ef_bias == bias)
-		return tb->ef.buf ? &tb->ef : NULL;
-	debug_frame_free(&tb->ef);
-	tb->ef_tried = true;
-	tb->ef_bias = bias;
-	if (tb->lo >= tb->hi || tb->hi - tb->lo > INT32_MAX - 8)
-		return NULL;
-	uint64_t start = (tb->lo + bias) & ~(uint64_t)7;
-	tb->ef_base = DEBUG_FRAME_BASE + ((uint64_t)slot << DEBUG_FRAME_SHIFT) +
-		      (1ull << (DEBUG_FRAME_SHIFT - 1)) + (start & 0xffffffffu);
-	if (eh_frame_build(tb->image, bias, tb->ef_base, &tb->ef) < 0)
-		return NULL;
-	return &tb->ef;
+	return rewrite_for(tb, slot, bias, &tb->ef_tried, &tb->ef_bias, &tb->ef_base, &tb->ef,
+			   1, eh_frame_build);
 }
 
 /* A word of a rewrite served at base. */
