@@ -24,7 +24,16 @@ usage(FILE *f)
 	      "  -V, --version  show the version\n"
 	      "\n"
 	      "Exit status: 0 success, 1 partial (some threads or frames failed, output\n"
-	      "still written), 2 fatal error (nothing written), 64 usage error.\n", f);
+	      "still written), 2 fatal error (nothing written), 64 usage error.\n"
+	      "\n"
+	      "Run as root against other users' processes, stackspy treats what they\n"
+	      "control as hostile: it refuses to write -o FILE through another user's\n"
+	      "symlink, file or FIFO in /tmp-like directories, or into devices other\n"
+	      "than terminals and /dev/null; shows names with control and bidi\n"
+	      "characters as \\xNN; reads /tmp/perf-PID.map only as the target's own\n"
+	      "regular file, never through a symlink; throws push replies away and takes\n"
+	      "credentials from --push-auth-file or STACKSPY_PUSH_AUTH; and caches\n"
+	      "debuginfod downloads in root's home (see stackspy(1), SECURITY).\n", f);
 }
 
 int
