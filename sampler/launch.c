@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collapse/collapse.h"
@@ -311,6 +312,18 @@ profiler_end_command(struct profiler *p)
 	}
 	if (p->cfg.keep_running)
 		return 0;
+	/* Ended by a signal: Ctrl-C (or a kill of the process group)
+	 * reached the command too, handed on at the detach; it acts as the
+	 * command wants before any SIGTERM of ours (tests/cli-command-end.test
+	 * saw SIGTERM win under load). */
+	for (int i = 0; stop_signal && i < 40; i++) {
+		struct timespec ts = { 0, 5000000 };
+		if (ptrace_child_status(ps->pt, &st)) {
+			p->child_status = st;
+			return 0;
+		}
+		nanosleep(&ts, NULL);
+	}
 	feedback_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
 		     (int)p->child, COMMAND_GRACE_MS / 1000);
 	bool killed;

@@ -63,6 +63,10 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	}
 	enum unwind_stop stop;
 	int nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	/* A library swapped at the same address (dlclose, dlopen): walked
+	 * again on the map as it is (tests/record-dlswap.test). */
+	if (nf > 0 && !unwind_target_maps_current(ps->ut, p->frames, nf, tick_ns))
+		nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
 	if (nf <= 0) {
 		p->stats.errors[PROF_ERR_NOSTACK]++;
 		return;

@@ -221,6 +221,10 @@ mutations()
 		's/if \(func_start\(m, pc, exact, &start\)\) \{/if (0 \&\& func_start(m, pc, exact, \&start)) {/' \
 		'code without CFI is not stepped by prologue analysis' \
 		'tests/accuracy-builds.test tests/go-dump.test'
+	mutation maps-current sampler/sample.c \
+		's/if \(nf > 0 && !unwind_target_maps_current\(ps->ut, p->frames, nf, tick_ns\)\)/if (0)/' \
+		'a library swapped at the same address keeps the old one'"'"'s names' \
+		'tests/record-dlswap.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }

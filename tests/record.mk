@@ -14,7 +14,8 @@ record_tests = \
 	tests/record-nginx.test \
 	tests/record-errors.test \
 	tests/record-crash.test \
-	tests/record-memo.test
+	tests/record-memo.test \
+	tests/record-dlswap.test
 TESTS += $(record_tests)
 EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c \
 	tests/gcc-wrapper.sh tests/build-makefile.sh
@@ -26,6 +27,22 @@ tests/targets/ratio: tests/targets/ratio.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) \
 		-o $@ $(srcdir)/tests/targets/ratio.c
+
+# A plugin host that swaps libraries at one address: tests/targets/dlswap
+# and its two libraries, built from one source.
+EXTRA_DIST += tests/targets/dlswap.c tests/targets/libswap.c
+check_DATA += tests/targets/dlswap tests/targets/libswap-a.so tests/targets/libswap-b.so
+CLEANFILES += tests/targets/dlswap tests/targets/libswap-a.so tests/targets/libswap-b.so
+
+tests/targets/dlswap: tests/targets/dlswap.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) -o $@ $(srcdir)/tests/targets/dlswap.c -ldl
+tests/targets/libswap-a.so: tests/targets/libswap.c
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -shared -fPIC -DLIBSWAP_A -o $@ $(srcdir)/tests/targets/libswap.c
+tests/targets/libswap-b.so: tests/targets/libswap.c
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 -shared -fPIC -o $@ $(srcdir)/tests/targets/libswap.c
 
 # On-CPU on a server-like workload: tests/targets/sleepwork.c,
 # threads that sleep and compute in short turns (3:1 in two functions); its

@@ -5,8 +5,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include "unwind/unwind-internal.h"
@@ -134,6 +137,47 @@ unwind_target_reload_maps(struct unwind_target *t)
 	/* A library may now live where another one was. */
 	cfi_state_flush(t->cfi);
 	return 0;
+}
+
+bool
+unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *frames, int n,
+			   uint64_t epoch)
+{
+	if (t->pid <= 0)
+		return true;            /* a core does not change */
+	if (t->map_files_denied) {
+		if (monotonic_ns() - t->maps_loaded_ns < 1000000000u)
+			return true;
+		return unwind_target_reload_maps(t) < 0;
+	}
+	for (int i = 0; i < n; i++) {
+		struct mapping *m = module_map_find(&t->maps, frames[i].ip);
+		/* Mapped after the map was read (it may have been read in
+		 * the moment between a dlclose and a dlopen): read again,
+		 * once for the tick, and for a late stop at most every
+		 * 10 ms (a walk astray misses too). */
+		if (!m && frames[i].ip && (t->maps_loaded_ns < epoch ||
+					   monotonic_ns() - t->maps_loaded_ns > 10000000u))
+			return unwind_target_reload_maps(t) < 0;
+		if (!m || !m->inode || m->checked == epoch)
+			continue;
+		char path[96];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+			 (int)t->pid, m->start, m->end);
+		if (stat(path, &st) == 0 && st.st_ino == m->inode) {
+			m->checked = epoch;
+			continue;
+		}
+		if (errno == EPERM || errno == EACCES) {
+			t->map_files_denied = true;
+			return true;
+		}
+		/* Another file there, or the range changed (ENOENT): the
+		 * map as it is now. */
+		return unwind_target_reload_maps(t) < 0;
+	}
+	return true;
 }
 
 static void

@@ -41,6 +41,8 @@ struct mapping {
 	bool image_tried;
 	bool bias_known;
 	uint64_t bias;            /* runtime address = ELF vaddr + bias */
+	uint64_t checked;         /* the epoch it was last found still the
+				     same file (unwind_target_maps_current) */
 };
 
 struct module_map {
@@ -409,6 +411,7 @@ struct unwind_target {
 	uint64_t vdso_start, vdso_end;
 	struct cfi_state *cfi;    /* libunwind address space, per-module tables */
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
+	bool map_files_denied;    /* /proc/PID/map_files cannot be read */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */
 	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
 	uint64_t perf_map_miss_ns; /* when it last named nothing, or 0 */

@@ -166,6 +166,20 @@ void unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped 
  * (-ENOTSUP for a core file). */
 int unwind_target_reload_maps(struct unwind_target *t);
 
+/* Are the mappings that frames[0..n) lie in still the files they were when
+ * the map was read?  A library dlclose()d and another dlopen()ed at the
+ * same address has the old one's name, symbols and CFI until the map is
+ * read again, and no address misses to tell.  sampled_ns: when the
+ * frames were taken (CLOCK_MONOTONIC, a tick's time); each file mapping
+ * is checked once per such time, by the identity of
+ * /proc/PID/map_files/START-END; where that cannot be read (no
+ * CAP_SYS_ADMIN), the map is re-read when it is a second old.  A frame in
+ * no mapping re-reads a map older than sampled_ns.  When the map was
+ * re-read here (the generation changes), the caller walks again.
+ * Returns true when the frames stand. */
+bool unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *frames,
+				int n, uint64_t sampled_ns);
+
 /* Changes whenever the memory map was re-read: names cached by address
  * must be dropped then (a library may now live where another was). */
 unsigned unwind_target_generation(const struct unwind_target *t);
