@@ -122,7 +122,7 @@ mutations()
 		'a thread that stops after the tick deadline is only resumed, never sampled' \
 		'tests/record-oncpu.test'
 	mutation command-end sampler/launch.c \
-		's/if \(p->cfg.keep_running\)\n\t\treturn 0;\n\tfeedback_msg/if (1)\n\t\treturn 0;\n\tfeedback_msg/' \
+		's/if \(p->cfg.keep_running\)\n\t\treturn 0;\n\t\/\* Ended by a signal/if (1)\n\t\treturn 0;\n\t\/* Ended by a signal/' \
 		'a command stackspy started is left running when the recording ends first' \
 		'tests/cli-command-end.test'
 	mutation command-pdeathsig ptrace/launch.c \
