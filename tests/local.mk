@@ -39,6 +39,7 @@ integration_tests = \
 	tests/dump-exited-main.test \
 	tests/dump-consistent.test \
 	tests/dump-nullcall.test \
+	tests/dump-ucontext.test \
 	tests/record-idle-dstate.test \
 	tests/record-kernel.test \
 	tests/detach-running.test \
@@ -82,6 +83,7 @@ EXTRA_DIST += \
 	tests/targets/seize.c \
 	tests/targets/evilname.c \
 	tests/targets/nullcall.c \
+	tests/targets/ucontext.c \
 	tests/targets/zombie.c \
 	tests/targets/interrupt.c \
 	tests/targets/vfork.c \
@@ -113,6 +115,7 @@ test_targets = \
 	tests/targets/seize \
 	tests/targets/evilname \
 	tests/targets/nullcall \
+	tests/targets/ucontext \
 	tests/targets/zombie \
 	tests/targets/interrupt \
 	tests/targets/vfork \
@@ -159,6 +162,9 @@ tests/targets/evilname: tests/targets/evilname.c $(TARGET_DEPS)
 tests/targets/nullcall: tests/targets/nullcall.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) -o $@ $(srcdir)/tests/targets/nullcall.c
+tests/targets/ucontext: tests/targets/ucontext.c $(TARGET_DEPS)
+	@$(MKDIR_P) tests/targets
+	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) -o $@ $(srcdir)/tests/targets/ucontext.c
 tests/targets/zombie: tests/targets/zombie.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/zombie.c

@@ -557,23 +557,31 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
  * uc_mcontext.gregs (40 bytes in).  If regs is at one, make regs the
  * interrupted frame's and return true. */
 #define X86_64_UC_GREGS 40
+static const unsigned char x86_64_rt_sigreturn[9] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
+};
+
+/* Is the code at ip x86-64's rt_sigreturn (mov $15,%rax; syscall)? */
+static bool
+sigreturn_code(struct memory_reader *mr, const struct arch *a, uint64_t ip)
+{
+	unsigned char code[sizeof(x86_64_rt_sigreturn)];
+
+	return a->e_machine == EM_X86_64 && memory_read(mr, ip, code, sizeof(code)) >= 0 &&
+	       memcmp(code, x86_64_rt_sigreturn, sizeof(code)) == 0;
+}
+
 static bool
 sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs *regs)
 {
-	static const unsigned char seq[9] = {
-		0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
-	};
 	/* gregs order (REG_R8 ... REG_RIP) to libunwind's x86-64 numbers,
 	 * which are our slots (arch->libunwind_slots). */
 	static const int8_t slot[17] = {
 		8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16
 	};
-	unsigned char code[sizeof(seq)];
 	uint64_t g[17];
 
-	if (a->e_machine != EM_X86_64 || !a->libunwind_slots ||
-	    memory_read(mr, regs->r[a->reg_ip], code, sizeof(code)) < 0 ||
-	    memcmp(code, seq, sizeof(seq)) != 0 ||
+	if (!a->libunwind_slots || !sigreturn_code(mr, a, regs->r[a->reg_ip]) ||
 	    memory_read(mr, regs->r[a->reg_sp] + X86_64_UC_GREGS, g, sizeof(g)) < 0)
 		return false;
 	for (size_t i = 0; i < sizeof(slot); i++)
@@ -616,6 +624,15 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 	while (*n < max) {
 		uint64_t ip = frames[*n - 1].ip;
 		bool covered = cfi_covers(&ctx, exact_ip ? ip : ip - 1);
+		/* A return address at a function's first instruction, with
+		 * CFI there but not before it: no call put it there.  A
+		 * context's start was made to look like a caller
+		 * (makecontext's __start_context, which switches to the
+		 * uc_link context and never returns): the outermost frame.
+		 * (A signal's restorer is put there too, by the kernel: Go's
+		 * runtime.sigreturn has CFI, and goes on.) */
+		if (!covered && !exact_ip && cfi_covers(&ctx, ip) && !sigreturn_code(mr, a, ip))
+			return UNWIND_STOP_END;
 		uint64_t new_ip, new_sp;
 		enum unwind_how how;
 		bool sig = false;
