@@ -757,7 +757,7 @@ unwind_target_open_core(const char *core, const char *exe, const char *sysroot,
 		unwind_target_free(t);
 		return NULL;
 	}
-	t->cfi = cfi_state_new(t);
+	unwind_target_state_init(t);
 	return t;
 }
 

@@ -120,6 +120,9 @@ struct cfi_state {
 	struct memo_log log;
 };
 
+/* The engine's state of target t (struct unwinder's slot). */
+#define CFI(t) ((struct cfi_state *)(t)->state[UNWIND_STATE_CFI])
+
 /* What the accessors get as their `arg`. */
 struct cfi_ctx {
 	struct unwind_target *t;
@@ -331,7 +334,7 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	       int need_unwind_info, void *arg)
 {
 	struct cfi_ctx *ctx = arg;
-	struct cfi_state *c = ctx->t->cfi;
+	struct cfi_state *c = CFI(ctx->t);
 	/* Reading the table may re-read the memory map (a read that misses
 	 * it); m stays valid all the same until unwind_walk returns
 	 * (unwind-internal.h, "Who owns what"). */
@@ -426,7 +429,7 @@ access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, vo
 	if (write)
 		return -UNW_EINVAL;
 	if (addr >= DEBUG_FRAME_BASE)
-		return debug_frame_read(ctx->t->cfi, addr, valp) < 0 ? -UNW_EINVAL : 0;
+		return debug_frame_read(CFI(ctx->t), addr, valp) < 0 ? -UNW_EINVAL : 0;
 	int r = memory_read(ctx->mr, addr, valp, sizeof(*valp));
 	if (ctx->log) {
 		if (r < 0)
@@ -488,7 +491,7 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-struct cfi_state *
+static void *
 cfi_state_new(struct unwind_target *t)
 {
 	struct cfi_state *c = calloc(1, sizeof(*c));
@@ -512,9 +515,11 @@ memo_clear(struct cfi_state *c)
 	}
 }
 
-void
-cfi_state_flush(struct cfi_state *c)
+static void
+cfi_state_flush(void *state)
 {
+	struct cfi_state *c = state;
+
 	if (!c)
 		return;
 	/* A kept walk read the files of the old map. */
@@ -524,9 +529,11 @@ cfi_state_flush(struct cfi_state *c)
 	 * changed, but tables only store ELF vaddrs. */
 }
 
-void
-cfi_state_free(struct cfi_state *c)
+static void
+cfi_state_free(void *state)
 {
+	struct cfi_state *c = state;
+
 	if (!c)
 		return;
 	unw_destroy_addr_space(c->as);
@@ -546,7 +553,7 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
 {
 	unw_proc_info_t pi;
 	memset(&pi, 0, sizeof(pi));
-	return find_proc_info(ctx->t->cfi->as, ip, &pi, 0, ctx) == 0;
+	return find_proc_info(CFI(ctx->t)->as, ip, &pi, 0, ctx) == 0;
 }
 
 /* A signal trampoline without CFI (Go's runtime.sigreturn__sigaction;
@@ -615,7 +622,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 	struct arch_regs *regs = cx->regs;
 	struct cfi_ctx ctx = *cx;
 	unw_cursor_t cur;
-	if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
+	if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 		return UNWIND_STOP_NOINFO;
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t prev_sp = regs->r[a->reg_sp];
@@ -652,7 +659,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 		if (tramp > 0) {
 			if (ctx.log)
 				ctx.log->ok = false;
-			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
+			if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;
 			sig = true;
 			frames[*n - 1].signal_frame = true;
@@ -686,7 +693,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 					ctx.log->ok = false;
 				new_ip &= ~a->ra_pac_mask;
 				regs->r[a->reg_ip] = new_ip;
-				if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
+				if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 					return UNWIND_STOP_NOINFO;
 			}
 			how = UNWIND_HOW_CFI;
@@ -741,7 +748,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 				}
 				frames[*n - 1].signal_frame = sig;
 			}
-			if (unw_init_remote(&cur, t->cfi->as, &ctx) < 0)
+			if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;
 			new_ip = regs->r[a->reg_ip];
 			new_sp = regs->r[a->reg_sp];
@@ -825,7 +832,7 @@ static enum unwind_stop
 walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
      struct unwind_frame *frames, int *n, int max, bool fp_fallback)
 {
-	struct cfi_state *c = t->cfi;
+	struct cfi_state *c = CFI(t);
 	if (!c)
 		return UNWIND_STOP_UNSUPPORTED;
 	const struct arch *a = unwind_target_arch(t);
@@ -870,18 +877,19 @@ walk_auto(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *r
 const struct unwinder unwinder_cfi = {
 	.first_how = UNWIND_HOW_CFI,
 	.walk = walk_cfi,
+	.slot = UNWIND_STATE_CFI,
+	.init = cfi_state_new,
+	.flush = cfi_state_flush,
+	.fini = cfi_state_free,
 };
 
 const struct unwinder unwinder_auto = {
 	.first_how = UNWIND_HOW_CFI,
 	.walk = walk_auto,
+	.slot = UNWIND_STATE_CFI,       /* cfi's, made by unwinder_cfi */
 };
 
 #else /* !HAVE_LIBUNWIND */
-
-struct cfi_state *cfi_state_new(struct unwind_target *t) { return NULL; }
-void cfi_state_flush(struct cfi_state *c) { }
-void cfi_state_free(struct cfi_state *c) { }
 
 /* Without libunwind, `cfi` is unavailable and `auto` is the fp walk. */
 const struct unwinder unwinder_cfi = { .walk = NULL };

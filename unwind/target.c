@@ -58,7 +58,7 @@ unwind_target_open(pid_t pid, int *err)
 		return NULL;
 	}
 	copy_vdso(t);
-	t->cfi = cfi_state_new(t);
+	unwind_target_state_init(t);
 	return t;
 }
 
@@ -67,7 +67,7 @@ unwind_target_free(struct unwind_target *t)
 {
 	if (!t)
 		return;
-	cfi_state_free(t->cfi);
+	unwind_target_state_fini(t);
 	perf_map_free(t->perf_map);
 	name_pool_free(t->names);
 	/* libdw reads the images' mmaps: close it before they are unmapped. */
@@ -135,8 +135,38 @@ unwind_target_reload_maps(struct unwind_target *t)
 	t->generation++;
 	t->maps_loaded_ns = monotonic_ns();
 	/* A library may now live where another one was. */
-	cfi_state_flush(t->cfi);
+	unwind_target_state_flush(t);
 	return 0;
+}
+
+void
+unwind_target_state_init(struct unwind_target *t)
+{
+	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
+		const struct unwinder *u = unwind_state_owners[i];
+		t->state[i] = u && u->init ? u->init(t) : NULL;
+	}
+}
+
+void
+unwind_target_state_flush(struct unwind_target *t)
+{
+	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
+		const struct unwinder *u = unwind_state_owners[i];
+		if (u && u->flush && t->state[i])
+			u->flush(t->state[i]);
+	}
+}
+
+void
+unwind_target_state_fini(struct unwind_target *t)
+{
+	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
+		const struct unwinder *u = unwind_state_owners[i];
+		if (u && u->fini && t->state[i])
+			u->fini(t->state[i]);
+		t->state[i] = NULL;
+	}
 }
 
 bool

@@ -397,7 +397,11 @@ bool core_file_native(const struct core_file *c);
  *   unwind_target_mapping brackets its work with target_enter/leave.
  */
 
-struct cfi_state;
+/* The engines' per-target states (struct unwinder's slot). */
+enum unwind_state_slot {
+	UNWIND_STATE_CFI,         /* engine-cfi.c: cfi and auto */
+	UNWIND_STATE_SLOTS,
+};
 struct name_pool;
 
 struct unwind_target {
@@ -409,7 +413,9 @@ struct unwind_target {
 	struct elf_cache elves;
 	struct elf_image *vdso;   /* copy taken at open, or NULL */
 	uint64_t vdso_start, vdso_end;
-	struct cfi_state *cfi;    /* libunwind address space, per-module tables */
+	void *state[UNWIND_STATE_SLOTS];  /* the engines' own (struct unwinder's
+				     init/flush/fini): cfi's libunwind address
+				     space and per-module tables */
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
 	bool map_files_denied;    /* /proc/PID/map_files cannot be read */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */
@@ -475,7 +481,26 @@ struct unwinder {
 	enum unwind_stop (*walk)(struct unwind_target *t, struct memory_reader *mr,
 				 struct arch_regs *regs, struct unwind_frame *frames,
 				 int *n, int max);
+	/* The engine's own state for a target, in t->state[slot] (strace's
+	 * unwind_tcb_init/fin): made by init when the target is opened (NULL
+	 * init: the engine keeps none), emptied by flush when its memory map
+	 * is read again, freed by fini with the target.  Engines that share
+	 * one state (cfi and auto) name the same slot; unwind_state_owners
+	 * says whose hooks run. */
+	enum unwind_state_slot slot;
+	void *(*init)(struct unwind_target *t);
+	void (*flush)(void *state);
+	void (*fini)(void *state);
 };
+
+/* The unwinder whose hooks make and free each slot's state (unwind.c). */
+extern const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS];
+/* target.c: every engine's state of t made (after its map is read),
+ * flushed, freed; the target's owner (target.c, core-target.c) calls
+ * these, never an engine's own functions. */
+void unwind_target_state_init(struct unwind_target *t);
+void unwind_target_state_flush(struct unwind_target *t);
+void unwind_target_state_fini(struct unwind_target *t);
 
 extern const struct unwinder unwinder_fp;     /* engine-fp.c */
 extern const struct unwinder unwinder_cfi;    /* engine-cfi.c */
@@ -534,11 +559,6 @@ int eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
 		   struct debug_frame *out);
 void debug_frame_free(struct debug_frame *df);
 
-/* engine-cfi.c: the libunwind address space and per-module table cache. */
-struct cfi_state *cfi_state_new(struct unwind_target *t);
-void cfi_state_free(struct cfi_state *c);
-/* Forget cached unwind info (the memory map changed). */
-void cfi_state_flush(struct cfi_state *c);
 
 /* One frame-pointer step from regs (ip, sp, fp of the target's arch/ table
  * updated).  Returns 0, 1 when the frame at regs was the signal trampoline
