@@ -30,6 +30,15 @@ go_start_target()
 		[ -n "$_t" ] || framework_failure_ "gowork did not announce thread $_n"
 		eval "tid_$_n=\$_t"
 	done
+	# The read thread announces itself before it reads: under load its
+	# goroutine may still wait for the scheduler (the thread parked in
+	# stoplockedm).  Until it sleeps in the pipe's read, at most 10 s.
+	_i=0
+	while ! grep -q pipe "/proc/$pid/task/$tid_read/wchan" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -lt 1000 ] || break
+		sleep 0.01
+	done
 }
 
 # go_stop: kill -STOP the target and wait until every thread is stopped.
