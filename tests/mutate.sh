@@ -218,9 +218,13 @@ mutations()
 		'a pc outside executable memory does not return to [sp]' \
 		'tests/dump-nullcall.test'
 	mutation prologue-analysis unwind/engine-x86.c \
-		's/if \(func_start\(m, pc, exact, &start\)\) \{/if (0 \&\& func_start(m, pc, exact, \&start)) {/' \
+		's/\*no_symbol = !func_start\(m, pc, exact, &start\);/*no_symbol = !func_start(m, pc, exact, \&start) || 1;/' \
 		'code without CFI is not stepped by prologue analysis' \
 		'tests/accuracy-builds.test tests/go-dump.test'
+	mutation entry-end unwind/engine-cfi.c \
+		's/if \(!covered && at_entry\(t, exact_ip \? ip : ip - 1\)\)/if (0 \&\& at_entry(t, ip))/' \
+		'the program'"'"'s entry point (_start without CFI) is not the end of the stack' \
+		'tests/accuracy-builds.test'
 	mutation maps-current sampler/sample.c \
 		's/if \(nf > 0 && !unwind_target_maps_current\(ps->ut, p->frames, nf, tick_ns\)\)/if (0)/' \
 		'a library swapped at the same address keeps the old one'"'"'s names' \

@@ -100,6 +100,7 @@ static int image_parse(struct elf_image *img)
 		ret = -ENOEXEC;
 		goto out;
 	}
+	img->entry = eh.e_entry;
 
 	/* A broken program header table leaves an image without segments: it
 	 * can still give names (a debug file opened by path) but no bias. */

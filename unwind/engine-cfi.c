@@ -568,6 +568,16 @@ static const unsigned char x86_64_rt_sigreturn[9] = {
 	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
 };
 
+/* Is addr in the first bytes of its file's entry point (_start)? */
+static bool
+at_entry(struct unwind_target *t, uint64_t addr)
+{
+	const struct mapping *m = unwind_target_mapping(t, addr);
+
+	return m && m->image && m->bias_known && m->image->entry &&
+	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
+}
+
 /* Is the code at ip x86-64's rt_sigreturn (mov $15,%rax; syscall)? */
 static bool
 sigreturn_code(struct memory_reader *mr, const struct arch *a, uint64_t ip)
@@ -639,6 +649,11 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 		 * (A signal's restorer is put there too, by the kernel: Go's
 		 * runtime.sigreturn has CFI, and goes on.) */
 		if (!covered && !exact_ip && cfi_covers(&ctx, ip) && !sigreturn_code(mr, a, ip))
+			return UNWIND_STOP_END;
+		/* The program's entry point (_start, which nothing calls),
+		 * where no CFI says so (musl's crt1 has none): the outermost
+		 * frame of the main thread. */
+		if (!covered && at_entry(t, exact_ip ? ip : ip - 1))
 			return UNWIND_STOP_END;
 		uint64_t new_ip, new_sp;
 		enum unwind_how how;
@@ -729,22 +744,29 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 				 * stack.  Then libunwind takes over again. */
 				enum unwind_stop stop;
 				int fr;
-				if (x86_heur_step(t, mr, regs, exact_ip, &how) > 0) {
+				bool no_sym = false;
+				struct arch_regs before = *regs;
+				if (x86_heur_step(t, mr, regs, exact_ip, &how, &no_sym) > 0) {
 					sig = false;
-				} else if ((fr = fp_step(t, mr, regs, &stop)) >= 0) {
+				} else if ((fr = fp_step(t, mr, regs, &stop)) >= 0 &&
+					   (fr == 1 || !no_sym ||
+					    x86_plausible_ra(t, mr, regs->r[a->reg_ip]))) {
+					/* (In code without a symbol, which may not
+					 * keep a frame pointer at all, only a
+					 * return address right after a call.) */
 					sig = fr == 1;   /* the table's signal trampoline */
 					/* From a frame stopped anywhere, the
 					 * record may be its caller's
 					 * (engine-fp.c). */
 					how = exact_ip ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
-				} else if (stop != UNWIND_STOP_END &&
+				} else if ((fr >= 0 || stop != UNWIND_STOP_END) &&
 					   frames[*n - 1].how != UNWIND_HOW_SCAN &&
-					   x86_scan_step(t, mr, regs) > 0) {
+					   (*regs = before, x86_scan_step(t, mr, regs) > 0)) {
 					/* One guess, never a guess from a guess. */
 					sig = false;
 					how = UNWIND_HOW_SCAN;
 				} else {
-					return stop;
+					return fr >= 0 ? UNWIND_STOP_BAD_FRAME : stop;
 				}
 				frames[*n - 1].signal_frame = sig;
 			}

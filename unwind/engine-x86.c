@@ -587,13 +587,20 @@ stepped(const struct arch *a, struct arch_regs *regs, uint64_t ra, uint64_t cfa)
 	regs->r[a->reg_sp] = cfa;
 }
 
+bool
+x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
+{
+	return unwind_target_arch(t)->e_machine != EM_X86_64 || plausible_ra(t, mr, ra);
+}
+
 int
 x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	      bool exact, enum unwind_how *how)
+	      bool exact, enum unwind_how *how, bool *no_symbol)
 {
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t pc = regs->r[a->reg_ip], sp = regs->r[a->reg_sp], ra, start;
 
+	*no_symbol = false;
 	if (a->e_machine != EM_X86_64)
 		return 0;
 	struct mapping *m = pc ? unwind_target_mapping(t, exact ? pc : pc - 1) : NULL;
@@ -619,7 +626,8 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 			return 1;
 		}
 	}
-	if (func_start(m, pc, exact, &start)) {
+	*no_symbol = !func_start(m, pc, exact, &start);
+	if (!*no_symbol) {
 		struct prologue p;
 		uint64_t cfa;
 

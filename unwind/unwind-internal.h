@@ -81,6 +81,8 @@ struct elf_image {
 	bool mmapped;             /* data is an mmap (else malloc'd) */
 	struct elf_segment *segs; /* PT_LOAD headers */
 	size_t nsegs;
+	uint64_t entry;           /* e_entry: where the process starts (an
+				     executable's _start), 0 if none */
 	uint64_t eh_frame_hdr_vaddr;  /* PT_GNU_EH_FRAME, 0 if none */
 	uint64_t eh_frame_hdr_size;
 	unsigned char build_id[64];
@@ -576,7 +578,11 @@ int fp_step(struct unwind_target *t, struct memory_reader *mr,
  * too); every return address they take is in executable memory right
  * after a call. */
 int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-		  bool exact, enum unwind_how *how);
+		  bool exact, enum unwind_how *how, bool *no_symbol);
+/* Is ra a return address: in executable memory, right after a call?
+ * (true on other architectures: not checked there.)  *no_symbol above:
+ * no symbol gave the pc's function (its code may keep no frame pointer). */
+bool x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
 int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 
 /* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
