@@ -143,10 +143,20 @@ static long collect(const unsigned char *data, size_t size, Elf64_Word type,
 			break;
 		unwind_yield();
 		t = GELF_ST_TYPE(s.st_info);
-		if (t != STT_FUNC && t != STT_GNU_IFUNC)
+		if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE)
 			continue;
 		if (s.st_shndx == SHN_UNDEF || s.st_value == 0)
 			continue;
+		/* An assembly label without .type (musl's _start, __clone):
+		 * a function when it is global and in code. */
+		if (t == STT_NOTYPE) {
+			Elf_Scn *ss = s.st_shndx < SHN_LORESERVE ? elf_getscn(e, s.st_shndx) : NULL;
+			GElf_Shdr ssh;
+
+			if (GELF_ST_BIND(s.st_info) == STB_LOCAL || !ss || !gelf_getshdr(ss, &ssh) ||
+			    !(ssh.sh_flags & SHF_EXECINSTR))
+				continue;
+		}
 		if (s.st_name == 0 || s.st_name >= strsh.sh_size ||
 		    !memchr(strtab + s.st_name, '\0', strsh.sh_size - s.st_name))
 			continue;
@@ -159,7 +169,8 @@ static long collect(const unsigned char *data, size_t size, Elf64_Word type,
 		r->start = s.st_value;
 		r->size = s.st_size;
 		r->name = strtab + s.st_name;
-		r->rank = GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0 :
+		r->rank = t == STT_NOTYPE ? 3 :   /* a typed alias is preferred */
+			  GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0 :
 			  GELF_ST_BIND(s.st_info) == STB_WEAK ? 1 : 2;
 		r->underscores = leading_underscores(r->name);
 		r->sec_end = 0;
