@@ -10,4 +10,4 @@ security_tests = \
 	tests/security-push.test \
 	tests/security-debuginfod.test
 TESTS += $(security_tests)
-EXTRA_DIST += $(security_tests) tests/hostile-lib.sh
+EXTRA_DIST += $(security_tests) tests/hostile-lib.sh tests/push-lib.sh
