@@ -77,7 +77,8 @@ end_tracer(pid_t tracer, const char *why)
 {
 	char path[64], msg[256];
 	snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)tracer);
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* O_APPEND: a log file stderr goes to keeps what it holds. */
+	int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd >= 0) {
 		int n = snprintf(msg, sizeof(msg),
 				 "stackspy-watch: stackspy (pid %d) %s while it held "

@@ -225,6 +225,10 @@ mutations()
 		's/if \(!covered && at_entry\(t, exact_ip \? ip : ip - 1\)\)/if (0 \&\& at_entry(t, ip))/' \
 		'the program'"'"'s entry point (_start without CFI) is not the end of the stack' \
 		'tests/accuracy-builds.test'
+	mutation watchdog-append ptrace/watchdog.c \
+		's/O_WRONLY \| O_APPEND \| O_NONBLOCK/O_WRONLY | O_NONBLOCK/' \
+		'the watchdog'"'"'s message overwrites the start of the log stderr goes to' \
+		'tests/record-watchdog.test'
 	mutation maps-current sampler/sample.c \
 		's/if \(nf > 0 && !unwind_target_maps_current\(ps->ut, p->frames, nf, tick_ns\)\)/if (0)/' \
 		'a library swapped at the same address keeps the old one'"'"'s names' \
