@@ -183,6 +183,10 @@ mutations()
 		's/return !\(cp == 0x061c/return 1 || !(cp == 0x061c/' \
 		'bidi overrides reach the terminal' \
 		'tests/security-terminal.test'
+	mutation text-top ui/text.c \
+		's/if \(w < 0 \|\| !collapse_text_safe_cp\(\(uint32_t\)\*wc\)\) \{/if (w < 0) {/' \
+		'top shows a bidi override from the target'"'"'s thread name' \
+		'tests/security-top.test'
 	mutation perfmap-follow unwind/perf-map.c \
 		's/fd = elf_open_in_root_nofollow\(pid, rel\);/fd = elf_open_in_root(pid, rel);/' \
 		'the perf map is read through a symlink' \

@@ -8,6 +8,7 @@ security_tests = \
 	tests/security-perfmap.test \
 	tests/security-terminal.test \
 	tests/security-push.test \
-	tests/security-debuginfod.test
+	tests/security-debuginfod.test \
+	tests/security-top.test
 TESTS += $(security_tests)
 EXTRA_DIST += $(security_tests) tests/hostile-lib.sh tests/push-lib.sh
