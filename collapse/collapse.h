@@ -160,6 +160,10 @@ int collapse_write_speedscope(const struct collapse *c, const char *name,
  * arbitrary binaries: one bad byte must not make a reader reject the file.
  */
 size_t collapse_utf8_char(const unsigned char *s, size_t avail);
+/* The length (1-4) of the valid, shortest-form UTF-8 character at
+ * s[0..avail-1] (any code point but surrogates, controls included), its
+ * code point in *cp; 0 for a byte that starts none. */
+size_t collapse_utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp);
 
 /* ---- text.c: text safe for a terminal ------------------------------------ */
 

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collapse/collapse.h"
@@ -29,16 +30,10 @@ collapse_text_safe_cp(uint32_t cp)
 size_t
 collapse_text_char(const unsigned char *s, size_t avail)
 {
-	size_t k = collapse_utf8_char(s, avail);
 	uint32_t cp;
+	size_t k = collapse_utf8_decode(s, avail, &cp);
 
-	if (k <= 1)
-		return k;
-	/* Valid and shortest form: decode it. */
-	cp = s[0] & (k == 2 ? 0x1f : k == 3 ? 0x0f : 0x07);
-	for (size_t i = 1; i < k; i++)
-		cp = cp << 6 | (s[i] & 0x3f);
-	return collapse_text_safe_cp(cp) ? k : 0;
+	return k && collapse_text_safe_cp(cp) ? k : 0;
 }
 
 size_t
@@ -60,15 +55,12 @@ collapse_text_escape(char *buf, size_t len, const char *s)
 			o += k;
 			i += k;
 		} else {
-			/* One byte at a time: a bad sequence's first byte, or
-			 * each byte of a control or bidi character. */
-			size_t bytes = 1;
-			if (p[i] >= 0xc2) {
-				size_t v = collapse_utf8_char(p + i, n - i);
-				if (!v && p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] < 0xa0)
-					v = 2;          /* C1, refused by utf8_char too */
-				bytes = v ? v : 1;
-			}
+			/* Every byte of a control or bidi character, or a bad
+			 * sequence's first byte. */
+			uint32_t cp;
+			size_t bytes = collapse_utf8_decode(p + i, n - i, &cp);
+			if (!bytes)
+				bytes = 1;
 			if (o + 4 * bytes >= len)
 				break;
 			for (size_t b = 0; b < bytes; b++) {
@@ -87,22 +79,16 @@ collapse_text_escape(char *buf, size_t len, const char *s)
 void
 collapse_text_write(FILE *out, const char *s)
 {
-	char buf[1024];
-	size_t n = strlen(s);
+	char small[1024], *buf = small;
+	size_t len = 4 * strlen(s) + 1;
 
-	/* In pieces that end at a character boundary: a name can be long. */
-	while (n) {
-		size_t take = 0, k;
-		while (take < n && take < 200) {
-			k = collapse_text_char((const unsigned char *)s + take, n - take);
-			take += k ? k : 1;
-		}
-		char piece[256];
-		memcpy(piece, s, take);
-		piece[take] = '\0';
-		collapse_text_escape(buf, sizeof(buf), piece);
-		fputs(buf, out);
-		s += take;
-		n -= take;
+	/* Names are short; a C++ template may not be. */
+	if (len > sizeof(small) && !(buf = malloc(len))) {
+		fputs("?", out);
+		return;
 	}
+	collapse_text_escape(buf, buf == small ? sizeof(small) : len, s);
+	fputs(buf, out);
+	if (buf != small)
+		free(buf);
 }

@@ -188,6 +188,33 @@ ptrace_child_status(struct ptrace_target *t, int *status)
 	return 1;
 }
 
+/* Wait until the launched command (detached) exits or deadline
+ * (monotonic_ns) passes.  Returns child_reap's answer. */
+static int
+child_wait(struct ptrace_target *t, uint64_t deadline)
+{
+	int r;
+	while ((r = child_reap(t, false)) == 0) {
+		uint64_t now = monotonic_ns();
+		if (now >= deadline)
+			break;
+		/* Its exit sends SIGCHLD: wake then, or every 20 ms (SIGCHLD
+		 * is not ours to read where ptrace/ never attached). */
+		tracee_sleep(deadline - now > 20000000u ? now + 20000000u : deadline, t->pid);
+	}
+	return r;
+}
+
+int
+ptrace_child_wait(struct ptrace_target *t, int ms, int *status)
+{
+	if (!t || !t->launched)
+		return 0;
+	if (t->detached && !t->leader_exited)
+		child_wait(t, monotonic_ns() + (uint64_t)ms * 1000000u);
+	return ptrace_child_status(t, status);
+}
+
 int
 ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *killed)
 {
@@ -204,16 +231,7 @@ ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *kille
 		return -errno;
 	/* A stopped command (kill -STOP, Ctrl-Z) could not act on it. */
 	kill(t->pid, SIGCONT);
-	uint64_t deadline = monotonic_ns() + (uint64_t)grace_ms * 1000000u;
-	int r;
-	while ((r = child_reap(t, false)) == 0) {
-		uint64_t now = monotonic_ns();
-		if (now >= deadline)
-			break;
-		/* Its exit sends SIGCHLD: wake then, or every 20 ms (SIGCHLD
-		 * is not ours to read where ptrace/ never attached). */
-		tracee_sleep(deadline - now > 20000000u ? now + 20000000u : deadline, t->pid);
-	}
+	int r = child_wait(t, monotonic_ns() + (uint64_t)grace_ms * 1000000u);
 	if (r == 0) {
 		if (kill(t->pid, SIGKILL) < 0 && errno != ESRCH)
 			return -errno;

@@ -163,6 +163,9 @@ int ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *k
  * if it is no longer traced).  Returns 1 with *status set, 0 while it runs
  * or if t was not launched. */
 int ptrace_child_status(struct ptrace_target *t, int *status);
+/* The same, after waiting up to ms for it to exit by itself (once
+ * detached: a signal it was handed at the detach may be ending it). */
+int ptrace_child_wait(struct ptrace_target *t, int ms, int *status);
 
 /* Forget threads that are gone (after a rescan), so long runs with thread
  * churn do not grow.  Pointers into t->threads are invalidated. */

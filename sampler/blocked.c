@@ -23,11 +23,7 @@ blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	if (ptrace_snapshot_blocked(ps->pid, ts->tid, STACK_WINDOW_BYTES,
 				    unwind_target_stack_end, ps->ut, snap, &sc) < 0)
 		return 0;
-	enum unwind_stop stop;
-	int nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
-	/* As sample.c does. */
-	if (nf > 0 && !unwind_target_maps_current(ps->ut, p->frames, nf, monotonic_ns()))
-		nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	int nf = profiler_walk(p, ps, snap, monotonic_ns());
 	if (nf <= 0)
 		return 0;
 	if (unwind_target_generation(ps->ut) != ps->ut_generation) {

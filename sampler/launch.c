@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "collapse/collapse.h"
@@ -316,13 +315,9 @@ profiler_end_command(struct profiler *p)
 	 * reached the command too, handed on at the detach; it acts as the
 	 * command wants before any SIGTERM of ours (tests/cli-command-end.test
 	 * saw SIGTERM win under load). */
-	for (int i = 0; stop_signal && i < 40; i++) {
-		struct timespec ts = { 0, 5000000 };
-		if (ptrace_child_status(ps->pt, &st)) {
-			p->child_status = st;
-			return 0;
-		}
-		nanosleep(&ts, NULL);
+	if (stop_signal && ptrace_child_wait(ps->pt, SIGNALLED_GRACE_MS, &st)) {
+		p->child_status = st;
+		return 0;
 	}
 	feedback_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
 		     (int)p->child, COMMAND_GRACE_MS / 1000);

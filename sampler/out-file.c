@@ -117,6 +117,14 @@ struct resolved {
 	struct stat st;   /* when exists: the object (lstat-like) */
 };
 
+/* Go on from directory fd nd (taken over). */
+static void
+enter_dir(struct resolved *r, int nd)
+{
+	close(r->dfd);
+	r->dfd = nd;
+}
+
 static void
 resolved_free(struct resolved *r)
 {
@@ -127,20 +135,6 @@ resolved_free(struct resolved *r)
 	free(r->base);
 	r->dfd = r->obj = -1;
 	r->base = NULL;
-}
-
-/* Replace *rest (the path still to walk, which starts with the symlink's
- * own name of length complen) with target + what followed the name. */
-static int
-splice_link(char **rest, size_t complen, const char *target)
-{
-	const char *after = *rest + complen;
-	char *n;
-	if (asprintf(&n, "%s%s", target, after) < 0)
-		return -ENOMEM;
-	free(*rest);
-	*rest = n;
-	return 0;
 }
 
 /* Walk path from the root or the working directory, one component at a
@@ -171,8 +165,7 @@ resolve(const char *path, struct resolved *res, char *why, size_t whylen)
 					r = -errno;
 					goto out;
 				}
-				close(res->dfd);
-				res->dfd = nd;
+				enter_dir(res, nd);
 			}
 			while (*p == '/')
 				p++;
@@ -242,24 +235,19 @@ resolve(const char *path, struct resolved *res, char *why, size_t whylen)
 					r = res->exists ? 0 : -errno;
 					goto out;
 				}
-				close(res->dfd);
-				res->dfd = fd;
+				enter_dir(res, fd);
 				p = (char *)q;
 				continue;
 			}
-			size_t off = (size_t)(p - rest);
-			char *old = rest;
-			rest = NULL;
-			if (asprintf(&rest, "%s", old + off) < 0) {
-				rest = old;
+			/* The link's target, then what followed its name;
+			 * relative: from the link's directory. */
+			char *spliced;
+			if (asprintf(&spliced, "%s%s", target, p + len) < 0) {
 				r = -ENOMEM;
 				goto out;
 			}
-			free(old);
-			r = splice_link(&rest, len, target);
-			if (r < 0)
-				goto out;
-			p = rest;       /* relative: from the link's directory */
+			free(rest);
+			rest = p = spliced;
 			continue;
 		}
 		if (last) {
@@ -282,8 +270,7 @@ resolve(const char *path, struct resolved *res, char *why, size_t whylen)
 			r = -errno;
 			goto out;
 		}
-		close(res->dfd);
-		res->dfd = nd;
+		enter_dir(res, nd);
 		p = (char *)q;
 	}
 out:

@@ -247,6 +247,12 @@ void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t
  * Returns whether one is alive. */
 bool profiler_sample_finish(struct profiler *p);
 
+/* sample.c: unwind snap, taken at sampled_ns (CLOCK_MONOTONIC: the tick),
+ * into p->frames; walked again when a mapping it met is no longer the file
+ * the map says (unwind_target_maps_current).  Returns the frames found. */
+int profiler_walk(struct profiler *p, struct proc_state *ps, const struct stack_snapshot *snap,
+		  uint64_t sampled_ns);
+
 /* ---- blocked.c ------------------------------------------------------------- */
 
 /* --idle: the stack of a thread in D, read without stopping it, with its

@@ -104,7 +104,6 @@ struct push {
 	bool busy;              /* the thread is sending one */
 	bool closing;
 	bool give_up;           /* at exit, after PUSH_FINAL_WAIT_S */
-	const char *userpwd;    /* basic auth "user:password", or NULL */
 	/* counted under lock */
 	uint64_t sent, dropped, retries;
 	/* the last failure, for the summary (the sender's; read after join) */
@@ -204,9 +203,9 @@ post_once(struct push *ps, CURL *curl, const struct push_item *it)
 	lc.easy_reset(curl);
 	lc.easy_setopt(curl, CURLOPT_WRITEFUNCTION, reply_write);
 	lc.easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
-	if (ps->userpwd) {
+	if (ps->po->userpwd) {
 		lc.easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		lc.easy_setopt(curl, CURLOPT_USERPWD, ps->userpwd);
+		lc.easy_setopt(curl, CURLOPT_USERPWD, ps->po->userpwd);
 	}
 	lc.easy_setopt(curl, CURLOPT_URL, url);
 	lc.easy_setopt(curl, CURLOPT_POST, 1L);
@@ -379,8 +378,6 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	struct push ps = { .po = po, .rate = cfg->rate_hz };
 	CURL *tmp;
 	int r = 0;
-
-	ps.userpwd = po->userpwd;
 
 	const char *why = curl_load();
 	if (why) {

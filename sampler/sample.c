@@ -32,6 +32,19 @@ add_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
 /* A stop is over (result r, snapshot snap): count it, and unwind and add
  * its stack if it stands for what the thread was doing at the tick that
  * began at tick_ns.  before: its schedstat read before the interrupt. */
+int
+profiler_walk(struct profiler *p, struct proc_state *ps, const struct stack_snapshot *snap,
+	      uint64_t sampled_ns)
+{
+	enum unwind_stop stop;
+	int nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	/* A library swapped at the same address (dlclose, dlopen): walked
+	 * again on the map as it is (tests/record-dlswap.test). */
+	if (nf > 0 && !unwind_target_maps_current(ps->ut, p->frames, nf, sampled_ns))
+		nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	return nf;
+}
+
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
 	      const struct stack_snapshot *snap, const struct task_schedstat *before,
@@ -61,12 +74,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);
 	}
-	enum unwind_stop stop;
-	int nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
-	/* A library swapped at the same address (dlclose, dlopen): walked
-	 * again on the map as it is (tests/record-dlswap.test). */
-	if (nf > 0 && !unwind_target_maps_current(ps->ut, p->frames, nf, tick_ns))
-		nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	int nf = profiler_walk(p, ps, snap, tick_ns);
 	if (nf <= 0) {
 		p->stats.errors[PROF_ERR_NOSTACK]++;
 		return;

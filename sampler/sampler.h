@@ -240,6 +240,9 @@ int profiler_command_status(const struct profiler *p);
 /* How long a command started here has to exit after SIGTERM at the end
  * of its recording, before SIGKILL. */
 #define COMMAND_GRACE_MS 2000
+/* Ended by a signal (Ctrl-C reaches the command's process group too): how
+ * long the command may take to die of it before the SIGTERM. */
+#define SIGNALLED_GRACE_MS 200
 
 /* Launch mode, after profiler_stop: a command that still runs is ended
  * (SIGTERM, SIGKILL after COMMAND_GRACE_MS; ptrace_child_end) and its

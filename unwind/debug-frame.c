@@ -8,9 +8,10 @@
  * its UNW_INFO_FORMAT_TABLE path takes a private structure whose layout
  * changed after 1.8; what is more, it reads the CFI from our own memory but
  * evaluates DW_CFA_*expression bytes through the remote accessors.  So the
- * section is rewritten instead: each CIE gets the .eh_frame id 0 and no
- * augmentation (FDE addresses are then absolute words), each FDE a CIE
- * pointer relative to itself and its start relocated by the load bias;
+ * section is rewritten instead: each CIE gets the .eh_frame id 0 and the
+ * augmentation "zR" with absolute 8-byte FDE addresses (emit_cie), each
+ * FDE a CIE pointer relative to itself and its start relocated by the
+ * load bias;
  * the CFA instructions are the same in both sections and are copied as
  * they are.  A sorted (start, FDE) table follows, in the format of
  * .eh_frame_hdr's (UNW_INFO_FORMAT_REMOTE_TABLE).  engine-cfi.c places the
@@ -28,6 +29,18 @@
 #include <zlib.h>
 
 #include "unwind/unwind-internal.h"
+
+#define DW_EH_PE_absptr  0x00
+#define DW_EH_PE_uleb128 0x01
+#define DW_EH_PE_udata2  0x02
+#define DW_EH_PE_udata4  0x03
+#define DW_EH_PE_udata8  0x04
+#define DW_EH_PE_sleb128 0x09
+#define DW_EH_PE_sdata2  0x0a
+#define DW_EH_PE_sdata4  0x0b
+#define DW_EH_PE_sdata8  0x0c
+#define DW_EH_PE_pcrel   0x10
+#define DW_EH_PE_omit    0xff
 
 /* A decompressed .debug_frame larger than this is not believed. */
 #define DEBUG_FRAME_MAX (256u << 20)
@@ -235,15 +248,41 @@ struct fde_ent {
 	uint64_t out_off;
 };
 
-/* Rewrite the CIE whose body (after the id) is [p, end).  true if it could
- * be: versions 1, 3 and 4 with 8-byte addresses and no augmentation, which
- * is what GCC, gas and Go write. */
+/* Write a CIE in the one form both rewrites give (libunwind reads it as
+ * .eh_frame's): id 0, the version (1: a byte for the return address
+ * column, else 3), augmentation "zR" ("zRS" for a signal frame) with FDE
+ * addresses absolute and 8 bytes, then the fields (alignment factors and
+ * return address column) and the initial instructions as they were.
+ * Returns false when out of memory. */
+static bool emit_cie(struct df_buf *b, unsigned version, bool signal,
+		     const unsigned char *fields, size_t nfields,
+		     const unsigned char *ins, size_t nins)
+{
+	uint64_t len_at = b->len;
+
+	buf_put32(b, 0);                        /* length, below */
+	buf_put32(b, 0);                        /* .eh_frame's CIE id */
+	buf_put(b, (const unsigned char[]){ version == 1 ? 1 : 3 }, 1);
+	buf_put(b, signal ? "zRS" : "zR", signal ? 4 : 3);
+	buf_put(b, fields, nfields);
+	buf_put(b, (const unsigned char[]){ 1, DW_EH_PE_absptr }, 2);
+	buf_put(b, ins, nins);
+	if (b->failed)
+		return false;
+	uint32_t len = (uint32_t)(b->len - len_at - 4);
+
+	memcpy(b->p + len_at, &len, 4);
+	return true;
+}
+
+/* Rewrite the .debug_frame CIE whose body (after the id) is [p, end).
+ * true if it could be: versions 1, 3 and 4 with 8-byte addresses and no
+ * augmentation, which is what GCC, gas and Go write. */
 static bool rewrite_cie(struct df_buf *b, const unsigned char *p,
 			const unsigned char *end)
 {
 	unsigned version;
 	size_t at = 0, n, start;
-	uint64_t len_at;
 
 	if (end - p < 2)
 		return false;
@@ -276,17 +315,23 @@ static bool rewrite_cie(struct df_buf *b, const unsigned char *p,
 			return false;
 		at += n;
 	}
-	len_at = b->len;
-	buf_put32(b, 0);                        /* length, below */
-	buf_put32(b, 0);                        /* .eh_frame's CIE id */
-	buf_put(b, (const unsigned char[]){ version == 1 ? 1 : 3, 0 }, 2);
-	buf_put(b, p + start, (size_t)(end - p) - start);
-	if (b->failed)
-		return false;
-	uint32_t len = (uint32_t)(b->len - len_at - 4);
+	return emit_cie(b, version, false, p + start, at - start, p + at, (size_t)(end - p) - at);
+}
 
-	memcpy(b->p + len_at, &len, 4);
-	return true;
+/* Write an FDE of the CIE rewritten at cie_off: the code [start + bias,
+ * + range) and its instructions. */
+static void emit_fde(struct df_buf *b, uint64_t cie_off, uint64_t start, uint64_t range,
+		     const unsigned char *ins, size_t nins)
+{
+	uint64_t at = b->len;
+
+	buf_put32(b, (uint32_t)(4 + 16 + 1 + nins));
+	/* relative to the pointer field itself */
+	buf_put32(b, (uint32_t)(at + 4 - cie_off));
+	buf_put64(b, start);
+	buf_put64(b, range);
+	buf_put(b, "", 1);                      /* no augmentation data */
+	buf_put(b, ins, nins);
 }
 
 /* One more slot at the end of the array *v of *n elements of size sz
@@ -365,94 +410,6 @@ static int finish(struct df_buf *b, struct fde_ent *fdes, size_t nfdes, struct d
 	return 0;
 }
 
-/* Rewrite sec into job->out.  0, -ENOENT (no usable FDE), -ENOMEM or
- * -EFBIG. */
-static int rewrite(const struct df_section *sec, struct df_job *job)
-{
-	struct df_buf b = { 0 };
-	struct cie_map *cies = NULL;
-	struct fde_ent *fdes = NULL;
-	size_t ncies = 0, ciecap = 0, nfdes = 0, fdecap = 0;
-	int ret = -ENOENT;
-
-	/* Pass 1: the CIEs first, so that every FDE follows its CIE as
-	 * .eh_frame's backward CIE pointers want. */
-	for (int pass = 0; pass < 2; pass++) {
-		size_t off = 0;
-
-		while (sec->len - off >= 8) {
-			const unsigned char *e = sec->p + off;
-			uint32_t len = get32(e);
-			uint32_t id;
-
-			if (len == 0xffffffff)
-				break;  /* 64-bit DWARF: not written for x86-64 */
-			if (len < 4 || len > sec->len - off - 4) {
-				if (len == 0) {
-					off += 4;   /* padding */
-					continue;
-				}
-				break;
-			}
-			id = get32(e + 4);
-			const unsigned char *body = e + 8, *end = e + 4 + len;
-
-			if (pass == 0 && id == 0xffffffff) {
-				uint64_t at = b.len;
-
-				if (rewrite_cie(&b, body, end)) {
-					struct cie_map *c = grow_one((void **)&cies, &ncies, &ciecap,
-								     sizeof(*cies), 16);
-
-					if (!c)
-						goto nomem;
-					memset(c, 0, sizeof(*c));
-					c->in_off = off;
-					c->out_off = at;
-				} else if (!b.failed) {
-					b.len = at;
-				}
-			} else if (pass == 1 && id != 0xffffffff && end - body >= 16) {
-				const struct cie_map *c = cie_find(cies, ncies, id);
-				uint64_t start = get64(body), range = get64(body + 8);
-				uint64_t at = b.len;
-
-				/* FDEs of discarded sections (start 0) and of
-				 * code outside the module are left out. */
-				if (c && range != 0 && start >= job->lo &&
-				    start < job->hi && range <= job->hi - start) {
-					struct fde_ent *fe = grow_one((void **)&fdes, &nfdes, &fdecap,
-								      sizeof(*fdes), 256);
-
-					if (!fe)
-						goto nomem;
-					fe->start = start;
-					fe->out_off = at;
-					buf_put32(&b, (uint32_t)(len));
-					/* relative to the pointer field itself */
-					buf_put32(&b, (uint32_t)(at + 4 - c->out_off));
-					buf_put64(&b, start + job->bias);
-					buf_put64(&b, range);
-					buf_put(&b, body + 16, (size_t)(end - body) - 16);
-				}
-			}
-			if (b.failed)
-				goto nomem;
-			off += 4 + (size_t)len;
-		}
-	}
-	ret = finish(&b, fdes, nfdes, job);
-	goto out;
-nomem:
-	ret = b.failed && b.cap > DEBUG_FRAME_MAX ? -EFBIG : -ENOMEM;
-out:
-	free(b.p);
-	free(cies);
-	free(fdes);
-	return ret;
-}
-
-
 /* ---- .eh_frame without .eh_frame_hdr --------------------------------------
  * GNU ld writes no .eh_frame_hdr for static links unless asked
  * (--eh-frame-hdr), and neither does musl-gcc's link: libunwind's remote
@@ -463,19 +420,8 @@ out:
  * addresses; personality and LSDA pointers, which unwinding does not use,
  * are dropped.  Each FDE's start is decoded (pc-relative to where the
  * section is mapped, as the linker wrote it) and relocated by the bias.
- * tests/dump-static.test. */
+ * tests/accuracy-builds.test. */
 
-#define DW_EH_PE_absptr  0x00
-#define DW_EH_PE_uleb128 0x01
-#define DW_EH_PE_udata2  0x02
-#define DW_EH_PE_udata4  0x03
-#define DW_EH_PE_udata8  0x04
-#define DW_EH_PE_sleb128 0x09
-#define DW_EH_PE_sdata2  0x0a
-#define DW_EH_PE_sdata4  0x0b
-#define DW_EH_PE_sdata8  0x0c
-#define DW_EH_PE_pcrel   0x10
-#define DW_EH_PE_omit    0xff
 
 /* Decode the value encoded as enc at p (before end); `at` is p's ELF
  * vaddr, for pc-relative values; relative: apply the pc-relative part
@@ -554,7 +500,7 @@ static bool rewrite_eh_cie(struct df_buf *b, const unsigned char *p, const unsig
 	size_t i = 0, n, fields, aug_end = 0;
 	const char *aug;
 	bool signal = false;
-	uint64_t len_at, ignored;
+	uint64_t ignored;
 
 	if (end - p < 3)
 		return false;
@@ -630,31 +576,59 @@ static bool rewrite_eh_cie(struct df_buf *b, const unsigned char *p, const unsig
 		}
 		i = aug_end;
 	}
-	len_at = b->len;
-	buf_put32(b, 0);                        /* length, below */
-	buf_put32(b, 0);                        /* CIE id */
-	buf_put(b, (const unsigned char[]){ (unsigned char)version }, 1);
-	buf_put(b, signal ? "zRS" : "zR", signal ? 4 : 3);
-	buf_put(b, p + fields, fields_end - fields);
-	buf_put(b, (const unsigned char[]){ 1, DW_EH_PE_absptr }, 2);
-	buf_put(b, p + i, (size_t)(end - p) - i);
-	if (b->failed)
-		return false;
-	uint32_t len = (uint32_t)(b->len - len_at - 4);
+	return emit_cie(b, version, signal, p + fields, fields_end - fields, p + i,
+			(size_t)(end - p) - i);
+}
 
-	memcpy(b->p + len_at, &len, 4);
+/* An FDE's code range and instructions: fixed 8-byte words in
+ * .debug_frame, encoded as its CIE says in .eh_frame (pc-relative to
+ * body_at, with augmentation data to skip).  false if it cannot be read. */
+static bool fde_fields(bool eh, const struct cie_map *c, const unsigned char *body,
+		       const unsigned char *end, uint64_t body_at, uint64_t *start,
+		       uint64_t *range, const unsigned char **ins)
+{
+	size_t n1, n2, skip = 0;
+
+	if (!eh) {
+		if (end - body < 16)
+			return false;
+		*start = get64(body);
+		*range = get64(body + 8);
+		*ins = body + 16;
+		return true;
+	}
+	n1 = read_encoded(body, end, c->fde_enc, body_at, true, start);
+	n2 = n1 ? read_encoded(body + n1, end, c->fde_enc & 0x0f, 0, false, range) : 0;
+	if (!n2)
+		return false;
+	if (c->aug_data) {
+		uint64_t alen;
+		size_t k = read_encoded(body + n1 + n2, end, DW_EH_PE_uleb128, 0, false, &alen);
+
+		if (!k || alen > (uint64_t)(end - body) - n1 - n2 - k)
+			return false;
+		skip = k + (size_t)alen;
+	}
+	*ins = body + n1 + n2 + skip;
 	return true;
 }
 
-/* Rewrite the .eh_frame sec into job->out. */
-static int rewrite_eh(const struct df_section *sec, struct df_job *job)
+/* Rewrite sec (.debug_frame, or .eh_frame when eh) into job->out.  0,
+ * -ENOENT (no usable FDE), -ENOMEM or -EFBIG. */
+static int rewrite(const struct df_section *sec, struct df_job *job, bool eh)
 {
+	/* The two sections tell a CIE by its id, and an FDE's CIE by an
+	 * offset in the section (.debug_frame) or back from the pointer's
+	 * own place (.eh_frame). */
+	const uint32_t cie_id = eh ? 0 : 0xffffffff;
 	struct df_buf b = { 0 };
 	struct cie_map *cies = NULL;
 	struct fde_ent *fdes = NULL;
 	size_t ncies = 0, ciecap = 0, nfdes = 0, fdecap = 0;
 	int ret;
 
+	/* Pass 1: the CIEs first, so that every FDE follows its CIE as
+	 * .eh_frame's backward CIE pointers want. */
 	for (int pass = 0; pass < 2; pass++) {
 		size_t off = 0;
 
@@ -662,19 +636,24 @@ static int rewrite_eh(const struct df_section *sec, struct df_job *job)
 			const unsigned char *e = sec->p + off;
 			uint32_t len = get32(e);
 
-			if (len == 0)
-				break;  /* the terminator */
-			if (len == 0xffffffff || len < 4 || len > sec->len - off - 4)
+			if (len == 0 && !eh) {
+				off += 4;       /* padding */
+				continue;
+			}
+			/* .eh_frame's terminator; 64-bit DWARF, not written
+			 * for these ABIs; a length past the end. */
+			if (len == 0 || len == 0xffffffff || len < 4 || len > sec->len - off - 4)
 				break;
 			uint32_t id = get32(e + 4);
 			const unsigned char *body = e + 8, *end = e + 4 + len;
 			uint64_t body_at = sec->vaddr + off + 8;
 
-			if (pass == 0 && id == 0) {
-				uint64_t at = b.len;
-				struct cie_map c = { .in_off = off, .out_off = at };
+			if (pass == 0 && id == cie_id) {
+				struct cie_map c = { .in_off = off, .out_off = b.len };
+				bool ok = eh ? rewrite_eh_cie(&b, body, end, body_at, &c) :
+					       rewrite_cie(&b, body, end);
 
-				if (rewrite_eh_cie(&b, body, end, body_at, &c)) {
+				if (ok) {
 					struct cie_map *nc = grow_one((void **)&cies, &ncies, &ciecap,
 								      sizeof(*cies), 16);
 
@@ -682,45 +661,27 @@ static int rewrite_eh(const struct df_section *sec, struct df_job *job)
 						goto nomem;
 					*nc = c;
 				} else if (!b.failed) {
-					b.len = at;
+					b.len = c.out_off;
 				}
-			} else if (pass == 1 && id != 0 && id <= off + 4) {
-				const struct cie_map *c = cie_find(cies, ncies, off + 4 - id);
-				uint64_t start = 0, range = 0;
-				size_t n1 = 0, n2 = 0, skip = 0;
+			} else if (pass == 1 && id != cie_id && (!eh || id <= off + 4)) {
+				const struct cie_map *c = cie_find(cies, ncies, eh ? off + 4 - id : id);
+				uint64_t start, range;
+				const unsigned char *ins;
 
-				if (c) {
-					n1 = read_encoded(body, end, c->fde_enc, body_at, true, &start);
-					n2 = n1 ? read_encoded(body + n1, end, c->fde_enc & 0x0f, 0,
-							       false, &range) : 0;
-				}
-				if (n2 && c->aug_data) {
-					uint64_t alen;
-					size_t k = read_encoded(body + n1 + n2, end, DW_EH_PE_uleb128,
-								0, false, &alen);
-
-					if (!k || alen > (uint64_t)(end - body) - n1 - n2 - k)
-						n2 = 0;
-					else
-						skip = k + (size_t)alen;
-				}
-				if (n2 && range != 0 && start >= job->lo && start < job->hi &&
+				/* FDEs of discarded sections (start 0) and of
+				 * code outside the module are left out. */
+				if (c && fde_fields(eh, c, body, end, body_at, &start, &range, &ins) &&
+				    range != 0 && start >= job->lo && start < job->hi &&
 				    range <= job->hi - start) {
-					const unsigned char *ins = body + n1 + n2 + skip;
-					uint64_t at = b.len;
 					struct fde_ent *fe = grow_one((void **)&fdes, &nfdes, &fdecap,
 								      sizeof(*fdes), 256);
 
 					if (!fe)
 						goto nomem;
 					fe->start = start;
-					fe->out_off = at;
-					buf_put32(&b, (uint32_t)(4 + 16 + 1 + (size_t)(end - ins)));
-					buf_put32(&b, (uint32_t)(at + 4 - c->out_off));
-					buf_put64(&b, start + job->bias);
-					buf_put64(&b, range);
-					buf_put(&b, "", 1);     /* no augmentation data */
-					buf_put(&b, ins, (size_t)(end - ins));
+					fe->out_off = b.len;
+					emit_fde(&b, c->out_off, start + job->bias, range, ins,
+						 (size_t)(end - ins));
 				}
 			}
 			if (b.failed)
@@ -747,7 +708,7 @@ static int from_image(const struct elf_image *img, struct df_job *job)
 
 	if (ret < 0)
 		return ret;
-	ret = rewrite(&sec, job);
+	ret = rewrite(&sec, job, false);
 	free(sec.owned);
 	return ret;
 }
@@ -820,7 +781,7 @@ eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
 	ret = section_get(img, ".eh_frame", &sec);
 	if (ret < 0)
 		return ret;
-	ret = sec.owned ? -ENOENT : rewrite_eh(&sec, &job);
+	ret = sec.owned ? -ENOENT : rewrite(&sec, &job, true);
 	free(sec.owned);
 	return ret;
 }

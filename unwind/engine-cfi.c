@@ -49,6 +49,15 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define DEBUG_FRAME_BASE  0x4000000000000000ull
 #define DEBUG_FRAME_SHIFT 36
 
+/* A module's CFI rewritten with a table (debug-frame.c), built on first
+ * use for the bias the module is loaded with. */
+struct cfi_rewrite {
+	bool tried;
+	struct debug_frame d;     /* d.buf NULL: none */
+	uint64_t bias;            /* the bias it was built for */
+	uint64_t base;            /* the address it is served at */
+};
+
 /* One module's binary-search tables, located once. */
 struct cfi_table {
 	const struct elf_image *image;
@@ -57,17 +66,11 @@ struct cfi_table {
 	uint64_t table_vaddr;     /* ELF vaddr of the sorted table */
 	uint64_t fde_count;
 	uint64_t lo, hi;          /* ELF vaddr range of the PT_LOADs */
-	/* .debug_frame, built on the first PC .eh_frame does not cover: */
-	bool df_tried;
-	struct debug_frame df;    /* df.buf NULL: none */
-	uint64_t df_bias;         /* the bias it was built for */
-	uint64_t df_base;         /* the address it is served at */
-	/* .eh_frame's own table, when there is no .eh_frame_hdr (static
-	 * links), built on first use, served in the upper half of the slot's
+	/* .debug_frame, built on the first PC .eh_frame does not cover, and
+	 * .eh_frame with a table of its own when there is no .eh_frame_hdr
+	 * (static links), served in the lower and upper half of the slot's
 	 * window: */
-	bool ef_tried;
-	struct debug_frame ef;
-	uint64_t ef_bias, ef_base;
+	struct cfi_rewrite df, ef;
 };
 
 /* ---- unwinds of identical snapshots ---------------------------------------
@@ -243,58 +246,41 @@ table_for(struct cfi_state *c, struct memory_reader *mr, const struct mapping *m
 	return tb;
 }
 
-/* A rewrite of tb's CFI (.debug_frame, or .eh_frame without its header)
- * for a module loaded with bias, built on first use by build and served
- * at a made-up address in table slot `slot`'s window (half: which half);
- * NULL if there is none. */
+/* rw, tb's CFI rewritten by build (.debug_frame, or .eh_frame without its
+ * header) for a module loaded with bias, served at a made-up address in
+ * table slot `slot`'s window (half: which half); NULL if there is none. */
 static const struct debug_frame *
-rewrite_for(struct cfi_table *tb, size_t slot, uint64_t bias, bool *tried, uint64_t *built_bias,
-	    uint64_t *base, struct debug_frame *d, unsigned half,
+rewrite_for(struct cfi_table *tb, size_t slot, uint64_t bias, struct cfi_rewrite *rw,
+	    unsigned half,
 	    int (*build)(const struct elf_image *, uint64_t, uint64_t, struct debug_frame *))
 {
-	if (*tried && *built_bias == bias)
-		return d->buf ? d : NULL;
+	if (rw->tried && rw->bias == bias)
+		return rw->d.buf ? &rw->d : NULL;
 	/* Built for another bias (the module was mapped again elsewhere):
 	 * the FDE starts in it are absolute. */
-	debug_frame_free(d);
-	*tried = true;
-	*built_bias = bias;
+	debug_frame_free(&rw->d);
+	rw->tried = true;
+	rw->bias = bias;
 	if (tb->lo >= tb->hi || tb->hi - tb->lo > INT32_MAX - 8)
 		return NULL;
 	/* The table holds 32-bit offsets from the base: its low 32 bits
 	 * are those of the module's start, so every PC of the module is
 	 * [0, 2 GiB) above it modulo 2^32, which is how libunwind compares. */
 	uint64_t start = (tb->lo + bias) & ~(uint64_t)7;
-	*base = DEBUG_FRAME_BASE + ((uint64_t)slot << DEBUG_FRAME_SHIFT) +
-		((uint64_t)half << (DEBUG_FRAME_SHIFT - 1)) + (start & 0xffffffffu);
-	if (build(tb->image, bias, *base, d) < 0)
+	rw->base = DEBUG_FRAME_BASE + ((uint64_t)slot << DEBUG_FRAME_SHIFT) +
+		   ((uint64_t)half << (DEBUG_FRAME_SHIFT - 1)) + (start & 0xffffffffu);
+	if (build(tb->image, bias, rw->base, &rw->d) < 0)
 		return NULL;
-	return d;
+	return &rw->d;
 }
 
-static const struct debug_frame *
-debug_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
-{
-	return rewrite_for(tb, slot, bias, &tb->df_tried, &tb->df_bias, &tb->df_base, &tb->df,
-			   0, debug_frame_build);
-}
-
-/* The .eh_frame of tb rewritten with its own table, for a module without
- * .eh_frame_hdr: in the upper half of the slot's window. */
-static const struct debug_frame *
-eh_frame_for(struct cfi_table *tb, size_t slot, uint64_t bias)
-{
-	return rewrite_for(tb, slot, bias, &tb->ef_tried, &tb->ef_bias, &tb->ef_base, &tb->ef,
-			   1, eh_frame_build);
-}
-
-/* A word of a rewrite served at base. */
+/* A word of the rewrite rw, if addr is in it. */
 static bool
-rewrite_read(const struct debug_frame *d, uint64_t base, uint64_t addr, unw_word_t *valp)
+rewrite_read(const struct cfi_rewrite *rw, uint64_t addr, unw_word_t *valp)
 {
-	if (!d->buf || addr < base || !span_inside(d->len, addr - base, sizeof(*valp)))
+	if (!rw->d.buf || addr < rw->base || !span_inside(rw->d.len, addr - rw->base, sizeof(*valp)))
 		return false;
-	memcpy(valp, d->buf + (addr - base), sizeof(*valp));
+	memcpy(valp, rw->d.buf + (addr - rw->base), sizeof(*valp));
 	return true;
 }
 
@@ -307,24 +293,28 @@ debug_frame_read(struct cfi_state *c, uint64_t addr, unw_word_t *valp)
 	if (slot >= c->ntables)
 		return -1;
 	const struct cfi_table *tb = &c->tables[slot];
-	return rewrite_read(&tb->df, tb->df_base, addr, valp) ||
-	       rewrite_read(&tb->ef, tb->ef_base, addr, valp) ? 0 : -1;
+	return rewrite_read(&tb->df, addr, valp) || rewrite_read(&tb->ef, addr, valp) ? 0 : -1;
 }
 
-/* Search the rewrite d, served at base, for ip. */
+/* Search tb's rewrite rw (made by rewrite_for) for ip; -UNW_ENOINFO when
+ * there is none. */
 static int
-search_rewrite(unw_addr_space_t as, unw_word_t ip, const struct cfi_table *tb,
-	       const struct mapping *m, const struct debug_frame *d, uint64_t base,
+search_rewrite(unw_addr_space_t as, unw_word_t ip, struct cfi_table *tb, size_t slot,
+	       const struct mapping *m, struct cfi_rewrite *rw, unsigned half,
+	       int (*build)(const struct elf_image *, uint64_t, uint64_t, struct debug_frame *),
 	       unw_proc_info_t *pi, int need_unwind_info, void *arg)
 {
+	const struct debug_frame *d = rewrite_for(tb, slot, m->bias, rw, half, build);
 	unw_dyn_info_t di;
 
+	if (!d)
+		return -UNW_ENOINFO;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = tb->lo + m->bias;
 	di.end_ip = tb->hi + m->bias;
-	di.u.rti.segbase = base;
-	di.u.rti.table_data = base + d->table_off;
+	di.u.rti.segbase = rw->base;
+	di.u.rti.table_data = rw->base + d->table_off;
 	di.u.rti.table_len = d->count * 8 / sizeof(unw_word_t);
 	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
 }
@@ -362,18 +352,13 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			return r;
 	} else {
 		/* No .eh_frame_hdr (a static link): .eh_frame's own table. */
-		const struct debug_frame *ef = eh_frame_for(tb, slot, m->bias);
-		if (ef) {
-			r = search_rewrite(as, ip, tb, m, ef, tb->ef_base, pi,
-					   need_unwind_info, arg);
-			if (r != -UNW_ENOINFO)
-				return r;
-		}
+		r = search_rewrite(as, ip, tb, slot, m, &tb->ef, 1, eh_frame_build, pi,
+				   need_unwind_info, arg);
+		if (r != -UNW_ENOINFO)
+			return r;
 	}
-	const struct debug_frame *df = debug_frame_for(tb, slot, m->bias);
-	if (!df)
-		return r;
-	return search_rewrite(as, ip, tb, m, df, tb->df_base, pi, need_unwind_info, arg);
+	return search_rewrite(as, ip, tb, slot, m, &tb->df, 0, debug_frame_build, pi,
+			      need_unwind_info, arg);
 }
 
 static void
@@ -539,8 +524,8 @@ cfi_state_free(void *state)
 	unw_destroy_addr_space(c->as);
 	memo_clear(c);
 	for (size_t i = 0; i < c->ntables; i++) {
-		debug_frame_free(&c->tables[i].df);
-		debug_frame_free(&c->tables[i].ef);
+		debug_frame_free(&c->tables[i].df.d);
+		debug_frame_free(&c->tables[i].ef.d);
 	}
 	free(c->tables);
 	free(c);

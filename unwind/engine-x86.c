@@ -17,7 +17,7 @@
  * executable memory right after a call instruction; where the analysis
  * gives none, the stack is scanned upward for the first word that does
  * ("scan?": a guess, as Breakpad's "found by stack scanning").
- * tests/dump-nocfi.test, tests/dump-static.test.
+ * tests/accuracy-builds.test, tests/dump-nullcall.test.
  */
 #include "config.h"
 
@@ -29,11 +29,7 @@
 
 #define PROLOGUE_MAX   256      /* bytes of a prologue decoded at most */
 #define FUNC_MAX       (1 << 20)/* a pc further from its symbol: not its function */
-#define EPILOGUE_POPS  8        /* pops before a ret looked at */
 #define SCAN_WORDS     256      /* stack words scanned for a return address */
-
-/* x86-64 register numbers of arch/arch-x86_64.c's table (DWARF order). */
-#define X86_RBP 6
 
 static bool
 read_bytes(struct memory_reader *mr, uint64_t addr, void *buf, size_t n)
@@ -447,17 +443,17 @@ scan_prologue(struct memory_reader *mr, uint64_t start, uint64_t pc, struct prol
 		p->ok = false;
 }
 
-/* Without the function's start: decode forward from pc to a ret that
- * ends the function, along every branch (a loop's exit may be a forward
- * conditional jump, its back edge an unconditional one), stepping over
- * calls, adding up what the way there pops.  Compiled code reaches each
- * ret with the same depth.  Returns the bytes between %rsp and the return
- * address, or -1; *rbp_at: where a pop %rbp on the way reads it from
- * (-1: none). */
+/* Decode forward from pc to a ret that ends the function, along every
+ * branch (a loop's exit may be a forward conditional jump, its back edge
+ * an unconditional one), stepping over calls, adding up what the way there
+ * pops.  Compiled code reaches each ret with the same depth.  pops_only:
+ * the pc is in an epilogue, pops and then the ret, nothing else.  Returns
+ * the bytes between %rsp and the return address, or -1; *rbp_at: where a
+ * pop %rbp on the way reads it from (-1: none). */
 #define FWD_PATHS 32
 #define FWD_INSNS 400
 static int64_t
-scan_epilogue_forward(struct memory_reader *mr, uint64_t pc, int64_t *rbp_at)
+scan_epilogue_forward(struct memory_reader *mr, uint64_t pc, bool pops_only, int64_t *rbp_at)
 {
 	struct { uint64_t at; int64_t up, rbp; } todo[FWD_PATHS];
 	uint64_t seen[FWD_PATHS * 2];
@@ -478,6 +474,9 @@ scan_epilogue_forward(struct memory_reader *mr, uint64_t pc, int64_t *rbp_at)
 
 			if (!read_bytes(mr, at, c, sizeof(c)) || !decode(c, c + sizeof(c), at, &in))
 				break;
+			if (pops_only && in.kind != INSN_RET && in.kind != INSN_POP &&
+			    in.kind != INSN_POP_RBP)
+				return -1;
 			switch (in.kind) {
 			case INSN_RET:
 				*rbp_at = rbp;
@@ -534,35 +533,6 @@ scan_epilogue_forward(struct memory_reader *mr, uint64_t pc, int64_t *rbp_at)
 	return -1;
 }
 
-/* The pc sits at a ret, or at pops followed by a ret: the number of
- * pops (>= 0), or -1 when it does not; *rbp_pop: which of them pops %rbp
- * (-1: none). */
-static int
-epilogue_pops(struct memory_reader *mr, uint64_t pc, int *rbp_pop)
-{
-	unsigned char c[2 * EPILOGUE_POPS + 1];
-	size_t i = 0;
-	int pops = 0;
-
-	*rbp_pop = -1;
-	if (!read_bytes(mr, pc, c, sizeof(c)))
-		return -1;
-	while (i < sizeof(c)) {
-		if (c[i] == 0xc3)
-			return pops;
-		if (c[i] == 0x5d)
-			*rbp_pop = pops;
-		if (c[i] >= 0x58 && c[i] <= 0x5f)
-			i += 1;
-		else if (c[i] == 0x41 && i + 1 < sizeof(c) && c[i + 1] >= 0x58 && c[i + 1] <= 0x5f)
-			i += 2;
-		else
-			return -1;
-		pops++;
-	}
-	return -1;
-}
-
 /* The start of the function that holds pc, from its symbol; a return
  * address (!exact) is looked up at pc - 1: after a noreturn call at the
  * end of a function it is already past it. */
@@ -580,11 +550,23 @@ func_start(const struct mapping *m, uint64_t pc, bool exact, uint64_t *start)
 	return true;
 }
 
-static void
-stepped(const struct arch *a, struct arch_regs *regs, uint64_t ra, uint64_t cfa)
+/* The caller's frame, if the return address below cfa is one: regs' pc
+ * and sp become the caller's, and %rbp the one saved at rbp_at (0: not
+ * saved, it is the caller's still).  Returns whether it was taken. */
+static bool
+take_frame(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	   uint64_t cfa, uint64_t rbp_at)
 {
+	const struct arch *a = unwind_target_arch(t);
+	uint64_t ra, rbp;
+
+	if (!read_word(mr, cfa - 8, &ra) || !plausible_ra(t, mr, ra))
+		return false;
+	if (rbp_at && read_word(mr, rbp_at, &rbp))
+		regs->r[a->reg_fp] = rbp;
 	regs->r[a->reg_ip] = ra;
 	regs->r[a->reg_sp] = cfa;
+	return true;
 }
 
 bool
@@ -598,68 +580,44 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 	      bool exact, enum unwind_how *how, bool *no_symbol)
 {
 	const struct arch *a = unwind_target_arch(t);
-	uint64_t pc = regs->r[a->reg_ip], sp = regs->r[a->reg_sp], ra, start;
+	uint64_t pc = regs->r[a->reg_ip], sp = regs->r[a->reg_sp], start;
 
 	*no_symbol = false;
 	if (a->e_machine != EM_X86_64)
 		return 0;
 	struct mapping *m = pc ? unwind_target_mapping(t, exact ? pc : pc - 1) : NULL;
 	*how = UNWIND_HOW_PROLOGUE;
-	if (!m || !(m->perms & MAPPING_X)) {
-		/* Called through a bad pointer: nothing of the callee ran. */
-		if (exact && read_word(mr, sp, &ra) && plausible_ra(t, mr, ra)) {
-			stepped(a, regs, ra, sp + 8);
-			return 1;
-		}
-		return 0;
-	}
-	if (exact) {
-		int rbp_pop, pops = epilogue_pops(mr, pc, &rbp_pop);
-		uint64_t rbp;
-		if (pops >= 0 && read_word(mr, sp + 8 * (uint64_t)pops, &ra) &&
-		    plausible_ra(t, mr, ra)) {
-			/* The pops restore what the prologue saved: %rbp
-			 * among them, which is read where it was pushed. */
-			if (rbp_pop >= 0 && read_word(mr, sp + 8 * (uint64_t)rbp_pop, &rbp))
-				regs->r[X86_RBP] = rbp;
-			stepped(a, regs, ra, sp + 8 * (uint64_t)pops + 8);
-			return 1;
-		}
-	}
+	/* Called through a bad pointer: nothing of the callee ran. */
+	if (!m || !(m->perms & MAPPING_X))
+		return exact && take_frame(t, mr, regs, sp + 8, 0);
+	/* At the pops before a ret: they restore what the prologue saved,
+	 * %rbp among them, which is read where it was pushed. */
+	int64_t rbp_at, up;
+	if (exact && (up = scan_epilogue_forward(mr, pc, true, &rbp_at)) >= 0 &&
+	    take_frame(t, mr, regs, sp + (uint64_t)up + 8, rbp_at >= 0 ? sp + (uint64_t)rbp_at : 0))
+		return 1;
 	*no_symbol = !func_start(m, pc, exact, &start);
 	if (!*no_symbol) {
 		struct prologue p;
-		uint64_t cfa;
 
 		scan_prologue(mr, start, pc, &p);
-		cfa = p.rbp_frame ? regs->r[X86_RBP] + p.rbp_cfa : sp + p.depth + 8;
-		if ((p.ok || p.rbp_frame) && read_word(mr, cfa - 8, &ra) &&
-		    plausible_ra(t, mr, ra)) {
-			uint64_t rbp;
-			if (p.rbp_saved && read_word(mr, cfa - p.rbp_slot, &rbp))
-				regs->r[X86_RBP] = rbp;
-			stepped(a, regs, ra, cfa);
+		uint64_t cfa = p.rbp_frame ? regs->r[a->reg_fp] + p.rbp_cfa : sp + p.depth + 8;
+		if ((p.ok || p.rbp_frame) &&
+		    take_frame(t, mr, regs, cfa, p.rbp_saved ? cfa - p.rbp_slot : 0))
 			return 1;
-		}
 	}
 	/* No symbol (a stripped library: musl's), or a prologue not
 	 * understood: the way out of the function. */
-	int64_t rbp_at, up = scan_epilogue_forward(mr, pc, &rbp_at);
-	if (up >= 0 && read_word(mr, sp + (uint64_t)up, &ra) && plausible_ra(t, mr, ra)) {
-		uint64_t rbp;
-		if (rbp_at >= 0 && read_word(mr, sp + (uint64_t)rbp_at, &rbp))
-			regs->r[X86_RBP] = rbp;
-		stepped(a, regs, ra, sp + (uint64_t)up + 8);
-		return 1;
-	}
-	return 0;
+	up = scan_epilogue_forward(mr, pc, false, &rbp_at);
+	return up >= 0 &&
+	       take_frame(t, mr, regs, sp + (uint64_t)up + 8, rbp_at >= 0 ? sp + (uint64_t)rbp_at : 0);
 }
 
 int
 x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
 {
 	const struct arch *a = unwind_target_arch(t);
-	uint64_t sp = regs->r[a->reg_sp], pc = regs->r[a->reg_ip], w;
+	uint64_t sp = regs->r[a->reg_sp], pc = regs->r[a->reg_ip];
 
 	if (a->e_machine != EM_X86_64)
 		return 0;
@@ -669,14 +627,8 @@ x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 	if (!m || !(m->perms & MAPPING_X))
 		return 0;
 	struct mapping *stack = module_map_find(&t->maps, sp);
-	for (uint64_t k = 0; k < SCAN_WORDS; k++) {
-		uint64_t at = sp + 8 * k;
-		if (!stack || at + 8 > stack->end || !read_word(mr, at, &w))
-			return 0;
-		if (plausible_ra(t, mr, w)) {
-			stepped(a, regs, w, at + 8);
+	for (uint64_t at = sp; stack && at < sp + 8 * SCAN_WORDS && at + 8 <= stack->end; at += 8)
+		if (take_frame(t, mr, regs, at + 8, 0))
 			return 1;
-		}
-	}
 	return 0;
 }

@@ -35,7 +35,7 @@
 #define READ_MAX   (16 << 20)     /* bytes read at one look, at most: the
 				     rest at the next (a huge map must not
 				     hold the caller for seconds) */
-#define READ_BUDGET_NS (100 * 1000000LL) /* and at most this long (a file
+#define READ_BUDGET_NS (100 * 1000000ULL) /* and at most this long (a file
 				     on a slow or hung file system) */
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC  0x9fa0
@@ -421,20 +421,16 @@ static void read_appended(struct perf_map *pm, int fd)
 	char *buf = malloc(CHUNK + MAX_LINE + 1);
 	size_t len = 0;
 	off_t pos = pm->offset;         /* file offset of buf[0] */
-	struct timespec t0, now;
+	uint64_t deadline = monotonic_ns() + READ_BUDGET_NS;
 
 	if (!buf)
 		return;
 	pm->more = false;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		ssize_t r;
 		size_t s = 0;
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((size_t)(pos - pm->offset) >= pm->read_max ||
-		    (now.tv_sec - t0.tv_sec) * 1000000000LL + (now.tv_nsec - t0.tv_nsec) >
-		    READ_BUDGET_NS) {
+		if ((size_t)(pos - pm->offset) >= pm->read_max || monotonic_ns() > deadline) {
 			pm->more = true;
 			break;
 		}

@@ -184,15 +184,22 @@ run_busy(void)
 
 /* ---- deep N: block at the bottom of a deep stack ---------------------------- */
 
-NOINLINE static long
-recurse(int n)
+/* At the bottom: "ready", then serve stdin (target.h) until its end. */
+NOINLINE static void
+serve_stdin(void)
 {
 	char cmd[64];
 
+	puts("ready");
+	while (target_command(cmd, sizeof(cmd), read(0, cmd, sizeof(cmd) - 1)))
+		;
+}
+
+NOINLINE static long
+recurse(int n)
+{
 	if (n == 0) {
-		puts("ready");
-		while (target_command(cmd, sizeof(cmd), read(0, cmd, sizeof(cmd) - 1)))
-			;
+		serve_stdin();
 		return 0;
 	}
 	long r = recurse(n - 1);
@@ -204,13 +211,10 @@ NOINLINE static long
 deep_block(int n)
 {
 	volatile char pad[1024];
-	char cmd[64];
 
 	pad[n & 1023] = 1;
 	if (n == 0) {
-		puts("ready");
-		while (target_command(cmd, sizeof(cmd), read(0, cmd, sizeof(cmd) - 1)))
-			;
+		serve_stdin();
 		return 0;
 	}
 	long r = deep_block(n - 1);
