@@ -197,7 +197,9 @@ int ptrace_target_rescan(struct ptrace_target *t);
 				     given up at once: results[i] -EAGAIN.  It
 				     stays seized with the interrupt pending
 				     and is let go when it leaves the sleep
-				     (as the detach does: lingering) */
+				     (as the detach does: lingering); with
+				     PTRACE_SAMPLE_LATE its stop then is its
+				     late sample (results[i] -ETIMEDOUT) */
 #define PTRACE_DSTATE_CHECK_US 1000
 
 /* What a sample copies and how long it may wait (ptrace_sample_many). */

@@ -232,16 +232,22 @@ check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
 
 /* PTRACE_SAMPLE_DSTATE: thread th of t, interrupted at since, has not
  * stopped by *check_at.  In uninterruptible sleep (D) it is given up: it
- * keeps our interrupt pending, traps when it leaves the sleep, and is let
- * go then (lingering, as after a detach that gave up on it).  Otherwise
- * the next look is at twice its present age. */
+ * keeps our interrupt pending and traps when it leaves the sleep.  With
+ * PTRACE_SAMPLE_LATE that trap is its sample (a recording goes on tracing
+ * it); without, it is let go then (lingering, as after a detach that gave
+ * up on it).  Otherwise the next look is at twice its present age. */
 static bool
-in_dstate(struct ptrace_target *t, struct tracee *th, uint64_t since, uint64_t *check_at)
+in_dstate(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
+	  uint64_t since, uint64_t *check_at)
 {
 	char state = 0;
 	*check_at = since + 2 * (*check_at - since);
 	if (ptrace_thread_info(t->pid, th->tid, &state, NULL, 0) < 0 || state != 'D')
 		return false;
+	if (o->flags & PTRACE_SAMPLE_LATE) {
+		th->late = true;
+		return true;
+	}
 	th->state = TRACEE_GONE;
 	linger_add(th->tid);
 	return true;
@@ -383,8 +389,8 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 				continue;
 			}
 			if (check_ns && now >= check_at[i] &&
-			    in_dstate(ts ? ts[i] : t, threads[i], since[i], &check_at[i])) {
-				results[i] = -EAGAIN;
+			    in_dstate(ts ? ts[i] : t, threads[i], o, since[i], &check_at[i])) {
+				results[i] = (o->flags & PTRACE_SAMPLE_LATE) ? -ETIMEDOUT : -EAGAIN;
 				if (fresh && k == npending - 1)
 					fresh = false;
 				continue;

@@ -192,7 +192,13 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 		 * sleeping threads would otherwise wait for each other's
 		 * copies. */
 		.stagger_us = p->cfg.idle ? 1000 : 0,
-		.flags = p->cfg.idle ? PTRACE_SAMPLE_LATE : PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
+		/* --idle: a thread that went into D after it was chosen
+		 * (a vfork parent waiting for its child, which may itself
+		 * wait in its first stop for this tick to end) is given up
+		 * after a millisecond, not the timeout: its late stop is
+		 * its sample. */
+		.flags = p->cfg.idle ? PTRACE_SAMPLE_LATE | PTRACE_SAMPLE_DSTATE :
+			 PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
 	};
 }
 
