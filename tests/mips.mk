@@ -11,3 +11,12 @@ tests_unit_mips_LDADD = $(UNWIND_LIBS)
 # installed) and run under qemu-user; it skips, saying why, without them.
 TESTS += tests/mips-core.test
 EXTRA_DIST += tests/mips-core.test tests/targets/mips/chain.c
+
+# unwind/cfi-read.c (the one .eh_frame reader) against readelf on a static
+# link, this host's libc and the MIPS libcs: tests/unit-cfi does the
+# lookups.
+check_PROGRAMS += tests/unit-cfi
+tests_unit_cfi_SOURCES = tests/unit-cfi.c
+tests_unit_cfi_LDADD = $(UNWIND_LIBS)
+TESTS += tests/cfi-read.test
+EXTRA_DIST += tests/cfi-read.test

@@ -213,6 +213,18 @@ mutations()
 		's/\} else \{(\n\t\t\/\* No .eh_frame_hdr \(a static link\))/} else if (0) {$1/' \
 		'a static link without .eh_frame_hdr gets no CFI' \
 		'tests/accuracy-builds.test'
+	mutation cfi-sdata unwind/cfi-read.c \
+		's/if \(\(enc & 0x08\) && n < 8 && \(v >> \(8 \* n - 1\)\)\)/if (0)/' \
+		'cfi-read.c: sdata4 pointers are not sign-extended (pc-relative FDE starts below their FDE)' \
+		'tests/cfi-read.test'
+	mutation cfi-index-sort unwind/cfi-read.c \
+		's/qsort\(x->v, x->n, sizeof\(\*x->v\), cmp_ent\);/(void)cmp_ent;/' \
+		'cfi-read.c: the table of an .eh_frame without a header is searched unsorted' \
+		'tests/cfi-read.test'
+	mutation cfi-ra-undefined unwind/cfi-read.c \
+		's/reg == f->cie.ra_column;/reg != f->cie.ra_column;/' \
+		'cfi-read.c: an FDE that marks another register undefined is taken for the outermost frame' \
+		'tests/cfi-read.test'
 	mutation null-call-end unwind/engine-cfi.c \
 		's/if \(new_ip == 0 && !sig\)/if (new_ip == 0)/' \
 		'a signal frame at pc 0 (a call through NULL) ends the walk' \

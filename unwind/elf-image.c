@@ -352,6 +352,7 @@ void file_unmap(const void *p, size_t len)
 static void image_free(struct elf_image *img)
 {
 	symtab_free(img->symtab);
+	cfi_index_free(img->cfi_index);
 	if (img->mmapped)
 		file_unmap(img->data, img->size);
 	else

@@ -34,15 +34,6 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 					       unw_dyn_info_t *di, unw_proc_info_t *pi,
 					       int need_unwind_info, void *arg);
 
-/* DW_EH_PE encodings used by .eh_frame_hdr. */
-#define DW_EH_PE_omit    0xff
-#define DW_EH_PE_udata4  0x03
-#define DW_EH_PE_sdata4  0x0b
-#define DW_EH_PE_udata8  0x04
-#define DW_EH_PE_sdata8  0x0c
-#define DW_EH_PE_pcrel   0x10
-#define DW_EH_PE_datarel 0x30
-
 /* Where the rewritten .debug_frame of table slot i is served: above any
  * user address of x86-64 and aarch64 (47 to 56 bits), one 64 GiB window
  * per slot. */
@@ -134,58 +125,8 @@ struct cfi_ctx {
 	struct memo_log *log;     /* NULL: the walk is not logged */
 };
 
-/* Decode one encoded value of .eh_frame_hdr at target address *addr and
- * advance *addr.  Only what linkers emit there.  Returns 0 or -1. */
-static int
-read_encoded(struct memory_reader *mr, uint64_t *addr, unsigned enc,
-	     uint64_t hdr_rt, uint64_t *out)
-{
-	uint64_t at = *addr, v;
-	switch (enc & 0x0f) {
-	case DW_EH_PE_udata4: {
-		uint32_t x;
-		if (memory_read(mr, at, &x, 4) < 0)
-			return -1;
-		v = x;
-		*addr += 4;
-		break;
-	}
-	case DW_EH_PE_sdata4: {
-		int32_t x;
-		if (memory_read(mr, at, &x, 4) < 0)
-			return -1;
-		v = (uint64_t)(int64_t)x;
-		*addr += 4;
-		break;
-	}
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		if (memory_read(mr, at, &v, 8) < 0)
-			return -1;
-		*addr += 8;
-		break;
-	default:
-		return -1;
-	}
-	switch (enc & 0x70) {
-	case 0:
-		/* absolute: the fde count (the only absolute value we use) */
-		break;
-	case DW_EH_PE_pcrel:
-		v += at;
-		break;
-	case DW_EH_PE_datarel:
-		v += hdr_rt;
-		break;
-	default:
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static void
-table_locate(struct cfi_table *tb, struct memory_reader *mr, const struct mapping *m)
+table_locate(struct cfi_table *tb, const struct mapping *m)
 {
 	const struct elf_image *img = m->image;
 	tb->usable = false;
@@ -197,30 +138,19 @@ table_locate(struct cfi_table *tb, struct memory_reader *mr, const struct mappin
 		if (img->segs[i].vaddr + img->segs[i].memsz > tb->hi)
 			tb->hi = img->segs[i].vaddr + img->segs[i].memsz;
 	}
-	if (!img->eh_frame_hdr_vaddr || img->nsegs == 0)
+	/* libunwind's remote table format is the linker's usual one, what
+	 * cfi_hdr_read takes. */
+	struct cfi_hdr h;
+	if (img->nsegs == 0 || !cfi_hdr_read(img, &h) || h.be)
 		return;
-	uint64_t hdr = img->eh_frame_hdr_vaddr + m->bias;
-	unsigned char h[4];
-	if (memory_read(mr, hdr, h, 4) < 0 || h[0] != 1)
-		return;
-	/* libunwind's remote table format is the linker's usual one:
-	 * datarel|sdata4 (start, fde) pairs. */
-	if (h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || h[2] == DW_EH_PE_omit)
-		return;
-	uint64_t p = hdr + 4, eh_frame, count;
-	if (read_encoded(mr, &p, h[1], hdr, &eh_frame) < 0 ||
-	    read_encoded(mr, &p, h[2], hdr, &count) < 0)
-		return;
-	if (count == 0 || count > img->eh_frame_hdr_size / 8)
-		return;
-	tb->hdr_vaddr = img->eh_frame_hdr_vaddr;
-	tb->table_vaddr = p - m->bias;
-	tb->fde_count = count;
+	tb->hdr_vaddr = h.hdr_vaddr;
+	tb->table_vaddr = h.table_vaddr;
+	tb->fde_count = h.count;
 	tb->usable = true;
 }
 
 static struct cfi_table *
-table_for(struct cfi_state *c, struct memory_reader *mr, const struct mapping *m)
+table_for(struct cfi_state *c, const struct mapping *m)
 {
 	if (c->last < c->ntables && c->tables[c->last].image == m->image)
 		return &c->tables[c->last];
@@ -241,7 +171,7 @@ table_for(struct cfi_state *c, struct memory_reader *mr, const struct mapping *m
 	struct cfi_table *tb = &c->tables[c->ntables];
 	memset(tb, 0, sizeof(*tb));
 	tb->image = m->image;
-	table_locate(tb, mr, m);
+	table_locate(tb, m);
 	c->last = c->ntables++;
 	return tb;
 }
@@ -331,7 +261,7 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	const struct mapping *m = unwind_target_mapping(ctx->t, ip);
 	if (!m || !m->image || !m->bias_known)
 		return -UNW_ENOINFO;
-	struct cfi_table *tb = table_for(c, ctx->mr, m);
+	struct cfi_table *tb = table_for(c, m);
 	if (!tb)
 		return -UNW_ENOINFO;
 	size_t slot = (size_t)(tb - c->tables);

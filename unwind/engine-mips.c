@@ -628,122 +628,6 @@ tgt_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return memory_read(c->mr, addr, buf, len);
 }
 
-/* Bytes of img at ELF virtual address vaddr, or NULL. */
-static const unsigned char *
-image_at(const struct elf_image *img, uint64_t vaddr, size_t len)
-{
-	for (size_t k = 0; k < img->nsegs; k++) {
-		const struct elf_segment *g = &img->segs[k];
-		if (vaddr < g->vaddr || vaddr - g->vaddr >= g->filesz ||
-		    len > g->filesz - (vaddr - g->vaddr))
-			continue;
-		uint64_t off = g->offset + (vaddr - g->vaddr);
-		if (off > img->size || len > img->size - off)
-			return NULL;
-		return img->data + off;
-	}
-	return NULL;
-}
-
-static uint64_t
-uleb(const unsigned char **p, const unsigned char *end)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-		unsigned char b = *(*p)++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-/* The FDE's pointer encoding, from its CIE's "zR" augmentation. */
-static int
-cie_fde_encoding(const struct elf_image *img, uint64_t cie, bool be)
-{
-	const unsigned char *p = image_at(img, cie, 64);
-	if (!p)
-		return -1;
-	const unsigned char *end = p + 64;
-	if (arch_get_uint(p + 4, 4, be) != 0)
-		return -1;        /* not a CIE */
-	unsigned version = p[8];
-	const char *aug = (const char *)p + 9;
-	size_t alen = strnlen(aug, 16);
-	if (alen == 16 || aug[0] != 'z')
-		return aug[0] == '\0' ? 0 : -1;   /* absptr */
-	p = (const unsigned char *)aug + alen + 1;
-	uleb(&p, end);            /* code alignment */
-	uleb(&p, end);            /* data alignment (sleb: skipped alike) */
-	if (version == 1)
-		p++;
-	else
-		uleb(&p, end);    /* return address register */
-	uleb(&p, end);            /* augmentation data length */
-	for (size_t k = 1; k < alen && p < end; k++) {
-		switch (aug[k]) {
-		case 'R': return *p;
-		case 'L': p++; break;
-		case 'P': return -1;  /* C++ personality: rare in C, not parsed */
-		default: return -1;
-		}
-	}
-	return 0;
-}
-
-/* Start of the function containing vaddr from .eh_frame_hdr's table of FDEs,
- * for stripped libraries: even when nothing unwinds with the CFI, its
- * ranges are the function bounds (libc has them; mid-function epilogues
- * otherwise stop the backward scan: tests/mips-core.test, dynamic abort). */
-static int
-fde_start(const struct elf_image *img, const struct arch *a, uint64_t vaddr,
-	  uint64_t *start)
-{
-	bool be = a->big_endian;
-	uint64_t hdr = img->eh_frame_hdr_vaddr;
-	const unsigned char *h = hdr ? image_at(img, hdr, 12) : NULL;
-	/* version 1, table of (initial location, FDE) as datarel sdata4 with
-	 * a udata4 count: what GNU ld writes. */
-	if (!h || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b || (h[1] & 0x0f) != 0x0b)
-		return -ENOENT;
-	uint64_t count = arch_get_uint(h + 8, 4, be);
-	const unsigned char *tab = image_at(img, hdr + 12, (size_t)count * 8);
-	if (!tab || count == 0 || count > (1u << 24))
-		return -ENOENT;
-	uint64_t lo = 0, hi = count;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * mid, 4, be);
-		if (loc <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * lo, 4, be);
-	uint64_t fde = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * lo + 4, 4, be);
-	if (loc > vaddr)
-		return -ENOENT;
-	const unsigned char *f = image_at(img, fde, 24);
-	if (!f || arch_get_uint(f, 4, be) == 0xffffffffu)
-		return -ENOENT;
-	uint64_t cie = fde + 4 - arch_get_uint(f + 4, 4, be);
-	int enc = cie_fde_encoding(img, cie, be);
-	unsigned size;
-	switch (enc < 0 ? -1 : enc & 0x0f) {
-	case 0x00: size = a->word_size; break;
-	case 0x02: case 0x0a: size = 2; break;
-	case 0x03: case 0x0b: size = 4; break;
-	case 0x04: case 0x0c: size = 8; break;
-	default: return -ENOENT;
-	}
-	uint64_t range = arch_get_uint(f + 8 + size, size, be);
-	if (vaddr - loc >= range)
-		return -ENOENT;   /* in a gap no FDE covers */
-	*start = loc;
-	return 0;
-}
-
 static int
 tgt_func(void *ctx, uint64_t addr, uint64_t *start, const char **name)
 {
@@ -754,10 +638,14 @@ tgt_func(void *ctx, uint64_t addr, uint64_t *start, const char **name)
 	uint64_t off = 0;
 	const char *s = elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off);
 	if (!s) {
-		uint64_t v;
-		if (fde_start(m->image, unwind_target_arch(c->t), addr - m->bias, &v) < 0)
+		/* A stripped library: its FDEs' ranges are the function
+		 * bounds (libc has them; mid-function epilogues otherwise
+		 * stop the backward scan: tests/mips-core.test, dynamic
+		 * abort). */
+		struct cfi_fde f;
+		if (cfi_find(m->image, addr - m->bias, &f) < 0)
 			return -ENOENT;
-		*start = v + m->bias;
+		*start = f.start + m->bias;
 		*name = NULL;
 		return 0;
 	}
@@ -766,102 +654,21 @@ tgt_func(void *ctx, uint64_t addr, uint64_t *start, const char **name)
 	return 0;
 }
 
-/* Does the FDE of .eh_frame_hdr covering vaddr begin with
- * DW_CFA_undefined of the return address column (glibc marks its thread
- * start so), before any instruction that advances the location? */
-static bool
-fde_ra_undefined(const struct elf_image *img, const struct arch *a, uint64_t vaddr)
-{
-	bool be = a->big_endian;
-	uint64_t start, hdr = img->eh_frame_hdr_vaddr;
-	if (fde_start(img, a, vaddr, &start) < 0)
-		return false;
-	/* fde_start() checked the table: find the entry again. */
-	const unsigned char *h = image_at(img, hdr, 12);
-	uint64_t count = arch_get_uint(h + 8, 4, be);
-	const unsigned char *tab = image_at(img, hdr + 12, (size_t)count * 8);
-	uint64_t lo = 0, hi = count;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		uint64_t loc = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * mid, 4, be);
-		if (loc <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	uint64_t fde = hdr + (uint64_t)(int64_t)(int32_t)arch_get_uint(tab + 8 * lo + 4, 4, be);
-	const unsigned char *f = image_at(img, fde, 8);
-	if (!f)
-		return false;
-	uint64_t len = arch_get_uint(f, 4, be);
-	if (len < 12 || len > 4096)
-		return false;
-	f = image_at(img, fde, (size_t)len + 4);
-	if (!f)
-		return false;
-	const unsigned char *end = f + 4 + len;
-	uint64_t cie = fde + 4 - arch_get_uint(f + 4, 4, be);
-	int enc = cie_fde_encoding(img, cie, be);
-	unsigned size = enc < 0 ? 0 : (enc & 0x0f) == 0 ? a->word_size :
-			(enc & 0x0f) == 0x0b || (enc & 0x0f) == 0x03 ? 4 :
-			(enc & 0x0f) == 0x0c || (enc & 0x0f) == 0x04 ? 8 : 0;
-	if (size == 0)
-		return false;
-	const unsigned char *p = f + 8 + 2 * size;
-	if (enc != 0)
-		p += uleb(&p, end);   /* augmentation data ("z" CIEs) */
-	/* The return address column of o32 is ra (31): glibc's CIEs say so. */
-	while (p < end) {
-		unsigned op = *p++;
-		if (op == 0x07)               /* DW_CFA_undefined */
-			return uleb(&p, end) == R_RA;
-		if (op == 0x00)               /* DW_CFA_nop */
-			continue;
-		if (op == 0x0c || op == 0x09) {   /* def_cfa, register */
-			uleb(&p, end);
-			uleb(&p, end);
-		} else if (op == 0x0d || op == 0x0e || op == 0x08 || (op & 0xc0) == 0x80) {
-			/* def_cfa_register, def_cfa_offset, same_value, offset */
-			uleb(&p, end);
-			if (op == 0x08 || op == 0x0d || op == 0x0e)
-				continue;
-		} else {
-			return false;         /* advances, or not looked into */
-		}
-	}
-	return false;
-}
-
 static bool
 tgt_outermost(void *ctx, uint64_t pc, uint64_t start)
 {
 	struct target_ctx *c = ctx;
-	const struct arch *a = unwind_target_arch(c->t);
 	struct mapping *m = unwind_target_mapping(c->t, pc);
 	if (!m || !m->image || !m->bias_known)
 		return false;
-	const struct elf_image *img = m->image;
-	/* e_entry of the program: an ET_EXEC, or an ET_DYN with a
-	 * PT_INTERP (a PIE; not libc.so, whose entry prints its version). */
-	bool be = a->big_endian, w8 = a->word_size == 8;
-	if (img->size < (w8 ? 64u : 52u))
-		return false;
-	unsigned type = (unsigned)arch_get_uint(img->data + 16, 2, be);
-	uint64_t entry = arch_get_uint(img->data + 24, w8 ? 8 : 4, be);
-	uint64_t phoff = arch_get_uint(img->data + (w8 ? 32 : 28), w8 ? 8 : 4, be);
-	unsigned phentsize = (unsigned)arch_get_uint(img->data + (w8 ? 54 : 42), 2, be);
-	unsigned phnum = (unsigned)arch_get_uint(img->data + (w8 ? 56 : 44), 2, be);
-	bool program = type == ET_EXEC;
-	for (unsigned k = 0; type == ET_DYN && k < phnum && phentsize >= 4; k++) {
-		uint64_t off = phoff + (uint64_t)k * phentsize;
-		if (off > img->size || img->size - off < 4)
-			break;
-		if (arch_get_uint(img->data + off, 4, be) == PT_INTERP)
-			program = true;
-	}
-	if (program && entry + m->bias == start)
+	/* The file's entry point (a program's _start, which nothing calls;
+	 * a library's entry only runs when the library is run as one). */
+	if (m->image->entry && m->image->entry + m->bias == start)
 		return true;
-	return fde_ra_undefined(img, a, pc - m->bias);
+	/* An FDE that marks the return address undefined from its start
+	 * (glibc's __start and clone). */
+	struct cfi_fde f;
+	return cfi_find(m->image, pc - m->bias, &f) == 0 && cfi_fde_ra_undefined(&f);
 }
 
 static int

@@ -9,6 +9,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/elf-image.c \
 	unwind/symtab.c \
 	unwind/debug-file.c \
+	unwind/cfi-read.c \
 	unwind/debug-frame.c \
 	unwind/gopclntab.c \
 	unwind/minidebuginfo.c \
