@@ -50,6 +50,14 @@ static const struct arch_sigtramp aarch64_sigtramp = {
 	.nregs = 31,
 };
 
+/* BL imm26; BLR Xn; BLRAA, BLRAAZ, BLRAB, BLRABZ (pointer authentication:
+ * -mbranch-protection builds call through signed pointers). */
+static const struct arch_insn_pattern aarch64_calls[] = {
+	{ 0xfc000000, 0x94000000 },
+	{ 0xfffffc1f, 0xd63f0000 },
+	{ 0xfefff800, 0xd63f0800 },
+};
+
 const struct arch arch_aarch64 = {
 	.name = "aarch64",
 	.e_machine = EM_AARCH64,
@@ -61,6 +69,9 @@ const struct arch arch_aarch64 = {
 	.fp_chain = true,
 	.ra_pac_mask = ~((UINT64_C(1) << 48) - 1),
 	.sigtramp = &aarch64_sigtramp,
+	.calls = aarch64_calls,
+	.ncalls = sizeof(aarch64_calls) / sizeof(aarch64_calls[0]),
+	.insn_size = 4,
 	.libunwind_slots = true,
 	.pr_reg_size = PR_NWORDS * 8,
 	.pr_reg_min = PR_NWORDS * 8,

@@ -57,6 +57,11 @@ struct arch_sigtramp {
 	unsigned nregs;           /* general registers before sp and pc */
 };
 
+/* An instruction of a kind: insn & mask == value. */
+struct arch_insn_pattern {
+	uint32_t mask, value;
+};
+
 struct arch {
 	const char *name;         /* "x86-64", "aarch64", "mipsel (o32)" ... */
 	unsigned e_machine;       /* EM_X86_64, EM_AARCH64, EM_MIPS */
@@ -80,6 +85,13 @@ struct arch {
 	 * signs x30 before it is saved).  0 where there are none. */
 	uint64_t ra_pac_mask;
 	const struct arch_sigtramp *sigtramp;  /* NULL: none the fp walk knows */
+	/* Calls of a fixed-size instruction set (insn_size bytes, in the
+	 * target's byte order): insn & mask == value for each pattern.  A
+	 * return address follows one.  ncalls 0: not described here
+	 * (x86-64's are decoded by unwind/engine-x86.c; MIPS's by
+	 * engine-mips.c). */
+	const struct arch_insn_pattern *calls;
+	unsigned ncalls, insn_size;
 	/* Slot i is libunwind's register i for this architecture, so the cfi
 	 * engine can hand libunwind our slots (x86-64, aarch64; not MIPS,
 	 * where libunwind puts the pc at 34). */
@@ -154,6 +166,17 @@ arch_get_uint(const void *p, size_t size, bool big_endian)
 	for (size_t k = 0; k < size; k++)
 		v = v << 8 | b[big_endian ? k : size - 1 - k];
 	return v;
+}
+
+/* Is the insn_size-byte instruction at p one of a's calls? */
+static inline bool
+arch_is_call(const struct arch *a, const void *p)
+{
+	uint32_t insn = (uint32_t)arch_get_uint(p, a->insn_size, a->big_endian);
+	for (unsigned k = 0; k < a->ncalls; k++)
+		if ((insn & a->calls[k].mask) == a->calls[k].value)
+			return true;
+	return false;
 }
 
 /* Word `index` of pr_reg (len bytes): 0 and the value in *out, or -EINVAL

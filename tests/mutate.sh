@@ -225,6 +225,10 @@ mutations()
 		's/reg == f->cie.ra_column;/reg != f->cie.ra_column;/' \
 		'cfi-read.c: an FDE that marks another register undefined is taken for the outermost frame' \
 		'tests/cfi-read.test'
+	mutation lr-bad-pc unwind/engine-fp.c \
+		's/if \(m && \(m->perms & MAPPING_X\)\)\n\t\treturn 0;         \/\* code:/if (1)\n\t\treturn 0;         \/* code:/' \
+		'aarch64: a call through NULL does not go on at the link register' \
+		'tests/vm-aarch64.test'
 	mutation null-call-end unwind/engine-cfi.c \
 		's/if \(new_ip == 0 && !sig\)/if (new_ip == 0)/' \
 		'a signal frame at pc 0 (a call through NULL) ends the walk' \

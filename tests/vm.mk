@@ -18,4 +18,5 @@ EXTRA_DIST += \
 	tests/vm-init.sh \
 	tests/vm-check.py \
 	tests/targets/vm/live.c \
-	tests/targets/vm/locks.c
+	tests/targets/vm/locks.c \
+	tests/targets/vm/nullcall.c

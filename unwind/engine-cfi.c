@@ -552,6 +552,11 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t prev_sp = regs->r[a->reg_sp];
 	bool exact_ip = true;   /* frames[0] and frames after a signal frame */
+	/* regs hold the current frame's registers (the cursor was made from
+	 * them, no unw_step since): read back through libunwind, aarch64's
+	 * x30 came back 0 after a signal frame, and the link register rule
+	 * of a call through NULL had nothing to go on. */
+	bool regs_current = true;
 
 	while (*n < max) {
 		uint64_t ip = frames[*n - 1].ip;
@@ -581,7 +586,9 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 			 * for the frame the cursor is at, not (as on x86-64)
 			 * for the one it has left: the table's trampoline is
 			 * stepped here, through the saved registers. */
-			cursor_regs(a, &cur, regs);
+			if (!regs_current)
+				cursor_regs(a, &cur, regs);
+			regs_current = true;
 			tramp = fp_sigtramp_step(t, mr, regs);
 			if (tramp < 0)
 				return UNWIND_STOP_BAD_FRAME;
@@ -596,7 +603,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 			new_ip = regs->r[a->reg_ip];
 			new_sp = regs->r[a->reg_sp];
 			how = UNWIND_HOW_CFI;
-		} else if (covered && (r = unw_step(&cur)) >= 0) {
+		} else if (covered && (regs_current = false, r = unw_step(&cur)) >= 0) {
 			if (r == 0)
 				return UNWIND_STOP_END;
 			/* libunwind (1.6, x86-64) answers for the frame it
@@ -625,6 +632,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 				regs->r[a->reg_ip] = new_ip;
 				if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 					return UNWIND_STOP_NOINFO;
+				regs_current = true;
 			}
 			how = UNWIND_HOW_CFI;
 		} else {
@@ -632,7 +640,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 			 * (With a trampoline in the table they were read
 			 * before unw_step, which may have failed halfway
 			 * through the cursor.) */
-			if (!a->sigtramp)
+			if (!a->sigtramp && !regs_current)
 				cursor_regs(a, &cur, regs);
 			/* What follows reads regs and mr itself, unlogged;
 			 * only the plain end (no CFI, cfi engine) is kept. */
@@ -663,6 +671,9 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 				struct arch_regs before = *regs;
 				if (x86_heur_step(t, mr, regs, exact_ip, &how, &no_sym) > 0) {
 					sig = false;
+				} else if (lr_bad_pc_step(t, mr, regs, exact_ip) > 0) {
+					sig = false;
+					how = UNWIND_HOW_PROLOGUE;
 				} else if ((fr = fp_step(t, mr, regs, &stop)) >= 0 &&
 					   (fr == 1 || !no_sym ||
 					    x86_plausible_ra(t, mr, regs->r[a->reg_ip]))) {
@@ -687,6 +698,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 			}
 			if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 				return UNWIND_STOP_NOINFO;
+			regs_current = true;
 			new_ip = regs->r[a->reg_ip];
 			new_sp = regs->r[a->reg_sp];
 		}

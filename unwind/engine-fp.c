@@ -118,6 +118,19 @@ fp_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *reg
 	const struct arch *a = unwind_target_arch(t);
 	while (*n < max) {
 		enum unwind_stop stop;
+		/* frames[*n - 1] stopped anywhere: the innermost, or a frame a
+		 * signal interrupted. */
+		bool exact = *n == 1 || frames[*n - 2].signal_frame;
+		if (lr_bad_pc_step(t, mr, regs, exact) > 0) {
+			/* A call through a bad pointer (aarch64): its
+			 * caller, at the link register. */
+			frames[*n - 1].signal_frame = false;
+			frames[*n].ip = regs->r[a->reg_ip];
+			frames[*n].how = UNWIND_HOW_PROLOGUE;
+			frames[*n].signal_frame = false;
+			(*n)++;
+			continue;
+		}
 		int r = fp_step(t, mr, regs, &stop);
 		if (r < 0)
 			return stop;
@@ -140,3 +153,31 @@ const struct unwinder unwinder_fp = {
 	.first_how = UNWIND_HOW_FP,
 	.walk = fp_walk,
 };
+
+int
+lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	       bool exact)
+{
+	const struct arch *a = unwind_target_arch(t);
+	if (!exact || a->reg_ra < 0 || a->ncalls == 0 ||
+	    !(regs->valid & (UINT64_C(1) << a->reg_ra)))
+		return 0;
+	uint64_t pc = regs->r[a->reg_ip];
+	const struct mapping *m = pc ? unwind_target_mapping(t, pc) : NULL;
+	if (m && (m->perms & MAPPING_X))
+		return 0;         /* code: what CFI or the fp chain are for */
+	/* Called through a bad pointer: nothing of the callee ran, and the
+	 * link register still holds where its caller goes on (not signed
+	 * yet: pac-ret signs it in the callee's prologue). */
+	uint64_t ra = regs->r[a->reg_ra] & ~a->ra_pac_mask;
+	unsigned char insn[8];
+	m = ra >= a->insn_size ? unwind_target_mapping(t, ra - a->insn_size) : NULL;
+	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||
+	    memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
+		return 0;
+	regs->r[a->reg_ip] = ra;
+	/* The caller's own return address is not in the register any more
+	 * (the call overwrote it): its CFI says where it is. */
+	regs->valid &= ~(UINT64_C(1) << a->reg_ra);
+	return 1;
+}

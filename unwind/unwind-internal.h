@@ -703,6 +703,14 @@ int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch
 bool x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
 int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 
+/* A pc outside executable memory (frames[0], or a frame a signal
+ * interrupted: exact) on an architecture with a link register and calls
+ * it knows (aarch64): the call went through a bad pointer, and the caller
+ * goes on at the link register, if the instruction before it is a call.
+ * Returns 1 when it stepped (only the pc changes), else 0. */
+int lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		   bool exact);
+
 /* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
  * the frame at regs is the trampoline and regs now hold the interrupted
  * registers, 0 when it is not the trampoline, -1 when it is but its

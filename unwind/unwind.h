@@ -47,7 +47,8 @@ enum unwind_how {
 	UNWIND_HOW_FP_UNSURE,
 	/* "prologue": x86-64 code without CFI, by decoding its prologue (or
 	 * epilogue) from the function's start to the pc; also a pc outside
-	 * executable memory (a call through NULL), taken from [sp]. */
+	 * executable memory (a call through NULL), taken from [sp] (x86-64)
+	 * or the link register (aarch64). */
 	UNWIND_HOW_PROLOGUE,
 	/* "scan?": the first word up the stack that is a return address (in
 	 * executable memory, right after a call): a guess. */

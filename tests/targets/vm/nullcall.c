@@ -1,0 +1,66 @@
+/* tests/targets/vm/nullcall.c - a call through a NULL function pointer,
+ * the most common crash, in a thread of a live process, for the emulated
+ * machines (tests/vm-aarch64.test): the guest's stackspy dumps it inside
+ * its SIGSEGV handler.
+ *
+ *   main      main > main_wait > pthread_join (blocked in libc)
+ *   nullcall  null_entry > null_1 > null_2 > 0x0 > [signal frame] >
+ *             on_segv > segv_leaf (busy inside the handler)
+ *
+ * On aarch64 nothing of the callee at 0x0 ran: null_2's return address is
+ * only in the link register, which the signal frame saved.  When the
+ * thread is in its handler, the pid goes to the file named by argv[1].
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOIPA __attribute__((noipa))
+
+static volatile unsigned long sink;
+static volatile int ready;
+static void (*volatile null_fn)(void);
+
+NOIPA void segv_leaf(void) { __atomic_add_fetch(&ready, 1, __ATOMIC_SEQ_CST); for (;;) sink++; }
+NOIPA void on_segv(int s) { segv_leaf(); sink += (unsigned)s; }
+NOIPA void null_2(void) { null_fn(); sink++; }
+NOIPA void null_1(void) { null_2(); sink++; }
+NOIPA void *null_entry(void *arg) { null_1(); sink++; return arg; }
+
+NOIPA void
+main_wait(pthread_t t)
+{
+	pthread_join(t, NULL);
+	sink++;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv;
+	sigaction(SIGSEGV, &sa, NULL);
+
+	pthread_t t;
+	if (pthread_create(&t, NULL, null_entry, NULL) != 0) {
+		perror("pthread_create");
+		return 1;
+	}
+	pthread_setname_np(t, "nullcall");
+	while (ready < 1)
+		usleep(10000);
+	if (argc > 1) {
+		FILE *f = fopen(argv[1], "w");
+		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+			perror(argv[1]);
+			return 1;
+		}
+	}
+	main_wait(t);
+	return 0;
+}
