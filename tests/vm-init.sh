@@ -11,7 +11,9 @@
 #   @@stderr                       ...stderr of the run before...
 #   @@folded TARGET                ...folded...    @@end-folded
 #
-# then "@@done" and power off.  Never exits (PID 1 must not): whatever
+# A line "core:TARGET ENGINE..." runs `TARGET crash` instead, and dumps
+# the core the kernel wrote ("dump TARGET-core ENGINE").
+# Then "@@done" and power off.  Never exits (PID 1 must not): whatever
 # fails, the machine is powered off at the end.
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -38,6 +40,22 @@ show()
 
 while read -r target engines; do
 	[ -n "$target" ] || continue
+	case $target in
+	core:*)
+		# "core:TARGET ENGINE...": TARGET crash dies and the kernel
+		# writes its core, dumped once per engine as TARGET-core.
+		t=${target#core:}
+		rm -f /tmp/core*
+		(cd /tmp && ulimit -c unlimited && exec /t/"$t" crash) > /dev/null 2>&1
+		c=$(ls /tmp/core* 2> /dev/null | head -n 1)
+		[ -n "$c" ] || echo "@@error $t: no core written"
+		for e in $engines; do
+			show "dump $t-core $e" stackspy dump --core "$c" --exe /t/"$t" \
+				--engine "$e" --format json
+		done
+		rm -f /tmp/core*
+		continue;;
+	esac
 	rm -f /tmp/ready
 	/t/"$target" /tmp/ready &
 	pid=$!

@@ -10,10 +10,12 @@
  * On aarch64 nothing of the callee at 0x0 ran: null_2's return address is
  * only in the link register, which the signal frame saved.  When the
  * thread is in its handler, the pid goes to the file named by argv[1].
+ * `nullcall crash`: no handler; the kernel writes a core of the crash.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +43,12 @@ main_wait(pthread_t t)
 int
 main(int argc, char **argv)
 {
+	bool crash = argc > 1 && strcmp(argv[1], "crash") == 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_segv;
-	sigaction(SIGSEGV, &sa, NULL);
+	if (!crash)
+		sigaction(SIGSEGV, &sa, NULL);
 
 	pthread_t t;
 	if (pthread_create(&t, NULL, null_entry, NULL) != 0) {
