@@ -1,320 +1,25 @@
-/* ptrace/attach.c - seize every thread, keep up with their stops, detach.
+/* ptrace/attach.c - seize every thread of a process, keep the list up to
+ * date (rescan, prune), attach again after a detach.
  *
  * Rules (DESIGN.md "ptrace rules"): PTRACE_SEIZE only, never
  * PTRACE_O_EXITKILL, so that a SIGKILLed stackspy leaves its tracees running
  * (the kernel detaches seized tracees when the tracer dies).  A signal that
  * stops a tracee on its way in is re-injected.  A group-stop (kill -STOP) is
- * kept with PTRACE_LISTEN and left in place at detach.
+ * kept with PTRACE_LISTEN and left in place at detach (wait.c, detach.c).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
-#include <poll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ptrace/ptrace-internal.h"
 
-#define PF_KTHREAD 0x00200000
-
-/* Tracee stops are announced to the tracer with SIGCHLD: we keep SIGCHLD
- * blocked and read it from a signalfd, so a wait can have a timeout without
- * timers or signal handlers. */
-static int sigchld_fd = -1;
-/* Set when a SIGCHLD from some other tracee than the one waited for was
- * read, or may have been (SIGCHLDs coalesce): ptrace_target_poll must look. */
-static bool other_stop_pending;
-
-static struct tracee *
-target_find(struct ptrace_target *t, pid_t tid)
-{
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid)
-			return &t->threads[i];
-	return NULL;
-}
-
-/* Every target from attach to release, in one list: waitpid(-1) returns
- * the stops of all our tracees, and one that belongs to another target than
- * the one being polled must still be handled, not dropped (it would stay
- * stopped); ptrace_detach_all() walks it on every exit path.  Targets are
- * allocated here, so their addresses never move. */
-static struct ptrace_target *registry;
-
-/* Threads still seized after a detach gave up on them (they did not stop
- * by its deadline: uninterruptible sleep).  They trap when they leave it,
- * and must then be let go at once: ptrace_target_poll() and
- * ptrace_release_lingering() do. */
-static pid_t *lingering;
-static size_t nlingering, lingering_cap;
-
-void
-linger_add(pid_t tid)
-{
-	if (nlingering == lingering_cap) {
-		size_t ncap = lingering_cap ? 2 * lingering_cap : 16;
-		pid_t *nv = realloc(lingering, ncap * sizeof(*nv));
-		if (!nv)
-			return;  /* the kernel lets it go when we exit */
-		lingering = nv;
-		lingering_cap = ncap;
-	}
-	lingering[nlingering++] = tid;
-}
-
-bool
-linger_has(pid_t tid)
-{
-	for (size_t i = 0; i < nlingering; i++)
-		if (lingering[i] == tid)
-			return true;
-	return false;
-}
-
-static void
-linger_remove(pid_t tid)
-{
-	for (size_t i = 0; i < nlingering; i++) {
-		if (lingering[i] == tid) {
-			lingering[i] = lingering[--nlingering];
-			return;
-		}
-	}
-}
-
-/* Read by signal handlers and by the watchdog. */
-static volatile sig_atomic_t held;
-
-static void
-held_update(void)
-{
-	int n = (int)nlingering + (int)follow_loose_count();
-	for (struct ptrace_target *t = registry; t; t = t->next)
-		n += !t->detached;
-	held = n;
-	watchdog_set_busy(n);
-}
-
-int
-ptrace_held_count(void)
-{
-	return held;
-}
-
-struct ptrace_target *
-registry_new(pid_t pid, unsigned long options)
-{
-	struct ptrace_target *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->pid = pid;
-	t->options = options & ~(unsigned long)PTRACE_O_EXITKILL;
-	t->next = registry;
-	registry = t;
-	follow_count(t, 1);
-	/* Before the first seize: from now on a SIGSTOPped stackspy would
-	 * stall its tracees. */
-	ptrace_watchdog_start();
-	held_update();
-	return t;
-}
-
-static void
-registry_remove(struct ptrace_target *t)
-{
-	for (struct ptrace_target **pp = &registry; *pp; pp = &(*pp)->next) {
-		if (*pp == t) {
-			*pp = t->next;
-			follow_count(t, -1);
-			held_update();
-			return;
-		}
-	}
-}
-
-struct tracee *
-registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owner)
-{
-	struct tracee *th = hint ? target_find(hint, tid) : NULL;
-	*owner = hint;
-	for (struct ptrace_target *t = registry; !th && t; t = t->next) {
-		if (t != hint) {
-			th = target_find(t, tid);
-			*owner = t;
-		}
-	}
-	return th;
-}
-
-struct ptrace_target *
-registry_next_unannounced(void)
-{
-	for (struct ptrace_target *t = registry; t; t = t->next) {
-		if (t->followed && !t->announced) {
-			t->announced = true;
-			return t;
-		}
-	}
-	return NULL;
-}
-
-static int
-sigchld_setup(void)
-{
-	if (sigchld_fd >= 0)
-		return 0;
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	sigchld_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	return sigchld_fd < 0 ? -errno : 0;
-}
-
-uint64_t
-monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-int
-tracee_wait(pid_t tid, int *status, int timeout_ms)
-{
-	uint64_t deadline = timeout_ms < 0 ? 0 : monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
-	for (;;) {
-		pid_t r = waitpid(tid, status, WNOHANG | __WALL);
-		if (r == tid)
-			return 1;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r < 0)
-			continue;
-		struct timespec ts, *tsp = NULL;
-		if (timeout_ms >= 0) {
-			uint64_t now = monotonic_ns();
-			if (now >= deadline)
-				return 0;
-			uint64_t left = deadline - now;
-			ts.tv_sec = (time_t)(left / 1000000000u);
-			ts.tv_nsec = (long)(left % 1000000000u);
-			tsp = &ts;
-		}
-		struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
-		ptrace_watchdog_alive(tsp ? deadline : UINT64_MAX);
-		int pr = ppoll(&pfd, 1, tsp, NULL);
-		if (pr > 0) {
-			struct signalfd_siginfo si;
-			/* SIGCHLDs coalesce: the one we read may stand for
-			 * another tracee's stop too, so the next poll must look
-			 * whatever pid it names. */
-			while (read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				other_stop_pending = true;
-		}
-	}
-}
-
-bool
-tracee_sleep(uint64_t wake_ns, pid_t expected)
-{
-	struct timespec ts, *tsp = NULL;
-	if (wake_ns != UINT64_MAX) {
-		uint64_t now = monotonic_ns();
-		uint64_t left = wake_ns > now ? wake_ns - now : 0;
-		ts.tv_sec = (time_t)(left / 1000000000u);
-		ts.tv_nsec = (long)(left % 1000000000u);
-		tsp = &ts;
-	}
-	struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
-	bool other = false;
-	ptrace_watchdog_alive(wake_ns);
-	if (ppoll(&pfd, 1, tsp, NULL) > 0) {
-		/* Several at a time: a read that does not fill the buffer
-		 * has emptied the queue, and no read ends in EAGAIN. */
-		struct signalfd_siginfo si[8];
-		ssize_t r;
-		do {
-			r = read(sigchld_fd, si, sizeof(si));
-			for (ssize_t k = 0; r > 0 && k < r / (ssize_t)sizeof(si[0]); k++) {
-				other_stop_pending = true;
-				if ((pid_t)si[k].ssi_pid != expected)
-					other = true;
-			}
-		} while (r == (ssize_t)sizeof(si));
-	}
-	return other;
-}
-
-void
-tracee_event(struct ptrace_target *t, pid_t tid, int st)
-{
-	if ((st >> 16) != PTRACE_EVENT_EXEC) {
-		follow_event(t, tid, st);
-		return;
-	}
-	t->exec_seen = true;
-	/* An exec from a thread other than the leader: every other thread is
-	 * gone and the exec'ing one now has the leader's tid.  Its old tid
-	 * never reports an exit, so forget it here, or the process would
-	 * never look ended. */
-	unsigned long former = 0;
-	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) < 0 || (pid_t)former == tid)
-		return;
-	struct tracee *old = target_find(t, (pid_t)former);
-	if (old)
-		old->state = TRACEE_GONE;
-}
-
-static bool
-is_group_stop(int st)
-{
-	if ((st >> 16) != PTRACE_EVENT_STOP)
-		return false;
-	switch (WSTOPSIG(st)) {
-	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
-		return true;
-	default:
-		return false;
-	}
-}
-
-int
-tracee_resume(struct tracee *th, int st)
-{
-	long r;
-	if (!WIFSTOPPED(st)) {
-		th->state = TRACEE_GONE;
-		return -ESRCH;
-	}
-	if ((st >> 16) == 0) {
-		/* signal-delivery-stop: deliver the signal as if we were not here. */
-		r = ptrace(PTRACE_CONT, th->tid, 0L, (long)WSTOPSIG(st));
-		th->state = TRACEE_RUNNING;
-	} else if (is_group_stop(st)) {
-		/* Stay stopped, but let SIGCONT end the stop as it would without us. */
-		r = ptrace(PTRACE_LISTEN, th->tid, 0L, 0L);
-		th->state = TRACEE_LISTENING;
-	} else {
-		r = ptrace(PTRACE_CONT, th->tid, 0L, 0L);
-		th->state = TRACEE_RUNNING;
-	}
-	if (r < 0) {
-		if (errno == ESRCH)
-			th->state = TRACEE_GONE;
-		return -errno;
-	}
-	return 0;
-}
+#define PF_KTHREAD 0x00200000  /* /proc/PID/stat flags: a kernel thread */
 
 int
 ptrace_target_check(pid_t pid, char *why, size_t len)
@@ -365,23 +70,6 @@ ptrace_target_check(pid_t pid, char *why, size_t len)
 	return 0;
 }
 
-static struct tracee *
-target_add(struct ptrace_target *t, pid_t tid)
-{
-	if (t->nthreads == t->cap) {
-		size_t ncap = t->cap ? 2 * t->cap : 16;
-		struct tracee *nv = realloc(t->threads, ncap * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		t->threads = nv;
-		t->cap = ncap;
-	}
-	struct tracee *th = &t->threads[t->nthreads++];
-	memset(th, 0, sizeof(*th));
-	th->tid = tid;
-	return th;
-}
-
 /* t->threads[0, sorted) is sorted by tid (rescan keeps it so); entries
  * after it were appended by the current pass.  A record rescans every tick,
  * so with 1000 threads a linear search here was a million compares a tick. */
@@ -409,47 +97,6 @@ cmp_tracee(const void *a, const void *b)
 {
 	pid_t x = ((const struct tracee *)a)->tid, y = ((const struct tracee *)b)->tid;
 	return (x > y) - (x < y);
-}
-
-/* Field 22 of /proc/PID/stat (start time in clock ticks since boot): with
- * the pid, the identity of a process.  Returns 0 with *out set (0 when
- * the line cannot be parsed), -ESRCH when there is no such process, or
- * another negative errno (e.g. -EMFILE: no verdict). */
-static int
-proc_start_time(pid_t pid, unsigned long long *out)
-{
-	char path[64], buf[1024];
-	*out = 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	ssize_t r = procfs_read(path, buf, sizeof(buf));
-	if (r == -ENOENT)
-		return -ESRCH;
-	if (r < 0)
-		return (int)r;
-	char *cp = strrchr(buf, ')');
-	if (!cp || cp[1] != ' ')
-		return 0;
-	/* After the comm: state is field 3, start time field 22. */
-	char *f = cp + 2;
-	for (int field = 3; field < 22 && f; field++) {
-		f = strchr(f, ' ');
-		if (f)
-			f++;
-	}
-	*out = f ? strtoull(f, NULL, 10) : 0;
-	return 0;
-}
-
-/* The TracerPid of thread tid of pid, 0 if none or unknown. */
-static pid_t
-thread_tracer(pid_t pid, pid_t tid)
-{
-	char path[96], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	if (procfs_read(path, buf, sizeof(buf)) < 0)
-		return 0;
-	const char *l = strstr(buf, "\nTracerPid:");
-	return l ? (pid_t)strtol(l + 11, NULL, 10) : 0;
 }
 
 /* The PTRACE_O_* bits of our options (the others are ours). */
@@ -529,7 +176,7 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 			 * reason rather than leave it out silently. */
 			th->state = TRACEE_GONE;
 			th->attach_error = -EPERM;
-			th->tracer = thread_tracer(t->pid, tid);
+			th->tracer = procfs_tracer(t->pid, tid);
 			t->refused_total++;
 			return 1;
 		}
@@ -547,26 +194,6 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 			tracee_resume(th, st);
 	}
 	return 1;
-}
-
-/* A thread the kernel attached for us (follow.c): listed, running. */
-static int
-adopt_thread(struct ptrace_target *t, pid_t tid)
-{
-	struct tracee *th = target_add(t, tid);
-	if (!th)
-		return -ENOMEM;
-	th->state = TRACEE_RUNNING;
-	th->proc_state = 'R';
-	ptrace_thread_info(t->pid, tid, NULL, th->name, sizeof(th->name));
-	return 1;
-}
-
-void
-target_fill_new_process(struct ptrace_target *t)
-{
-	proc_start_time(t->pid, &t->start_time);
-	adopt_thread(t, t->pid);
 }
 
 /* The process is gone: none of its threads can be ours any more (their
@@ -594,7 +221,7 @@ ptrace_target_rescan(struct ptrace_target *t)
 		/* Never seize the threads of another process that got the
 		 * pid after ours ended. */
 		unsigned long long st;
-		int sr = proc_start_time(t->pid, &st);
+		int sr = procfs_start_time(t->pid, &st);
 		if (sr == -ESRCH || (sr == 0 && t->start_time && st != t->start_time)) {
 			target_mark_gone(t);
 			added = -ESRCH;
@@ -622,7 +249,7 @@ ptrace_target_rescan(struct ptrace_target *t)
 				snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
 				taskfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			}
-			int r = follow_take_loose(t->pid, tids[i]) ? adopt_thread(t, tids[i]) :
+			int r = follow_take_loose(t->pid, tids[i]) ? registry_adopt_thread(t, tids[i]) :
 				seize_thread(t, tids[i], taskfd);
 			if (r < 0 && tids[i] == t->pid && t->nthreads == 0) {
 				free(tids);
@@ -681,14 +308,14 @@ ptrace_target_attach(pid_t pid, unsigned long options, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	proc_start_time(pid, &t->start_time);
+	procfs_start_time(pid, &t->start_time);
 	/* The leader first: its failure (EPERM) is the process's failure. */
 	r = seize_thread(t, pid, -1);
 	if (r >= 0)
 		r = ptrace_target_rescan(t);
 	if (r >= 0 && t->nthreads == 0)
 		r = -ESRCH;
-	if (r == -EPERM && thread_tracer(pid, pid) == getpid())
+	if (r == -EPERM && procfs_tracer(pid, pid) == getpid())
 		r = -EALREADY;  /* a child the kernel attached for us (follow.c) */
 	if (r < 0) {
 		ptrace_target_release(t);
@@ -706,7 +333,7 @@ ptrace_target_reattach(struct ptrace_target *t)
 	if (t->gone)
 		return -ESRCH;
 	unsigned long long st;
-	int r = proc_start_time(t->pid, &st);
+	int r = procfs_start_time(t->pid, &st);
 	if (r == 0 && t->start_time && st != t->start_time)
 		r = -ESRCH;
 	if (r < 0) {
@@ -736,321 +363,4 @@ ptrace_target_reattach(struct ptrace_target *t)
 		return r;
 	}
 	return 0;
-}
-
-int
-ptrace_event_fd(void)
-{
-	return sigchld_fd;
-}
-
-/* ptrace_poll_all_from_yield: a late stop is let go without its sample. */
-static bool poll_from_yield;
-
-void
-ptrace_target_poll(struct ptrace_target *t)
-{
-	/* waitpid(-1) walks every tracee in the kernel: with 1000 threads,
-	 * doing it after each sample was 12% of a dump.  Look only when a
-	 * SIGCHLD says a stop may be waiting, and every 64th call anyway
-	 * because SIGCHLDs coalesce. */
-	static unsigned calls;
-	struct signalfd_siginfo si[8];
-	bool pending = other_stop_pending || (++calls % 64) == 0;
-	/* Events handled: progress (watchdog.c). */
-	ptrace_watchdog_alive(0);
-	ssize_t n;
-	/* A read that does not fill the buffer has emptied the queue. */
-	while (sigchld_fd >= 0 && (n = read(sigchld_fd, si, sizeof(si))) > 0) {
-		pending = true;
-		if (n < (ssize_t)sizeof(si))
-			break;
-	}
-	if (!pending)
-		return;
-	other_stop_pending = false;
-	for (;;) {
-		int st;
-		pid_t r = waitpid(-1, &st, WNOHANG | __WALL);
-		if (r <= 0)
-			return;
-		struct ptrace_target *owner;
-		struct tracee *th = registry_find(t, r, &owner);
-		if ((!th || th->state == TRACEE_GONE) && !linger_has(r) &&
-		    follow_unknown_stop(r, st))
-			continue;  /* a new child, adopted (follow.c) */
-		if (!th && !WIFSTOPPED(st))
-			follow_gone(r);
-		if (!th || th->state == TRACEE_GONE) {
-			/* A thread we gave up on (it did not stop in time at
-			 * detach, e.g. in uninterruptible sleep) whose stop
-			 * came later: let it go, with its signal. */
-			if (WIFSTOPPED(st))
-				ptrace(PTRACE_DETACH, r, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
-			if (nlingering) {
-				linger_remove(r);
-				held_update();
-			}
-			if (!th || WIFSTOPPED(st))
-				continue;
-		}
-		if (!th)
-			continue;
-		if (!WIFSTOPPED(st)) {
-			th->state = TRACEE_GONE;
-			if (r == owner->pid) {
-				owner->leader_exited = true;
-				owner->leader_status = st;
-			}
-			continue;
-		}
-		tracee_event(owner, r, st);
-		if (th->late && (st >> 16) != 0) {
-			/* The stop a sample's interrupt asked for, late. */
-			th->late = false;
-			if (!poll_from_yield && (st >> 16) == PTRACE_EVENT_STOP &&
-			    WSTOPSIG(st) == SIGTRAP && sample_late(owner, th, st))
-				continue;
-		}
-		/* A listening tracee whose group-stop was ended by SIGCONT
-		 * reports an event-stop with SIGTRAP: resume() runs it again. */
-		tracee_resume(th, st);
-	}
-}
-
-void
-ptrace_poll_all(void)
-{
-	if (registry || nlingering)
-		ptrace_target_poll(NULL);
-}
-
-void
-ptrace_poll_all_from_yield(void)
-{
-	poll_from_yield = true;
-	ptrace_poll_all();
-	poll_from_yield = false;
-}
-
-/* How long a detach waits for threads to stop, all of them together. */
-#define DETACH_TIMEOUT_MS 1000
-
-/* Detaching needs a stopped thread: interrupt every thread of t first, so
- * that they all stop in parallel. */
-static void
-detach_interrupt(struct ptrace_target *t)
-{
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct tracee *th = &t->threads[i];
-		/* A held thread (PTRACE_SAMPLE_HOLD) is stopped already. */
-		if (th->state != TRACEE_GONE && th->state != TRACEE_HELD &&
-		    ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
-			th->state = TRACEE_GONE;
-	}
-}
-
-static void
-note_exit(struct ptrace_target *t, pid_t tid, int st)
-{
-	if (tid == t->pid && !t->leader_exited) {
-		t->leader_exited = true;
-		t->leader_status = st;
-	}
-}
-
-/* Then take each stop and PTRACE_DETACH, handing back a signal that was on
- * its way in, until the common deadline: a thread that has not stopped by
- * then (uninterruptible sleep) costs no more than the others' wait. */
-static void
-detach_collect(struct ptrace_target *t, uint64_t deadline)
-{
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct tracee *th = &t->threads[i];
-		if (th->state == TRACEE_HELD) {
-			/* In the stop its sample took; from a group-stop the
-			 * kernel puts it back into the group-stop. */
-			th->released = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) == 0;
-			th->state = TRACEE_GONE;
-			continue;
-		}
-		while (th->state != TRACEE_GONE) {
-			uint64_t now = monotonic_ns();
-			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
-			int st;
-			if (tracee_wait(th->tid, &st, ms) <= 0) {
-				/* Given up for now: it stays seized with our
-				 * interrupt pending and traps when it leaves
-				 * its sleep; ptrace_target_poll() and
-				 * ptrace_release_lingering() let it go then. */
-				th->state = TRACEE_GONE;
-				linger_add(th->tid);
-				break;
-			}
-			if (!WIFSTOPPED(st)) {
-				th->state = TRACEE_GONE;
-				note_exit(t, th->tid, st);
-				break;
-			}
-			/* A fork on its way to our stop: the child is ours
-			 * already and is let go with the rest. */
-			follow_event(t, th->tid, st);
-			long sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0;
-			/* After a group-stop report the kernel puts the thread
-			 * back in group-stop by itself when we detach. */
-			if (ptrace(PTRACE_DETACH, th->tid, 0L, sig) == 0) {
-				th->state = TRACEE_GONE;
-				th->released = true;
-			} else if (errno == ESRCH) {
-				th->state = TRACEE_GONE;
-			}
-		}
-	}
-	/* Reap exit notifications of this target's threads (zombies until a
-	 * tracer waits for them), and let a stop that came just after its
-	 * thread's deadline go with its signal; waitpid(-1) would also take
-	 * the stops of other targets still attached. */
-	for (size_t i = 0; i < t->nthreads; i++) {
-		int st;
-		pid_t tid = t->threads[i].tid;
-		/* Detached in a stop: nothing of it is ours to reap (one
-		 * waitpid less per thread of a dump). */
-		if (t->threads[i].released)
-			continue;
-		while (waitpid(tid, &st, WNOHANG | __WALL) > 0) {
-			if (WIFSTOPPED(st)) {
-				ptrace(PTRACE_DETACH, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
-			} else {
-				note_exit(t, tid, st);
-			}
-			linger_remove(tid);
-		}
-	}
-	t->detached = true;
-	held_update();
-}
-
-void
-ptrace_target_detach(struct ptrace_target *t)
-{
-	if (!t || t->detached)
-		return;
-	detach_interrupt(t);
-	detach_collect(t, monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u);
-}
-
-static bool
-any_attached(void)
-{
-	for (struct ptrace_target *t = registry; t; t = t->next)
-		if (!t->detached)
-			return true;
-	return follow_loose_count() > 0;
-}
-
-void
-ptrace_detach_all(void)
-{
-	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u;
-	/* Children that tracees fork while we detach are ours too
-	 * (follow.c): go round until none is left. */
-	while (any_attached()) {
-		for (struct ptrace_target *t = registry; t; t = t->next)
-			if (!t->detached)
-				detach_interrupt(t);
-		for (struct ptrace_target *t = registry; t; t = t->next)
-			if (!t->detached)
-				detach_collect(t, deadline);
-		follow_detach_loose(deadline);
-	}
-}
-
-/* Is every lingering thread in uninterruptible sleep (D)?  Then none
- * will stop soon (a vfork parent waits for its child's exec or exit):
- * no use waiting for them. */
-static bool
-lingering_all_blocked(void)
-{
-	for (size_t i = 0; i < nlingering; i++) {
-		char state = 0;
-		if (ptrace_thread_info(lingering[i], lingering[i], &state, NULL, 0) == 0 &&
-		    state != 'D')
-			return false;
-	}
-	return true;
-}
-
-size_t
-ptrace_release_lingering(int timeout_ms)
-{
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX :
-			    monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
-	for (;;) {
-		for (size_t i = 0; i < nlingering;) {
-			pid_t tid = lingering[i];
-			int st;
-			pid_t r = waitpid(tid, &st, WNOHANG | __WALL);
-			if (r == tid && WIFSTOPPED(st) &&
-			    ptrace(PTRACE_DETACH, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L) < 0 &&
-			    errno != ESRCH) {
-				i++;
-				continue;
-			}
-			if (r == tid || (r < 0 && errno == ECHILD)) {
-				/* Let go, exited, or no longer ours. */
-				lingering[i] = lingering[--nlingering];
-				continue;
-			}
-			i++;
-		}
-		held_update();
-		if (nlingering == 0 || monotonic_ns() >= deadline || lingering_all_blocked())
-			return nlingering;
-		tracee_sleep(deadline, 0);
-	}
-}
-
-void
-ptrace_forget_after_fork(void)
-{
-	/* The child is nobody's tracer: none of this is its own. */
-	nlingering = 0;
-	follow_forget();
-	for (struct ptrace_target *t = registry; t; t = t->next) {
-		t->detached = true;
-		for (size_t i = 0; i < t->nthreads; i++)
-			t->threads[i].state = TRACEE_GONE;
-	}
-	watchdog_forget();
-	held_update();
-}
-
-void
-ptrace_target_release(struct ptrace_target *t)
-{
-	if (!t)
-		return;
-	ptrace_target_detach(t);
-	registry_remove(t);
-	late_free(t);
-	free(t->threads);
-	free(t);
-}
-
-int
-ptrace_linger_until_exit(pid_t writer, int poll_ms, int *status)
-{
-	for (;;) {
-		pid_t r = waitpid(writer, status, WNOHANG);
-		if (r == writer)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (ptrace_release_lingering(poll_ms) == 0) {
-			/* Nothing left to release: only the writer to wait for. */
-			while ((r = waitpid(writer, status, 0)) < 0 && errno == EINTR)
-				;
-			return r == writer ? 0 : -errno;
-		}
-	}
 }

@@ -37,31 +37,23 @@ struct loose_thread {
 static struct loose_thread *loose;
 static size_t nloose, loose_cap;
 
-/* Targets that follow their children: while there is none, a stop of an
- * unknown tracee cannot be a new child. */
-static size_t nfollowing;
-
-void
-follow_count(struct ptrace_target *t, int delta)
-{
-	if (!(t->options & PTRACE_ATTACH_FOLLOW))
-		return;
-	if (delta > 0)
-		nfollowing++;
-	else if (nfollowing)
-		nfollowing--;
-}
-
 bool
 follow_active(void)
 {
-	return nfollowing > 0 || nloose > 0;
+	return nloose > 0 || registry_following() > 0;
 }
 
 size_t
 follow_loose_count(void)
 {
 	return nloose;
+}
+
+/* The registry counts loose threads among those we hold. */
+static void
+loose_changed(void)
+{
+	registry_set_loose(nloose);
 }
 
 static ssize_t
@@ -80,6 +72,7 @@ follow_take_loose(pid_t tgid, pid_t tid)
 	if (i < 0 || loose[i].tgid != tgid)
 		return false;
 	loose[i] = loose[--nloose];
+	loose_changed();
 	return true;
 }
 
@@ -97,7 +90,7 @@ loose_add(pid_t tid, pid_t tgid)
 			int st;
 			if (tracee_wait(tid, &st, 100) == 1 && WIFSTOPPED(st))
 				ptrace(PTRACE_DETACH, tid, 0L,
-				       (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+				       trace_signal(st));
 			return;
 		}
 		loose = nv;
@@ -106,6 +99,7 @@ loose_add(pid_t tid, pid_t tgid)
 	loose[nloose].tid = tid;
 	loose[nloose].tgid = tgid;
 	nloose++;
+	loose_changed();
 }
 
 /* Make tid (auto-attached, created by a tracee of parent) ours: a target
@@ -140,7 +134,7 @@ adopt(pid_t tid, bool is_process, const struct ptrace_target *parent)
 void
 follow_event(struct ptrace_target *owner, pid_t tid, int st)
 {
-	int ev = st >> 16;
+	int ev = trace_event(st);
 	if (ev != PTRACE_EVENT_FORK && ev != PTRACE_EVENT_VFORK && ev != PTRACE_EVENT_CLONE)
 		return;
 	unsigned long msg = 0;
@@ -185,7 +179,7 @@ follow_unknown_stop(pid_t tid, int st)
 			return false;
 	}
 	/* A loose thread: its first stop, or a signal on its way in. */
-	ptrace(PTRACE_CONT, tid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+	ptrace(PTRACE_CONT, tid, 0L, trace_signal(st));
 	return true;
 }
 
@@ -193,8 +187,10 @@ void
 follow_gone(pid_t tid)
 {
 	ssize_t i = loose_index(tid);
-	if (i >= 0)
+	if (i >= 0) {
 		loose[i] = loose[--nloose];
+		loose_changed();
+	}
 }
 
 void
@@ -219,9 +215,10 @@ follow_detach_loose(uint64_t deadline)
 			 * child is ours too, and is let go with the rest. */
 			follow_event(NULL, tid, st);
 			if (ptrace(PTRACE_DETACH, tid, 0L,
-				   (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L) == 0 || errno == ESRCH)
+				   trace_signal(st)) == 0 || errno == ESRCH)
 				break;
 		}
+		loose_changed();
 	}
 }
 
@@ -235,4 +232,25 @@ void
 follow_forget(void)
 {
 	nloose = 0;
+	loose_changed();
+}
+
+void
+tracee_event(struct ptrace_target *t, pid_t tid, int st)
+{
+	if (trace_event(st) != PTRACE_EVENT_EXEC) {
+		follow_event(t, tid, st);
+		return;
+	}
+	t->exec_seen = true;
+	/* An exec from a thread other than the leader: every other thread is
+	 * gone and the exec'ing one now has the leader's tid.  Its old tid
+	 * never reports an exit, so forget it here, or the process would
+	 * never look ended. */
+	unsigned long former = 0;
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) < 0 || (pid_t)former == tid)
+		return;
+	struct tracee *old = target_find(t, (pid_t)former);
+	if (old)
+		old->state = TRACEE_GONE;
 }

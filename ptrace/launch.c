@@ -127,7 +127,7 @@ ptrace_launch(char *const argv[], unsigned long options, int *err, bool *exec_fa
 			}
 			break;
 		}
-		bool exec_stop = (st >> 16) == PTRACE_EVENT_EXEC;
+		bool exec_stop = trace_event(st) == PTRACE_EVENT_EXEC;
 		tracee_resume(th, st);
 		if (exec_stop)
 			break;
@@ -164,7 +164,7 @@ child_reap(struct ptrace_target *t, bool block)
 			return 0;
 		}
 		if (WIFSTOPPED(st)) {
-			ptrace(PTRACE_DETACH, t->pid, 0L, (st >> 16) == 0 ? (long)WSTOPSIG(st) : 0L);
+			ptrace(PTRACE_DETACH, t->pid, 0L, trace_signal(st));
 			continue;
 		}
 		t->leader_exited = true;

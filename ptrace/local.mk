@@ -2,7 +2,13 @@ noinst_LIBRARIES += ptrace/libptrace.a
 ptrace_libptrace_a_SOURCES = \
 	ptrace/ptrace.h \
 	ptrace/ptrace-internal.h \
+	ptrace/clock.h \
+	ptrace/clock.c \
+	ptrace/registry.c \
+	ptrace/wait.c \
 	ptrace/attach.c \
+	ptrace/poll.c \
+	ptrace/detach.c \
 	ptrace/launch.c \
 	ptrace/sample.c \
 	ptrace/procfs.c \

@@ -381,3 +381,44 @@ ptrace_thread_tgid(pid_t tid, pid_t *tgid)
 	*tgid = (pid_t)v;
 	return 0;
 }
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot): with
+ * the pid, the identity of a process.  Returns 0 with *out set (0 when
+ * the line cannot be parsed), -ESRCH when there is no such process, or
+ * another negative errno (e.g. -EMFILE: no verdict). */
+int
+procfs_start_time(pid_t pid, unsigned long long *out)
+{
+	char path[64], buf[1024];
+	*out = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	if (r == -ENOENT)
+		return -ESRCH;
+	if (r < 0)
+		return (int)r;
+	char *cp = strrchr(buf, ')');
+	if (!cp || cp[1] != ' ')
+		return 0;
+	/* After the comm: state is field 3, start time field 22. */
+	char *f = cp + 2;
+	for (int field = 3; field < 22 && f; field++) {
+		f = strchr(f, ' ');
+		if (f)
+			f++;
+	}
+	*out = f ? strtoull(f, NULL, 10) : 0;
+	return 0;
+}
+
+/* The TracerPid of thread tid of pid, 0 if none or unknown. */
+pid_t
+procfs_tracer(pid_t pid, pid_t tid)
+{
+	char path[96], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (procfs_read(path, buf, sizeof(buf)) < 0)
+		return 0;
+	const char *l = strstr(buf, "\nTracerPid:");
+	return l ? (pid_t)strtol(l + 11, NULL, 10) : 0;
+}

@@ -1,15 +1,86 @@
-/* ptrace/ptrace-internal.h - private to ptrace/. */
+/* ptrace/ptrace-internal.h - private to ptrace/.
+ *
+ * The files of ptrace/, each calling only those listed after it:
+ *   launch.c    a command started traced (seized before its exec)
+ *   sample.c    registers and a stack copy, late samples
+ *   poll.c      the stops nobody waits for (waitpid(-1))
+ *   attach.c    seize, rescan, prune, reattach
+ *   detach.c    letting go, lingering threads
+ *   follow.c    children of tracees; exec events (tracee_event)
+ *   wait.c      SIGCHLD, waits, resuming a stop (trace_stop_of)
+ *   registry.c  targets, lingering threads, the held count
+ *   watchdog.c  the process that ends a stuck or stopped tracer
+ *   procfs.c, proctree.c, eperm.c   /proc
+ *   clock.c     the clock
+ * (launch.c and attach.c release what they could not finish through
+ * detach.c; poll.c hands late stops to sample.c.)
+ */
 #ifndef STACKSPY_PTRACE_INTERNAL_H
 #define STACKSPY_PTRACE_INTERNAL_H
 
-#include <stdbool.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ptrace.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "ptrace/ptrace.h"
 
+/* ---- wait statuses ------------------------------------------------------
+ * What a wait status of a tracee (waitpid with __WALL, the tracee seized)
+ * says, classified once. */
+enum trace_stop {
+	TRACE_GONE,               /* exited or killed */
+	TRACE_SIGNAL,             /* signal-delivery-stop: its signal is handed
+				     on at resume or detach */
+	TRACE_GROUP_STOP,         /* PTRACE_EVENT_STOP with a stop signal
+				     (kill -STOP, SIGTSTP ...): kept with
+				     PTRACE_LISTEN, left in place at detach */
+	TRACE_TRAP,               /* PTRACE_EVENT_STOP with SIGTRAP: our
+				     PTRACE_INTERRUPT, a new child's first
+				     stop, or a listening tracee's SIGCONT */
+	TRACE_EVENT,              /* another PTRACE_EVENT_* (fork, vfork,
+				     clone, exec ...): trace_event() says which */
+};
+
+/* The PTRACE_EVENT_* of a stop (0: a signal-delivery-stop). */
+static inline int
+trace_event(int st)
+{
+	return (st >> 16) & 0xff;
+}
+
+static inline enum trace_stop
+trace_stop_of(int st)
+{
+	if (!WIFSTOPPED(st))
+		return TRACE_GONE;
+	switch (trace_event(st)) {
+	case 0:
+		return TRACE_SIGNAL;
+	case PTRACE_EVENT_STOP:
+		switch (WSTOPSIG(st)) {
+		case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+			return TRACE_GROUP_STOP;
+		default:
+			return TRACE_TRAP;
+		}
+	default:
+		return TRACE_EVENT;
+	}
+}
+
+/* The signal to hand back when resuming or detaching from stop st: that
+ * of a signal-delivery-stop (a signal on its way in), else none. */
+static inline long
+trace_signal(int st)
+{
+	return trace_stop_of(st) == TRACE_SIGNAL ? (long)WSTOPSIG(st) : 0L;
+}
+
+/* ---- procfs.c ------------------------------------------------------------ */
 /* Read a small /proc file into buf (NUL-terminated).  Returns the length or
  * a negative errno. */
 ssize_t procfs_read(const char *path, char *buf, size_t len);
@@ -21,6 +92,14 @@ int procfs_status_field(pid_t pid, const char *key, long *val);
 /* Thread IDs in /proc/PID/task.  *out is malloc'd.  Returns the count or a
  * negative errno (-ESRCH when the process is gone). */
 int procfs_list_tasks(pid_t pid, pid_t **out);
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot): with
+ * the pid, the identity of a process.  Returns 0 with *out set (0 when
+ * the line cannot be parsed), -ESRCH when there is no such process, or
+ * another negative errno (e.g. -EMFILE: no verdict). */
+int procfs_start_time(pid_t pid, unsigned long long *out);
+/* The TracerPid of thread tid of pid, 0 if none or unknown. */
+pid_t procfs_tracer(pid_t pid, pid_t tid);
+
 /* Wait for a state change of tid for at most timeout_ms (negative: forever).
  * Returns 1 with *status filled, 0 on timeout, -ECHILD/-errno on error. */
 int tracee_wait(pid_t tid, int *status, int timeout_ms);
@@ -51,23 +130,48 @@ void late_free(struct ptrace_target *t);
  * fork, vfork or clone adopt the child (follow.c). */
 void tracee_event(struct ptrace_target *t, pid_t tid, int st);
 
-/* The registry (attach.c).  registry_new: a new target, listed; find: the
- * tracee tid and its target (*owner), looking in hint first (may be NULL);
- * next_unannounced: the next target created by follow.c that the caller
- * has not been given yet. */
+/* ---- registry.c ----------------------------------------------------------
+ * registry_new: a new target, listed; registry_remove: unlisted (release);
+ * find: the tracee tid and its target (*owner), looking in hint first (may
+ * be NULL); next_unannounced: the next target created by follow.c that the
+ * caller has not been given yet; head: the first target (t->next the
+ * others); following: how many targets follow their children. */
 struct ptrace_target *registry_new(pid_t pid, unsigned long options);
+void registry_remove(struct ptrace_target *t);
 struct tracee *registry_find(struct ptrace_target *hint, pid_t tid,
 			     struct ptrace_target **owner);
 struct ptrace_target *registry_next_unannounced(void);
+struct ptrace_target *registry_head(void);
+size_t registry_following(void);
+/* Thread tid of t, or NULL; a new entry for tid (NULL: out of memory). */
+struct tracee *target_find(struct ptrace_target *t, pid_t tid);
+struct tracee *target_add(struct ptrace_target *t, pid_t tid);
+/* A thread the kernel attached for us (follow.c): listed, running.
+ * Returns 1, or -ENOMEM. */
+int registry_adopt_thread(struct ptrace_target *t, pid_t tid);
 /* A new process the kernel attached for us: its start time and its one
  * thread, running. */
 void target_fill_new_process(struct ptrace_target *t);
-/* A thread still seized after the detach gave up on it. */
+/* Threads still seized after the detach gave up on them. */
 void linger_add(pid_t tid);
 bool linger_has(pid_t tid);
+void linger_remove(pid_t tid);
+size_t linger_count(void);
+pid_t linger_at(size_t i);
+void linger_forget(void);
+/* The held count again (targets attached, lingering and loose threads),
+ * for ptrace_held_count and the watchdog; loose: follow.c's count. */
+void held_update(void);
+void registry_set_loose(size_t n);
 
-/* follow.c: children of tracees (PTRACE_ATTACH_FOLLOW). */
-void follow_count(struct ptrace_target *t, int delta);
+/* ---- wait.c ---------------------------------------------------------- */
+/* Block SIGCHLD and read it from a signalfd (once).  0 or -errno. */
+int sigchld_setup(void);
+/* Read every SIGCHLD queued: true when one was (or one read before by a
+ * wait may stand for another tracee's stop): ptrace_target_poll looks. */
+bool sigchld_drain(void);
+
+/* ---- follow.c: children of tracees (PTRACE_ATTACH_FOLLOW) -------------- */
 bool follow_active(void);
 size_t follow_loose_count(void);
 /* A fork, vfork or clone event-stop st of tracee tid of owner (NULL if

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ptrace/clock.h"
+
 /* Largest NT_PRSTATUS we accept (x86-64 uses 216 bytes, aarch64 272). */
 #define PTRACE_REGS_MAX 512
 
@@ -117,10 +119,6 @@ struct ptrace_target {
  * copy is cut there.  Returns 0 when unknown (the copy is then bounded only
  * by the window and by the first unreadable page). */
 typedef uint64_t (*stack_end_fn)(void *ctx, uint64_t sp);
-
-/* CLOCK_MONOTONIC in nanoseconds: the clock pauses, ticks and reload
- * intervals are all measured with. */
-uint64_t monotonic_ns(void);
 
 /* Can process PID be attached at all?  Returns 0, or -ESRCH (no such
  * process), -EINVAL with why filled ("it is a kernel thread (kthreadd)",

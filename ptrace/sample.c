@@ -164,7 +164,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 	}
 	if ((o->flags & PTRACE_SAMPLE_SCHEDSTAT) && out->schedstat_fd >= 0)
 		ptrace_read_schedstat(out->schedstat_fd, &out->stop_sched);
-	out->group_stopped = ((st >> 16) == PTRACE_EVENT_STOP) && WSTOPSIG(st) != SIGTRAP;
+	out->group_stopped = trace_stop_of(st) == TRACE_GROUP_STOP;
 	int r;
 	if (o->flags & PTRACE_SAMPLE_HOLD) {
 		/* dump --consistent: released by ptrace_target_detach. */
@@ -200,7 +200,7 @@ collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_
 		*result = -ESRCH;
 		return true;
 	}
-	if ((st >> 16) == 0) {
+	if (trace_stop_of(st) == TRACE_SIGNAL) {
 		tracee_resume(th, st);
 		return false;
 	}

@@ -37,31 +37,36 @@
 mutations()
 {
 	# --- ptrace rules: signals are delivered --------------------------
-	mutation reinject ptrace/attach.c \
-		's/ptrace\(PTRACE_CONT, th->tid, 0L, \(long\)WSTOPSIG\(st\)\)/ptrace(PTRACE_CONT, th->tid, 0L, 0L)/' \
+	mutation reinject ptrace/wait.c \
+		's/ptrace\(PTRACE_CONT, th->tid, 0L, trace_signal\(st\)\)/ptrace(PTRACE_CONT, th->tid, 0L, 0L)/' \
 		'tracee_resume: a signal-delivery-stop is resumed without its signal' \
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
 	mutation sample-signal-first ptrace/sample.c \
-		's/(if \(\(st >> 16\) == 0\) \{\s*)tracee_resume\(th, st\);(\s*return false;)/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);$2/' \
+		's/(if \(trace_stop_of\(st\) == TRACE_SIGNAL\) \{\s*)tracee_resume\(th, st\);(\s*return false;)/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);$2/' \
 		'ptrace_sample: a signal that comes before the interrupt stop is dropped' \
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
-	mutation detach-signal ptrace/attach.c \
-		's/long sig = \(st >> 16\) == 0 \? WSTOPSIG\(st\) : 0;\n(\s*\/\* After a group-stop)/long sig = 0;\n$1/' \
+	mutation detach-signal ptrace/detach.c \
+		's/long sig = trace_signal\(st\);\n(\s*\/\* After a group-stop)/long sig = 0;\n$1/' \
 		'detach_one: a signal whose stop comes at detach is dropped' \
 		'tests/promise-signals-record.test tests/detach-signal.test'
 
+	mutation trace-signal ptrace/ptrace-internal.h \
+		's/return trace_stop_of\(st\) == TRACE_SIGNAL \? \(long\)WSTOPSIG\(st\) : 0L;/return 0L;/' \
+		'trace_signal: no signal is handed back at resume or detach' \
+		'tests/promise-signals-record.test tests/promise-signals-dump.test tests/detach-signal.test'
+
 	# --- ptrace rules: a group-stop is preserved ----------------------
-	mutation listen-cont ptrace/attach.c \
+	mutation listen-cont ptrace/wait.c \
 		's/ptrace\(PTRACE_LISTEN, th->tid, 0L, 0L\)/ptrace(PTRACE_CONT, th->tid, 0L, 0L)/' \
 		'tracee_resume: a group-stop is resumed with PTRACE_CONT, not PTRACE_LISTEN' \
 		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test'
-	mutation listen-none ptrace/attach.c \
+	mutation listen-none ptrace/wait.c \
 		's/r = ptrace\(PTRACE_LISTEN, th->tid, 0L, 0L\);/r = 0;/' \
 		'tracee_resume: a group-stop is left in its trace-stop (SIGCONT cannot end it)' \
 		'tests/promise-sigcont.test'
-	mutation group-stop-never ptrace/attach.c \
-		's/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\s*return true;/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\n\t\treturn false;/' \
-		'is_group_stop: no stop is seen as a group-stop' \
+	mutation group-stop-never ptrace/ptrace-internal.h \
+		's/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\s*return TRACE_GROUP_STOP;/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\n\t\t\treturn TRACE_TRAP;/' \
+		'trace_stop_of: no stop is seen as a group-stop' \
 		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test'
 
 	# --- ptrace rules: every exit path detaches; kill -9 leaves them running
@@ -75,11 +80,11 @@ mutations()
 		'tests/promise-detach-first.test'
 
 	# --- --subprocesses: nothing the kernel attached for us stays traced
-	mutation follow-detach-fork ptrace/attach.c \
+	mutation follow-detach-fork ptrace/detach.c \
 		's/follow_event\(t, th->tid, st\);\n(\s*long sig = )/$1/' \
 		'detach: the child of a fork met on the way to the stop is not let go' \
 		'tests/record-subprocesses.test'
-	mutation follow-detach-again ptrace/attach.c \
+	mutation follow-detach-again ptrace/detach.c \
 		's/while \(any_attached\(\)\) \{/if (any_attached()) {/' \
 		'detach_all: a child adopted during the detach (a fork met on the way) is not detached' \
 		'tests/record-subprocesses.test'
@@ -117,8 +122,8 @@ mutations()
 		's/in->slices == before->slices \+ 1 && in_user/0 \&\& in_user/' \
 		'a thread whose CPU the tick took is dropped as waiting' \
 		'tests/unit-profiler'
-	mutation late-sample ptrace/attach.c \
-		's/(WSTOPSIG\(st\) == SIGTRAP &&\s*)sample_late\(owner, th, st\)/${1}0/' \
+	mutation late-sample ptrace/poll.c \
+		's/(trace_stop_of\(st\) == TRACE_TRAP &&\s*)sample_late\(owner, th, st\)/${1}0/' \
 		'a thread that stops after the tick deadline is only resumed, never sampled' \
 		'tests/record-oncpu.test'
 	mutation command-end sampler/launch.c \

@@ -1,0 +1,32 @@
+/* ptrace/clock.h - the one clock of stackspy and its units.
+ *
+ * CLOCK_MONOTONIC in nanoseconds: pauses, ticks, deadlines and reload
+ * intervals are all measured with it.  The lowest file of ptrace/ (it
+ * calls nothing of stackspy); every other module may use it.
+ */
+#ifndef STACKSPY_PTRACE_CLOCK_H
+#define STACKSPY_PTRACE_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+#define NS_PER_US  1000ull
+#define NS_PER_MS  1000000ull
+#define NS_PER_SEC 1000000000ull
+
+uint64_t monotonic_ns(void);
+
+/* ns as a struct timespec (a duration, or a time of a clock). */
+static inline struct timespec
+ns_to_timespec(uint64_t ns)
+{
+	return (struct timespec){ (time_t)(ns / NS_PER_SEC), (long)(ns % NS_PER_SEC) };
+}
+
+static inline uint64_t
+timespec_to_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * NS_PER_SEC + (uint64_t)ts->tv_nsec;
+}
+
+#endif

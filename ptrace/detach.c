@@ -1,0 +1,237 @@
+/* ptrace/detach.c - letting go: every thread of a target stopped in
+ * parallel and detached with the signal that was on its way in, a
+ * group-stop left in place, and the threads that could not stop by the
+ * deadline (uninterruptible sleep) let go when they leave it (lingering).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "ptrace/ptrace-internal.h"
+
+/* How long a detach waits for threads to stop, all of them together. */
+#define DETACH_TIMEOUT_MS 1000
+
+/* Detaching needs a stopped thread: interrupt every thread of t first, so
+ * that they all stop in parallel. */
+static void
+detach_interrupt(struct ptrace_target *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct tracee *th = &t->threads[i];
+		/* A held thread (PTRACE_SAMPLE_HOLD) is stopped already. */
+		if (th->state != TRACEE_GONE && th->state != TRACEE_HELD &&
+		    ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
+			th->state = TRACEE_GONE;
+	}
+}
+
+static void
+note_exit(struct ptrace_target *t, pid_t tid, int st)
+{
+	if (tid == t->pid && !t->leader_exited) {
+		t->leader_exited = true;
+		t->leader_status = st;
+	}
+}
+
+/* Then take each stop and PTRACE_DETACH, handing back a signal that was on
+ * its way in, until the common deadline: a thread that has not stopped by
+ * then (uninterruptible sleep) costs no more than the others' wait. */
+static void
+detach_collect(struct ptrace_target *t, uint64_t deadline)
+{
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct tracee *th = &t->threads[i];
+		if (th->state == TRACEE_HELD) {
+			/* In the stop its sample took; from a group-stop the
+			 * kernel puts it back into the group-stop. */
+			th->released = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) == 0;
+			th->state = TRACEE_GONE;
+			continue;
+		}
+		while (th->state != TRACEE_GONE) {
+			uint64_t now = monotonic_ns();
+			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+			int st;
+			if (tracee_wait(th->tid, &st, ms) <= 0) {
+				/* Given up for now: it stays seized with our
+				 * interrupt pending and traps when it leaves
+				 * its sleep; ptrace_target_poll() and
+				 * ptrace_release_lingering() let it go then. */
+				th->state = TRACEE_GONE;
+				linger_add(th->tid);
+				break;
+			}
+			if (!WIFSTOPPED(st)) {
+				th->state = TRACEE_GONE;
+				note_exit(t, th->tid, st);
+				break;
+			}
+			/* A fork on its way to our stop: the child is ours
+			 * already and is let go with the rest. */
+			follow_event(t, th->tid, st);
+			long sig = trace_signal(st);
+			/* After a group-stop report the kernel puts the thread
+			 * back in group-stop by itself when we detach. */
+			if (ptrace(PTRACE_DETACH, th->tid, 0L, sig) == 0) {
+				th->state = TRACEE_GONE;
+				th->released = true;
+			} else if (errno == ESRCH) {
+				th->state = TRACEE_GONE;
+			}
+		}
+	}
+	/* Reap exit notifications of this target's threads (zombies until a
+	 * tracer waits for them), and let a stop that came just after its
+	 * thread's deadline go with its signal; waitpid(-1) would also take
+	 * the stops of other targets still attached. */
+	for (size_t i = 0; i < t->nthreads; i++) {
+		int st;
+		pid_t tid = t->threads[i].tid;
+		/* Detached in a stop: nothing of it is ours to reap (one
+		 * waitpid less per thread of a dump). */
+		if (t->threads[i].released)
+			continue;
+		while (waitpid(tid, &st, WNOHANG | __WALL) > 0) {
+			if (WIFSTOPPED(st)) {
+				ptrace(PTRACE_DETACH, tid, 0L, trace_signal(st));
+			} else {
+				note_exit(t, tid, st);
+			}
+			linger_remove(tid);
+		}
+	}
+	t->detached = true;
+	held_update();
+}
+
+void
+ptrace_target_detach(struct ptrace_target *t)
+{
+	if (!t || t->detached)
+		return;
+	detach_interrupt(t);
+	detach_collect(t, monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u);
+}
+
+static bool
+any_attached(void)
+{
+	for (struct ptrace_target *t = registry_head(); t; t = t->next)
+		if (!t->detached)
+			return true;
+	return follow_loose_count() > 0;
+}
+
+void
+ptrace_detach_all(void)
+{
+	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u;
+	/* Children that tracees fork while we detach are ours too
+	 * (follow.c): go round until none is left. */
+	while (any_attached()) {
+		for (struct ptrace_target *t = registry_head(); t; t = t->next)
+			if (!t->detached)
+				detach_interrupt(t);
+		for (struct ptrace_target *t = registry_head(); t; t = t->next)
+			if (!t->detached)
+				detach_collect(t, deadline);
+		follow_detach_loose(deadline);
+	}
+}
+
+/* Is every lingering thread in uninterruptible sleep (D)?  Then none
+ * will stop soon (a vfork parent waits for its child's exec or exit):
+ * no use waiting for them. */
+static bool
+lingering_all_blocked(void)
+{
+	for (size_t i = 0; i < linger_count(); i++) {
+		char state = 0;
+		pid_t tid = linger_at(i);
+		if (ptrace_thread_info(tid, tid, &state, NULL, 0) == 0 &&
+		    state != 'D')
+			return false;
+	}
+	return true;
+}
+
+size_t
+ptrace_release_lingering(int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX :
+			    monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		for (size_t i = 0; i < linger_count();) {
+			pid_t tid = linger_at(i);
+			int st;
+			pid_t r = waitpid(tid, &st, WNOHANG | __WALL);
+			if (r == tid && WIFSTOPPED(st) &&
+			    ptrace(PTRACE_DETACH, tid, 0L, trace_signal(st)) < 0 &&
+			    errno != ESRCH) {
+				i++;
+				continue;
+			}
+			if (r == tid || (r < 0 && errno == ECHILD)) {
+				/* Let go, exited, or no longer ours. */
+				linger_remove(tid);
+				continue;
+			}
+			i++;
+		}
+		held_update();
+		if (linger_count() == 0 || monotonic_ns() >= deadline || lingering_all_blocked())
+			return linger_count();
+		tracee_sleep(deadline, 0);
+	}
+}
+
+void
+ptrace_forget_after_fork(void)
+{
+	/* The child is nobody's tracer: none of this is its own. */
+	linger_forget();
+	follow_forget();
+	for (struct ptrace_target *t = registry_head(); t; t = t->next) {
+		t->detached = true;
+		for (size_t i = 0; i < t->nthreads; i++)
+			t->threads[i].state = TRACEE_GONE;
+	}
+	watchdog_forget();
+	held_update();
+}
+
+void
+ptrace_target_release(struct ptrace_target *t)
+{
+	if (!t)
+		return;
+	ptrace_target_detach(t);
+	registry_remove(t);
+	late_free(t);
+	free(t->threads);
+	free(t);
+}
+
+int
+ptrace_linger_until_exit(pid_t writer, int poll_ms, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(writer, status, WNOHANG);
+		if (r == writer)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (ptrace_release_lingering(poll_ms) == 0) {
+			/* Nothing left to release: only the writer to wait for. */
+			while ((r = waitpid(writer, status, 0)) < 0 && errno == EINTR)
+				;
+			return r == writer ? 0 : -errno;
+		}
+	}
+}

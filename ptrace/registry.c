@@ -1,0 +1,226 @@
+/* ptrace/registry.c - who is ours: every target from attach to release,
+ * the threads still seized after a detach gave up on them ("lingering"),
+ * and how many tracees we hold (the watchdog's and the signal handlers'
+ * count).  Below attach, follow, poll and detach, which all look things
+ * up here; it calls only the watchdog and /proc (procfs.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "ptrace/ptrace-internal.h"
+
+/* Every target from attach to release, in one list: waitpid(-1) returns
+ * the stops of all our tracees, and one that belongs to another target than
+ * the one being polled must still be handled, not dropped (it would stay
+ * stopped); ptrace_detach_all() walks it on every exit path.  Targets are
+ * allocated here, so their addresses never move. */
+static struct ptrace_target *registry;
+
+/* Threads still seized after a detach gave up on them (they did not stop
+ * by its deadline: uninterruptible sleep).  They trap when they leave it,
+ * and must then be let go at once: ptrace_target_poll() and
+ * ptrace_release_lingering() do. */
+static pid_t *lingering;
+static size_t nlingering, lingering_cap;
+
+/* Threads the kernel attached for us that no target lists yet (follow.c
+ * says how many). */
+static size_t nloose;
+
+/* Read by signal handlers and by the watchdog. */
+static volatile sig_atomic_t held;
+
+struct tracee *
+target_find(struct ptrace_target *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	return NULL;
+}
+
+struct tracee *
+target_add(struct ptrace_target *t, pid_t tid)
+{
+	if (t->nthreads == t->cap) {
+		size_t ncap = t->cap ? 2 * t->cap : 16;
+		struct tracee *nv = realloc(t->threads, ncap * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		t->threads = nv;
+		t->cap = ncap;
+	}
+	struct tracee *th = &t->threads[t->nthreads++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	return th;
+}
+
+void
+linger_add(pid_t tid)
+{
+	if (nlingering == lingering_cap) {
+		size_t ncap = lingering_cap ? 2 * lingering_cap : 16;
+		pid_t *nv = realloc(lingering, ncap * sizeof(*nv));
+		if (!nv)
+			return;  /* the kernel lets it go when we exit */
+		lingering = nv;
+		lingering_cap = ncap;
+	}
+	lingering[nlingering++] = tid;
+}
+
+bool
+linger_has(pid_t tid)
+{
+	for (size_t i = 0; i < nlingering; i++)
+		if (lingering[i] == tid)
+			return true;
+	return false;
+}
+
+void
+linger_remove(pid_t tid)
+{
+	for (size_t i = 0; i < nlingering; i++) {
+		if (lingering[i] == tid) {
+			lingering[i] = lingering[--nlingering];
+			return;
+		}
+	}
+}
+
+size_t
+linger_count(void)
+{
+	return nlingering;
+}
+
+pid_t
+linger_at(size_t i)
+{
+	return lingering[i];
+}
+
+void
+linger_forget(void)
+{
+	nlingering = 0;
+}
+
+void
+held_update(void)
+{
+	int n = (int)nlingering + (int)nloose;
+	for (struct ptrace_target *t = registry; t; t = t->next)
+		n += !t->detached;
+	held = n;
+	watchdog_set_busy(n);
+}
+
+void
+registry_set_loose(size_t n)
+{
+	nloose = n;
+	held_update();
+}
+
+int
+ptrace_held_count(void)
+{
+	return held;
+}
+
+struct ptrace_target *
+registry_new(pid_t pid, unsigned long options)
+{
+	struct ptrace_target *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->options = options & ~(unsigned long)PTRACE_O_EXITKILL;
+	t->next = registry;
+	registry = t;
+	/* Before the first seize: from now on a SIGSTOPped stackspy would
+	 * stall its tracees. */
+	ptrace_watchdog_start();
+	held_update();
+	return t;
+}
+
+void
+registry_remove(struct ptrace_target *t)
+{
+	for (struct ptrace_target **pp = &registry; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			held_update();
+			return;
+		}
+	}
+}
+
+struct ptrace_target *
+registry_head(void)
+{
+	return registry;
+}
+
+size_t
+registry_following(void)
+{
+	size_t n = 0;
+	for (struct ptrace_target *t = registry; t; t = t->next)
+		n += (t->options & PTRACE_ATTACH_FOLLOW) != 0;
+	return n;
+}
+
+struct tracee *
+registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owner)
+{
+	struct tracee *th = hint ? target_find(hint, tid) : NULL;
+	*owner = hint;
+	for (struct ptrace_target *t = registry; !th && t; t = t->next) {
+		if (t != hint) {
+			th = target_find(t, tid);
+			*owner = t;
+		}
+	}
+	return th;
+}
+
+struct ptrace_target *
+registry_next_unannounced(void)
+{
+	for (struct ptrace_target *t = registry; t; t = t->next) {
+		if (t->followed && !t->announced) {
+			t->announced = true;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* A thread the kernel attached for us (follow.c): listed, running. */
+int
+registry_adopt_thread(struct ptrace_target *t, pid_t tid)
+{
+	struct tracee *th = target_add(t, tid);
+	if (!th)
+		return -ENOMEM;
+	th->state = TRACEE_RUNNING;
+	th->proc_state = 'R';
+	ptrace_thread_info(t->pid, tid, NULL, th->name, sizeof(th->name));
+	return 1;
+}
+
+void
+target_fill_new_process(struct ptrace_target *t)
+{
+	procfs_start_time(t->pid, &t->start_time);
+	registry_adopt_thread(t, t->pid);
+}

@@ -1,0 +1,160 @@
+/* ptrace/wait.c - waiting for tracees and answering their stops.
+ *
+ * Tracee stops are announced to the tracer with SIGCHLD: we keep SIGCHLD
+ * blocked and read it from a signalfd, so a wait can have a timeout
+ * without timers or signal handlers.  Each wait status is classified
+ * once (trace_stop_of, ptrace-internal.h), and tracee_resume answers
+ * every kind the one way the ptrace rules (DESIGN.md) want: a signal is
+ * handed on, a group-stop is kept with PTRACE_LISTEN.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrace/ptrace-internal.h"
+
+static int sigchld_fd = -1;
+/* Set when a SIGCHLD from some other tracee than the one waited for was
+ * read, or may have been (SIGCHLDs coalesce): ptrace_target_poll must look. */
+static bool other_stop_pending;
+
+int
+sigchld_setup(void)
+{
+	if (sigchld_fd >= 0)
+		return 0;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	sigchld_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return sigchld_fd < 0 ? -errno : 0;
+}
+
+int
+ptrace_event_fd(void)
+{
+	return sigchld_fd;
+}
+
+bool
+sigchld_drain(void)
+{
+	struct signalfd_siginfo si[8];
+	bool pending = other_stop_pending;
+	ssize_t n;
+	other_stop_pending = false;
+	/* A read that does not fill the buffer has emptied the queue. */
+	while (sigchld_fd >= 0 && (n = read(sigchld_fd, si, sizeof(si))) > 0) {
+		pending = true;
+		if (n < (ssize_t)sizeof(si))
+			break;
+	}
+	return pending;
+}
+
+int
+tracee_wait(pid_t tid, int *status, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? 0 : monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		pid_t r = waitpid(tid, status, WNOHANG | __WALL);
+		if (r == tid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r < 0)
+			continue;
+		struct timespec ts, *tsp = NULL;
+		if (timeout_ms >= 0) {
+			uint64_t now = monotonic_ns();
+			if (now >= deadline)
+				return 0;
+			uint64_t left = deadline - now;
+			ts.tv_sec = (time_t)(left / 1000000000u);
+			ts.tv_nsec = (long)(left % 1000000000u);
+			tsp = &ts;
+		}
+		struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
+		ptrace_watchdog_alive(tsp ? deadline : UINT64_MAX);
+		int pr = ppoll(&pfd, 1, tsp, NULL);
+		if (pr > 0) {
+			struct signalfd_siginfo si;
+			/* SIGCHLDs coalesce: the one we read may stand for
+			 * another tracee's stop too, so the next poll must look
+			 * whatever pid it names. */
+			while (read(sigchld_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				other_stop_pending = true;
+		}
+	}
+}
+
+bool
+tracee_sleep(uint64_t wake_ns, pid_t expected)
+{
+	struct timespec ts, *tsp = NULL;
+	if (wake_ns != UINT64_MAX) {
+		uint64_t now = monotonic_ns();
+		uint64_t left = wake_ns > now ? wake_ns - now : 0;
+		ts.tv_sec = (time_t)(left / 1000000000u);
+		ts.tv_nsec = (long)(left % 1000000000u);
+		tsp = &ts;
+	}
+	struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
+	bool other = false;
+	ptrace_watchdog_alive(wake_ns);
+	if (ppoll(&pfd, 1, tsp, NULL) > 0) {
+		/* Several at a time: a read that does not fill the buffer
+		 * has emptied the queue, and no read ends in EAGAIN. */
+		struct signalfd_siginfo si[8];
+		ssize_t r;
+		do {
+			r = read(sigchld_fd, si, sizeof(si));
+			for (ssize_t k = 0; r > 0 && k < r / (ssize_t)sizeof(si[0]); k++) {
+				other_stop_pending = true;
+				if ((pid_t)si[k].ssi_pid != expected)
+					other = true;
+			}
+		} while (r == (ssize_t)sizeof(si));
+	}
+	return other;
+}
+
+int
+tracee_resume(struct tracee *th, int st)
+{
+	long r;
+	switch (trace_stop_of(st)) {
+	case TRACE_GONE:
+		th->state = TRACEE_GONE;
+		return -ESRCH;
+	case TRACE_SIGNAL:
+		/* signal-delivery-stop: deliver the signal as if we were not here. */
+		r = ptrace(PTRACE_CONT, th->tid, 0L, trace_signal(st));
+		th->state = TRACEE_RUNNING;
+		break;
+	case TRACE_GROUP_STOP:
+		/* Stay stopped, but let SIGCONT end the stop as it would without us. */
+		r = ptrace(PTRACE_LISTEN, th->tid, 0L, 0L);
+		th->state = TRACEE_LISTENING;
+		break;
+	default:
+		r = ptrace(PTRACE_CONT, th->tid, 0L, 0L);
+		th->state = TRACEE_RUNNING;
+		break;
+	}
+	if (r < 0) {
+		if (errno == ESRCH)
+			th->state = TRACEE_GONE;
+		return -errno;
+	}
+	return 0;
+}
