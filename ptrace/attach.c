@@ -99,13 +99,15 @@ cmp_tracee(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The PTRACE_O_* bits of our options (the others are ours). */
+/* The PTRACE_O_* options that flags (ATTACH_*) ask for.  Never
+ * PTRACE_O_EXITKILL (see the top of this file). */
 static unsigned long
-seize_options(unsigned long options)
+seize_options(unsigned flags)
 {
-	unsigned long o = options & ~(PTRACE_ATTACH_SKIP_DSTATE | PTRACE_ATTACH_FOLLOW |
-				      PTRACE_ATTACH_NO_PROCINFO);
-	if (options & PTRACE_ATTACH_FOLLOW)
+	unsigned long o = 0;
+	if (flags & ATTACH_EXEC)
+		o |= PTRACE_O_TRACEEXEC;
+	if (flags & ATTACH_FOLLOW)
 		o |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
 	return o;
 }
@@ -127,7 +129,7 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 {
 	char state = '?';
 	char name[64] = "";
-	bool lazy = t->options & PTRACE_ATTACH_NO_PROCINFO;
+	bool lazy = t->flags & ATTACH_NO_PROCINFO;
 	/* State and name before we touch it: afterwards every thread looks
 	 * traced. */
 	if (!lazy && thread_info(t, tid, taskfd, &state, name, sizeof(name)) < 0)
@@ -138,7 +140,7 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 	/* Never PTRACE_O_EXITKILL (see the top of this file). */
 	int seize_err = 0;
 	if (lazy) {
-		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->options)) == 0) {
+		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->flags)) == 0) {
 			th->proc_state = '?';
 			th->name[0] = '\0';
 			th->state = TRACEE_RUNNING;
@@ -160,13 +162,13 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 		th->state = TRACEE_GONE;
 		return 1;
 	}
-	if (state == 'D' && (t->options & PTRACE_ATTACH_SKIP_DSTATE)) {
+	if (state == 'D' && (t->flags & ATTACH_SKIP_DSTATE)) {
 		/* dump reads it unstopped (ptrace_snapshot_blocked): seized, it
 		 * would keep an interrupt pending and cost the detach timeout. */
 		th->state = TRACEE_GONE;
 		return 1;
 	}
-	if (!lazy && ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->options)) < 0)
+	if (!lazy && ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->flags)) < 0)
 		seize_err = errno;
 	if (seize_err) {
 		int e = seize_err;
@@ -296,14 +298,14 @@ ptrace_target_prune(struct ptrace_target *t)
 }
 
 struct ptrace_target *
-ptrace_target_attach(pid_t pid, unsigned long options, int *err)
+ptrace_target_attach(pid_t pid, unsigned flags, int *err)
 {
 	int r = sigchld_setup();
 	if (r < 0) {
 		*err = r;
 		return NULL;
 	}
-	struct ptrace_target *t = registry_new(pid, options);
+	struct ptrace_target *t = registry_new(pid, flags);
 	if (!t) {
 		*err = -ENOMEM;
 		return NULL;

@@ -23,7 +23,7 @@ detach_interrupt(struct ptrace_target *t)
 {
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct tracee *th = &t->threads[i];
-		/* A held thread (PTRACE_SAMPLE_HOLD) is stopped already. */
+		/* A held thread (SAMPLE_HOLD) is stopped already. */
 		if (th->state != TRACEE_GONE && th->state != TRACEE_HELD &&
 		    ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
 			th->state = TRACEE_GONE;

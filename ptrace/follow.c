@@ -1,5 +1,5 @@
 /* ptrace/follow.c - following the processes and threads a tracee creates
- * (PTRACE_ATTACH_FOLLOW: stackspy --subprocesses).
+ * (ATTACH_FOLLOW: stackspy --subprocesses).
  *
  * With PTRACE_O_TRACEFORK, _TRACEVFORK and _TRACECLONE the kernel attaches
  * every child a tracee creates before it runs an instruction, and reports
@@ -119,8 +119,8 @@ adopt(pid_t tid, bool is_process, const struct ptrace_target *parent)
 		loose_add(tid, tgid);
 		return NULL;
 	}
-	struct ptrace_target *t = registry_new(tid, parent ? parent->options :
-					       PTRACE_ATTACH_FOLLOW | PTRACE_O_TRACEEXEC);
+	struct ptrace_target *t = registry_new(tid, parent ? parent->flags :
+					       ATTACH_FOLLOW | ATTACH_EXEC);
 	if (!t) {
 		loose_add(tid, tid);  /* released by the detach */
 		return NULL;
@@ -159,14 +159,14 @@ follow_unknown_stop(pid_t tid, int st)
 			long ppid = 0;
 			procfs_status_field(tid, "PPid", &ppid);
 			struct tracee *pth = registry_find(NULL, (pid_t)ppid, &parent);
-			if (!pth || !(parent->options & PTRACE_ATTACH_FOLLOW)) {
+			if (!pth || !(parent->flags & ATTACH_FOLLOW)) {
 				/* Not a child of ours (a tracee we gave up on
 				 * stops like this too): not adopted. */
 				return false;
 			}
 		} else {
 			struct ptrace_target *t;
-			if (!registry_find(NULL, tgid, &t) || !(t->options & PTRACE_ATTACH_FOLLOW))
+			if (!registry_find(NULL, tgid, &t) || !(t->flags & ATTACH_FOLLOW))
 				return false;
 		}
 		struct ptrace_target *t = adopt(tid, tgid == tid, parent);

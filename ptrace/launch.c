@@ -55,11 +55,11 @@ child_run(char *const argv[], int go, int err, pid_t tracer, bool end_with_trace
 }
 
 struct ptrace_target *
-ptrace_launch(char *const argv[], unsigned long options, int *err, bool *exec_failed)
+ptrace_launch(char *const argv[], unsigned flags, int *err, bool *exec_failed)
 {
 	int go[2], ep[2];
-	bool end_with_tracer = options & PTRACE_LAUNCH_END_WITH_TRACER;
-	options &= ~PTRACE_LAUNCH_END_WITH_TRACER;
+	bool end_with_tracer = flags & ATTACH_END_WITH_TRACER;
+	flags &= ~(unsigned)ATTACH_END_WITH_TRACER;
 	pid_t tracer = getpid();
 	*exec_failed = false;
 	if (pipe2(go, O_CLOEXEC) < 0) {
@@ -88,9 +88,9 @@ ptrace_launch(char *const argv[], unsigned long options, int *err, bool *exec_fa
 	}
 	close(go[0]);
 	close(ep[1]);
-	/* PTRACE_O_TRACEEXEC stops it at the exec, before the new program's
+	/* ATTACH_EXEC stops it at the exec, before the new program's
 	 * first instruction. */
-	struct ptrace_target *t = ptrace_target_attach(child, options | PTRACE_O_TRACEEXEC, err);
+	struct ptrace_target *t = ptrace_target_attach(child, flags | ATTACH_EXEC, err);
 	if (!t) {
 		close(go[1]);
 		close(ep[0]);

@@ -136,7 +136,7 @@ void tracee_event(struct ptrace_target *t, pid_t tid, int st);
  * be NULL); next_unannounced: the next target created by follow.c that the
  * caller has not been given yet; head: the first target (t->next the
  * others); following: how many targets follow their children. */
-struct ptrace_target *registry_new(pid_t pid, unsigned long options);
+struct ptrace_target *registry_new(pid_t pid, unsigned flags);
 void registry_remove(struct ptrace_target *t);
 struct tracee *registry_find(struct ptrace_target *hint, pid_t tid,
 			     struct ptrace_target **owner);
@@ -171,7 +171,7 @@ int sigchld_setup(void);
  * wait may stand for another tracee's stop): ptrace_target_poll looks. */
 bool sigchld_drain(void);
 
-/* ---- follow.c: children of tracees (PTRACE_ATTACH_FOLLOW) -------------- */
+/* ---- follow.c: children of tracees (ATTACH_FOLLOW) -------------- */
 bool follow_active(void);
 size_t follow_loose_count(void);
 /* A fork, vfork or clone event-stop st of tracee tid of owner (NULL if

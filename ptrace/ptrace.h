@@ -44,7 +44,7 @@ struct stack_snapshot {
 	size_t stack_cap;
 	uint64_t pause_ns;        /* time the thread was stopped for this sample */
 	bool group_stopped;       /* thread was (and stays) in a job-control stop */
-	int schedstat_fd;         /* in, with PTRACE_SAMPLE_SCHEDSTAT: the
+	int schedstat_fd;         /* in, with SAMPLE_SCHEDSTAT: the
 				     thread's open schedstat, or -1 */
 	struct task_schedstat stop_sched;  /* out: read while it was stopped
 				     (the one read inside the stop: its
@@ -60,7 +60,7 @@ enum tracee_state {
 	TRACEE_RUNNING,           /* seized, running */
 	TRACEE_LISTENING,         /* seized, in group-stop (PTRACE_LISTEN) */
 	TRACEE_GONE,              /* exited, or detached: no longer traced */
-	TRACEE_HELD,              /* stopped and kept so (PTRACE_SAMPLE_HOLD:
+	TRACEE_HELD,              /* stopped and kept so (SAMPLE_HOLD:
 				     dump --consistent) until the detach */
 };
 
@@ -70,7 +70,7 @@ struct tracee {
 	char name[64];            /* /proc/PID/task/TID/comm before attach */
 	char proc_state;          /* state letter from /proc/.../stat before attach */
 	int error;                /* last sampling error (negative errno), 0 if none */
-	bool late;                /* PTRACE_SAMPLE_LATE: interrupted for a
+	bool late;                /* SAMPLE_LATE: interrupted for a
 				     sample, not stopped by the deadline; its
 				     stop is sampled when it comes */
 	int attach_error;         /* PTRACE_SEIZE failed (negative errno; the
@@ -95,7 +95,7 @@ struct ptrace_target {
 	struct tracee *threads;
 	size_t nthreads;
 	size_t cap;
-	unsigned long options;    /* PTRACE_O_* given to PTRACE_SEIZE */
+	unsigned flags;           /* ATTACH_*: how it was attached */
 	bool exec_seen;           /* a thread reported PTRACE_EVENT_EXEC since
 				     the caller last cleared this */
 	bool leader_exited;       /* the leader's exit status was reaped */
@@ -109,7 +109,7 @@ struct ptrace_target {
 	size_t refused_total;     /* threads ever refused (attach_error) */
 	pid_t parent;             /* followed: the process that created it */
 	bool followed;            /* created by a tracee, adopted here
-				     (PTRACE_ATTACH_FOLLOW) */
+				     (ATTACH_FOLLOW) */
 	bool announced;           /* ... and given to ptrace_target_next_new */
 	struct ptrace_target *next;  /* private: the registry's list */
 	struct ptrace_late *late; /* private: ptrace_target_set_late() */
@@ -120,34 +120,68 @@ struct ptrace_target {
  * by the window and by the first unreadable page). */
 typedef uint64_t (*stack_end_fn)(void *ctx, uint64_t sp);
 
+/* How ptrace_target_attach() and ptrace_launch() attach: stackspy's own
+ * flags, in a word of their own (the PTRACE_O_* options given to
+ * PTRACE_SEIZE follow from them, in attach.c; never PTRACE_O_EXITKILL). */
+enum attach_flags {
+	/* Report execs (PTRACE_O_TRACEEXEC): exec_seen is set, so that the
+	 * maps are read again. */
+	ATTACH_EXEC = 1u << 0,
+	/* Follow the processes (and threads) the target creates, from their
+	 * first instruction, through exec, until they exit:
+	 * PTRACE_O_TRACEFORK, _TRACEVFORK and _TRACECLONE.  Each new process
+	 * becomes a registered target of its own, with these flags too (so
+	 * its children are followed), handed to the caller by
+	 * ptrace_target_next_new(); new threads are listed by the next
+	 * ptrace_target_rescan().  The detach lets all of them go.
+	 * Attaching to a process the kernel attached for us already (a child
+	 * forked while we looked) fails with -EALREADY: it comes through
+	 * ptrace_target_next_new(). */
+	ATTACH_FOLLOW = 1u << 1,
+	/* Do not seize a thread found in uninterruptible sleep (D) at scan
+	 * time.  It is listed with state TRACEE_GONE and proc_state 'D' and
+	 * read with ptrace_snapshot_blocked(): no PTRACE_INTERRUPT is left
+	 * pending on it, and neither the sample nor the detach waits for
+	 * it. */
+	ATTACH_SKIP_DSTATE = 1u << 2,
+	/* Seize each thread without reading its /proc/PID/task/TID/stat
+	 * first (about 10 us a thread: most of a 1000-thread dump's attach,
+	 * bench/dump-parked.sh).  Threads are listed with proc_state '?' and
+	 * an empty name, for the caller to read once they run again
+	 * (ptrace_thread_info).  A zombie (a leader after pthread_exit) is
+	 * known by its refused seize, and read then; a thread in D is seized,
+	 * and found by ptrace_sample_many with SAMPLE_DSTATE.  A thread in
+	 * job-control stop reports its group-stop to the first sample, which
+	 * lets it go back into the stop. */
+	ATTACH_NO_PROCINFO = 1u << 3,
+	/* ptrace_launch(): the command gets SIGTERM when stackspy dies
+	 * (PR_SET_PDEATHSIG), so that even a SIGKILLed stackspy does not
+	 * leave it running. */
+	ATTACH_END_WITH_TRACER = 1u << 4,
+};
+
 /* Can process PID be attached at all?  Returns 0, or -ESRCH (no such
  * process), -EINVAL with why filled ("it is a kernel thread (kthreadd)",
  * "it is a zombie ...", "it is stackspy itself"). */
 int ptrace_target_check(pid_t pid, char *why, size_t len);
 
-/* Seize every thread of process PID with PTRACE_O_* options (e.g.
- * PTRACE_O_TRACEEXEC, so that an exec is seen and maps reloaded), rescanning
+/* Seize every thread of process PID as flags (ATTACH_*) say, rescanning
  * /proc/PID/task until two passes agree.  Returns a registry-owned target,
  * or NULL with *err a negative errno: -ESRCH no such process, -EPERM not
  * permitted (see ptrace_explain_eperm), -ENOMEM.  On failure nothing stays
  * attached. */
-struct ptrace_target *ptrace_target_attach(pid_t pid, unsigned long options, int *err);
+struct ptrace_target *ptrace_target_attach(pid_t pid, unsigned flags, int *err);
 
 /* Run argv (execvp) as a traced child: fork, seize the child while it waits
  * on a pipe, let it exec, and take its exec stop, so that when this returns
  * the new program has not run an instruction yet and its maps are its own.
- * PTRACE_O_TRACEEXEC is always added to options.  Returns a registry-owned
+ * ATTACH_EXEC is always added to flags.  Returns a registry-owned
  * target with launched set (leader_exited if the command died before its
  * exec stop), or NULL with *err a negative errno and *exec_failed telling
  * whether exec itself failed (*err is then exec's errno: "cannot run") or
  * tracing did ("cannot trace").  Nothing is left running on failure. */
-struct ptrace_target *ptrace_launch(char *const argv[], unsigned long options,
+struct ptrace_target *ptrace_launch(char *const argv[], unsigned flags,
 				    int *err, bool *exec_failed);
-
-/* ptrace_launch() option, above every PTRACE_O_* bit: the command gets
- * SIGTERM when stackspy dies (PR_SET_PDEATHSIG), so that even a SIGKILLed
- * stackspy does not leave it running. */
-#define PTRACE_LAUNCH_END_WITH_TRACER (1UL << 29)
 
 /* End a launched command that still runs, once its target is detached:
  * SIGTERM (and SIGCONT, for a stopped one), up to grace_ms for it to exit,
@@ -177,18 +211,18 @@ void ptrace_target_prune(struct ptrace_target *t);
 int ptrace_target_rescan(struct ptrace_target *t);
 
 /* ptrace_sample() flags: one bit each. */
-#define PTRACE_SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
+#define SAMPLE_DETACH 0x1  /* resume by detaching: a one-shot dump saves
 				     the second stop a later detach costs */
-#define PTRACE_SAMPLE_SCHEDSTAT 0x2  /* read outs[i].schedstat_fd while the
+#define SAMPLE_SCHEDSTAT 0x2  /* read outs[i].schedstat_fd while the
 				     thread is stopped (one pread) */
-#define PTRACE_SAMPLE_LATE 0x4    /* a thread that does not stop by the
+#define SAMPLE_LATE 0x4    /* a thread that does not stop by the
 				     deadline is sampled when it stops
 				     (ptrace_target_set_late) */
-#define PTRACE_SAMPLE_HOLD 0x8    /* do not resume: the thread stays stopped
+#define SAMPLE_HOLD 0x8    /* do not resume: the thread stays stopped
 				     (TRACEE_HELD) until ptrace_target_detach,
 				     so that every thread of a dump is stopped
 				     together (dump --consistent) */
-#define PTRACE_SAMPLE_DSTATE 0x10 /* a thread not stopped PTRACE_DSTATE_CHECK_US
+#define SAMPLE_DSTATE 0x10 /* a thread not stopped SAMPLE_DSTATE_CHECK_US
 				     after its interrupt has its /proc state
 				     read (again at twice that age, and so
 				     on); in uninterruptible sleep (D) it is
@@ -196,9 +230,9 @@ int ptrace_target_rescan(struct ptrace_target *t);
 				     stays seized with the interrupt pending
 				     and is let go when it leaves the sleep
 				     (as the detach does: lingering); with
-				     PTRACE_SAMPLE_LATE its stop then is its
+				     SAMPLE_LATE its stop then is its
 				     late sample (results[i] -ETIMEDOUT) */
-#define PTRACE_DSTATE_CHECK_US 1000
+#define SAMPLE_DSTATE_CHECK_US 1000
 
 /* What a sample copies and how long it may wait (ptrace_sample_many). */
 struct sample_opts {
@@ -224,7 +258,7 @@ struct sample_opts {
  * each stop is collected as it arrives (PTRACE_GETREGSET, one page-split
  * process_vm_readv of up to o->window bytes from SP, then PTRACE_CONT,
  * PTRACE_LISTEN in a group-stop, or PTRACE_DETACH with
- * PTRACE_SAMPLE_DETACH).  So k threads that cannot stop (uninterruptible
+ * SAMPLE_DETACH).  So k threads that cannot stop (uninterruptible
  * sleep) cost about one timeout in all, not k, and a thread that stops at
  * once waits on no other.  Signal-delivery-stops seen while waiting are
  * re-injected.
@@ -235,7 +269,7 @@ struct sample_opts {
  * (stack_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
  * its attach_error (-EPERM: another tracer holds it), -ETIMEDOUT (it did
  * not stop in time; its late stop is handled by ptrace_target_poll or the
- * detach), -EAGAIN (PTRACE_SAMPLE_DSTATE: in uninterruptible sleep, given
+ * detach), -EAGAIN (SAMPLE_DSTATE: in uninterruptible sleep, given
  * up), or another negative errno.  Returns 0,
  * or -ENOMEM (nothing was stopped). */
 int ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
@@ -250,12 +284,12 @@ int ptrace_sample_threads(struct ptrace_target *const *targets, void *const *ctx
 			  struct tracee **threads, size_t n, const struct sample_opts *o,
 			  struct stack_snapshot *outs, int *results);
 
-/* Late samples.  With PTRACE_SAMPLE_LATE, a thread that has not stopped
+/* Late samples.  With SAMPLE_LATE, a thread that has not stopped
  * by the deadline keeps its interrupt pending (results[i] -ETIMEDOUT, the
  * tracee marked late); when its stop comes, ptrace_target_poll (or a later
  * ptrace_sample_many that does not choose it) takes the sample then, the
  * same way (registers, one stack copy with o's window and stack_end, a
- * schedstat read with PTRACE_SAMPLE_SCHEDSTAT: snap->schedstat_fd is set
+ * schedstat read with SAMPLE_SCHEDSTAT: snap->schedstat_fd is set
  * from fd_of), resumes the thread, and calls fn with the snapshot, which
  * stays ptrace/'s (valid during the call).  A thread whose CPU the tick
  * took stops only when it gets one back, with the registers it had then.
@@ -283,7 +317,7 @@ void ptrace_target_poll(struct ptrace_target *t);
 void ptrace_poll_all(void);
 
 /* ptrace_poll_all for the hook of a long loop of unwind/ (unwind_set_yield):
- * a late stop (PTRACE_SAMPLE_LATE) is let go without its sample, whose
+ * a late stop (SAMPLE_LATE) is let go without its sample, whose
  * unwinding would re-enter the unwinder that yielded (a symbol table half
  * built: the sample's frames were named [libc.so.6], and the name stayed
  * for the whole recording). */
@@ -391,35 +425,6 @@ int ptrace_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t
 int ptrace_read_comm(pid_t pid, char *buf, size_t len);
 
 /* --- Threads that cannot stop (procfs.c; dump, record --idle) --------- */
-
-/* ptrace_target_attach() option, above every PTRACE_O_* bit: do not seize
- * a thread found in uninterruptible sleep (D) at scan time.  It is listed
- * with state TRACEE_GONE and proc_state 'D' and read with
- * ptrace_snapshot_blocked(): no PTRACE_INTERRUPT is left pending on it, and
- * neither the sample nor the detach waits for it. */
-#define PTRACE_ATTACH_SKIP_DSTATE (1UL << 31)
-
-/* ptrace_target_attach() option: seize each thread without reading its
- * /proc/PID/task/TID/stat first (about 10 us a thread: most of a
- * 1000-thread dump's attach, bench/dump-parked.sh).  Threads are listed
- * with proc_state '?' and an empty name, for the caller to read once they
- * run again (ptrace_thread_info).  A zombie (a leader after pthread_exit)
- * is known by its refused seize, and read then; a thread in D is seized,
- * and found by ptrace_sample_many with PTRACE_SAMPLE_DSTATE.  A thread in
- * job-control stop reports its group-stop to the first sample, which lets
- * it go back into the stop. */
-#define PTRACE_ATTACH_NO_PROCINFO (1UL << 29)
-
-/* ptrace_target_attach() and ptrace_launch() option: follow the processes
- * (and threads) the target creates, from their first instruction, through
- * exec, until they exit: PTRACE_O_TRACEFORK, _TRACEVFORK and _TRACECLONE.
- * Each new process becomes a registered target of its own, with this
- * option too (so its children are followed), handed to the caller by
- * ptrace_target_next_new(); new threads are listed by the next
- * ptrace_target_rescan().  The detach lets all of them go.  Attaching to
- * a process the kernel attached for us already (a child forked while we
- * looked) fails with -EALREADY: it comes through ptrace_target_next_new(). */
-#define PTRACE_ATTACH_FOLLOW (1UL << 30)
 
 /* The next process created by a followed target since the last call (a
  * registered target, running, with followed set and parent its creator),

@@ -136,13 +136,13 @@ ptrace_held_count(void)
 }
 
 struct ptrace_target *
-registry_new(pid_t pid, unsigned long options)
+registry_new(pid_t pid, unsigned flags)
 {
 	struct ptrace_target *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->pid = pid;
-	t->options = options & ~(unsigned long)PTRACE_O_EXITKILL;
+	t->flags = flags;
 	t->next = registry;
 	registry = t;
 	/* Before the first seize: from now on a SIGSTOPped stackspy would
@@ -175,7 +175,7 @@ registry_following(void)
 {
 	size_t n = 0;
 	for (struct ptrace_target *t = registry; t; t = t->next)
-		n += (t->options & PTRACE_ATTACH_FOLLOW) != 0;
+		n += (t->flags & ATTACH_FOLLOW) != 0;
 	return n;
 }
 

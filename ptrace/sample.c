@@ -162,15 +162,15 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		out->stack_start = sp;
 		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
 	}
-	if ((o->flags & PTRACE_SAMPLE_SCHEDSTAT) && out->schedstat_fd >= 0)
+	if ((o->flags & SAMPLE_SCHEDSTAT) && out->schedstat_fd >= 0)
 		ptrace_read_schedstat(out->schedstat_fd, &out->stop_sched);
 	out->group_stopped = trace_stop_of(st) == TRACE_GROUP_STOP;
 	int r;
-	if (o->flags & PTRACE_SAMPLE_HOLD) {
+	if (o->flags & SAMPLE_HOLD) {
 		/* dump --consistent: released by ptrace_target_detach. */
 		th->state = TRACEE_HELD;
 		r = 0;
-	} else if (o->flags & PTRACE_SAMPLE_DETACH) {
+	} else if (o->flags & SAMPLE_DETACH) {
 		/* From a group-stop the kernel puts it back into the stop. */
 		r = ptrace(PTRACE_DETACH, th->tid, 0L, 0L) < 0 ? -errno : 0;
 		th->state = TRACEE_GONE;
@@ -230,10 +230,10 @@ check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
 	}
 }
 
-/* PTRACE_SAMPLE_DSTATE: thread th of t, interrupted at since, has not
+/* SAMPLE_DSTATE: thread th of t, interrupted at since, has not
  * stopped by *check_at.  In uninterruptible sleep (D) it is given up: it
  * keeps our interrupt pending and traps when it leaves the sleep.  With
- * PTRACE_SAMPLE_LATE that trap is its sample (a recording goes on tracing
+ * SAMPLE_LATE that trap is its sample (a recording goes on tracing
  * it); without, it is let go then (lingering, as after a detach that gave
  * up on it).  Otherwise the next look is at twice its present age. */
 static bool
@@ -244,7 +244,7 @@ in_dstate(struct ptrace_target *t, struct tracee *th, const struct sample_opts *
 	*check_at = since + 2 * (*check_at - since);
 	if (ptrace_thread_info(t->pid, th->tid, &state, NULL, 0) < 0 || state != 'D')
 		return false;
-	if (o->flags & PTRACE_SAMPLE_LATE) {
+	if (o->flags & SAMPLE_LATE) {
 		th->late = true;
 		return true;
 	}
@@ -287,9 +287,9 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 			return -ENOMEM;
 		}
 	}
-	/* PTRACE_SAMPLE_DSTATE: check_at[i], when to read thread i's state. */
-	const uint64_t check_ns = (o->flags & PTRACE_SAMPLE_DSTATE) ?
-				  (uint64_t)PTRACE_DSTATE_CHECK_US * 1000u : 0;
+	/* SAMPLE_DSTATE: check_at[i], when to read thread i's state. */
+	const uint64_t check_ns = (o->flags & SAMPLE_DSTATE) ?
+				  (uint64_t)SAMPLE_DSTATE_CHECK_US * 1000u : 0;
 	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * 1000u;
 	uint64_t stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * 1000u : 0;
 	size_t npending = 0, next = 0;
@@ -382,7 +382,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 			size_t i = pending[k];
 			if (now - since[i] >= timeout_ns) {
 				results[i] = -ETIMEDOUT;
-				if (o->flags & PTRACE_SAMPLE_LATE)
+				if (o->flags & SAMPLE_LATE)
 					threads[i]->late = true;
 				if (fresh && k == npending - 1)
 					fresh = false;
@@ -390,7 +390,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 			}
 			if (check_ns && now >= check_at[i] &&
 			    in_dstate(ts ? ts[i] : t, threads[i], o, since[i], &check_at[i])) {
-				results[i] = (o->flags & PTRACE_SAMPLE_LATE) ? -ETIMEDOUT : -EAGAIN;
+				results[i] = (o->flags & SAMPLE_LATE) ? -ETIMEDOUT : -EAGAIN;
 				if (fresh && k == npending - 1)
 					fresh = false;
 				continue;

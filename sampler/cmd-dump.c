@@ -407,8 +407,8 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		 * anyway; a running program is not held still for the whole
 		 * dump).  --consistent: all stay stopped until the detach,
 		 * as with gdb. */
-		.flags = (consistent ? PTRACE_SAMPLE_HOLD : PTRACE_SAMPLE_DETACH) |
-			 PTRACE_SAMPLE_DSTATE,
+		.flags = (consistent ? SAMPLE_HOLD : SAMPLE_DETACH) |
+			 SAMPLE_DSTATE,
 	};
 	int r = ptrace_sample_many(pt, b->threads, b->n, &so, b->outs, b->results);
 	for (size_t k = 0; k < b->n; k++) {
@@ -638,13 +638,13 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	int r;
 	/* Seized without reading each thread's /proc stat first (10 us a
 	 * thread, most of the attach): a thread in D is given up 1 ms after
-	 * its interrupt (PTRACE_SAMPLE_DSTATE) and read unstopped
+	 * its interrupt (SAMPLE_DSTATE) and read unstopped
 	 * (sample_blocked), its name and state are read after its sample.
 	 * --consistent reads them first: its threads stay stopped until the
 	 * end, where every state would read t; its threads in D are not
 	 * seized. */
-	struct ptrace_target *pt = ptrace_target_attach(pid, o->consistent ? PTRACE_ATTACH_SKIP_DSTATE :
-							PTRACE_ATTACH_NO_PROCINFO, &r);
+	struct ptrace_target *pt = ptrace_target_attach(pid, o->consistent ? ATTACH_SKIP_DSTATE :
+							ATTACH_NO_PROCINFO, &r);
 	if (!pt) {
 		report_attach_error(pid, r);
 		return r;

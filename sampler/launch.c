@@ -61,7 +61,7 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		return r;
 	}
 	if (r == 0) {
-		ps->pt = ptrace_target_attach(pid, attach_options(p), &r);
+		ps->pt = ptrace_target_attach(pid, attach_flags(p), &r);
 		if (ps->pt)
 			r = 0;
 	}
@@ -90,10 +90,10 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 	return 0;
 }
 
-unsigned long
-attach_options(const struct profiler *p)
+unsigned
+attach_flags(const struct profiler *p)
 {
-	return PTRACE_O_TRACEEXEC | (p->cfg.subprocesses ? PTRACE_ATTACH_FOLLOW : 0);
+	return ATTACH_EXEC | (p->cfg.subprocesses ? ATTACH_FOLLOW : 0);
 }
 
 void
@@ -146,7 +146,7 @@ attach_child(struct profiler *p, pid_t pid)
 	int r;
 	ps->pid = pid;
 	ps->followed = true;
-	ps->pt = ptrace_target_attach(pid, attach_options(p), &r);
+	ps->pt = ptrace_target_attach(pid, attach_flags(p), &r);
 	if (!ps->pt) {
 		if (r != -ESRCH && r != -EALREADY)
 			perror_msg(r, "cannot attach to process %d", (int)pid);
@@ -242,10 +242,10 @@ launch(struct profiler *p, struct proc_state *ps)
 {
 	int r;
 	bool exec_failed;
-	unsigned long options = attach_options(p);
+	unsigned flags = attach_flags(p);
 	if (!p->cfg.keep_running)
-		options |= PTRACE_LAUNCH_END_WITH_TRACER;
-	ps->pt = ptrace_launch(p->cfg.argv, options, &r, &exec_failed);
+		flags |= ATTACH_END_WITH_TRACER;
+	ps->pt = ptrace_launch(p->cfg.argv, flags, &r, &exec_failed);
 	if (!ps->pt) {
 		if (exec_failed)
 			perror_msg(r, "cannot run '%s'", p->cfg.argv[0]);

@@ -29,7 +29,7 @@
 /* On-CPU: a thread on a CPU takes its stop within tens of microseconds;
  * the tick waits this long (or half a period, if shorter) and goes on.
  * A thread still not stopped keeps its interrupt pending and is sampled
- * when it stops (PTRACE_SAMPLE_LATE): one whose CPU the tick took stops
+ * when it stops (SAMPLE_LATE): one whose CPU the tick took stops
  * only when the scheduler gives it one back, with its registers of the
  * tick, and counts; one that was waiting is dropped by the rule.  Waiting
  * for those inside the tick (2 ms) made ticks overrun their period on a
@@ -98,7 +98,7 @@ struct thread_state {
 	uint64_t last_cpu_ns;
 	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
 	uint64_t late_tick_ns;    /* on-CPU: the tick whose stop is pending
-				     (PTRACE_SAMPLE_LATE), 0 if none ... */
+				     (SAMPLE_LATE), 0 if none ... */
 	struct task_schedstat late_before;  /* ... and its schedstat then */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;
@@ -237,7 +237,7 @@ size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 /* ---- sample.c -------------------------------------------------------------- */
 
 /* After attaching (and after an exec): late samples of ps's threads
- * (PTRACE_SAMPLE_LATE) come to the profiler.  Returns 0 or -ENOMEM. */
+ * (SAMPLE_LATE) come to the profiler.  Returns 0 or -ENOMEM. */
 int profiler_sample_setup(struct profiler *p, struct proc_state *ps);
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
@@ -299,8 +299,8 @@ void tick_arm(struct profiler *p);
 void report_refused(pid_t pid, const struct tracee *th);
 int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
 int launch(struct profiler *p, struct proc_state *ps);
-/* PTRACE_O_* and PTRACE_ATTACH_* options of every target. */
-unsigned long attach_options(const struct profiler *p);
+/* The ATTACH_* flags of every target. */
+unsigned attach_flags(const struct profiler *p);
 /* A new, zeroed process slot at the end of p->procs (which may move), or
  * NULL when out of memory. */
 struct proc_state *proc_new(struct profiler *p);

@@ -137,7 +137,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 }
 
 /* The late stop of a thread the tick's deadline gave up on
- * (PTRACE_SAMPLE_LATE): the rule decides as for any other; a thread whose
+ * (SAMPLE_LATE): the rule decides as for any other; a thread whose
  * CPU the tick took counts, with the registers it had at the tick. */
 static void
 late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
@@ -197,8 +197,8 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 		 * wait in its first stop for this tick to end) is given up
 		 * after a millisecond, not the timeout: its late stop is
 		 * its sample. */
-		.flags = p->cfg.idle ? PTRACE_SAMPLE_LATE | PTRACE_SAMPLE_DSTATE :
-			 PTRACE_SAMPLE_SCHEDSTAT | PTRACE_SAMPLE_LATE,
+		.flags = p->cfg.idle ? SAMPLE_LATE | SAMPLE_DSTATE :
+			 SAMPLE_SCHEDSTAT | SAMPLE_LATE,
 	};
 }
 

@@ -369,7 +369,7 @@ struct dump_thread {
 	char name[64];
 	char state;
 	bool need_info;           /* seized without reading its name and state
-				     (PTRACE_ATTACH_NO_PROCINFO): read after
+				     (ATTACH_NO_PROCINFO): read after
 				     its sample, '?' and "" until then */
 	const char *error;        /* why it could not be sampled, or NULL */
 	double pause_us;

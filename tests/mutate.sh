@@ -143,7 +143,7 @@ mutations()
 		'a stackspy stopped by a debugger holds its targets' \
 		'tests/record-watchdog.test'
 	mutation dump-dstate-check sampler/cmd-dump.c \
-		's/\|\s*PTRACE_SAMPLE_DSTATE,/,/' \
+		's/\|\s*SAMPLE_DSTATE,/,/' \
 		'a dump waits out the stop timeout for threads in D' \
 		'tests/dump-dstate.test'
 	mutation dump-state-from-stop sampler/cmd-dump.c \
