@@ -33,24 +33,15 @@ ptrace_target_check(pid_t pid, char *why, size_t len)
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (procfs_read(path, buf, sizeof(buf)) < 0)
+	struct proc_stat ps;
+	if (procfs_read(path, buf, sizeof(buf)) < 0 || procfs_stat_parse(buf, &ps) < 0)
 		return -ESRCH;
-	char *cp = strrchr(buf, ')');
-	char *op = strchr(buf, '(');
-	if (!cp || !op || cp[1] != ' ')
-		return -ESRCH;
-	*cp = '\0';
-	char state = cp[2];
-	/* Fields after the comm: state ppid pgrp session tty_nr tpgid flags. */
-	int ppid = 0;
-	unsigned long flags = 0;
-	if (sscanf(cp + 2, "%*c %d %*d %*d %*d %*d %lu", &ppid, &flags) != 2)
-		return -ESRCH;
-	if (flags & PF_KTHREAD) {
-		snprintf(why, len, "it is a kernel thread (%s); kernel threads have no user-space stack", op + 1);
+	if (ps.flags & PF_KTHREAD) {
+		snprintf(why, len, "it is a kernel thread (%.*s); kernel threads have no user-space stack",
+			 (int)ps.comm_len, ps.comm);
 		return -EINVAL;
 	}
-	if (state == 'Z' || state == 'X') {
+	if (ps.state == 'Z' || ps.state == 'X') {
 		/* A leader that called pthread_exit is a zombie while its other
 		 * threads run: that process is still worth a dump. */
 		pid_t *tids = NULL;
@@ -63,7 +54,8 @@ ptrace_target_check(pid_t pid, char *why, size_t len)
 		}
 		free(tids);
 		if (live == 0) {
-			snprintf(why, len, "it is a zombie (it has exited and its parent %d has not reaped it yet)", ppid);
+			snprintf(why, len, "it is a zombie (it has exited and its parent %d has not reaped it yet)",
+				 ps.ppid);
 			return -EINVAL;
 		}
 	}

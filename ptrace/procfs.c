@@ -105,23 +105,50 @@ procfs_list_tasks(pid_t pid, pid_t **out)
 	return (int)n;
 }
 
-/* Parse "tid (comm) S ..." from buf. */
-static int
-parse_stat(char *buf, char *state, char *name, size_t namelen)
+int
+procfs_stat_parse(const char *line, struct proc_stat *out)
 {
-	/* "tid (comm) S ...": comm may hold spaces and parentheses, so the
-	 * state follows the last ')'. */
-	char *open_paren = strchr(buf, '(');
-	char *close_paren = strrchr(buf, ')');
-	if (!open_paren || !close_paren || close_paren < open_paren || close_paren[1] != ' ')
+	memset(out, 0, sizeof(*out));
+	const char *open_paren = strchr(line, '(');
+	const char *close_paren = strrchr(line, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren || close_paren[1] != ' ' ||
+	    !close_paren[2])
+		return -EINVAL;
+	out->comm = open_paren + 1;
+	out->comm_len = (size_t)(close_paren - open_paren - 1);
+	out->state = close_paren[2];
+	/* Fields 4 to 22, numbers separated by one space. */
+	unsigned long long v[23] = { 0 };
+	const char *p = close_paren + 3;
+	for (int field = 4; field <= 22 && *p == ' '; field++) {
+		char *end;
+		v[field] = strtoull(p + 1, &end, 10);
+		if (end == p + 1)
+			break;
+		p = end;
+	}
+	out->ppid = (int)v[4];
+	out->flags = (unsigned long)v[9];
+	out->utime = v[14];
+	out->stime = v[15];
+	out->cutime = v[16];
+	out->cstime = v[17];
+	out->start_time = v[22];
+	return 0;
+}
+
+/* State and name of the stat line in buf. */
+static int
+parse_stat(const char *buf, char *state, char *name, size_t namelen)
+{
+	struct proc_stat ps;
+	if (procfs_stat_parse(buf, &ps) < 0)
 		return -EINVAL;
 	if (state)
-		*state = close_paren[2];
+		*state = ps.state;
 	if (name && namelen) {
-		size_t l = (size_t)(close_paren - open_paren - 1);
-		if (l >= namelen)
-			l = namelen - 1;
-		memcpy(name, open_paren + 1, l);
+		size_t l = ps.comm_len < namelen ? ps.comm_len : namelen - 1;
+		memcpy(name, ps.comm, l);
 		name[l] = '\0';
 	}
 	return 0;
@@ -390,6 +417,7 @@ int
 procfs_start_time(pid_t pid, unsigned long long *out)
 {
 	char path[64], buf[1024];
+	struct proc_stat ps;
 	*out = 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	ssize_t r = procfs_read(path, buf, sizeof(buf));
@@ -397,21 +425,11 @@ procfs_start_time(pid_t pid, unsigned long long *out)
 		return -ESRCH;
 	if (r < 0)
 		return (int)r;
-	char *cp = strrchr(buf, ')');
-	if (!cp || cp[1] != ' ')
-		return 0;
-	/* After the comm: state is field 3, start time field 22. */
-	char *f = cp + 2;
-	for (int field = 3; field < 22 && f; field++) {
-		f = strchr(f, ' ');
-		if (f)
-			f++;
-	}
-	*out = f ? strtoull(f, NULL, 10) : 0;
+	if (procfs_stat_parse(buf, &ps) == 0)
+		*out = ps.start_time;
 	return 0;
 }
 
-/* The TracerPid of thread tid of pid, 0 if none or unknown. */
 pid_t
 procfs_tracer(pid_t pid, pid_t tid)
 {

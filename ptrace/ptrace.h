@@ -412,6 +412,21 @@ int ptrace_linger_until_exit(pid_t writer, int poll_ms, int *status);
  * Returns buf. */
 char *ptrace_explain_eperm(pid_t pid, char *buf, size_t len);
 
+/* A /proc/PID/stat (or /proc/PID/task/TID/stat) line: the one parser.  The
+ * name may hold spaces and parentheses: the fields follow the last ')'. */
+struct proc_stat {
+	const char *comm;         /* into the line, comm_len bytes */
+	size_t comm_len;
+	char state;               /* field 3: R, S, D, T, t, Z, X ... */
+	int ppid;                 /* 4 */
+	unsigned long flags;      /* 9: PF_* (PF_KTHREAD 0x00200000) */
+	unsigned long long utime, stime, cutime, cstime;  /* 14-17, clock ticks */
+	unsigned long long start_time;  /* 22: clock ticks since boot */
+};
+/* Returns 0, or -EINVAL when line is not a stat line (fields past the
+ * state that are missing are left 0). */
+int procfs_stat_parse(const char *line, struct proc_stat *out);
+
 /* Read /proc/PID/task/TID/stat state letter and comm.  Returns 0 or -errno. */
 int ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen);
 

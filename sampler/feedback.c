@@ -74,8 +74,7 @@ feedback_msg(const char *fmt, ...)
 	error_msg("%s", buf);
 }
 
-/* /proc/PID/stat: fields 14-17 and 22, counted from the state (3) after
- * the last ')' (the name may hold anything). */
+/* /proc/PID/stat: its CPU times and start time. */
 static int
 read_proc_cpu(pid_t pid, struct proc_cpu *out)
 {
@@ -87,15 +86,13 @@ read_proc_cpu(pid_t pid, struct proc_cpu *out)
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	const char *cp = strrchr(buf, ')');
-	unsigned long long ut, st, cut, cst, start;
-	if (!cp || sscanf(cp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu"
-			  " %*d %*d %*d %*d %llu", &ut, &st, &cut, &cst, &start) != 5)
+	struct proc_stat ps;
+	if (procfs_stat_parse(buf, &ps) < 0)
 		return -EINVAL;
 	out->pid = pid;
-	out->start = start;
-	out->own = ut + st;
-	out->reaped = cut + cst;
+	out->start = ps.start_time;
+	out->own = ps.utime + ps.stime;
+	out->reaped = ps.cutime + ps.cstime;
 	return 0;
 }
 

@@ -18,19 +18,16 @@ task_file_open(pid_t pid, pid_t tid, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The name may hold ')' and spaces: the state follows the last ')'. */
 char
 task_stat_parse(const char *line, const char **comm, size_t *comm_len)
 {
-	*comm = NULL;
-	*comm_len = 0;
-	const char *cp = strrchr(line, ')');
-	if (!cp || cp[1] != ' ')
+	struct proc_stat ps;
+	if (procfs_stat_parse(line, &ps) < 0) {
+		*comm = NULL;
+		*comm_len = 0;
 		return 0;
-	const char *op = strchr(line, '(');
-	if (op && op < cp) {
-		*comm = op + 1;
-		*comm_len = (size_t)(cp - op - 1);
 	}
-	return cp[2];
+	*comm = ps.comm;
+	*comm_len = ps.comm_len;
+	return ps.state;
 }
