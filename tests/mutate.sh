@@ -47,13 +47,13 @@ mutations()
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
 	mutation detach-signal ptrace/detach.c \
 		's/long sig = trace_signal\(st\);\n(\s*\/\* After a group-stop)/long sig = 0;\n$1/' \
-		'detach_one: a signal whose stop comes at detach is dropped' \
-		'tests/promise-signals-record.test tests/detach-signal.test'
+		'detach_collect: a signal whose stop comes at detach is dropped' \
+		'tests/unit-detach tests/promise-signals-record.test tests/detach-signal.test'
 
 	mutation trace-signal ptrace/ptrace-internal.h \
 		's/return trace_stop_of\(st\) == TRACE_SIGNAL \? \(long\)WSTOPSIG\(st\) : 0L;/return 0L;/' \
 		'trace_signal: no signal is handed back at resume or detach' \
-		'tests/promise-signals-record.test tests/promise-signals-dump.test tests/detach-signal.test'
+		'tests/unit-detach tests/promise-signals-record.test tests/promise-signals-dump.test'
 
 	# --- ptrace rules: a group-stop is preserved ----------------------
 	mutation listen-cont ptrace/wait.c \

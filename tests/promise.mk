@@ -25,3 +25,11 @@ tests/targets/sigcount: tests/targets/sigcount.c $(TARGET_DEPS)
 tests/targets/edges: tests/targets/edges.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/edges.c
+
+# The ptrace rules at the detach, each stop made certain rather than left
+# to chance: a real child seized by ptrace/ and let go in a
+# signal-delivery-stop, with queued signals, in a group-stop.
+check_PROGRAMS += tests/unit-detach
+TESTS += tests/unit-detach
+tests_unit_detach_SOURCES = tests/unit-detach.c
+tests_unit_detach_LDADD = ptrace/libptrace.a arch/libarch.a
