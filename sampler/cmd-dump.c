@@ -24,13 +24,12 @@
 #include "arch/arch.h"
 #include "sampler/sampler.h"
 
-#define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per thread */
-#define DEFAULT_DEPTH    256
-#define MAX_DEPTH        4096
 /* --max-depth 0: no limit; more frames than an 8 MiB stack of 16-byte
  * frames holds.  The walk is linear in frames (dump-deep.test: 10,000). */
 #define NO_DEPTH_LIMIT   (1 << 20)
-#define STOP_TIMEOUT_MS  250
+/* How long a thread may take to stop (a record's tick waits less:
+ * RECORD_STOP_TIMEOUT_MS). */
+#define DUMP_STOP_TIMEOUT_MS 250
 
 struct dump_options {
 	pid_t *pids;
@@ -141,7 +140,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 
 	o->format = OUTPUT_TEXT;
 	o->engine = UNWIND_ENGINE_AUTO;
-	o->max_depth = DEFAULT_DEPTH;
+	o->max_depth = DEFAULT_MAX_DEPTH;
 	o->sym_flags = UNWIND_SYM_NO_PARAMS;
 	/* Our own messages, not getopt's: one format for every error. */
 	opterr = 0;
@@ -167,13 +166,10 @@ parse_options(int argc, char **argv, struct dump_options *o)
 				error_msg_and_help("dump", "invalid --format argument: '%s' (text or json)", optarg);
 			break;
 		case 'e':
-			if (unwind_engine_parse(optarg, &o->engine) < 0)
-				error_msg_and_help("dump", "invalid --engine argument: '%s' (auto, cfi, fp or mips)", optarg);
+			o->engine = engine_or_help("dump", optarg);
 			break;
 		case 'm':
-			if (parse_long(optarg, 0, MAX_DEPTH, &v) < 0)
-				error_msg_and_help("dump", "invalid --max-depth argument: '%s' (0 to %d; 0: no limit)",
-						   optarg, MAX_DEPTH);
+			v = max_depth_or_help("dump", optarg, true);
 			o->max_depth = v ? (int)v : NO_DEPTH_LIMIT;
 			break;
 		case OPT_NO_DEMANGLE:
@@ -400,7 +396,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
-		.timeout_us = STOP_TIMEOUT_MS * 1000,
+		.timeout_us = DUMP_STOP_TIMEOUT_MS * 1000,
 		.stagger_us = 0,
 		/* The default: each thread stopped only for its own copy
 		 * and those of its batch (blocked threads do not move

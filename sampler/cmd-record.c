@@ -19,7 +19,6 @@
 
 #define DEFAULT_RATE   99.0
 #define MAX_RATE       10000.0
-#define DEFAULT_DEPTH  256
 #define DEFAULT_CHECKPOINT 60.0
 #define DEFAULT_PUSH_EVERY 10
 
@@ -243,7 +242,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 	o->cfg.rate_hz = DEFAULT_RATE;
 	o->checkpoint = DEFAULT_CHECKPOINT;
 	o->cfg.engine = UNWIND_ENGINE_AUTO;
-	o->cfg.max_depth = DEFAULT_DEPTH;
+	o->cfg.max_depth = DEFAULT_MAX_DEPTH;
 	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
 	opterr = 0;
 	/* '+': options end at the command's name. */
@@ -277,14 +276,10 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->format_given = true;
 			break;
 		case 'e':
-			if (unwind_engine_parse(optarg, &o->cfg.engine) < 0)
-				error_msg_and_help("record", "invalid --engine argument: '%s' (auto, cfi, fp or mips)",
-						   optarg);
+			o->cfg.engine = engine_or_help("record", optarg);
 			break;
 		case 'm':
-			if (parse_long(optarg, 1, 4096, &v) < 0)
-				error_msg_and_help("record", "invalid --max-depth argument: '%s' (1 to 4096)", optarg);
-			o->cfg.max_depth = (int)v;
+			o->cfg.max_depth = max_depth_or_help("record", optarg, false);
 			break;
 		case OPT_THREADS:
 			o->cfg.threads = true;

@@ -26,7 +26,6 @@
 
 #define DEFAULT_RATE   99.0
 #define MAX_RATE       10000.0
-#define DEFAULT_DEPTH  256
 #define TOP_WINDOW_S   10    /* default --window */
 
 struct top_options {
@@ -135,7 +134,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 
 	o->cfg.rate_hz = DEFAULT_RATE;
 	o->cfg.engine = UNWIND_ENGINE_AUTO;
-	o->cfg.max_depth = DEFAULT_DEPTH;
+	o->cfg.max_depth = DEFAULT_MAX_DEPTH;
 	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
 	o->delay = 1.0;
 	o->window = TOP_WINDOW_S;
@@ -154,9 +153,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 						   optarg, MAX_RATE);
 			break;
 		case 'e':
-			if (unwind_engine_parse(optarg, &o->cfg.engine) < 0)
-				error_msg_and_help("top", "invalid --engine argument: '%s' (auto, cfi, fp or mips)",
-						   optarg);
+			o->cfg.engine = engine_or_help("top", optarg);
 			break;
 		case OPT_DELAY:
 			if (parse_double(optarg, 0.05, 3600, &o->delay) < 0)

@@ -144,3 +144,26 @@ parse_target_or_help(const char *cmd, const char *what, int argc, char **argv,
 	if (!cfg->npids && !cfg->argv)
 		error_msg_and_help(cmd, "nothing to %s: give -p PID or -- COMMAND", what);
 }
+
+enum unwind_engine
+engine_or_help(const char *cmd, const char *arg)
+{
+	enum unwind_engine e;
+	if (unwind_engine_parse(arg, &e) < 0)
+		error_msg_and_help(cmd, "invalid --engine argument: '%s' (auto, cfi, fp or mips)", arg);
+	return e;
+}
+
+int
+max_depth_or_help(const char *cmd, const char *arg, bool zero_ok)
+{
+	long v;
+	if (parse_long(arg, zero_ok ? 0 : 1, MAX_MAX_DEPTH, &v) < 0) {
+		if (zero_ok)
+			error_msg_and_help(cmd, "invalid --max-depth argument: '%s' (0 to %d; 0: no limit)",
+					   arg, MAX_MAX_DEPTH);
+		error_msg_and_help(cmd, "invalid --max-depth argument: '%s' (1 to %d)", arg,
+				   MAX_MAX_DEPTH);
+	}
+	return (int)v;
+}

@@ -24,8 +24,9 @@
 #include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
-#define STACK_WINDOW_BYTES (64 * 1024)  /* of stack copied per sample */
-#define STOP_TIMEOUT_MS   50
+/* --idle: how long a thread may take to stop (a dump waits longer:
+ * DUMP_STOP_TIMEOUT_MS). */
+#define RECORD_STOP_TIMEOUT_MS 50
 /* On-CPU: a thread on a CPU takes its stop within tens of microseconds;
  * the tick waits this long (or half a period, if shorter) and goes on.
  * A thread still not stopped keeps its interrupt pending and is sampled

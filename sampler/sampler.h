@@ -99,6 +99,18 @@ void feedback_hints(struct profiler *p, const struct profiler_config *cfg);
 
 /* ---- options shared by the commands ----------------------------------------- */
 
+/* Defaults and bounds every command has. */
+#define DEFAULT_MAX_DEPTH  256            /* --max-depth: frames per stack */
+#define MAX_MAX_DEPTH      4096           /* --max-depth N at most (dump: 0
+					     is no limit) */
+#define STACK_WINDOW_BYTES (64 * 1024)    /* of stack copied per sample */
+
+/* --engine ARG for command cmd: the engine, or a usage error (exit 64). */
+enum unwind_engine engine_or_help(const char *cmd, const char *arg);
+/* --max-depth ARG for command cmd: 1 to MAX_MAX_DEPTH, and 0 (returned as
+ * is) when zero_ok; else a usage error (exit 64). */
+int max_depth_or_help(const char *cmd, const char *arg, bool zero_ok);
+
 /* Append the PIDs of s ("123" or "1,2,3"; no limit) to the malloc'd
  * array *pids of *npids, leaving out those already there.  Returns 0,
  * -EINVAL (not a PID list), -ENOMEM or -E2BIG. */
