@@ -27,6 +27,16 @@ static const int8_t x86_64_pr_index[17] = {
 	PR_RIP,
 };
 
+/* mov $15, %rax; syscall.  gregs run REG_R8 ... REG_RIP, 40 bytes into
+ * the ucontext; the slots are libunwind's x86-64 numbers (ours). */
+static const struct arch_sigreturn x86_64_sigreturn = {
+	.code = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 },
+	.code_len = 9,
+	.regs_off = 40,
+	.nregs = 17,
+	.slots = { 8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16 },
+};
+
 const struct arch arch_x86_64 = {
 	.name = "x86-64",
 	.e_machine = EM_X86_64,
@@ -55,5 +65,9 @@ const struct arch arch_x86_64 = {
 	/* __restore_rt has CFI (glibc's 'S' augmentation): libunwind reads
 	 * the ucontext from it. */
 	.sigframe = NULL,
+	.sigreturn = &x86_64_sigreturn,
+	/* rdi rsi rdx r10 r8 r9 */
+	.syscall_args = { 5, 4, 1, 10, 8, 9 },
+	.nsyscall_args = 6,
 	.plt_header = 16, .plt_entry = 16,
 };

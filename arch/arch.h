@@ -57,6 +57,20 @@ struct arch_sigtramp {
 	unsigned nregs;           /* general registers before sp and pc */
 };
 
+/* A signal return without CFI, recognised by its code (x86-64: Go's
+ * runtime.sigreturn__sigaction, the rt_sigreturn sequence `mov $15, %rax;
+ * syscall`): at it, once the handler has returned, sp points at the
+ * ucontext of the kernel's rt_sigframe, and the interrupted registers are
+ * nregs 8-byte words regs_off bytes in (uc_mcontext.gregs), word i being
+ * register slot slots[i]. */
+struct arch_sigreturn {
+	unsigned char code[16];
+	size_t code_len;
+	uint64_t regs_off;
+	unsigned nregs;
+	int8_t slots[32];
+};
+
 /* An instruction of a kind: insn & mask == value. */
 struct arch_insn_pattern {
 	uint32_t mask, value;
@@ -126,6 +140,14 @@ struct arch {
 	const char *syscall_note; /* how to read them, for the reader */
 
 	const struct arch_sigframe *sigframe;  /* NULL: CFI describes them */
+	const struct arch_sigreturn *sigreturn;  /* NULL: none known */
+
+	/* The registers that carry the six system call arguments, as
+	 * register slots: they still hold them while the call blocks (glibc's
+	 * vfork keeps its return address in %rdi).  nsyscall_args 0: not
+	 * described (sp and pc only). */
+	int8_t syscall_args[6];
+	unsigned nsyscall_args;
 
 	/* The PLT: stubs of plt_entry bytes after a plt_header-byte header in
 	 * .plt (none in .plt.sec), each jumping through its .rela.plt

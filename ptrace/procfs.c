@@ -326,23 +326,6 @@ put_reg(const struct arch *a, unsigned char *regs, int slot, uint64_t v)
 	}
 }
 
-/* The registers that carry the six system call arguments, as register
- * slots (DWARF numbers): they still hold them while the call blocks, and
- * one of them may be what the first frame needs (glibc's vfork keeps its
- * return address in %rdi).  x86-64: rdi rsi rdx r10 r8 r9; aarch64: x0-x5.
- * Others: none (sp and pc only). */
-static const int *
-syscall_arg_slots(const struct arch *a)
-{
-	static const int x86_64[6] = { 5, 4, 1, 10, 8, 9 };
-	static const int aarch64[6] = { 0, 1, 2, 3, 4, 5 };
-	if (a == &arch_x86_64)
-		return x86_64;
-	if (a == &arch_aarch64)
-		return aarch64;
-	return NULL;
-}
-
 int
 ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_end,
 			void *ctx, struct stack_snapshot *out, struct task_syscall *sc)
@@ -360,9 +343,10 @@ ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_
 	out->regs_len = a->pr_reg_size < PTRACE_REGS_MAX ? a->pr_reg_size : PTRACE_REGS_MAX;
 	put_reg(a, out->regs, a->reg_sp, sc->sp);
 	put_reg(a, out->regs, a->reg_ip, sc->pc);
-	const int *args = syscall_arg_slots(a);
-	for (int i = 0; args && i < sc->nargs; i++)
-		put_reg(a, out->regs, args[i], sc->args[i]);
+	/* The arguments of the call it blocks in: one of them may be what
+	 * the first frame needs. */
+	for (int i = 0; i < sc->nargs && (unsigned)i < a->nsyscall_args; i++)
+		put_reg(a, out->regs, a->syscall_args[i], sc->args[i]);
 	out->pause_ns = 0;
 	out->group_stopped = false;
 	memset(&out->stop_sched, 0, sizeof(out->stop_sched));

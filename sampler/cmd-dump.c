@@ -465,10 +465,11 @@ struct dump_unwinder {
 };
 
 /* The system call a stopped thread was blocked in, from its registers
- * (the locks need the futex address).  x86-64 only, where %rdi keeps the
- * first argument across the stop; elsewhere (aarch64 keeps the number out
- * of NT_PRSTATUS) sampler/locks.c reads the call the thread went back into
- * from /proc, recognised by the sp kept here. */
+ * (the locks need the futex address), where NT_PRSTATUS has the call's
+ * number (x86-64: orig_rax) and the arch table the argument registers;
+ * elsewhere (aarch64 keeps the number out of NT_PRSTATUS) sampler/locks.c
+ * reads the call the thread went back into from /proc, recognised by the
+ * sp kept here. */
 static void
 thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
 {
@@ -477,7 +478,7 @@ thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
 	struct arch_regs regs;
 	if (d->unstopped || !a || arch_regs_from_prstatus(a, s->regs, s->regs_len, &regs) < 0)
 		return;
-	if (a != &arch_x86_64) {
+	if (a->pr_syscall_nr < 0 || a->nsyscall_args == 0) {
 		if (a->reg_sp >= 0 && (regs.valid >> a->reg_sp) & 1)
 			d->sample_sp = regs.r[a->reg_sp];
 		return;
@@ -486,7 +487,7 @@ thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
 		return;
 	d->in_syscall = true;
 	d->syscall_nr = sc.nr;
-	d->syscall_arg0 = regs.r[5];
+	d->syscall_arg0 = regs.r[a->syscall_args[0]];
 }
 
 /* The name of a thread seized without it (need_info), read once it runs

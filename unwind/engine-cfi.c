@@ -471,18 +471,6 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
 	return find_proc_info(CFI(ctx->t)->as, ip, &pi, 0, ctx) == 0;
 }
 
-/* A signal trampoline without CFI (Go's runtime.sigreturn__sigaction;
- * glibc's __restore_rt has CFI, which libunwind follows): on x86-64 the
- * return address of a handler is the rt_sigreturn sequence `mov $15, %rax;
- * syscall`, and its sp, once the handler has returned (popped pretcode),
- * is the ucontext of the kernel's rt_sigframe, the interrupted registers in
- * uc_mcontext.gregs (40 bytes in).  If regs is at one, make regs the
- * interrupted frame's and return true. */
-#define X86_64_UC_GREGS 40
-static const unsigned char x86_64_rt_sigreturn[9] = {
-	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
-};
-
 /* Is addr in the first bytes of its file's entry point (_start)? */
 static bool
 at_entry(struct unwind_target *t, uint64_t addr)
@@ -493,31 +481,32 @@ at_entry(struct unwind_target *t, uint64_t addr)
 	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
 }
 
-/* Is the code at ip x86-64's rt_sigreturn (mov $15,%rax; syscall)? */
+/* A signal trampoline without CFI (arch->sigreturn; glibc's __restore_rt
+ * has CFI, which libunwind follows): is the code at ip one? */
 static bool
 sigreturn_code(struct memory_reader *mr, const struct arch *a, uint64_t ip)
 {
-	unsigned char code[sizeof(x86_64_rt_sigreturn)];
+	const struct arch_sigreturn *sr = a->sigreturn;
+	unsigned char code[sizeof(sr->code)];
 
-	return a->e_machine == EM_X86_64 && memory_read(mr, ip, code, sizeof(code)) >= 0 &&
-	       memcmp(code, x86_64_rt_sigreturn, sizeof(code)) == 0;
+	return sr && memory_read(mr, ip, code, sr->code_len) >= 0 &&
+	       memcmp(code, sr->code, sr->code_len) == 0;
 }
 
+/* If regs is at one (the handler has returned to it), make regs the
+ * interrupted frame's and return true. */
 static bool
 sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs *regs)
 {
-	/* gregs order (REG_R8 ... REG_RIP) to libunwind's x86-64 numbers,
-	 * which are our slots (arch->libunwind_slots). */
-	static const int8_t slot[17] = {
-		8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16
-	};
-	uint64_t g[17];
+	const struct arch_sigreturn *sr = a->sigreturn;
+	uint64_t g[32];
 
-	if (!a->libunwind_slots || !sigreturn_code(mr, a, regs->r[a->reg_ip]) ||
-	    memory_read(mr, regs->r[a->reg_sp] + X86_64_UC_GREGS, g, sizeof(g)) < 0)
+	if (!sr || sr->nregs > 32 || !a->libunwind_slots ||
+	    !sigreturn_code(mr, a, regs->r[a->reg_ip]) ||
+	    memory_read(mr, regs->r[a->reg_sp] + sr->regs_off, g, sr->nregs * sizeof(g[0])) < 0)
 		return false;
-	for (size_t i = 0; i < sizeof(slot); i++)
-		regs->r[slot[i]] = g[i];
+	for (unsigned i = 0; i < sr->nregs; i++)
+		regs->r[sr->slots[i]] = g[i];
 	return true;
 }
 
