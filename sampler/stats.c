@@ -107,6 +107,11 @@ report_target_inputs(const struct unwind_target *ut, pid_t pid)
 		error_msg("warning: process %d: its perf map /tmp/perf-PID.map was not read: "
 			  "%s%s; its JIT frames are unnamed", (int)pid, d.perf_map_refused, owner);
 	}
+	/* Debug inputs over their limits (shared by every target: each is
+	 * said once, at the first report after it was met). */
+	static size_t skipped_seen;
+	for (const char *line; (line = unwind_skipped_next(&skipped_seen));)
+		error_msg("warning: %s; names there come from what else the module has", line);
 }
 
 void

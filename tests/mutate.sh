@@ -250,6 +250,14 @@ mutations()
 		's/if \(!covered && at_entry\(t, exact_ip \? ip : ip - 1\)\)/if (0 \&\& at_entry(t, ip))/' \
 		'the program'"'"'s entry point (_start without CFI) is not the end of the stack' \
 		'tests/accuracy-builds.test'
+	mutation debug-file-limit unwind/debug-file.c \
+		's/if \(\(uint64_t\)dbg->size > limit\) \{/if (0) {/' \
+		'a debug file far larger than its module is read (the CRC of a 4 GiB sparse file)' \
+		'tests/security-debugbounds.test'
+	mutation minidebug-limit unwind/minidebuginfo.c \
+		's/if \(max > MINIDEBUG_MAX\)\n\t\tmax = MINIDEBUG_MAX;/max = MINIDEBUG_MAX;/' \
+		'a MiniDebugInfo may decompress to 256 MiB whatever its module' \
+		'tests/security-debugbounds.test'
 	mutation watchdog-append ptrace/watchdog.c \
 		's/O_WRONLY \| O_APPEND \| O_NONBLOCK/O_WRONLY | O_NONBLOCK/' \
 		'the watchdog'"'"'s message overwrites the start of the log stderr goes to' \

@@ -9,6 +9,7 @@ security_tests = \
 	tests/security-terminal.test \
 	tests/security-push.test \
 	tests/security-debuginfod.test \
-	tests/security-top.test
+	tests/security-top.test \
+	tests/security-debugbounds.test
 TESTS += $(security_tests)
-EXTRA_DIST += $(security_tests) tests/hostile-lib.sh tests/push-lib.sh
+EXTRA_DIST += $(security_tests) tests/hostile-lib.sh tests/push-lib.sh tests/tstop-watch.py

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdarg.h>
+#include <zlib.h>
 
 #ifdef HAVE_DEBUGINFOD
 #include <dlfcn.h>
@@ -23,24 +25,6 @@
 #endif
 
 #include "unwind/unwind-internal.h"
-
-/* zlib's CRC-32, which .gnu_debuglink records. */
-static uint32_t crc32_of(const unsigned char *p, size_t len)
-{
-	uint32_t table[256];
-	uint32_t crc = 0xffffffffu;
-
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int b = 0; b < 8; b++)
-			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-		table[i] = c;
-	}
-	for (size_t i = 0; i < len; i++)
-		crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-	return crc ^ 0xffffffffu;
-}
 
 /* "/proc/N/root" when path was opened through the target's root, else "". */
 static size_t root_prefix_len(const char *path)
@@ -58,6 +42,95 @@ static size_t root_prefix_len(const char *path)
 		return 0;
 	return (size_t)(p + 5 - path);
 }
+
+/* path as the target sees it (without /proc/N/root). */
+static const char *shown_path(const char *path)
+{
+	return path + root_prefix_len(path);
+}
+
+/* ---- inputs skipped at a limit ----------------------------------------- */
+
+#define SKIPPED_MAX 16
+
+/* The notes, in order; under the image lock (dump unwinds on a thread of
+ * its own). */
+static char *skipped[SKIPPED_MAX];
+static size_t nskipped;
+
+void
+unwind_note_skipped(const char *path, const char *fmt, ...)
+{
+	char why[256];
+	char *line;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	path = shown_path(path);
+	if (asprintf(&line, "%s %s", path, why) < 0)
+		return;
+	elf_image_lock();
+	for (size_t i = 0; i < nskipped; i++) {
+		/* Each path once: the same library in many processes. */
+		size_t plen = strlen(path);
+		if (strncmp(skipped[i], path, plen) == 0 && skipped[i][plen] == ' ') {
+			free(line);
+			line = NULL;
+			break;
+		}
+	}
+	if (line && nskipped < SKIPPED_MAX)
+		skipped[nskipped++] = line;
+	else
+		free(line);
+	elf_image_unlock();
+}
+
+const char *
+unwind_skipped_next(size_t *iter)
+{
+	const char *line = NULL;
+
+	elf_image_lock();
+	if (*iter < nskipped)
+		line = skipped[(*iter)++];
+	elf_image_unlock();
+	return line;
+}
+
+const char *
+unwind_size_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= (1ull << 30))
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (double)(1ull << 30));
+	else if (bytes >= (1ull << 20))
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (double)(1ull << 20));
+	else
+		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024.0);
+	return buf;
+}
+
+/* zlib's CRC-32, which .gnu_debuglink records, of p[0, len): false when it
+ * takes longer than DEBUG_FILE_CRC_BUDGET_NS (a huge file: not checked). */
+static bool crc32_within_budget(const unsigned char *p, size_t len, uint32_t *out)
+{
+	const size_t chunk = 8u << 20;
+	uint64_t t0 = monotonic_ns();
+	uLong crc = crc32(0L, Z_NULL, 0);
+
+	for (size_t off = 0; off < len; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		crc = crc32(crc, p + off, (uInt)n);
+		if (monotonic_ns() - t0 > DEBUG_FILE_CRC_BUDGET_NS)
+			return false;
+	}
+	*out = (uint32_t)crc;
+	return true;
+}
+
 
 /* Open a candidate debug file and hand it to take() (see
  * elf_debug_file_search).  It must have img's build-id (when want_crc is
@@ -83,12 +156,41 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 	}
 	if (!dbg)
 		return err == -ENOMEM ? -ENOMEM : 0;
-	if (want_crc) {
-		if (crc32_of(dbg->data, dbg->size) != crc)
-			goto reject;
-	} else if (dbg->build_id_len != img->build_id_len ||
-		   memcmp(dbg->build_id, img->build_id, img->build_id_len) != 0) {
+	/* Far larger than its module: a file the target's side made (a
+	 * sparse file costs no disk), not worth the seconds it takes. */
+	uint64_t limit = (uint64_t)img->size * DEBUG_FILE_RATIO;
+	if (limit < DEBUG_FILE_MIN_LIMIT)
+		limit = DEBUG_FILE_MIN_LIMIT;
+	if ((uint64_t)dbg->size > limit) {
+		char a[32], b[32], c[32];
+
+		unwind_note_skipped(path, "(%s) not read: over the limit for the %s module %s (%s)",
+				    unwind_size_text(dbg->size, a, sizeof(a)),
+				    unwind_size_text(img->size, b, sizeof(b)), shown_path(img->path),
+				    unwind_size_text(limit, c, sizeof(c)));
 		goto reject;
+	}
+	/* The build-id, when both have one, says whether it is the module's
+	 * (the CRC would read the whole file to say the same); the CRC of
+	 * .gnu_debuglink where the module has none. */
+	bool ids = img->build_id_len && dbg->build_id_len;
+	if (ids || !want_crc) {
+		if (dbg->build_id_len != img->build_id_len ||
+		    memcmp(dbg->build_id, img->build_id, img->build_id_len) != 0)
+			goto reject;
+	} else {
+		uint32_t got;
+
+		if (!crc32_within_budget(dbg->data, dbg->size, &got)) {
+			char a[32];
+
+			unwind_note_skipped(path, "(%s) not read: its CRC was not checked within %llu ms",
+					    unwind_size_text(dbg->size, a, sizeof(a)),
+					    (unsigned long long)(DEBUG_FILE_CRC_BUDGET_NS / 1000000));
+			goto reject;
+		}
+		if (got != crc)
+			goto reject;
 	}
 	added = take(arg, &tmp, dbg);
 	if (added <= 0)

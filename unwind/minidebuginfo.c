@@ -13,13 +13,16 @@
 #include "unwind/unwind-internal.h"
 
 /* A decompressed MiniDebugInfo larger than this is not believed (an xz
- * bomb in a hostile container must not eat our memory). */
+ * bomb in a hostile container must not eat our memory); below it, the
+ * limit relative to the module (MINIDEBUG_RATIO) applies. */
 #define MINIDEBUG_MAX (256u << 20)
 
 #ifdef HAVE_LZMA
-/* xz-decompress p[0, len) into a malloc'd buffer.  Returns its size, 0 on
- * any failure (corrupt, truncated, too large, out of memory). */
-static size_t xz_decompress(const unsigned char *p, size_t len, unsigned char **out)
+/* xz-decompress p[0, len) into a malloc'd buffer of at most max bytes.
+ * Returns its size, 0 on any failure (corrupt, truncated, too large: *big
+ * set, out of memory). */
+static size_t xz_decompress(const unsigned char *p, size_t len, size_t max, unsigned char **out,
+			    bool *big)
 {
 	lzma_stream zs = LZMA_STREAM_INIT;
 	unsigned char *buf = NULL;
@@ -36,7 +39,14 @@ static size_t xz_decompress(const unsigned char *p, size_t len, unsigned char **
 			size_t ncap = cap ? cap * 2 : len * 4 + 4096;
 			unsigned char *nb;
 
-			if (ncap > MINIDEBUG_MAX || !(nb = realloc(buf, ncap))) {
+			if (cap >= max) {
+				*big = true;
+				r = LZMA_MEM_ERROR;
+				break;
+			}
+			if (ncap > max)
+				ncap = max;
+			if (!(nb = realloc(buf, ncap))) {
 				r = LZMA_MEM_ERROR;
 				break;
 			}
@@ -69,7 +79,22 @@ minidebuginfo_read(const struct elf_image *img, unsigned char **out)
 
 	if (!elf_find_section(img->data, img->size, ".gnu_debugdata", &sh))
 		return 0;
-	return xz_decompress(img->data + sh.sh_offset, sh.sh_size, out);
+	size_t max = img->size * MINIDEBUG_RATIO;
+	if (max < MINIDEBUG_MIN_LIMIT)
+		max = MINIDEBUG_MIN_LIMIT;
+	if (max > MINIDEBUG_MAX)
+		max = MINIDEBUG_MAX;
+	bool big = false;
+	size_t n = xz_decompress(img->data + sh.sh_offset, sh.sh_size, max, out, &big);
+	if (big) {
+		char a[32], b[32];
+
+		unwind_note_skipped(img->path, "not read: its MiniDebugInfo (.gnu_debugdata, %s "
+				    "compressed) decompresses to more than %s",
+				    unwind_size_text(sh.sh_size, a, sizeof(a)),
+				    unwind_size_text(max, b, sizeof(b)));
+	}
+	return n;
 #else
 	(void)img;
 	return 0;

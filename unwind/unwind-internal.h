@@ -542,6 +542,25 @@ struct mips_env {
 int mips_step(const struct mips_env *env, struct arch_regs *regs,
 	      bool *signal, enum unwind_stop *stop);
 
+/* ---- inputs skipped at a limit (debug-file.c) ----------------------------
+ * Debug files and compressed sections come from the target's side: a
+ * file over its limit is not read, and said once in the summary
+ * (unwind_skipped_next, unwind.h).  The limits are relative to the module
+ * the input describes, with a floor for small modules. */
+#define DEBUG_FILE_MIN_LIMIT  (256ull << 20)  /* a debug file may be this */
+#define DEBUG_FILE_RATIO      64              /*   or 64 times its module */
+#define MINIDEBUG_MIN_LIMIT   (8ull << 20)    /* .gnu_debugdata decompressed */
+#define MINIDEBUG_RATIO       4               /*   or 4 times its module */
+/* Checking a debug file's CRC (a module without a build-id) reads it
+ * whole: at most this long. */
+#define DEBUG_FILE_CRC_BUDGET_NS (250ull * 1000 * 1000)
+/* Say that path (a debug file, or the module whose section it is) was not
+ * read, and why (printf-style); each path once. */
+void unwind_note_skipped(const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "12.3 MiB": a size for such a note. */
+const char *unwind_size_text(uint64_t bytes, char *buf, size_t len);
+
 /* ---- call frame information (cfi-read.c) -------------------------------- */
 
 /* Pointer encodings (DW_EH_PE_*) and the call frame instructions read

@@ -162,6 +162,13 @@ struct unwind_dropped {
 /* t's counts so far. */
 void unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out);
 
+/* The inputs not read because they were over a limit (a debug file far
+ * larger than its module, a decompressed section that would be): one line
+ * each ("debug file PATH (4.0 GiB) not read: ..."), from the first;
+ * *iter starts at 0.  NULL after the last.  Frames there are named from
+ * the next source (.dynsym, FDE ranges) or not at all. */
+const char *unwind_skipped_next(size_t *iter);
+
 /* Re-read /proc/PID/maps (after dlopen, or when an IP falls outside every
  * known mapping).  ELF files already opened stay cached.  Returns 0/-errno
  * (-ENOTSUP for a core file). */
