@@ -357,6 +357,43 @@ bool collapse_next(const struct collapse *c, size_t *cursor,
 	return true;
 }
 
+struct collapse *collapse_without_level(const struct collapse *c, size_t level)
+{
+	struct collapse *out = collapse_new();
+	struct collapse_stack st;
+	uint32_t *ids = NULL;
+	size_t cap = 0, cursor = 0;
+
+	while (out && collapse_next(c, &cursor, &st)) {
+		if (st.n > cap) {
+			uint32_t *nv = realloc(ids, st.n * sizeof(*ids));
+
+			if (!nv)
+				goto fail;
+			ids = nv;
+			cap = st.n;
+		}
+		size_t n = 0;
+		for (size_t k = 0; k < st.n; k++) {
+			if (k == level && st.n > level + 1)
+				continue;
+			int id = collapse_intern(out, collapse_frame_name(c, st.ids[k]));
+
+			if (id < 0)
+				goto fail;
+			ids[n++] = (uint32_t)id;
+		}
+		if (collapse_add(out, ids, n, st.count) < 0)
+			goto fail;
+	}
+	free(ids);
+	return out;
+fail:
+	free(ids);
+	collapse_free(out);
+	return NULL;
+}
+
 uint64_t collapse_total_samples(const struct collapse *c)
 {
 	return c->total;

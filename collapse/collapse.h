@@ -78,6 +78,13 @@ uint64_t collapse_count(const struct collapse *c, const uint32_t *ids,
 bool collapse_next(const struct collapse *c, size_t *cursor,
 		   struct collapse_stack *out);
 
+/*
+ * A copy of c without the frame at depth level (0: the root) of each stack
+ * (stacks no deeper keep all their frames), equal stacks merged: the
+ * profile with one level of roots left out.  NULL when out of memory.
+ */
+struct collapse *collapse_without_level(const struct collapse *c, size_t level);
+
 /* Returns the sum of all counts added. */
 uint64_t collapse_total_samples(const struct collapse *c);
 

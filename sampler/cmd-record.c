@@ -33,6 +33,8 @@ struct record_options {
 	bool format_given;
 	struct push_options push;  /* push.url NULL: no --push */
 	bool quiet;               /* no start, progress or end lines */
+	bool threads_asked;       /* --threads given (cfg.threads may be on for
+				     --push or pprof's labels alone) */
 };
 
 static void
@@ -283,6 +285,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 			break;
 		case OPT_THREADS:
 			o->cfg.threads = true;
+			o->threads_asked = true;
 			break;
 		case OPT_SUBPROCESSES:
 			o->cfg.subprocesses = true;
@@ -416,10 +419,28 @@ write_pprof(FILE *out, const struct record_options *o, struct profiler *p)
 	return r;
 }
 
+/* The folded, SVG and speedscope outputs as asked: the thread roots that
+ * --push records for its labels are left out unless --threads was given. */
 static int
-write_output(FILE *out, const struct record_options *o, struct profiler *p)
+write_stacks(FILE *out, const struct record_options *o, struct profiler *p,
+	     int (*write)(FILE *, const struct record_options *, struct profiler *,
+			  const struct collapse *))
 {
-	struct collapse *c = profiler_stacks(p);
+	const struct collapse *c = profiler_stacks(p);
+	if (!o->cfg.threads || o->threads_asked)
+		return write(out, o, p, c);
+	struct collapse *own = collapse_without_level(c, profiler_thread_root_level(p));
+	if (!own)
+		return -ENOMEM;
+	int r = write(out, o, p, own);
+	collapse_free(own);
+	return r;
+}
+
+static int
+write_collapsed(FILE *out, const struct record_options *o, struct profiler *p,
+		const struct collapse *c)
+{
 	const struct profiler_stats *st = profiler_stats(p);
 	char title[160], subtitle[320], honest[160] = "";
 	const char *what = o->cfg.idle ? "wall-clock" : "on-CPU";
@@ -458,9 +479,17 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 			 o->cfg.rate_hz, st->elapsed_s, honest);
 		return collapse_write_speedscope(c, subtitle, out);
 	case FORMAT_PPROF:
-		return write_pprof(out, o, p);
+		break;
 	}
 	return -EINVAL;
+}
+
+static int
+write_output(FILE *out, const struct record_options *o, struct profiler *p)
+{
+	if (o->format == FORMAT_PPROF)
+		return write_pprof(out, o, p);
+	return write_stacks(out, o, p, write_collapsed);
 }
 
 /* --checkpoint: the profile so far replaces FILE, through a temporary file

@@ -245,3 +245,9 @@ profiler_thread_count(const struct profiler *p)
 	}
 	return n;
 }
+
+size_t
+profiler_thread_root_level(const struct profiler *p)
+{
+	return profiler_multi(p) ? 1 : 0;
+}

@@ -274,6 +274,9 @@ size_t profiler_attached_count(const struct profiler *p);
 pid_t profiler_pid(const struct profiler *p);
 /* Comm of the first process (for titles). */
 const char *profiler_comm(const struct profiler *p);
+/* The depth of the thread roots (comm-PID/TID) in the recorded stacks:
+ * under the process roots when there are several processes. */
+size_t profiler_thread_root_level(const struct profiler *p);
 /* The processes asked for (attached or not), and process i's pid and comm
  * ("" before it was attached). */
 size_t profiler_process_count(const struct profiler *p);

@@ -258,6 +258,10 @@ mutations()
 		's/if \(max > MINIDEBUG_MAX\)\n\t\tmax = MINIDEBUG_MAX;/max = MINIDEBUG_MAX;/' \
 		'a MiniDebugInfo may decompress to 256 MiB whatever its module' \
 		'tests/security-debugbounds.test'
+	mutation push-local-roots sampler/cmd-record.c \
+		's/if \(!o->cfg.threads \|\| o->threads_asked\)\n\t\treturn write/if (1)\n\t\treturn write/' \
+		'--push adds thread roots to the local -o output' \
+		'tests/push-ingest.test'
 	mutation watchdog-append ptrace/watchdog.c \
 		's/O_WRONLY \| O_APPEND \| O_NONBLOCK/O_WRONLY | O_NONBLOCK/' \
 		'the watchdog'"'"'s message overwrites the start of the log stderr goes to' \
