@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -215,29 +217,148 @@ ptrace_child_wait(struct ptrace_target *t, int ms, int *status)
 	return ptrace_child_status(t, status);
 }
 
+/* ---- the command's process tree ------------------------------------------- */
+
+/* A process of the command's tree, by its identity (pid and start time:
+ * a pid reused by another process after it ended is never signalled). */
+struct tree_proc {
+	pid_t pid;
+	unsigned long long start;
+};
+
+static void
+tree_add(struct tree_proc **v, size_t *n, size_t *cap, pid_t pid)
+{
+	unsigned long long start = 0;
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].pid == pid)
+			return;
+	if (procfs_start_time(pid, &start) < 0 || !start)
+		return;
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		struct tree_proc *nv = realloc(*v, ncap * sizeof(*nv));
+		if (!nv)
+			return;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = (struct tree_proc){ pid, start };
+}
+
+/* The command's descendants now, and every process followed from it
+ * (a worker that double-forked away is no descendant any more).  The
+ * command itself is not in it. */
+static size_t
+tree_collect(struct ptrace_target *t, struct tree_proc **out)
+{
+	struct tree_proc *v = NULL;
+	size_t n = 0, cap = 0;
+	pid_t *d = NULL;
+	int nd = ptrace_descendants(t->pid, &d);
+	for (int i = 0; i < nd; i++)
+		tree_add(&v, &n, &cap, d[i]);
+	free(d);
+	for (struct ptrace_target *f = registry_head(); f; f = f->next)
+		if (f->followed && !f->gone && f->pid != t->pid)
+			tree_add(&v, &n, &cap, f->pid);
+	*out = v;
+	return n;
+}
+
+/* Is it the same process still, and not yet ended (a zombie has)? */
+static bool
+tree_alive(const struct tree_proc *p)
+{
+	char path[64], buf[1024];
+	struct proc_stat ps;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+	return procfs_read(path, buf, sizeof(buf)) >= 0 && procfs_stat_parse(buf, &ps) == 0 &&
+	       ps.start_time == p->start && ps.state != 'Z' && ps.state != 'X';
+}
+
+/* sig to each process of v still alive; returns how many were. */
+static size_t
+tree_signal(const struct tree_proc *v, size_t n, int sig)
+{
+	size_t alive = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!tree_alive(&v[i]))
+			continue;
+		alive++;
+		kill(v[i].pid, sig);
+		/* A stopped one (kill -STOP, Ctrl-Z) could not act on it. */
+		if (sig == SIGTERM)
+			kill(v[i].pid, SIGCONT);
+	}
+	return alive;
+}
+
+/* Wait until no process of v is alive or deadline passes. */
+static void
+tree_wait(const struct tree_proc *v, size_t n, uint64_t deadline)
+{
+	for (;;) {
+		bool any = false;
+		for (size_t i = 0; i < n && !any; i++)
+			any = tree_alive(&v[i]);
+		uint64_t now = monotonic_ns();
+		if (!any || now >= deadline)
+			return;
+		/* Not our children (the command's): no SIGCHLD to wake us. */
+		struct timespec ts = ns_to_timespec(10 * NS_PER_MS);
+		nanosleep(&ts, NULL);
+	}
+}
+
 int
 ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *killed)
 {
 	*killed = false;
 	if (!t || !t->launched)
 		return -EINVAL;
-	if (ptrace_child_status(t, status))
+	/* Its tree, before the command itself may exit and its children
+	 * move to init. */
+	struct tree_proc *tree = NULL;
+	size_t ntree = tree_collect(t, &tree);
+	if (ptrace_child_status(t, status)) {
+		/* Exited: what it left running ends all the same. */
+		if (tree_signal(tree, ntree, SIGTERM)) {
+			tree_wait(tree, ntree, monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS);
+			*killed = tree_signal(tree, ntree, SIGKILL) > 0;
+		}
+		free(tree);
 		return 0;
+	}
 	/* A traced command would take SIGTERM into a signal-delivery-stop
 	 * that nobody hands on any more. */
-	if (!t->detached)
+	if (!t->detached) {
+		free(tree);
 		return -EBUSY;
-	if (kill(t->pid, SIGTERM) < 0 && errno != ESRCH)
-		return -errno;
+	}
+	if (kill(t->pid, SIGTERM) < 0 && errno != ESRCH) {
+		int e = errno;
+		free(tree);
+		return -e;
+	}
 	/* A stopped command (kill -STOP, Ctrl-Z) could not act on it. */
 	kill(t->pid, SIGCONT);
-	int r = child_wait(t, monotonic_ns() + (uint64_t)grace_ms * 1000000u);
+	tree_signal(tree, ntree, SIGTERM);
+	uint64_t deadline = monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS;
+	int r = child_wait(t, deadline);
+	tree_wait(tree, ntree, deadline);
+	if (tree_signal(tree, ntree, SIGKILL))
+		*killed = true;
 	if (r == 0) {
-		if (kill(t->pid, SIGKILL) < 0 && errno != ESRCH)
-			return -errno;
+		if (kill(t->pid, SIGKILL) < 0 && errno != ESRCH) {
+			int e = errno;
+			free(tree);
+			return -e;
+		}
 		*killed = true;
 		r = child_reap(t, true);
 	}
+	free(tree);
 	if (r < 0)
 		return r;
 	*status = t->leader_status;

@@ -185,7 +185,10 @@ struct ptrace_target *ptrace_launch(char *const argv[], unsigned flags,
 
 /* End a launched command that still runs, once its target is detached:
  * SIGTERM (and SIGCONT, for a stopped one), up to grace_ms for it to exit,
- * then SIGKILL (*killed set); it is reaped, its status in *status.
+ * then SIGKILL (*killed set); it is reaped, its status in *status.  Its
+ * tree goes with it: the processes descended from it and every process
+ * followed from it (ATTACH_FOLLOW), each known by its start time too, get
+ * the same (also when the command has exited already).
  * Threads a detach gave up on are let go meanwhile, with their signals.
  * Returns 1 when it was ended, 0 when it had exited already (*status set
  * too), -EBUSY while t is still attached, or another negative errno. */

@@ -262,6 +262,10 @@ mutations()
 		's/if \(!o->cfg.threads \|\| o->threads_asked\)\n\t\treturn write/if (1)\n\t\treturn write/' \
 		'--push adds thread roots to the local -o output' \
 		'tests/push-ingest.test'
+	mutation command-tree ptrace/launch.c \
+		's/\*out = v;\n\treturn n;/*out = v;\n\treturn 0;/' \
+		'the children of a command stackspy started are left running when the recording ends' \
+		'tests/cli-command-end.test'
 	mutation watchdog-append ptrace/watchdog.c \
 		's/O_WRONLY \| O_APPEND \| O_NONBLOCK/O_WRONLY | O_NONBLOCK/' \
 		'the watchdog'"'"'s message overwrites the start of the log stderr goes to' \
