@@ -636,6 +636,8 @@ cmd_record(int argc, char **argv)
 	profiler_report_command(p);
 	if (rc == 0 && push_r < 0)
 		rc = EXIT_FATAL;
+	if (rc == 0 && push_r > 0)
+		rc = EXIT_PARTIAL;
 	if (rc == 0 && o.cfg.npids > 1 && profiler_attached_count(p) < (size_t)o.cfg.npids)
 		rc = EXIT_PARTIAL;
 	/* Threads left out: the profile is not the whole process. */

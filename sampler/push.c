@@ -189,6 +189,18 @@ curl_load(void)
 	return e;
 }
 
+/* libcurl's progress callback: a transfer still running when the
+ * recording gives up on the server (PUSH_FINAL_WAIT_S) is aborted, so the
+ * sender's thread ends at once. */
+static int
+give_up_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		 curl_off_t ulnow)
+{
+	struct push *ps = arg;
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return __atomic_load_n(&ps->give_up, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
 /* One POST; true when the server took it (2xx). */
 static bool
 post_once(struct push *ps, CURL *curl, const struct push_item *it)
@@ -216,6 +228,9 @@ post_once(struct push *ps, CURL *curl, const struct push_item *it)
 	lc.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
 	lc.easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
 	lc.easy_setopt(curl, CURLOPT_USERAGENT, "stackspy/" PACKAGE_VERSION);
+	lc.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+	lc.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, give_up_progress);
+	lc.easy_setopt(curl, CURLOPT_XFERINFODATA, ps);
 	CURLcode cr = lc.easy_perform(curl);
 	long code = 0;
 	lc.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
@@ -229,7 +244,10 @@ post_once(struct push *ps, CURL *curl, const struct push_item *it)
 		memcpy(ps->fail_text, reply.text, sizeof(ps->fail_text));
 		/* A write error is ours: the reply cut at REPLY_MAX. */
 		snprintf(ps->fail_curl, sizeof(ps->fail_curl), "%s",
-			 cr == CURLE_OK || cr == CURLE_WRITE_ERROR ? "" : lc.easy_strerror(cr));
+			 cr == CURLE_OK || cr == CURLE_WRITE_ERROR ? "" :
+			 cr == CURLE_ABORTED_BY_CALLBACK ? "no answer when the recording ended "
+							   "(given up after the final wait)" :
+			 lc.easy_strerror(cr));
 	}
 	return ok;
 }
@@ -453,6 +471,11 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	}
 	free(base);
 
+	/* The targets go first: nothing of them waits on the server (a
+	 * server that never answers held them traced until the watchdog
+	 * killed stackspy, its output lost). */
+	profiler_stop(p);
+
 	/* What is queued goes out, within a bound. */
 	pthread_mutex_lock(&ps.lock);
 	ps.closing = true;
@@ -482,6 +505,10 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	free(ps.name);
 	free(ps.url_base);
 	lc.global_cleanup();
+	/* Profiles the server never got: partial (the local output, if any,
+	 * is whole). */
+	if (r == 0 && ps.dropped)
+		r = 1;
 	return r;
 }
 

@@ -328,8 +328,11 @@ int push_load_auth(struct push_options *po);
 
 /* Samples like profiler_run(p, duration) (0: until a signal or the
  * command's exit), and sends each po->every seconds of samples to po->url
- * from a thread of its own; the last, partial interval too.  Prints what
- * was sent and dropped.  Returns 0 or -errno (nothing to sample with). */
+ * from a thread of its own; the last, partial interval too, once the
+ * targets are let go (profiler_stop: nothing of them waits on the
+ * server).  Prints what was sent and dropped.  Returns 0, 1 when profiles
+ * were dropped (exit status 1: partial), or -errno (nothing to sample
+ * with). */
 int push_record(struct profiler *p, const struct profiler_config *cfg,
 		const struct push_options *po, double duration);
 

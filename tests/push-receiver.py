@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""push-receiver.py DIR [--refuse | --hostile CODE]: a stand-in for Grafana Pyroscope's
+"""push-receiver.py DIR [--refuse | --hang | --hostile CODE]: a stand-in for Grafana Pyroscope's
 ingest API as its documentation describes it ("Pyroscope server HTTP API",
 POST /ingest: the profile in the body, the metadata in the query: name
 (required, "app{k=v,...}"), from and until (required, Unix seconds),
@@ -13,6 +13,8 @@ its body saved as DIR/N.body and a line "N name from until sampleRate
 spyName format status" appended to DIR/log; the Authorization header,
 if any, is appended to DIR/auth.
 
+--hang accepts each connection and never answers (a server that hangs).
+
 --hostile CODE plays a server that attacks its client: every good request
 is answered CODE with a body that starts with terminal escapes (set the
 title, clear the screen, an 8-bit CSI) and goes on for 4 MiB
@@ -21,10 +23,12 @@ import http.server
 import os
 import re
 import sys
+import time
 import urllib.parse
 
 out = sys.argv[1]
 refuse = "--refuse" in sys.argv[2:]
+hang = "--hang" in sys.argv[2:]
 hostile = int(sys.argv[sys.argv.index("--hostile") + 1]) if "--hostile" in sys.argv else 0
 HOSTILE_BODY = b"\x1b]0;PWNED\x07\x1b[2J\xc2\x9b31mserver says hi" + b"A" * (4 << 20)
 count = 0
@@ -52,6 +56,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         global count
+        if hang:
+            log("HANG")
+            time.sleep(3600)
         url = urllib.parse.urlsplit(self.path)
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length)
