@@ -18,6 +18,3 @@ EXTRA_DIST += $(events_tests) tests/targets/events.c
 check_DATA += tests/targets/events
 CLEANFILES += tests/targets/events
 
-tests/targets/events: tests/targets/events.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/events.c

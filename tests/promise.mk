@@ -19,12 +19,6 @@ EXTRA_DIST += $(promise_tests) tests/promise-lib.sh tests/mutate.sh \
 	tests/targets/sigcount.c tests/targets/edges.c
 check_DATA += tests/targets/sigcount tests/targets/edges
 CLEANFILES += tests/targets/sigcount tests/targets/edges
-tests/targets/sigcount: tests/targets/sigcount.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/sigcount.c
-tests/targets/edges: tests/targets/edges.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/edges.c
 
 # The ptrace rules at the detach, each stop made certain rather than left
 # to chance: a real child seized by ptrace/ and let go in a

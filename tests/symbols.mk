@@ -27,8 +27,5 @@ tests_unit_perfmap_LDADD = $(tests_unit_symtab_LDADD)
 check_DATA += tests/targets/jitgrow
 CLEANFILES += tests/targets/jitgrow
 EXTRA_DIST += tests/targets/jitgrow.c
-tests/targets/jitgrow: tests/targets/jitgrow.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $(srcdir)/tests/targets/jitgrow.c
 TESTS += tests/symbols-perfmap-grow.test
 EXTRA_DIST += tests/symbols-perfmap-grow.test
