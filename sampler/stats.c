@@ -111,7 +111,7 @@ report_target_inputs(const struct unwind_target *ut, pid_t pid)
 	 * said once, at the first report after it was met). */
 	static size_t skipped_seen;
 	for (const char *line; (line = unwind_skipped_next(&skipped_seen));)
-		error_msg("warning: %s; names there come from what else the module has", line);
+		error_msg("warning: %s", line);
 }
 
 void

@@ -164,7 +164,8 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 	if ((uint64_t)dbg->size > limit) {
 		char a[32], b[32], c[32];
 
-		unwind_note_skipped(path, "(%s) not read: over the limit for the %s module %s (%s)",
+		unwind_note_skipped(path, "(%s) not read: over the limit for the %s module %s (%s); "
+				    "names there come from what else the module has",
 				    unwind_size_text(dbg->size, a, sizeof(a)),
 				    unwind_size_text(img->size, b, sizeof(b)), shown_path(img->path),
 				    unwind_size_text(limit, c, sizeof(c)));
@@ -184,7 +185,8 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 		if (!crc32_within_budget(dbg->data, dbg->size, &got)) {
 			char a[32];
 
-			unwind_note_skipped(path, "(%s) not read: its CRC was not checked within %llu ms",
+			unwind_note_skipped(path, "(%s) not read: its CRC was not checked within %llu ms; "
+					    "names there come from what else the module has",
 					    unwind_size_text(dbg->size, a, sizeof(a)),
 					    (unsigned long long)(DEBUG_FILE_CRC_BUDGET_NS / 1000000));
 			goto reject;
@@ -377,9 +379,10 @@ static bool dbgi_load(void)
 		if (dbgi.begin && dbgi.set_progressfn && dbgi.find_debuginfo)
 			return true;
 	}
-	fprintf(stderr, "stackspy: DEBUGINFOD_URLS is set, but %s cannot be loaded "
-		"(%s): no debug file is fetched (install libdebuginfod1)\n",
-		DEBUGINFOD_SONAME, dlerror());
+	/* Library code prints nothing (it would land on top's screen): a
+	 * note for the command's summary. */
+	unwind_note_skipped(DEBUGINFOD_SONAME, "not loaded (%s), though DEBUGINFOD_URLS is set: "
+			    "no debug file is fetched (install libdebuginfod1)", dlerror());
 	if (h)
 		dlclose(h);
 	return false;

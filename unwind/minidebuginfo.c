@@ -90,7 +90,8 @@ minidebuginfo_read(const struct elf_image *img, unsigned char **out)
 		char a[32], b[32];
 
 		unwind_note_skipped(img->path, "not read: its MiniDebugInfo (.gnu_debugdata, %s "
-				    "compressed) decompresses to more than %s",
+				    "compressed) decompresses to more than %s; names there come from "
+				    "what else it has",
 				    unwind_size_text(sh.sh_size, a, sizeof(a)),
 				    unwind_size_text(max, b, sizeof(b)));
 	}
