@@ -852,7 +852,7 @@ static const char *lookup_in(const char *path, uint64_t vaddr)
 static void test_debuglink(void)
 {
 	char dir[] = "/tmp/unit-symtab.XXXXXX";
-	char cmd[512], exe[64], dbg[64], dotdebug[64], moved[80];
+	char cmd[1024], exe[64], dbg[64], dotdebug[64], moved[80];
 	const char *n;
 	FILE *f;
 
@@ -882,14 +882,40 @@ static void test_debuglink(void)
 	if (mkdir(dotdebug, 0700) == 0 && rename(dbg, moved) == 0) {
 		n = lookup_in(exe, self_text_vaddr);
 		CHECK(str_eq(n, "unit_global_fn"), "debuglink in .debug/: '%s'", str_or_null(n));
-		/* One more byte: still ELF, but not the file the link names. */
+		/* One more byte: still ELF, not the file the link's CRC names,
+		 * but with the module's build-id, which decides (as elfutils
+		 * does: the CRC would read the whole file). */
 		f = fopen(moved, "a");
 		if (f) {
 			fputc(0, f);
 			fclose(f);
 			n = lookup_in(exe, self_text_vaddr);
-			CHECK(n == NULL, "debug file with a bad CRC used: '%s'", n);
+			CHECK(str_eq(n, "unit_global_fn"), "debug file of the same build-id: '%s'",
+			      str_or_null(n));
 		}
+		/* Neither with a build-id: the CRC decides, and a file that is
+		 * not the one the link names is not used. */
+		snprintf(cmd, sizeof(cmd),
+			 "objcopy --remove-section=.note.gnu.build-id %s %s.nb && mv %s.nb %s && "
+			 "objcopy --remove-section=.note.gnu.build-id %s %s.nb && "
+			 "objcopy --remove-section=.gnu_debuglink --add-gnu-debuglink=%s %s.nb %s",
+			 moved, moved, moved, moved, exe, exe, moved, exe, exe);
+		if (system(cmd) == 0) {
+			n = lookup_in(exe, self_text_vaddr);
+			CHECK(str_eq(n, "unit_global_fn"), "no build-id, the CRC right: '%s'",
+			      str_or_null(n));
+			f = fopen(moved, "a");
+			if (f) {
+				fputc(0, f);
+				fclose(f);
+				n = lookup_in(exe, self_text_vaddr);
+				CHECK(n == NULL, "debug file with a bad CRC used: '%s'", n);
+			}
+		} else {
+			CHECK(0, "objcopy could not remove the build-ids");
+		}
+		snprintf(cmd, sizeof(cmd), "%s.nb", exe);
+		unlink(cmd);
 	} else {
 		CHECK(0, "cannot move the debug file: %s", strerror(errno));
 	}
