@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -235,6 +236,10 @@ proc_release(struct profiler *p, struct proc_state *ps)
 	ps->pt = NULL;
 }
 
+/* How many times (1 ms apart) a launched command's empty memory map is read
+ * again before it counts as gone. */
+#define LAUNCH_MAP_TRIES 1000
+
 /* Launch mode: ptrace_launch() runs the command traced and stopped at its
  * exec, before its first instruction. */
 int
@@ -261,6 +266,20 @@ launch(struct profiler *p, struct proc_state *ps)
 	if (ps->pt->leader_exited)
 		ps->exited = true;
 	ps->ut = unwind_target_open(child, &r);
+	/* An empty memory map while it runs: it is in an exec of its own
+	 * (sh -c '...; exec prog' under load: the old memory gone, the new
+	 * one not built yet).  Its exec stop comes; look again, up to a
+	 * second.  Taken for an exit, it ended the recording at once and
+	 * the command with it (tests/cli-command-end.test, 1 run in 200). */
+	for (int tries = 0; !ps->ut && r == -ESRCH && tries < LAUNCH_MAP_TRIES; tries++) {
+		int st;
+		ptrace_target_poll(ps->pt);
+		if (ptrace_child_status(ps->pt, &st))
+			break;
+		struct timespec ts = ns_to_timespec(NS_PER_MS);
+		nanosleep(&ts, NULL);
+		ps->ut = unwind_target_open(child, &r);
+	}
 	if (!ps->ut) {
 		if (r != -ESRCH) {
 			perror_msg(r, "cannot read the memory map of the command");
