@@ -205,7 +205,7 @@ proc_adopt_new(struct profiler *p)
 		ps->followed = true;
 		ptrace_read_comm(t->pid, ps->comm, sizeof(ps->comm));
 		proc_set_root(p, ps);
-		ps->ut = unwind_target_open(t->pid, &r);
+		ps->ut = proc_open_map(ps, &r);
 		if (!ps->ut || profiler_sample_setup(p, ps) < 0) {
 			/* It exited before we looked. */
 			proc_release(p, ps);
@@ -236,9 +236,35 @@ proc_release(struct profiler *p, struct proc_state *ps)
 	ps->pt = NULL;
 }
 
-/* How many times (1 ms apart) a launched command's empty memory map is read
- * again before it counts as gone. */
-#define LAUNCH_MAP_TRIES 1000
+/* How many times (1 ms apart) an empty memory map of a live process is read
+ * again before the process counts as gone (an exec takes milliseconds). */
+#define MAP_TRIES 200
+
+struct unwind_target *
+proc_open_map(struct proc_state *ps, int *err)
+{
+	struct unwind_target *ut = unwind_target_open(ps->pid, err);
+	/* An empty memory map while it runs: it is in an exec (a vfork
+	 * child becoming `as`, sh -c '...; exec prog': the old memory gone,
+	 * the new one not built yet).  Its exec stop comes; look again.
+	 * Taken for an exit, a followed compiler was never sampled and a
+	 * started command was ended at once (tests/record-make.test,
+	 * tests/cli-command-end.test, under load). */
+	for (int tries = 0; !ut && *err == -ESRCH && tries < MAP_TRIES; tries++) {
+		char state = 0;
+		ptrace_target_poll(ps->pt);
+		/* Gone, or a zombie (whose exit another poll may have taken
+		 * before the process was ours): no map will come. */
+		if (ps->pt->gone || ps->pt->leader_exited ||
+		    ptrace_thread_info(ps->pid, ps->pid, &state, NULL, 0) < 0 ||
+		    state == 'Z' || state == 'X')
+			break;
+		struct timespec ts = ns_to_timespec(NS_PER_MS);
+		nanosleep(&ts, NULL);
+		ut = unwind_target_open(ps->pid, err);
+	}
+	return ut;
+}
 
 /* Launch mode: ptrace_launch() runs the command traced and stopped at its
  * exec, before its first instruction. */
@@ -265,21 +291,7 @@ launch(struct profiler *p, struct proc_state *ps)
 	ps->attached = true;
 	if (ps->pt->leader_exited)
 		ps->exited = true;
-	ps->ut = unwind_target_open(child, &r);
-	/* An empty memory map while it runs: it is in an exec of its own
-	 * (sh -c '...; exec prog' under load: the old memory gone, the new
-	 * one not built yet).  Its exec stop comes; look again, up to a
-	 * second.  Taken for an exit, it ended the recording at once and
-	 * the command with it (tests/cli-command-end.test, 1 run in 200). */
-	for (int tries = 0; !ps->ut && r == -ESRCH && tries < LAUNCH_MAP_TRIES; tries++) {
-		int st;
-		ptrace_target_poll(ps->pt);
-		if (ptrace_child_status(ps->pt, &st))
-			break;
-		struct timespec ts = ns_to_timespec(NS_PER_MS);
-		nanosleep(&ts, NULL);
-		ps->ut = unwind_target_open(child, &r);
-	}
+	ps->ut = proc_open_map(ps, &r);
 	if (!ps->ut) {
 		if (r != -ESRCH) {
 			perror_msg(r, "cannot read the memory map of the command");

@@ -299,6 +299,11 @@ void tick_arm(struct profiler *p);
  * could not. */
 void report_refused(pid_t pid, const struct tracee *th);
 int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
+/* The memory map and files of ps's process (ps->pid, ps->pt set): an empty
+ * map while the process lives (it is in an exec) is read again until its
+ * exec stop is handled.  NULL with *err when it cannot be read (-ESRCH:
+ * gone). */
+struct unwind_target *proc_open_map(struct proc_state *ps, int *err);
 int launch(struct profiler *p, struct proc_state *ps);
 /* The ATTACH_* flags of every target. */
 unsigned attach_flags(const struct profiler *p);

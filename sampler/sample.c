@@ -340,7 +340,11 @@ static void
 reopen_after_exec(struct profiler *p, struct proc_state *ps)
 {
 	int err;
-	struct unwind_target *ut = unwind_target_open(ps->pid, &err);
+	/* After the exec it is another program: cc1-PID, not gcc-PID, even
+	 * where its files cannot be read. */
+	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
+	proc_set_root(p, ps);
+	struct unwind_target *ut = proc_open_map(ps, &err);
 	if (!ut)
 		return;  /* keep the old one: names may be wrong, nothing breaks */
 	unwind_target_free(ps->ut);
@@ -348,9 +352,6 @@ reopen_after_exec(struct profiler *p, struct proc_state *ps)
 	profiler_sample_setup(p, ps);  /* its stack_end context was the old ut */
 	ps->ut_generation = unwind_target_generation(ut);
 	collapse_map_reset(&ps->names);
-	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
-	/* After the exec it is another program: cc1-PID, not gcc-PID. */
-	proc_set_root(p, ps);
 }
 
 /* A full rescan of /proc/PID/task costs five system calls a tick; the
