@@ -268,44 +268,27 @@ cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e, const stru
 
 /* ---- sections --------------------------------------------------------------- */
 
-/* Inflate an SHF_COMPRESSED section (ELFCOMPRESS_ZLIB) into *owned.
- * 0 or -errno. */
+/* Inflate the SHF_COMPRESSED section scn (its bytes p[0, len), header
+ * included: ELFCOMPRESS_ZLIB) into *owned.  0 or -errno. */
 static int
-inflate_section(const unsigned char *p, size_t len, int elf_class, unsigned char **owned,
-		size_t *out_len)
+inflate_section(Elf_Scn *scn, const unsigned char *p, size_t len, int elf_class,
+		unsigned char **owned, size_t *out_len)
 {
-	uint32_t type;
-	uint64_t size;
-	size_t hdr;
-	if (elf_class == ELFCLASS64) {
-		Elf64_Chdr ch;
-		if (len < sizeof(ch))
-			return -EINVAL;
-		memcpy(&ch, p, sizeof(ch));
-		type = ch.ch_type;
-		size = ch.ch_size;
-		hdr = sizeof(ch);
-	} else {
-		Elf32_Chdr ch;
-		if (len < sizeof(ch))
-			return -EINVAL;
-		memcpy(&ch, p, sizeof(ch));
-		type = ch.ch_type;
-		size = ch.ch_size;
-		hdr = sizeof(ch);
-	}
-	if (type != ELFCOMPRESS_ZLIB || size == 0 || size > CFI_SECTION_MAX)
+	GElf_Chdr ch;
+	size_t hdr = elf_class == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
+	if (!gelf_getchdr(scn, &ch) || len < hdr || ch.ch_type != ELFCOMPRESS_ZLIB ||
+	    ch.ch_size == 0 || ch.ch_size > CFI_SECTION_MAX)
 		return -EINVAL;
-	*owned = malloc(size);
+	*owned = malloc(ch.ch_size);
 	if (!*owned)
 		return -ENOMEM;
-	uLongf dlen = size;
-	if (uncompress(*owned, &dlen, p + hdr, len - hdr) != Z_OK || dlen != size) {
+	uLongf dlen = ch.ch_size;
+	if (uncompress(*owned, &dlen, p + hdr, len - hdr) != Z_OK || dlen != ch.ch_size) {
 		free(*owned);
 		*owned = NULL;
 		return -EINVAL;
 	}
-	*out_len = size;
+	*out_len = ch.ch_size;
 	return 0;
 }
 
@@ -343,7 +326,7 @@ cfi_section_get(const struct elf_image *img, const char *name, struct cfi_sectio
 		    !span_inside(img->size, sh.sh_offset, sh.sh_size))
 			break;
 		if (sh.sh_flags & SHF_COMPRESSED) {
-			ret = inflate_section(img->data + sh.sh_offset, sh.sh_size,
+			ret = inflate_section(scn, img->data + sh.sh_offset, sh.sh_size,
 					      gelf_getclass(e), owned, &out->len);
 			out->p = *owned;
 		} else {
