@@ -175,7 +175,7 @@ dist-check-tracked:
 	@if test -e "$(srcdir)/.git" && command -v git > /dev/null 2>&1; then \
 	  dd=`cd "$(distdir)" && pwd` || exit 1; \
 	  missing=`cd "$(srcdir)" && git ls-files | \
-	    grep -v -x -e .gitignore -e m4/.keep | \
+	    grep -v -x -e .gitignore | \
 	    while read -r f; do test -e "$$dd/$$f" || echo "  $$f"; done`; \
 	  if test -n "$$missing"; then \
 	    echo "make dist: tracked files missing from EXTRA_DIST:"; \
