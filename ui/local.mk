@@ -2,9 +2,9 @@
 # terminal and is always built, so tests/unit-uimodel runs everywhere; the
 # curses screen only when configure found ncursesw (ui/ui.h has the stubs).
 noinst_LIBRARIES += ui/libui.a
-ui_libui_a_SOURCES = ui/ui.h ui/ui-internal.h ui/model.c ui/text.c
+ui_libui_a_SOURCES = ui/ui.h ui/ui-internal.h ui/screen.h ui/model.c ui/text.c
 if HAVE_NCURSES
-ui_libui_a_SOURCES += ui/draw.c
+ui_libui_a_SOURCES += ui/draw.c ui/input.c
 endif
 ui_libui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
 
