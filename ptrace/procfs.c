@@ -270,12 +270,34 @@ ptrace_read_syscall(pid_t pid, pid_t tid, struct task_syscall *out)
 	return 0;
 }
 
-ssize_t
-ptrace_read_kernel_stack(pid_t pid, pid_t tid, char *buf, size_t len)
+int
+ptrace_kernel_stack(pid_t pid, pid_t tid, struct kernel_frame *out, int max)
 {
-	char path[96];
+	char path[96], buf[8192];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", (int)pid, (int)tid);
-	return procfs_read(path, buf, len);
+	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	if (r < 0)
+		return (int)r;
+	int n = 0;
+	for (char *line = buf, *next; *line && n < max; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		const char *open = strstr(line, "[<");
+		const char *name = strstr(line, "] ");
+		if (!name || !name[2])
+			continue;
+		name += 2;
+		struct kernel_frame *k = &out[n++];
+		k->addr = open ? strtoull(open + 2, NULL, 16) : 0;
+		size_t len = strcspn(name, "+/ ");
+		if (len >= sizeof(k->function))
+			len = sizeof(k->function) - 1;
+		memcpy(k->function, name, len);
+		k->function[len] = '\0';
+		k->offset = name[len] == '+' ? strtoull(name + len + 1, NULL, 16) : 0;
+	}
+	return n;
 }
 
 int

@@ -472,9 +472,17 @@ int ptrace_read_syscall(pid_t pid, pid_t tid, struct task_syscall *out);
 int ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_end,
 			    void *ctx, struct stack_snapshot *out, struct task_syscall *sc);
 
-/* /proc/PID/task/TID/stack (root only: "[<0>] name+0x1/0x2" lines) into
- * buf, NUL-terminated.  Returns the length or a negative errno. */
-ssize_t ptrace_read_kernel_stack(pid_t pid, pid_t tid, char *buf, size_t len);
+/* One frame of /proc/PID/task/TID/stack, "[<ffffffff8108c0a1>]
+ * kernel_clone+0xb1/0x3a0": its address (0 unless kptr_restrict shows
+ * it), the function and the offset into it. */
+struct kernel_frame {
+	uint64_t addr;
+	char function[128];
+	uint64_t offset;
+};
+/* The kernel stack of thread tid (root only), innermost first, at most max
+ * frames into out.  Returns how many, or a negative errno. */
+int ptrace_kernel_stack(pid_t pid, pid_t tid, struct kernel_frame *out, int max);
 
 /* /proc/PID/task/TID/wchan: the kernel function the thread sleeps in, ""
  * when none or hidden.  Returns 0 or a negative errno. */

@@ -47,27 +47,12 @@ kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t
 {
 	/* Innermost first in the file: appended outermost first, as stacks
 	 * are stored root first. */
-	char buf[8192];
-	const char *names[MAX_KERNEL_FRAMES];
-	int nk = 0;
+	struct kernel_frame kf[MAX_KERNEL_FRAMES];
+	int nk = ptrace_kernel_stack(pid, tid, kf, MAX_KERNEL_FRAMES);
 	size_t n = 0;
-	if (ptrace_read_kernel_stack(pid, tid, buf, sizeof(buf)) > 0) {
-		for (char *line = buf, *next; *line && nk < MAX_KERNEL_FRAMES; line = next) {
-			next = line + strcspn(line, "\n");
-			if (*next)
-				*next++ = '\0';
-			/* "[<0>] kernel_clone+0xb1/0x3a0": the name alone. */
-			char *name = strstr(line, "] ");
-			if (!name || !name[2])
-				continue;
-			name += 2;
-			name[strcspn(name, "+/ ")] = '\0';
-			names[nk++] = name;
-		}
-	}
 	for (int k = nk - 1; k >= 0 && n < room; k--) {
 		char kb[256];
-		int r = collapse_intern(p->stacks, collapse_name_kernel(kb, sizeof(kb), names[k]));
+		int r = collapse_intern(p->stacks, collapse_name_kernel(kb, sizeof(kb), kf[k].function));
 		if (r >= 0)
 			ids[n++] = (uint32_t)r;
 	}

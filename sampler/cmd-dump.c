@@ -30,6 +30,8 @@
 /* How long a thread may take to stop (a record's tick waits less:
  * RECORD_STOP_TIMEOUT_MS). */
 #define DUMP_STOP_TIMEOUT_MS 250
+/* Kernel frames kept per thread (/proc/TID/stack has about 10-20). */
+#define MAX_DUMP_KERNEL_FRAMES 64
 
 struct dump_options {
 	pid_t *pids;
@@ -325,31 +327,15 @@ sample_blocked(pid_t pid, struct unwind_target *ut, struct dump_thread *d,
 static void
 read_kernel_stack(pid_t pid, struct dump_thread *d)
 {
-	char buf[8192];
+	struct kernel_frame kf[MAX_DUMP_KERNEL_FRAMES];
 	ptrace_read_wchan(pid, d->tid, d->wchan, sizeof(d->wchan));
-	if (ptrace_read_kernel_stack(pid, d->tid, buf, sizeof(buf)) <= 0)
+	int n = ptrace_kernel_stack(pid, d->tid, kf, MAX_DUMP_KERNEL_FRAMES);
+	if (n <= 0)
 		return;
-	size_t cap = 0;
-	for (char *line = buf, *next; *line; line = next) {
-		next = line + strcspn(line, "\n");
-		if (*next)
-			*next++ = '\0';
-		/* "[<ffffffff8108c0a1>] kernel_clone+0xb1/0x3a0" (the address
-		 * reads 0 unless kptr_restrict allows it). */
-		const char *name = strstr(line, "] ");
-		if (!name || !name[2])
-			continue;
-		name = line;      /* kept whole: output.c splits it */
-		if ((size_t)d->nkframes == cap) {
-			cap = cap ? 2 * cap : 16;
-			char **nv = realloc(d->kframes, cap * sizeof(*nv));
-			if (!nv)
-				error_msg_and_die("out of memory");
-			d->kframes = nv;
-		}
-		if (!(d->kframes[d->nkframes++] = strdup(name)))
-			error_msg_and_die("out of memory");
-	}
+	if (!(d->kframes = malloc((size_t)n * sizeof(*kf))))
+		error_msg_and_die("out of memory");
+	memcpy(d->kframes, kf, (size_t)n * sizeof(*kf));
+	d->nkframes = n;
 }
 
 /* Threads per ptrace_sample_many batch, interrupted together (stagger 0):
@@ -838,8 +824,6 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 	for (size_t i = 0; i < p.nthreads; i++) {
 		struct dump_thread *d = &p.threads[i];
 		free(d->frames);
-		for (int k = 0; k < d->nkframes; k++)
-			free(d->kframes[k]);
 		free(d->kframes);
 		stack_snapshot_release(&snaps[i]);
 	}

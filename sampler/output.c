@@ -131,21 +131,6 @@ text_thread_ref(FILE *out, const struct dump_process *p, pid_t tid)
 	}
 }
 
-/* A line of /proc/TID/stack, "[<ffffffff8108c0a1>] kernel_clone+0xb1/0x3a0"
- * (the address reads 0 unless kptr_restrict shows it): its address, and
- * its "name+0xoff" into fn (without the function's size after '/'). */
-static uint64_t
-kernel_frame(const char *line, char *fn, size_t len)
-{
-	uint64_t addr = 0;
-	const char *p = strstr(line, "[<");
-	if (p)
-		addr = strtoull(p + 2, NULL, 16);
-	p = strstr(line, "] ");
-	snprintf(fn, len, "%s", p ? p + 2 : line);
-	fn[strcspn(fn, "/")] = '\0';
-	return addr;
-}
 
 /* What the thread waits for (sampler/locks.c) and how it was read, as
  * the note at the end of its first frame line ("<...>", the one place the
@@ -211,9 +196,10 @@ text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d
 		return;
 	}
 	for (int k = 0; k < d->nkframes; k++) {
-		char fn[256];
-		uint64_t addr = kernel_frame(d->kframes[k], fn, sizeof(fn));
-		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", k, addr);
+		const struct kernel_frame *kf = &d->kframes[k];
+		char fn[160];
+		snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, kf->function, kf->offset);
+		fprintf(out, "  #%-2d 0x%016" PRIx64 " ", k, kf->addr);
 		text_string(out, fn);
 		fputs(" ([kernel])", out);
 		if (k == note_at)
@@ -305,16 +291,10 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 	fputs(", \"frames\": [", out);
 	int nout = 0;
 	for (int k = 0; d->sampled && k < d->nkframes; k++) {
-		/* "name+0x1/0x2": the function and its offset (the size
-		 * after the slash is left out). */
-		char fn[256];
-		uint64_t addr = kernel_frame(d->kframes[k], fn, sizeof(fn));
-		char *plus = strchr(fn, '+');
-		unsigned long long off = 0;
-		if (plus) {
-			off = strtoull(plus + 1, NULL, 16);
-			*plus = '\0';
-		}
+		const struct kernel_frame *kf = &d->kframes[k];
+		uint64_t addr = kf->addr;
+		const char *fn = kf->function;
+		unsigned long long off = kf->offset;
 		fprintf(out, "%s\n    {\"kernel\": true, \"ip\": \"0x%" PRIx64 "\", \"function\": ",
 			nout++ ? "," : "", addr);
 		collapse_json_string(out, fn);
@@ -416,7 +396,8 @@ same_stack(const struct dump_thread *a, const struct dump_thread *b)
 		if (a->frames[i].ip != b->frames[i].ip)
 			return false;
 	for (int k = 0; k < a->nkframes; k++)
-		if (strcmp(a->kframes[k], b->kframes[k]) != 0)
+		if (strcmp(a->kframes[k].function, b->kframes[k].function) != 0 ||
+		    a->kframes[k].offset != b->kframes[k].offset)
 			return false;
 	return true;
 }

@@ -400,7 +400,7 @@ struct dump_thread {
 	 * (also for every thread with dump --kernel) and wchan. */
 	bool unstopped;
 	char wchan[64];           /* "" when unknown */
-	char **kframes;           /* kernel frames, innermost first ("name+0x1/0x2") */
+	struct kernel_frame *kframes;  /* kernel frames, innermost first */
 	int nkframes;
 	bool in_syscall;          /* blocked in system call syscall_nr ... */
 	int64_t syscall_nr;
