@@ -29,4 +29,12 @@ timespec_to_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * NS_PER_SEC + (uint64_t)ts->tv_nsec;
 }
 
+/* Whole milliseconds from now to deadline (both monotonic_ns), rounded up;
+ * 0 once it has passed. */
+static inline int
+ms_until(uint64_t deadline, uint64_t now)
+{
+	return now >= deadline ? 0 : (int)((deadline - now + NS_PER_MS - 1) / NS_PER_MS);
+}
+
 #endif

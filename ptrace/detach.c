@@ -56,7 +56,7 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 		}
 		while (th->state != TRACEE_GONE) {
 			uint64_t now = monotonic_ns();
-			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+			int ms = ms_until(deadline, now);
 			int st;
 			if (tracee_wait(th->tid, &st, ms) <= 0) {
 				/* Given up for now: it stays seized with our
@@ -116,7 +116,7 @@ ptrace_target_detach(struct ptrace_target *t)
 	if (!t || t->detached)
 		return;
 	detach_interrupt(t);
-	detach_collect(t, monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u);
+	detach_collect(t, monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS);
 }
 
 static bool
@@ -131,7 +131,7 @@ any_attached(void)
 void
 ptrace_detach_all(void)
 {
-	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * 1000000u;
+	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS;
 	/* Children that tracees fork while we detach are ours too
 	 * (follow.c): go round until none is left. */
 	while (any_attached()) {
@@ -165,7 +165,7 @@ size_t
 ptrace_release_lingering(int timeout_ms)
 {
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX :
-			    monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
+			    monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
 	for (;;) {
 		for (size_t i = 0; i < linger_count();) {
 			pid_t tid = linger_at(i);

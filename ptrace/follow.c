@@ -203,7 +203,7 @@ follow_detach_loose(uint64_t deadline)
 		nloose--;
 		for (;;) {
 			uint64_t now = monotonic_ns();
-			int ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+			int ms = ms_until(deadline, now);
 			int st;
 			if (tracee_wait(tid, &st, ms) <= 0) {
 				linger_add(tid);

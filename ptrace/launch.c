@@ -213,7 +213,7 @@ ptrace_child_wait(struct ptrace_target *t, int ms, int *status)
 	if (!t || !t->launched)
 		return 0;
 	if (t->detached && !t->leader_exited)
-		child_wait(t, monotonic_ns() + (uint64_t)ms * 1000000u);
+		child_wait(t, monotonic_ns() + (uint64_t)ms * NS_PER_MS);
 	return ptrace_child_status(t, status);
 }
 

@@ -111,7 +111,7 @@ copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
 }
 
 /* Pending threads are looked at at least this often: SIGCHLDs coalesce. */
-#define SCAN_NS 1000000u
+#define SCAN_NS NS_PER_MS
 
 /* Clamp the window and make every buffer big enough, before any thread
  * is stopped, not while it waits on us. */

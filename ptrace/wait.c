@@ -64,7 +64,7 @@ sigchld_drain(void)
 int
 tracee_wait(pid_t tid, int *status, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? 0 : monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t deadline = timeout_ms < 0 ? 0 : monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
 	for (;;) {
 		pid_t r = waitpid(tid, status, WNOHANG | __WALL);
 		if (r == tid)
@@ -78,9 +78,7 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 			uint64_t now = monotonic_ns();
 			if (now >= deadline)
 				return 0;
-			uint64_t left = deadline - now;
-			ts.tv_sec = (time_t)(left / 1000000000u);
-			ts.tv_nsec = (long)(left % 1000000000u);
+			ts = ns_to_timespec(deadline - now);
 			tsp = &ts;
 		}
 		struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };
@@ -103,9 +101,7 @@ tracee_sleep(uint64_t wake_ns, pid_t expected)
 	struct timespec ts, *tsp = NULL;
 	if (wake_ns != UINT64_MAX) {
 		uint64_t now = monotonic_ns();
-		uint64_t left = wake_ns > now ? wake_ns - now : 0;
-		ts.tv_sec = (time_t)(left / 1000000000u);
-		ts.tv_nsec = (long)(left % 1000000000u);
+		ts = ns_to_timespec(wake_ns > now ? wake_ns - now : 0);
 		tsp = &ts;
 	}
 	struct pollfd pfd = { .fd = sigchld_fd, .events = POLLIN };

@@ -145,7 +145,7 @@ watchdog_main(pid_t tracer)
 			stopped_since = 0;
 			uint64_t by = page->back_by_ns;
 			if (by && now > by &&
-			    now - by >= (uint64_t)PTRACE_WATCHDOG_STUCK_MS * 1000000u)
+			    now - by >= (uint64_t)PTRACE_WATCHDOG_STUCK_MS * NS_PER_MS)
 				end_tracer(tracer, "made no progress for "
 					   STRINGIFY(PTRACE_WATCHDOG_STUCK_MS) " ms");
 			continue;
@@ -155,7 +155,7 @@ watchdog_main(pid_t tracer)
 		if (!stopped_since || (rt && rt != ran)) {
 			stopped_since = now;
 			ran = rt;
-		} else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * 1000000u)
+		} else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * NS_PER_MS)
 			end_tracer(tracer, s == 'T' ? "was stopped" : "was stopped by a debugger");
 	}
 }

@@ -599,8 +599,7 @@ unwinder_finish(struct dump_unwinder *u)
 	for (;;) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t until = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 20000000u;
-		ts = (struct timespec){ (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
+		ts = ns_to_timespec(timespec_to_ns(&ts) + 20 * NS_PER_MS);
 		if (pthread_timedjoin_np(u->thread, NULL, &ts) != ETIMEDOUT)
 			break;
 		ptrace_poll_all();

@@ -57,7 +57,7 @@ static int sig_pipe[2] = { -1, -1 };
 static double
 now_s(void)
 {
-	return (double)monotonic_ns() / 1e9;
+	return (double)monotonic_ns() / (double)NS_PER_SEC;
 }
 
 static void
@@ -339,7 +339,7 @@ run(struct top *t)
 		/* Wait for the tick real-time, as record does (sampler/ticks.c);
 		 * keys and drawing run at the normal priority. */
 		ptrace_hold_realtime(!t->paused && !t->ended);
-		ptrace_watchdog_alive(monotonic_ns() + (uint64_t)timeout * 1000000u);
+		ptrace_watchdog_alive(monotonic_ns() + (uint64_t)timeout * NS_PER_MS);
 		int r = poll(pfd, 3, timeout);
 		if (!(r > 0 && (pfd[0].revents & POLLIN)))
 			ptrace_hold_realtime(false);

@@ -76,7 +76,7 @@ profiler_encode_pprof(struct profiler *p, const struct profiler_config *cfg,
 	exe[n > 0 ? n : 0] = '\0';
 	struct collapse_pprof_options o = {
 		.wall = cfg->idle,
-		.period_ns = (uint64_t)(1e9 / cfg->rate_hz),
+		.period_ns = (uint64_t)((double)NS_PER_SEC / cfg->rate_hz),
 		.time_ns = start_ns,
 		.duration_ns = duration_ns,
 		.roots = profiler_multi(p) + cfg->threads,

@@ -102,7 +102,7 @@ profiler_stop(struct profiler *p)
 	if (p->stopped)
 		return;
 	p->stopped = true;
-	p->stats.elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / 1e9;
+	p->stats.elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / (double)NS_PER_SEC;
 	/* Every target at once: threads that cannot stop cost one timeout
 	 * in all.  The profiler's targets are the only ones registered. */
 	ptrace_detach_all();

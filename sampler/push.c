@@ -369,7 +369,7 @@ realtime_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)timespec_to_ns(&ts);
 }
 
 /* The counts of every stack so far, in collapse_next() order: what the
@@ -437,7 +437,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	 * seconds: each one's until is the next one's from. */
 	int64_t mono0 = (int64_t)p->ticks.start_ns;
 	int64_t wall0 = realtime_ns() - ((int64_t)monotonic_ns() - mono0);
-	int64_t from = wall0 / 1000000000;
+	int64_t from = wall0 / (int64_t)NS_PER_SEC;
 	uint64_t *base = NULL;
 	size_t nbase = 0;
 	for (unsigned k = 1;; k++) {
@@ -448,16 +448,16 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 		profiler_run(p, until_s);
 		int64_t now = (int64_t)monotonic_ns();
 		/* Stopped early: a signal, or the command's exit. */
-		if (now < mono0 + (int64_t)(until_s * 1e9) - 1000000)
+		if (now < mono0 + (int64_t)(until_s * (double)NS_PER_SEC) - (int64_t)NS_PER_MS)
 			last = true;
-		int64_t until = last ? (wall0 + (now - mono0) + 999999999) / 1000000000
+		int64_t until = last ? (wall0 + (now - mono0) + (int64_t)NS_PER_SEC - 1) / (int64_t)NS_PER_SEC
 				     : from + po->every;
 		if (until <= from)
 			until = from + 1;
 		void *buf;
 		size_t len;
-		r = profiler_encode_pprof(p, cfg, base, nbase, from * 1000000000,
-					  (until - from) * 1000000000, &buf, &len);
+		r = profiler_encode_pprof(p, cfg, base, nbase, from * (int64_t)NS_PER_SEC,
+					  (until - from) * (int64_t)NS_PER_SEC, &buf, &len);
 		if (r == 0)
 			r = snapshot_counts(p, &base, &nbase);
 		if (r < 0) {

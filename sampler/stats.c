@@ -62,7 +62,7 @@ profiler_stats(struct profiler *p)
 {
 	struct profiler_stats *s = &p->stats;
 	if (!p->stopped)
-		s->elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / 1e9;
+		s->elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / (double)NS_PER_SEC;
 	pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us, &s->pause_max_us);
 	return s;
 }

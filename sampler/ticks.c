@@ -18,7 +18,7 @@
 void
 tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns)
 {
-	c->period_ns = (uint64_t)(1e9 / rate_hz);
+	c->period_ns = (uint64_t)((double)NS_PER_SEC / rate_hz);
 	if (c->period_ns == 0)
 		c->period_ns = 1;
 	c->start_ns = now_ns;
@@ -67,8 +67,7 @@ tick_arm(struct profiler *p)
 	uint64_t at = tick_clock_deadline(&p->ticks);
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = (time_t)(at / 1000000000u);
-	its.it_value.tv_nsec = (long)(at % 1000000000u);
+	its.it_value = ns_to_timespec(at);
 	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
 		its.it_value.tv_nsec = 1;
 	timerfd_settime(p->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
@@ -245,7 +244,7 @@ profiler_run(struct profiler *p, double seconds)
 				break;
 			continue;
 		}
-		uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * 1e9) : 0;
+		uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * (double)NS_PER_SEC) : 0;
 		uint64_t now = monotonic_ns();
 		if (end && now >= end)
 			break;
@@ -258,10 +257,9 @@ profiler_run(struct profiler *p, double seconds)
 		uint64_t until = p->ticks.deadline_ns;
 		if (end && end < until)
 			until = end;
-		if (until - now > 1000000000u && until > now)
-			until = now + 1000000000u;
-		uint64_t left = until > now ? until - now : 0;
-		struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
+		if (until - now > NS_PER_SEC && until > now)
+			until = now + NS_PER_SEC;
+		struct timespec ts = ns_to_timespec(until > now ? until - now : 0);
 		/* Wait for the tick real-time, and keep it until the tick's
 		 * threads are sampled (flush_batch lets go before unwinding):
 		 * a tracer at normal priority gets its CPU late in a busy

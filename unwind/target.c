@@ -176,7 +176,7 @@ unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *f
 	if (t->pid <= 0)
 		return true;            /* a core does not change */
 	if (t->map_files_denied) {
-		if (monotonic_ns() - t->maps_loaded_ns < 1000000000u)
+		if (monotonic_ns() - t->maps_loaded_ns < NS_PER_SEC)
 			return true;
 		return unwind_target_reload_maps(t) < 0;
 	}
