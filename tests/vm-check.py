@@ -54,11 +54,11 @@ OWN = set(n for c in list(CHAINS.values()) + list(NULL_CHAINS.values())
 
 
 # The core of the same crash (targets named nullcall-*-core): no handler,
-# frame #0 at 0x0; the main thread is in its wait for the handler, which
-# never comes (usleep, or still naming the thread).  Cores keep no thread names: the thread that is not
+# frame #0 at 0x0; the main thread waits in pthread_join (the crashing thread
+# gives it 300 ms to get there).  Cores keep no thread names: the thread that is not
 # the main one is the crashed one.
 NULL_CORE_CHAINS = {
-    "main": ["main"],         # still waiting for the thread to be ready
+    "main": ["main_wait", "main"],
     "nullcall": ["null_2", "null_1", "null_entry"],
 }
 OWN |= set(n for c in NULL_CORE_CHAINS.values() for n in c)

@@ -10,7 +10,8 @@
  * On aarch64 nothing of the callee at 0x0 ran: null_2's return address is
  * only in the link register, which the signal frame saved.  When the
  * thread is in its handler, the pid goes to the file named by argv[1].
- * `nullcall crash`: no handler; the kernel writes a core of the crash.
+ * `nullcall crash`: no handler; the kernel writes a core of the crash
+ * (the main thread waiting in main_wait > pthread_join).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -31,7 +32,19 @@ NOIPA void segv_leaf(void) { __atomic_add_fetch(&ready, 1, __ATOMIC_SEQ_CST); fo
 NOIPA void on_segv(int s) { segv_leaf(); sink += (unsigned)s; }
 NOIPA void null_2(void) { null_fn(); sink++; }
 NOIPA void null_1(void) { null_2(); sink++; }
-NOIPA void *null_entry(void *arg) { null_1(); sink++; return arg; }
+static bool crash;
+
+NOIPA void *
+null_entry(void *arg)
+{
+	/* Crash mode: the main thread gets time to block in its join, a
+	 * place the core's check knows. */
+	if (crash)
+		usleep(300000);
+	null_1();
+	sink++;
+	return arg;
+}
 
 NOIPA void
 main_wait(pthread_t t)
@@ -43,7 +56,7 @@ main_wait(pthread_t t)
 int
 main(int argc, char **argv)
 {
-	bool crash = argc > 1 && strcmp(argv[1], "crash") == 0;
+	crash = argc > 1 && strcmp(argv[1], "crash") == 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_segv;
@@ -55,6 +68,8 @@ main(int argc, char **argv)
 		perror("pthread_create");
 		return 1;
 	}
+	if (crash)
+		main_wait(t);   /* never returns: the thread's crash ends us */
 	pthread_setname_np(t, "nullcall");
 	while (ready < 1)
 		usleep(10000);
