@@ -549,8 +549,10 @@ int mips_step(const struct mips_env *env, struct arch_regs *regs,
  * the input describes, with a floor for small modules. */
 #define DEBUG_FILE_MIN_LIMIT  (256ull << 20)  /* a debug file may be this */
 #define DEBUG_FILE_RATIO      64              /*   or 64 times its module */
-#define MINIDEBUG_MIN_LIMIT   (8ull << 20)    /* .gnu_debugdata decompressed */
-#define MINIDEBUG_RATIO       4               /*   or 4 times its module */
+#define MINIDEBUG_MIN_LIMIT   (2ull << 20)    /* .gnu_debugdata decompressed (it holds
+						 only the local function symbols: a
+						 few KB to a few MB) */
+#define MINIDEBUG_RATIO       2               /*   or 2 times its module */
 /* Checking a debug file's CRC (a module without a build-id) reads it
  * whole: at most this long. */
 #define DEBUG_FILE_CRC_BUDGET_NS (250ull * 1000 * 1000)
