@@ -419,24 +419,7 @@ write_pprof(FILE *out, const struct record_options *o, struct profiler *p)
 	return r;
 }
 
-/* The folded, SVG and speedscope outputs as asked: the thread roots that
- * --push records for its labels are left out unless --threads was given. */
-static int
-write_stacks(FILE *out, const struct record_options *o, struct profiler *p,
-	     int (*write)(FILE *, const struct record_options *, struct profiler *,
-			  const struct collapse *))
-{
-	const struct collapse *c = profiler_stacks(p);
-	if (!o->cfg.threads || o->threads_asked)
-		return write(out, o, p, c);
-	struct collapse *own = collapse_without_level(c, profiler_thread_root_level(p));
-	if (!own)
-		return -ENOMEM;
-	int r = write(out, o, p, own);
-	collapse_free(own);
-	return r;
-}
-
+/* The folded, SVG or speedscope output of c. */
 static int
 write_collapsed(FILE *out, const struct record_options *o, struct profiler *p,
 		const struct collapse *c)
@@ -489,7 +472,17 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 {
 	if (o->format == FORMAT_PPROF)
 		return write_pprof(out, o, p);
-	return write_stacks(out, o, p, write_collapsed);
+	/* The thread roots that --push records for its labels are left out
+	 * unless --threads was given. */
+	if (!o->cfg.threads || o->threads_asked)
+		return write_collapsed(out, o, p, profiler_stacks(p));
+	struct collapse *own = collapse_without_level(profiler_stacks(p),
+						      profiler_thread_root_level(p));
+	if (!own)
+		return -ENOMEM;
+	int r = write_collapsed(out, o, p, own);
+	collapse_free(own);
+	return r;
 }
 
 /* --checkpoint: the profile so far replaces FILE, through a temporary file

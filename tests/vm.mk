@@ -19,4 +19,5 @@ EXTRA_DIST += \
 	tests/vm-check.py \
 	tests/targets/vm/live.c \
 	tests/targets/vm/locks.c \
-	tests/targets/vm/nullcall.c
+	tests/targets/vm/nullcall.c \
+	tests/targets/vm/ready.h

@@ -71,10 +71,10 @@ unwind_note_skipped(const char *path, const char *fmt, ...)
 	path = shown_path(path);
 	if (asprintf(&line, "%s %s", path, why) < 0)
 		return;
+	/* Each path once: the same library in many processes. */
+	size_t plen = strlen(path);
 	elf_image_lock();
 	for (size_t i = 0; i < nskipped; i++) {
-		/* Each path once: the same library in many processes. */
-		size_t plen = strlen(path);
 		if (strncmp(skipped[i], path, plen) == 0 && skipped[i][plen] == ' ') {
 			free(line);
 			line = NULL;

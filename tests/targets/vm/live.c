@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ready.h"
+
 #define NOIPA __attribute__((noipa))
 
 static volatile unsigned long sink;
@@ -106,13 +108,8 @@ main(int argc, char **argv)
 	start(sig_entry, "signal");
 	while (ready < 4)
 		usleep(10000);
-	if (argc > 1) {
-		FILE *f = fopen(argv[1], "w");
-		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
-			perror(argv[1]);
-			return 1;
-		}
-	}
+	if (vm_ready(argc, argv) < 0)
+		return 1;
 	main_wait(spin);
 	return 0;
 }

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ready.h"
+
 pthread_mutex_t mutex_a = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t mutex_b = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t both_hold;
@@ -93,13 +95,8 @@ main(int argc, char **argv)
 	/* Up to 10 s for the three to block (one emulated CPU). */
 	for (int i = 0; i < 10000 && !all_blocked(3); i++)
 		nanosleep(&ms, NULL);
-	if (argc > 1) {
-		FILE *f = fopen(argv[1], "w");
-		if (f) {
-			fprintf(f, "%d\n", (int)getpid());
-			fclose(f);
-		}
-	}
+	if (vm_ready(argc, argv) < 0)
+		return 1;
 	pthread_join(t[0], NULL);
 	return 0;
 }

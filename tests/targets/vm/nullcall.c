@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ready.h"
+
 #define NOIPA __attribute__((noipa))
 
 static volatile unsigned long sink;
@@ -73,13 +75,8 @@ main(int argc, char **argv)
 	pthread_setname_np(t, "nullcall");
 	while (ready < 1)
 		usleep(10000);
-	if (argc > 1) {
-		FILE *f = fopen(argv[1], "w");
-		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
-			perror(argv[1]);
-			return 1;
-		}
-	}
+	if (vm_ready(argc, argv) < 0)
+		return 1;
 	main_wait(t);
 	return 0;
 }
