@@ -19,6 +19,10 @@
  * stopped); ptrace_detach_all() walks it on every exit path.  Targets are
  * allocated here, so their addresses never move. */
 static struct ptrace_target *registry;
+/* Targets in it that follow their children (ATTACH_FOLLOW): while there is
+ * none, a stop of an unknown tracee cannot be a new child.  Kept here,
+ * not counted at each stop (a build follows hundreds). */
+static size_t nfollowing;
 
 /* Threads still seized after a detach gave up on them (they did not stop
  * by its deadline: uninterruptible sleep).  They trap when they leave it,
@@ -145,6 +149,7 @@ registry_new(pid_t pid, unsigned flags)
 	t->flags = flags;
 	t->next = registry;
 	registry = t;
+	nfollowing += (flags & ATTACH_FOLLOW) != 0;
 	/* Before the first seize: from now on a SIGSTOPped stackspy would
 	 * stall its tracees. */
 	ptrace_watchdog_start();
@@ -158,6 +163,7 @@ registry_remove(struct ptrace_target *t)
 	for (struct ptrace_target **pp = &registry; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
 			*pp = t->next;
+			nfollowing -= (t->flags & ATTACH_FOLLOW) != 0;
 			held_update();
 			return;
 		}
@@ -173,10 +179,7 @@ registry_head(void)
 size_t
 registry_following(void)
 {
-	size_t n = 0;
-	for (struct ptrace_target *t = registry; t; t = t->next)
-		n += (t->flags & ATTACH_FOLLOW) != 0;
-	return n;
+	return nfollowing;
 }
 
 struct tracee *

@@ -230,27 +230,15 @@ check(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
 	}
 }
 
-/* SAMPLE_DSTATE: thread th of t, interrupted at since, has not
- * stopped by *check_at.  In uninterruptible sleep (D) it is given up: it
- * keeps our interrupt pending and traps when it leaves the sleep.  With
- * SAMPLE_LATE that trap is its sample (a recording goes on tracing
- * it); without, it is let go then (lingering, as after a detach that gave
- * up on it).  Otherwise the next look is at twice its present age. */
+/* SAMPLE_DSTATE: thread th of t, interrupted at since, has not stopped by
+ * *check_at.  Is it in uninterruptible sleep (D)?  If not, the next look
+ * is at twice its present age. */
 static bool
-in_dstate(struct ptrace_target *t, struct tracee *th, const struct sample_opts *o,
-	  uint64_t since, uint64_t *check_at)
+in_dstate(struct ptrace_target *t, struct tracee *th, uint64_t since, uint64_t *check_at)
 {
 	char state = 0;
 	*check_at = since + 2 * (*check_at - since);
-	if (ptrace_thread_info(t->pid, th->tid, &state, NULL, 0) < 0 || state != 'D')
-		return false;
-	if (o->flags & SAMPLE_LATE) {
-		th->late = true;
-		return true;
-	}
-	th->state = TRACEE_GONE;
-	linger_add(th->tid);
-	return true;
+	return ptrace_thread_info(t->pid, th->tid, &state, NULL, 0) == 0 && state == 'D';
 }
 
 /* ptrace_sample_many and ptrace_sample_threads: thread i is of target
@@ -289,9 +277,9 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	}
 	/* SAMPLE_DSTATE: check_at[i], when to read thread i's state. */
 	const uint64_t check_ns = (o->flags & SAMPLE_DSTATE) ?
-				  (uint64_t)SAMPLE_DSTATE_CHECK_US * 1000u : 0;
-	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * 1000u;
-	uint64_t stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * 1000u : 0;
+				  (uint64_t)SAMPLE_DSTATE_CHECK_US * NS_PER_US : 0;
+	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * NS_PER_US;
+	uint64_t stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * NS_PER_US : 0;
 	size_t npending = 0, next = 0;
 	bool fresh = false;       /* pending[npending - 1] was interrupted
 				     less than stagger_ns ago */
@@ -380,17 +368,25 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 		kept = 0;
 		for (size_t k = 0; k < npending; k++) {
 			size_t i = pending[k];
-			if (now - since[i] >= timeout_ns) {
-				results[i] = -ETIMEDOUT;
-				if (o->flags & SAMPLE_LATE)
+			/* Past its deadline, or in D: given up.  It keeps our
+			 * interrupt pending and traps when it stops; with
+			 * SAMPLE_LATE that trap is its sample (ptrace_target_poll
+			 * or the detach), else a thread in D is let go then
+			 * (lingering, as after a detach that gave up on it). */
+			bool late = now - since[i] >= timeout_ns;
+			bool dstate = !late && check_ns && now >= check_at[i] &&
+				      in_dstate(ts ? ts[i] : t, threads[i], since[i], &check_at[i]);
+			if (late || dstate) {
+				if (o->flags & SAMPLE_LATE) {
+					results[i] = -ETIMEDOUT;
 					threads[i]->late = true;
-				if (fresh && k == npending - 1)
-					fresh = false;
-				continue;
-			}
-			if (check_ns && now >= check_at[i] &&
-			    in_dstate(ts ? ts[i] : t, threads[i], o, since[i], &check_at[i])) {
-				results[i] = (o->flags & SAMPLE_LATE) ? -ETIMEDOUT : -EAGAIN;
+				} else if (dstate) {
+					results[i] = -EAGAIN;
+					threads[i]->state = TRACEE_GONE;
+					linger_add(threads[i]->tid);
+				} else {
+					results[i] = -ETIMEDOUT;
+				}
 				if (fresh && k == npending - 1)
 					fresh = false;
 				continue;
