@@ -13,33 +13,19 @@
 #include "sampler/profiler-internal.h"
 
 
-size_t
-blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
-	      uint32_t *ids, size_t room)
+bool
+blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
-	/* The next batch slot is free while a thread is being chosen. */
-	struct stack_snapshot *snap = &p->snaps[p->nbatch];
+	struct stack_snapshot *snap = &p->blocked_snap;
 	struct task_syscall sc;
 	if (ptrace_snapshot_blocked(ps->pid, ts->tid, STACK_WINDOW_BYTES,
 				    unwind_target_stack_end, ps->ut, snap, &sc) < 0)
-		return 0;
-	int nf = profiler_walk(p, ps, snap, monotonic_ns());
-	if (nf <= 0)
-		return 0;
-	if (unwind_target_generation(ps->ut) != ps->ut_generation) {
-		collapse_map_reset(&ps->names);
-		ps->ut_generation = unwind_target_generation(ps->ut);
-	}
-	size_t n = 0;
-	if (profiler_multi(p))
-		ids[n++] = ps->root_id;
-	if (p->cfg.threads)
-		ids[n++] = ts->root_id;
-	for (int k = nf - 1; k >= 0; k--)
-		n += frame_ids(p, ps, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
-			       &ids[n]);
-
-	return n + kernel_frame_ids(p, ps->pid, ts->tid, ids + n, room - n);
+		return false;
+	uint32_t kids[MAX_KERNEL_FRAMES];
+	size_t nk = kernel_frame_ids(p, ps->pid, ts->tid, kids, MAX_KERNEL_FRAMES);
+	/* Dropped (the unwinder behind) counts as taken: it was read. */
+	unwinder_push_sample(p, ps, ts, monotonic_ns(), kids, nk, false, snap, NULL);
+	return true;
 }
 
 size_t
@@ -52,7 +38,7 @@ kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t
 	size_t n = 0;
 	for (int k = nk - 1; k >= 0 && n < room; k--) {
 		char kb[256];
-		int r = collapse_intern(p->stacks, collapse_name_kernel(kb, sizeof(kb), kf[k].function));
+		int r = profiler_intern(p, collapse_name_kernel(kb, sizeof(kb), kf[k].function));
 		if (r >= 0)
 			ids[n++] = (uint32_t)r;
 	}

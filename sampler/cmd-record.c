@@ -468,7 +468,7 @@ write_collapsed(FILE *out, const struct record_options *o, struct profiler *p,
 }
 
 static int
-write_output(FILE *out, const struct record_options *o, struct profiler *p)
+write_output_locked(FILE *out, const struct record_options *o, struct profiler *p)
 {
 	if (o->format == FORMAT_PPROF)
 		return write_pprof(out, o, p);
@@ -485,14 +485,25 @@ write_output(FILE *out, const struct record_options *o, struct profiler *p)
 	return r;
 }
 
+static int
+write_output(FILE *out, const struct record_options *o, struct profiler *p)
+{
+	profiler_stacks_lock(p);
+	int r = write_output_locked(out, o, p);
+	profiler_stacks_unlock(p);
+	return r;
+}
+
 /* --checkpoint: the profile so far replaces FILE, through a temporary file
  * of its own, so that a stackspy killed in a long recording leaves the
- * last one (tests/record-crash.test).  Written between ticks: a signal to a
- * tracee waits for it, as it waits for a tick's symbolization.  A failure
- * is said once and recording goes on; the final write will say it too. */
+ * last one (tests/record-crash.test).  Written by the unwinder
+ * (profiler_call_in_unwinder), with every sample taken before it: the
+ * tracer goes on meanwhile.  A failure is said once and recording goes
+ * on; the final write will say it too. */
 static void
-write_checkpoint(const struct record_options *o, struct profiler *p)
+write_checkpoint(struct profiler *p, void *arg)
 {
+	const struct record_options *o = arg;
 	static bool failed;
 	struct out_file cp;
 	int r = out_file_open(&cp, o->output, NULL, 0);
@@ -535,7 +546,7 @@ record_run(const struct record_options *o, const struct out_file *out, struct pr
 		    until == o->duration)
 			return;
 		if (checkpoints && until >= next_checkpoint) {
-			write_checkpoint(o, p);
+			profiler_call_in_unwinder(p, write_checkpoint, (void *)o);
 			next_checkpoint += o->checkpoint;
 		}
 		if (progress)
@@ -600,6 +611,10 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
+	/* The tracer thread only traces (DESIGN.md). */
+	r = profiler_unwind_in_background(p);
+	if (r < 0)
+		perror_msg(r, "warning: cannot start the unwinder's thread: unwinding between ticks");
 	feedback_start(p, &o.cfg, o.duration);
 	int push_r = 0;
 	if (o.push.url)
@@ -638,7 +653,8 @@ cmd_record(int argc, char **argv)
 	if (refused)
 		error_msg("%zu thread%s could not be traced (another tracer): not in the profile",
 			  refused, refused == 1 ? "" : "s");
-	if (rc == 0 && (refused || profiler_stats(p)->errors[PROF_ERR_PROCFS]))
+	if (rc == 0 && (refused || profiler_stats(p)->errors[PROF_ERR_PROCFS] ||
+			profiler_stats(p)->not_unwound))
 		rc = EXIT_PARTIAL;
 	if (r == 0 && wrote_file)
 		report_written(o.output, o.format);

@@ -1,6 +1,7 @@
 /* sampler/frames.c - the frame ids of an address: symbol or module name,
  * --inline's inlined functions, the module column of top; cached per
- * address (proc_state.names). */
+ * address (unwind_proc.names).  The unwinder's: names are looked up
+ * without a lock, interned and noted under p->stacks_lock. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -52,16 +53,18 @@ frame_module_note(struct profiler *p, uint32_t id, const char *module, uint64_t 
 
 /* The interned name of the physical frame at ip (no cache). */
 static uint32_t
-frame_name_id(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller)
+frame_name_id(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller)
 {
 	struct unwind_symbol sym;
 	char buf[512];
-	unwind_symbolize(ps->ut, ip, caller, p->cfg.sym_flags, &sym);
-	int r = collapse_intern(p->stacks, collapse_name_frame(buf, sizeof(buf), sym.function,
-								sym.module));
+	unwind_symbolize(up->ut, ip, caller, p->cfg.sym_flags, &sym);
+	const char *name = collapse_name_frame(buf, sizeof(buf), sym.function, sym.module);
+	pthread_mutex_lock(&p->stacks_lock);
+	int r = collapse_intern(p->stacks, name);
 	uint32_t id = r < 0 ? 0 : (uint32_t)r;
 	if (r >= 0 && sym.module)
 		frame_module_note(p, id, sym.module, sym.module_offset);
+	pthread_mutex_unlock(&p->stacks_lock);
 	return id;
 }
 
@@ -82,19 +85,20 @@ frame_source_note(struct profiler *p, uint32_t id, const struct unwind_source_fr
  * flamegraph tools expect.  The lists live in p->seq (count, ids...) and the
  * address cache maps to their index. */
 static size_t
-frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,
+frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
 		 uint32_t *out)
 {
 	uint64_t key = caller ? ip - 1 : ip;
 	uint32_t at;
-	if (key && collapse_map_get(&ps->names, key, &at)) {
+	if (key && collapse_map_get(&up->names, key, &at)) {
 		memcpy(out, &p->seq[at + 1], p->seq[at] * sizeof(*out));
 		return p->seq[at];
 	}
 	struct unwind_source_frame sf[MAX_INLINE_PER_FRAME];
-	int ns = unwind_source(ps->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE_PER_FRAME);
+	int ns = unwind_source(up->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE_PER_FRAME);
 	size_t n = 0;
-	out[n++] = frame_name_id(p, ps, ip, caller);
+	out[n++] = frame_name_id(p, up, ip, caller);
+	pthread_mutex_lock(&p->stacks_lock);
 	if (ns > 0)
 		frame_source_note(p, out[0], &sf[ns - 1]);
 	for (int k = ns - 2; k >= 0; k--) {
@@ -108,6 +112,7 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 			out[n++] = (uint32_t)r;
 		}
 	}
+	pthread_mutex_unlock(&p->stacks_lock);
 	if (key && p->seq_n + n + 1 <= UINT32_MAX) {
 		if (p->seq_n + n + 1 > p->seq_cap) {
 			size_t ncap = p->seq_cap ? 2 * p->seq_cap : 4096;
@@ -120,7 +125,7 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
 		p->seq[p->seq_n] = (uint32_t)n;
 		memcpy(&p->seq[p->seq_n + 1], out, n * sizeof(*out));
 		/* out of memory: uncached, only slower */
-		collapse_map_put(&ps->names, key, (uint32_t)p->seq_n);
+		collapse_map_put(&up->names, key, (uint32_t)p->seq_n);
 		p->seq_n += n + 1;
 	}
 	return n;
@@ -130,15 +135,15 @@ frame_ids_inline(struct profiler *p, struct proc_state *ps, uint64_t ip, bool ca
  * --inline up to MAX_INLINE_PER_FRAME.  Names are cached per lookup
  * address. */
 size_t
-frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller, uint32_t *out)
+frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller, uint32_t *out)
 {
 	if (p->cfg.inline_frames)
-		return frame_ids_inline(p, ps, ip, caller, out);
+		return frame_ids_inline(p, up, ip, caller, out);
 	uint64_t key = caller ? ip - 1 : ip;
-	if (key && collapse_map_get(&ps->names, key, out))
+	if (key && collapse_map_get(&up->names, key, out))
 		return 1;
-	out[0] = frame_name_id(p, ps, ip, caller);
+	out[0] = frame_name_id(p, up, ip, caller);
 	if (key)
-		collapse_map_put(&ps->names, key, out[0]);
+		collapse_map_put(&up->names, key, out[0]);
 	return 1;
 }

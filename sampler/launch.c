@@ -84,7 +84,7 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		ps->attached = false;
 		return r;
 	}
-	ps->ut_generation = unwind_target_generation(ps->ut);
+	unwinder_push_map(p, ps);
 	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
 	proc_set_root(p, ps);
 	p->stats.processes_seen++;
@@ -102,7 +102,7 @@ proc_set_root(struct profiler *p, struct proc_state *ps)
 {
 	char name[160];
 	collapse_name_root(name, sizeof(name), ps->comm, ps->pid, 0);
-	int id = collapse_intern(p->stacks, name);
+	int id = profiler_intern(p, name);
 	ps->root_id = id < 0 ? 0 : (uint32_t)id;
 }
 
@@ -162,7 +162,7 @@ attach_child(struct profiler *p, pid_t pid)
 		p->nprocs = slot;
 		return;
 	}
-	ps->ut_generation = unwind_target_generation(ps->ut);
+	unwinder_push_map(p, ps);
 	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
 	proc_set_root(p, ps);
 	p->stats.processes_seen++;
@@ -211,7 +211,7 @@ proc_adopt_new(struct profiler *p)
 			proc_release(p, ps);
 			continue;
 		}
-		ps->ut_generation = unwind_target_generation(ps->ut);
+		unwinder_push_map(p, ps);
 		p->stats.processes_seen++;
 		p->stats.processes_followed++;
 	}
@@ -220,12 +220,11 @@ proc_adopt_new(struct profiler *p)
 void
 proc_release(struct profiler *p, struct proc_state *ps)
 {
-	(void)p;
 	ps->exited = true;
 	ps->attached = false;
+	unwinder_push_end(p, ps);
 	unwind_target_free(ps->ut);
 	ps->ut = NULL;
-	collapse_map_free(&ps->names);
 	for (size_t j = 0; j < ps->tcap; j++)
 		if (ps->threads[j].tid)
 			thread_state_release(&ps->threads[j]);
@@ -308,7 +307,7 @@ launch(struct profiler *p, struct proc_state *ps)
 			p->child_status = st;
 	}
 	if (ps->ut)
-		ps->ut_generation = unwind_target_generation(ps->ut);
+		unwinder_push_map(p, ps);
 	snprintf(ps->comm, sizeof(ps->comm), "%s", strrchr(p->cfg.argv[0], '/') ?
 		 strrchr(p->cfg.argv[0], '/') + 1 : p->cfg.argv[0]);
 	proc_set_root(p, ps);

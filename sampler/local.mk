@@ -23,6 +23,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/threads.c \
 	sampler/task-stat.c \
 	sampler/frames.c \
+	sampler/unwinder.c \
 	sampler/pprof-out.c \
 	sampler/push.c \
 	sampler/stats.c

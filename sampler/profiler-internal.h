@@ -5,7 +5,9 @@
  *   profiler.c    start, stop, free, accessors
  *   launch.c      getting the targets: attach to PIDs or launch a command
  *   ticks.c       the tick timer: deadlines, jitter, missed ticks, the loop
- *   sample.c      one tick of one process: choose, stop, unwind, add
+ *   sample.c      one tick of one process: choose, stop, hand over
+ *   unwinder.c    the queue to the unwinder (its own thread for record),
+ *                 which unwinds, names and adds
  *   oncpu.c       the on-CPU rule: does a stopped sample count as CPU time
  *   threads.c     the per-process thread table
  *   task-stat.c   /proc/PID/task/TID/ files: opening, the stat line
@@ -15,6 +17,7 @@
 #ifndef STACKSPY_PROFILER_INTERNAL_H
 #define STACKSPY_PROFILER_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,9 +50,20 @@
 /* Kernel frames past this are dropped (the kernel prints at most 64). */
 #define MAX_KERNEL_FRAMES 64
 /* Real-time priority for at most this much of a tick (or a quarter of the
- * period, if shorter): the wait for the tick, the stops, and as much of
- * the unwinding as fits (sample.c). */
+ * period, if shorter): the wait for the tick, the stops, the hand-over
+ * (and, without the unwinder's own thread, as much of the unwinding as
+ * fits) (sample.c). */
 #define TICK_RT_BUDGET_NS 2000000u
+/* Samples waiting for the unwinder: past this many, the next are dropped
+ * (counted) rather than waited for (unwinder.c).  Each holds a stack copy
+ * (up to STACK_WINDOW_BYTES) while it waits. */
+#define UNWIND_QUEUE_SAMPLES 1024
+/* At the end, how long the unwinder may go without finishing one of the
+ * samples still queued before the output is written without them (said
+ * in the summary). */
+#define UNWIND_FINISH_MS  5000u
+/* The unwinder's nice value (its thread only; unwinder.c). */
+#define UNWIND_NICE       (-10)
 /* A full rescan of /proc/PID/task at least this often (sample.c). */
 #define RESCAN_NS         100000000u
 /* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
@@ -102,7 +116,8 @@ struct thread_state {
 				     (SAMPLE_LATE), 0 if none ... */
 	struct task_schedstat late_before;  /* ... and its schedstat then */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
-	size_t last_n;
+	size_t last_n;            /* (the unwinder's, unwinder_take_lasts) */
+	bool awaiting_last;       /* its last sample is not unwound yet */
 	uint32_t root_id;         /* "comm-PID/TID" */
 	char name[64];            /* its comm as last read (root_id's) */
 	uint64_t skip_until_ns;   /* after a stop timeout */
@@ -120,11 +135,8 @@ struct proc_state {
 	struct ptrace_target *pt;       /* owned by ptrace/ until released */
 	bool attached;
 	bool exited;
-	struct unwind_target *ut;
-	unsigned ut_generation;
-	struct collapse_map names;     /* lookup address -> frame id (or, with
-					  --inline, index in seq): names are the
-					  slow part of a sample; most IPs repeat */
+	struct unwind_target *ut;      /* the tracer's: stack ends of the
+					  copies (the unwinder has its own) */
 	struct thread_state *threads;  /* open addressing on tid */
 	size_t tcap, tn;
 	uint32_t root_id;         /* "comm-PID" when several processes */
@@ -137,6 +149,18 @@ struct proc_state {
 				     build) */
 };
 
+/* The unwinder's side of one process (unwinder.c; p->procs' index). */
+struct unwind_proc {
+	struct unwind_target *ut;
+	unsigned ut_generation;
+	pid_t pid;
+	struct collapse_map names;     /* lookup address -> frame id (or, with
+					  --inline, index in seq): names are the
+					  slow part of a sample; most IPs repeat */
+};
+
+struct unwinder;
+
 struct profiler {
 	struct profiler_config cfg;
 	struct proc_state *procs;      /* may move when a process is added
@@ -144,7 +168,12 @@ struct profiler {
 					  a tick: keep indices, not pointers,
 					  across ticks */
 	size_t nprocs, procs_cap;
-	struct collapse *stacks;
+	struct collapse *stacks;  /* the tracer's and the unwinder's: */
+	pthread_mutex_t stacks_lock;  /* ... every use under it */
+	struct unwinder *uw;      /* unwinder.c */
+	pthread_mutex_t counts_lock;  /* the unwinder's counts: */
+	uint64_t uw_samples;      /* stacks added, */
+	uint64_t uw_nostack;      /* samples no frame came from */
 	int timer_fd;
 	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
 	struct tick_clock ticks;
@@ -166,10 +195,11 @@ struct profiler {
 	uint8_t batch_nk[SAMPLE_BATCH];
 	struct stack_snapshot snaps[SAMPLE_BATCH];
 	int results[SAMPLE_BATCH];
+	struct stack_snapshot blocked_snap;  /* a thread in D (blocked.c) */
 	size_t nbatch;
 	uint64_t tick_ns;         /* when the tick being run began */
 	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
-	struct unwind_frame *frames;
+	struct unwind_frame *frames;  /* the unwinder's scratch */
 	uint32_t *ids;
 	size_t nids;              /* room in ids */
 	pid_t child;              /* launch mode */
@@ -232,7 +262,7 @@ char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
 
 /* The frame ids of the physical frame at ip into out, root first: one,
  * or with --inline up to MAX_INLINE_PER_FRAME.  Returns how many. */
-size_t frame_ids(struct profiler *p, struct proc_state *ps, uint64_t ip, bool caller,
+size_t frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
 		 uint32_t *out);
 
 /* ---- sample.c -------------------------------------------------------------- */
@@ -248,20 +278,54 @@ void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t
  * Returns whether one is alive. */
 bool profiler_sample_finish(struct profiler *p);
 
-/* sample.c: unwind snap, taken at sampled_ns (CLOCK_MONOTONIC: the tick),
- * into p->frames; walked again when a mapping it met is no longer the file
- * the map says (unwind_target_maps_current).  Returns the frames found. */
-int profiler_walk(struct profiler *p, struct proc_state *ps, const struct stack_snapshot *snap,
+/* ---- unwinder.c ------------------------------------------------------------ */
+
+/* Unwind snap, taken at sampled_ns (CLOCK_MONOTONIC: the tick), into
+ * p->frames; walked again when a mapping it met is no longer the file the
+ * map says (unwind_target_maps_current).  Returns the frames found. */
+int profiler_walk(struct profiler *p, struct unwind_proc *up, const struct stack_snapshot *snap,
 		  uint64_t sampled_ns);
+/* The queue, empty, its thread not started.  Returns 0 or -ENOMEM. */
+int unwinder_init(struct profiler *p);
+/* Hand over the sample of thread ts of ps (its stack's roots are taken
+ * now), taken at sampled_ns, with kernel frames kids: the snapshot by
+ * swapping it with *swap (which gets a free buffer back), or as a copy
+ * of *copy.  keep_last: --idle, the stack comes back to ts
+ * (unwinder_take_lasts).  Returns 0, -ENOSPC when dropped (the unwinder
+ * is behind; counted), or -ENOMEM. */
+int unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
+			 const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
+			 size_t nk, bool keep_last, struct stack_snapshot *swap,
+			 const struct stack_snapshot *copy);
+/* --idle: ts's last stack again.  Returns as unwinder_push_sample. */
+int unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
+			const struct thread_state *ts);
+/* ps's memory map as it is now is what its next samples are unwound on
+ * (after its attach, its adoption, its exec). */
+void unwinder_push_map(struct profiler *p, const struct proc_state *ps);
+/* ps ended: the unwinder frees its side after its last samples. */
+void unwinder_push_end(struct profiler *p, const struct proc_state *ps);
+/* --idle: the stacks unwound since the last call go to their threads. */
+void unwinder_take_lasts(struct profiler *p);
+/* Without a thread of its own (top): is anything queued?  Unwind it now. */
+bool unwinder_pending(struct profiler *p);
+void unwinder_drain(struct profiler *p);
+/* No more jobs: wait at most limit_ms for the queued ones.  Returns false
+ * when they did not all finish (p->stats.not_unwound says how many; the
+ * unwinder is left running, and keeps what it uses). */
+bool unwinder_finish(struct profiler *p, unsigned limit_ms);
+void unwinder_free(struct profiler *p);
+/* The inputs the unwinder skipped (report_target_inputs), per process. */
+void unwinder_report_inputs(struct profiler *p);
+/* collapse_intern on p->stacks, under its lock. */
+int profiler_intern(struct profiler *p, const char *name);
 
 /* ---- blocked.c ------------------------------------------------------------- */
 
-/* --idle: the stack of a thread in D, read without stopping it, with its
- * kernel frames (name_[k]) on top, into ids (room of them), root first.
- * Returns how many, 0 when it could not be read (it runs again, or the
- * unwind found nothing). */
-size_t blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
-		     uint32_t *ids, size_t room);
+/* --idle: hand over the stack of a thread in D, read without stopping it,
+ * with its kernel frames (name_[k]) on top.  Returns false when it could
+ * not be read (it runs again). */
+bool blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
 /* The kernel stack of thread tid (/proc/TID/stack, root only) as
  * name_[k] frame ids, outermost first, at most room; 0 when unreadable
  * (a running thread has none to show). */

@@ -42,13 +42,17 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->procs_cap = p->nprocs;
 	p->procs = calloc(p->nprocs, sizeof(*p->procs));
 	p->stacks = collapse_new();
+	pthread_mutex_init(&p->stacks_lock, NULL);
+	pthread_mutex_init(&p->counts_lock, NULL);
 	int hist = pause_hist_init(&p->pauses);
 	p->frames = calloc((size_t)cfg->max_depth, sizeof(*p->frames));
 	/* + 64: the kernel frames of a thread in D (blocked.c). */
 	p->nids = (size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2 + 64;
 	p->ids = calloc(p->nids, sizeof(*p->ids));
 	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!p->procs || !p->stacks || hist < 0 || !p->frames || !p->ids || p->timer_fd < 0) {
+	int uw = unwinder_init(p);
+	if (!p->procs || !p->stacks || hist < 0 || !p->frames || !p->ids || p->timer_fd < 0 ||
+	    uw < 0) {
 		int e = errno ? -errno : -ENOMEM;
 		profiler_free(p);
 		return e;
@@ -113,6 +117,10 @@ profiler_stop(struct profiler *p)
 			p->child_status = st;
 		ps->attached = false;
 	}
+	/* The targets run free: what is queued is unwound now, within a
+	 * bound (a file it takes too long on costs those samples, not the
+	 * output). */
+	unwinder_finish(p, UNWIND_FINISH_MS);
 }
 
 void
@@ -121,11 +129,16 @@ profiler_free(struct profiler *p)
 	if (!p)
 		return;
 	profiler_stop(p);
+	if (p->uw && p->stats.not_unwound) {
+		/* Its thread still works with the names, the stacks and the
+		 * frame tables: they stay until we exit. */
+		return;
+	}
+	unwinder_free(p);
 	for (size_t i = 0; p->procs && i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		ptrace_target_release(ps->pt);
 		unwind_target_free(ps->ut);
-		collapse_map_free(&ps->names);
 		for (size_t j = 0; j < ps->tcap; j++)
 			if (ps->threads[j].tid)
 				thread_state_release(&ps->threads[j]);
@@ -147,6 +160,9 @@ profiler_free(struct profiler *p)
 	free(p->seq);
 	for (size_t i = 0; i < SAMPLE_BATCH; i++)
 		stack_snapshot_release(&p->snaps[i]);
+	stack_snapshot_release(&p->blocked_snap);
+	pthread_mutex_destroy(&p->stacks_lock);
+	pthread_mutex_destroy(&p->counts_lock);
 	if (p->timer_fd >= 0)
 		close(p->timer_fd);
 	if (p->epoll_fd >= 0)

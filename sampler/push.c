@@ -456,10 +456,12 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 			until = from + 1;
 		void *buf;
 		size_t len;
+		profiler_stacks_lock(p);
 		r = profiler_encode_pprof(p, cfg, base, nbase, from * (int64_t)NS_PER_SEC,
 					  (until - from) * (int64_t)NS_PER_SEC, &buf, &len);
 		if (r == 0)
 			r = snapshot_counts(p, &base, &nbase);
+		profiler_stacks_unlock(p);
 		if (r < 0) {
 			perror_msg(r, "--push: cannot encode the profile");
 			break;

@@ -17,39 +17,18 @@
 
 static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
 
-static void
-add_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
-	  const uint32_t *ids, size_t n)
-{
-	if (collapse_add(p->stacks, ids, n, 1) < 0)
-		return;
-	p->stats.samples++;
-	size_t roots = profiler_multi(p) + p->cfg.threads;
-	if (p->hook && n > roots)
-		p->hook(p->hook_arg, ps->pid, ts->tid, ts->name, ids + roots, n - roots);
-}
-
-/* A stop is over (result r, snapshot snap): count it, and unwind and add
- * its stack if it stands for what the thread was doing at the tick that
- * began at tick_ns.  before: its schedstat read before the interrupt. */
-int
-profiler_walk(struct profiler *p, struct proc_state *ps, const struct stack_snapshot *snap,
-	      uint64_t sampled_ns)
-{
-	enum unwind_stop stop;
-	int nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
-	/* A library swapped at the same address (dlclose, dlopen): walked
-	 * again on the map as it is (tests/record-dlswap.test). */
-	if (nf > 0 && !unwind_target_maps_current(ps->ut, p->frames, nf, sampled_ns))
-		nf = unwind_walk(ps->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
-	return nf;
-}
-
+/* A stop is over (result r, snapshot snap): count it, and hand it over
+ * (unwinder.c) if it stands for what the thread was doing at the tick
+ * that began at tick_ns.  before: its schedstat read before the
+ * interrupt.  The snapshot is taken by swapping with *swap (a batch's:
+ * the batch gets a free buffer back) or copied from *copy. */
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
-	      const struct stack_snapshot *snap, const struct task_schedstat *before,
-	      uint64_t tick_ns, const uint32_t *kids, size_t nk)
+	      struct stack_snapshot *swap, const struct stack_snapshot *copy,
+	      const struct task_schedstat *before, uint64_t tick_ns, const uint32_t *kids,
+	      size_t nk)
 {
+	const struct stack_snapshot *snap = swap ? swap : copy;
 	if (r == -ESRCH)
 		return;
 	if (r < 0) {
@@ -67,41 +46,22 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		}
 	}
 
-	/* The thread runs again: the rest is ours. */
+	/* The thread runs again: the rest is the unwinder's. */
 	if (ps->pt->exec_seen) {
 		/* This very stop was the exec (or came after it): the maps
 		 * are the new program's. */
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);
 	}
-	int nf = profiler_walk(p, ps, snap, tick_ns);
-	if (nf <= 0) {
-		p->stats.errors[PROF_ERR_NOSTACK]++;
-		return;
-	}
-	if (unwind_target_generation(ps->ut) != ps->ut_generation) {
-		collapse_map_reset(&ps->names);
-		ps->ut_generation = unwind_target_generation(ps->ut);
-	}
-	size_t n = 0;
-	if (profiler_multi(p))
-		p->ids[n++] = ps->root_id;
-	if (p->cfg.threads)
-		p->ids[n++] = ts->root_id;
-	for (int k = nf - 1; k >= 0; k--)
-		n += frame_ids(p, ps, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
-			       &p->ids[n]);
-	for (size_t k = 0; k < nk && n < p->nids; k++)
-		p->ids[n++] = kids[k];
-	add_stack(p, ps, ts, p->ids, n);
-	if (p->cfg.idle) {
-		uint32_t *copy = realloc(ts->last_ids, n * sizeof(*copy));
-		if (copy) {
-			memcpy(copy, p->ids, n * sizeof(*copy));
-			ts->last_ids = copy;
-			ts->last_n = n;
-			ts->last_cpu_ns = before->cpu_ns;
-		}
+	bool keep = p->cfg.idle;
+	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, swap, copy) == 0 && keep) {
+		/* --idle: its stack comes back once unwound; until then it is
+		 * stopped again rather than given an older one. */
+		free(ts->last_ids);
+		ts->last_ids = NULL;
+		ts->last_n = 0;
+		ts->awaiting_last = true;
+		ts->last_cpu_ns = before->cpu_ns;
 	}
 }
 
@@ -132,7 +92,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 		return;
 	}
 	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
-	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->tick_ns,
+	finish_sample(p, ps, ts, r, &p->snaps[i], NULL, &p->batch_before[i], p->tick_ns,
 		      p->batch_kids[i], p->batch_nk[i]);
 }
 
@@ -154,7 +114,7 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		p->stats.late++;
 		uint64_t tick_ns = ts->late_tick_ns;
 		ts->late_tick_ns = 0;
-		finish_sample(p, ps, ts, r, snap, &ts->late_before, tick_ns, NULL, 0);
+		finish_sample(p, ps, ts, r, NULL, snap, &ts->late_before, tick_ns, NULL, 0);
 		return;
 	}
 }
@@ -218,8 +178,7 @@ static struct {
 
 /* Stop the batch's threads, of every process of the tick, together
  * against one deadline (each stopped only for its own copy), then, with
- * every one of them running again and the tracer back at its normal
- * priority, decide, unwind and add. */
+ * every one of them running again, decide and hand over. */
 static void
 flush_batch(struct profiler *p)
 {
@@ -235,9 +194,9 @@ flush_batch(struct profiler *p)
 	uint64_t t0 = monotonic_ns();
 	int r = ptrace_sample_threads(p->batch_pt, p->batch_ctx, p->batch_th, n, &o, p->snaps,
 				      p->results);
-	/* Unwinding stays real-time within a budget of the period: starved
-	 * at normal priority on a busy host, it made ticks overrun (1,000 of
-	 * 1,500 missed at 500 Hz, load 14); a long tick (many threads, --idle)
+	/* The tick stays real-time within a budget of the period: starved
+	 * at normal priority on a busy host, ticks overran (1,000 of 1,500
+	 * missed at 500 Hz, load 14); a long tick (many threads, --idle)
 	 * goes on at the normal priority so as not to hog a CPU.  The time
 	 * spent stopping threads is not the tick's CPU: mostly a sleep for
 	 * their stops, up to ONCPU_STOP_TIMEOUT_US on a busy host, which
@@ -304,10 +263,8 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 			ptrace_read_schedstat(ts->schedstat_fd, &before);
 	} else {
 		/* A thread in D cannot stop: read it as it is (blocked.c). */
-		size_t nd = state == 'D' ? blocked_stack(p, ps, ts, p->ids, p->nids) : 0;
-		if (nd) {
+		if (state == 'D' && blocked_stack(p, ps, ts)) {
 			p->stats.unstopped++;
-			add_stack(p, ps, ts, p->ids, nd);
 			return;
 		}
 		ptrace_read_schedstat(ts->schedstat_fd, &before);
@@ -315,7 +272,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 		    before.cpu_ns - ts->last_cpu_ns < IDLE_CPU_SLACK_NS) {
 			/* Has not run since its last sample: same stack. */
 			p->stats.reused++;
-			add_stack(p, ps, ts, ts->last_ids, ts->last_n);
+			unwinder_push_reuse(p, ps, ts);
 			return;
 		}
 	}
@@ -350,8 +307,7 @@ reopen_after_exec(struct profiler *p, struct proc_state *ps)
 	unwind_target_free(ps->ut);
 	ps->ut = ut;
 	profiler_sample_setup(p, ps);  /* its stack_end context was the old ut */
-	ps->ut_generation = unwind_target_generation(ut);
-	collapse_map_reset(&ps->names);
+	unwinder_push_map(p, ps);
 }
 
 /* A full rescan of /proc/PID/task costs five system calls a tick; the

@@ -190,6 +190,10 @@ struct profiler_stats {
 				     (the tick went on without it) */
 	uint64_t late;            /* ... of which stopped later and were
 				     sampled then (and judged by the rule) */
+	uint64_t queue_dropped;   /* taken, but dropped: the unwinder was
+				     UNWIND_QUEUE_SAMPLES behind */
+	uint64_t not_unwound;     /* still queued when the unwinder's time
+				     at the end ran out (not in the output) */
 	size_t threads_seen;
 	size_t processes_seen;    /* processes sampled (with --subprocesses,
 				     those found and created too) */
@@ -238,12 +242,30 @@ void profiler_run(struct profiler *p, double seconds);
  * marked exited.  The stopped time is not recording time. */
 void profiler_job_stop(struct profiler *p);
 
-/* Detach from everything (idempotent; called by profiler_free too). */
+/* Detach from everything, then wait (UNWIND_FINISH_MS at most) for the
+ * samples still queued to be unwound (idempotent; called by profiler_free
+ * too). */
 void profiler_stop(struct profiler *p);
 void profiler_free(struct profiler *p);
 
-/* The aggregated stacks, owned by p. */
+/* record: unwind on a thread of its own, so that the tracer thread only
+ * traces (top unwinds between its ticks: its screen is drawn there).
+ * Returns 0 or a negative errno (then it unwinds between ticks). */
+int profiler_unwind_in_background(struct profiler *p);
+
+/* The aggregated stacks, owned by p.  While the unwinder may run (before
+ * profiler_stop), read them only between profiler_stacks_lock and
+ * profiler_stacks_unlock. */
 struct collapse *profiler_stacks(const struct profiler *p);
+void profiler_stacks_lock(struct profiler *p);
+void profiler_stacks_unlock(struct profiler *p);
+/* fn(p, arg) where the stacks are made, once every sample taken so far
+ * is in them (the unwinder's thread, or between ticks): a checkpoint, an
+ * interval of --push, without the tracer doing it.  Runs before
+ * profiler_stop returns, unless the unwinder's time ran out.  Returns 0
+ * or -ENOMEM. */
+int profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, void *),
+			      void *arg);
 /* Counters so far (pause figures computed on call). */
 const struct profiler_stats *profiler_stats(struct profiler *p);
 /* Launch mode: the command's wait status once it exited, else -1. */

@@ -61,6 +61,11 @@ const struct profiler_stats *
 profiler_stats(struct profiler *p)
 {
 	struct profiler_stats *s = &p->stats;
+	/* The unwinder's counts (its own thread may be adding to them). */
+	pthread_mutex_lock(&p->counts_lock);
+	s->samples = p->uw_samples;
+	s->errors[PROF_ERR_NOSTACK] = p->uw_nostack;
+	pthread_mutex_unlock(&p->counts_lock);
 	if (!p->stopped)
 		s->elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / (double)NS_PER_SEC;
 	pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us, &s->pause_max_us);
@@ -147,9 +152,15 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		  "(%" PRIu64 " stopped%s); errors: %s",
 		  s->pause_mean_us, s->pause_p99_us, s->pause_max_us, s->stopped,
 		  reused, errors[0] ? errors : "none");
-	for (size_t i = 0; i < p->nprocs; i++)
-		if (p->procs[i].ut)
-			report_target_inputs(p->procs[i].ut, p->procs[i].pid);
+	unwinder_report_inputs(p);
+	if (s->queue_dropped)
+		error_msg("warning: %" PRIu64 " thread-samples dropped: the unwinder was %u samples "
+			  "behind (naming frames took that long: a large or slow debug file?)",
+			  s->queue_dropped, UNWIND_QUEUE_SAMPLES);
+	if (s->not_unwound)
+		error_msg("warning: %" PRIu64 " thread-samples not in the output: the unwinder made "
+			  "no progress for %.1f s after the recording ended", s->not_unwound,
+			  (double)UNWIND_FINISH_MS / 1000.0);
 	if (cfg->idle && s->skipped)
 		error_msg("%" PRIu64 " thread-samples not stopped by the tick's deadline (waiting "
 			  "for a CPU), %" PRIu64 " of them taken when they stopped", s->skipped, s->late);

@@ -109,7 +109,7 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	char name[160];
 	snprintf(ts->name, sizeof(ts->name), "%s", th->name);
 	collapse_name_root(name, sizeof(name), th->name, ps->pid, th->tid);
-	int id = collapse_intern(p->stacks, name);
+	int id = profiler_intern(p, name);
 	ts->root_id = id < 0 ? 0 : (uint32_t)id;
 	ps->tn++;
 	p->stats.threads_seen++;
@@ -134,7 +134,7 @@ thread_rename(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		return;
 	char name[160];
 	collapse_name_root(name, sizeof(name), ts->name, ps->pid, ts->tid);
-	int id = collapse_intern(p->stacks, name);
+	int id = profiler_intern(p, name);
 	if (id >= 0)
 		ts->root_id = (uint32_t)id;
 }

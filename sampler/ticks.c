@@ -108,11 +108,24 @@ profiler_poll_events(struct profiler *p)
 	handle_tracee_events(p);
 }
 
+/* Without the unwinder's own thread (top): the samples handed over are
+ * unwound now, at the normal priority (a long unwind would hog a CPU). */
+static void
+unwind_between_ticks(struct profiler *p)
+{
+	if (!unwinder_pending(p))
+		return;
+	ptrace_hold_realtime(false);
+	unwinder_drain(p);
+}
+
 /* Woken by a tracee event (or spuriously), not by the timer. */
 static int
 events_only(struct profiler *p)
 {
-	if (!handle_tracee_events(p)) {
+	bool alive = handle_tracee_events(p);
+	unwind_between_ticks(p);
+	if (!alive) {
 		/* Nobody left to collect the SIGCHLD that woke us. */
 		struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
 		char buf[128];
@@ -130,6 +143,8 @@ tick(struct profiler *p, bool events, bool arm)
 {
 	if (p->cfg.subprocesses)
 		proc_adopt_new(p);
+	if (p->cfg.idle)
+		unwinder_take_lasts(p);
 	uint64_t now = monotonic_ns();
 	p->stats.ticks++;
 	p->tick_no++;
@@ -148,6 +163,7 @@ tick(struct profiler *p, bool events, bool arm)
 	/* Stops that came in during the tick (a signal to a thread sampled
 	 * earlier in it) are handed on now, not a period later. */
 	handle_tracee_events(p);
+	unwind_between_ticks(p);
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
 	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());

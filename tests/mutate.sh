@@ -270,10 +270,18 @@ mutations()
 		's/O_WRONLY \| O_APPEND \| O_NONBLOCK/O_WRONLY | O_NONBLOCK/' \
 		'the watchdog'"'"'s message overwrites the start of the log stderr goes to' \
 		'tests/record-watchdog.test'
-	mutation maps-current sampler/sample.c \
-		's/if \(nf > 0 && !unwind_target_maps_current\(ps->ut, p->frames, nf, sampled_ns\)\)/if (0 \&\& sampled_ns)/' \
+	mutation maps-current sampler/unwinder.c \
+		's/if \(nf > 0 && !unwind_target_maps_current\(up->ut, p->frames, nf, sampled_ns\)\)/if (0 \&\& sampled_ns)/' \
 		'a library swapped at the same address keeps the old one'"'"'s names' \
 		'tests/record-dlswap.test'
+	mutation tracer-unwinds sampler/cmd-record.c \
+		's/r = profiler_unwind_in_background\(p\);/r = 0;/' \
+		'record unwinds on the tracer thread: a slow unwind holds the ticks and the target'"'"'s signals' \
+		'tests/record-slow-unwind.test'
+	mutation unwinder-finish sampler/unwinder.c \
+		's/while \(u->done < u->pushed && monotonic_ns\(\) < end\)/while (u->done < u->pushed \&\& end)/' \
+		'the end of a recording waits for a stuck unwinder without bound: no output' \
+		'tests/record-slow-unwind.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }

@@ -15,7 +15,8 @@ record_tests = \
 	tests/record-errors.test \
 	tests/record-crash.test \
 	tests/record-memo.test \
-	tests/record-dlswap.test
+	tests/record-dlswap.test \
+	tests/record-slow-unwind.test
 TESTS += $(record_tests)
 EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c \
 	tests/gcc-wrapper.sh tests/build-makefile.sh

@@ -4,20 +4,24 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "unwind/unwind-internal.h"
 
-/* Hooks a tracer gives the long loops (unwind_set_yield). */
+/* Hooks a tracer gives the long loops (unwind_set_yield), called only on
+ * the thread that set them. */
 static void (*yield_fn)(void *);
 static void *yield_arg;
-static unsigned yield_count;
+static pthread_t yield_thread;
+static __thread unsigned yield_count;
 
 void
 unwind_set_yield(void (*fn)(void *), void *arg)
 {
 	yield_fn = fn;
 	yield_arg = arg;
+	yield_thread = pthread_self();
 }
 
 void
@@ -25,8 +29,11 @@ unwind_yield(void)
 {
 	/* A few thousand symbols or perf map lines take well under a
 	 * millisecond; the hook is one read of a signalfd when nothing is
-	 * pending. */
-	if (yield_fn && (++yield_count & (UNWIND_YIELD_EVERY - 1)) == 0)
+	 * pending.  Not from another thread: an unwinding thread beside the
+	 * tracer (record's, dump's) would take the tracer's stops, which only
+	 * the tracer may resume. */
+	if (yield_fn && (++yield_count & (UNWIND_YIELD_EVERY - 1)) == 0 &&
+	    pthread_equal(yield_thread, pthread_self()))
 		yield_fn(yield_arg);
 }
 

@@ -88,7 +88,9 @@ const char *unwind_stop_reason(enum unwind_stop s);
  * of megabytes) call fn(arg) every few thousand items, so that a tracer
  * can hand on its tracees' signals meanwhile instead of leaving them
  * parked in tracing stops until the file is read.  fn must not free
- * anything the unwinder uses.  NULL removes it. */
+ * anything the unwinder uses.  Only the thread that set it calls it (the
+ * tracer: ptrace's rule); loops on other threads go on without it.  NULL
+ * removes it. */
 void unwind_set_yield(void (*fn)(void *), void *arg);
 
 struct unwind_target;

@@ -1,0 +1,695 @@
+/* sampler/unwinder.c - the second half of every sample of `record` and
+ * `top`: the unwind, the names and the aggregation, done after the thread
+ * runs again, by a thread of its own (record: the tracer thread only
+ * traces) or between ticks (top, whose screen is drawn by the tracer).
+ *
+ * The tracer hands each sample over as a job through one queue (the only
+ * path: a tick's stop, a late stop, a thread in D read without a stop, a
+ * reused stack), in the order it took them.  Samples wait in a bounded
+ * part of it: when the unwinder is that far behind (a huge symbol table
+ * being read), the next ones are dropped and counted, never waited for:
+ * nothing the tracer does waits on a file.  The jobs that say where to
+ * unwind (a process's memory map, after an attach or an exec; its end)
+ * are never dropped and keep their place between the samples.
+ *
+ * What is whose: the tracer owns the ptrace side of every process (its
+ * proc_state, its threads, its own map for the stack ends of the copies);
+ * the unwinder owns what names frames (a second unwind target per process,
+ * the address-to-name caches, the frame tables, the scratch buffers).
+ * p->stacks is both's: interning a name and adding a stack take
+ * p->stacks_lock, as does reading it (output, checkpoints, pushes). */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collapse/collapse.h"
+#include "sampler/profiler-internal.h"
+
+enum job_kind {
+	JOB_SAMPLE,               /* a snapshot to unwind */
+	JOB_REUSE,                /* --idle: a sleeping thread's last stack */
+	JOB_PROC_OPEN,            /* unwind this process with ut from now on */
+	JOB_PROC_END,             /* the process ended: free its side */
+	JOB_CALL,                 /* fn(arg), after the samples before it */
+};
+
+struct job {
+	enum job_kind kind;
+	uint32_t proc;
+	pid_t pid, tid;
+	bool keep_last;           /* --idle: the stack goes back to the tracer */
+	uint8_t nroots, nk;
+	uint32_t roots[2];        /* comm-PID, comm-PID/TID (what applies) */
+	uint32_t kids[MAX_KERNEL_FRAMES];  /* --kernel, D: outermost first */
+	uint64_t sampled_ns;
+	struct unwind_target *ut; /* JOB_PROC_OPEN (NULL: keep the old one) */
+	uint32_t *ids;            /* JOB_REUSE: the stack (owned) */
+	size_t nids;
+	char name[64];            /* the thread's, for the hook (top) */
+	void (*fn)(struct profiler *, void *);  /* JOB_CALL */
+	void *arg;
+	struct stack_snapshot snap;
+};
+
+/* A stack unwound for the tracer's --idle reuse. */
+struct last_stack {
+	uint32_t proc;
+	pid_t tid;
+	uint32_t *ids;
+	size_t n;
+};
+
+struct unwinder {
+	pthread_mutex_t lock;
+	pthread_cond_t more;      /* a job, or closing */
+	pthread_cond_t idle;      /* a job done */
+	struct job *ring;
+	size_t cap, head, n;
+	size_t nsamples;          /* JOB_SAMPLE and JOB_REUSE in the ring */
+	uint64_t pushed, done;
+	bool closing;
+	struct last_stack *lasts; /* for the tracer (unwinder_take_lasts) */
+	size_t nlasts, lasts_cap;
+	/* The unwinder's own. */
+	struct job cur;
+	struct unwind_proc *procs;
+	size_t nprocs;
+	pthread_t thread;
+	bool running;             /* a thread of its own */
+	bool stuck;               /* it did not finish in time: left running,
+				     to run no further job (a checkpoint
+				     would write over the output) */
+};
+
+static struct unwind_proc *
+uproc(struct unwinder *u, uint32_t proc)
+{
+	if (proc >= u->nprocs) {
+		size_t n = u->nprocs ? u->nprocs : 16;
+		while (n <= proc)
+			n *= 2;
+		struct unwind_proc *nv = realloc(u->procs, n * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		memset(nv + u->nprocs, 0, (n - u->nprocs) * sizeof(*nv));
+		u->procs = nv;
+		u->nprocs = n;
+	}
+	return &u->procs[proc];
+}
+
+static void
+uproc_release(struct unwind_proc *up)
+{
+	unwind_target_free(up->ut);
+	up->ut = NULL;
+	collapse_map_free(&up->names);
+}
+
+int
+profiler_intern(struct profiler *p, const char *name)
+{
+	pthread_mutex_lock(&p->stacks_lock);
+	int id = collapse_intern(p->stacks, name);
+	pthread_mutex_unlock(&p->stacks_lock);
+	return id;
+}
+
+void
+profiler_stacks_lock(struct profiler *p)
+{
+	pthread_mutex_lock(&p->stacks_lock);
+}
+
+void
+profiler_stacks_unlock(struct profiler *p)
+{
+	pthread_mutex_unlock(&p->stacks_lock);
+}
+
+/* ---- the unwinder's work ------------------------------------------------- */
+
+static void
+add_stack(struct profiler *p, const struct job *j, const uint32_t *ids, size_t n)
+{
+	pthread_mutex_lock(&p->stacks_lock);
+	int r = collapse_add(p->stacks, ids, n, 1);
+	pthread_mutex_unlock(&p->stacks_lock);
+	pthread_mutex_lock(&p->counts_lock);
+	p->uw_samples += r >= 0;
+	pthread_mutex_unlock(&p->counts_lock);
+	if (r < 0)
+		return;
+	if (p->hook && n > j->nroots)
+		p->hook(p->hook_arg, j->pid, j->tid, j->name, ids + j->nroots, n - j->nroots);
+}
+
+static void
+post_last(struct unwinder *u, const struct job *j, const uint32_t *ids, size_t n)
+{
+	uint32_t *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+	if (n && !copy)
+		n = 0;
+	if (n)
+		memcpy(copy, ids, n * sizeof(*copy));
+	pthread_mutex_lock(&u->lock);
+	if (u->nlasts == u->lasts_cap) {
+		size_t ncap = u->lasts_cap ? 2 * u->lasts_cap : 64;
+		struct last_stack *nv = realloc(u->lasts, ncap * sizeof(*nv));
+		if (!nv) {
+			pthread_mutex_unlock(&u->lock);
+			free(copy);
+			return;
+		}
+		u->lasts = nv;
+		u->lasts_cap = ncap;
+	}
+	u->lasts[u->nlasts++] = (struct last_stack){ j->proc, j->tid, copy, n };
+	pthread_mutex_unlock(&u->lock);
+}
+
+int
+profiler_walk(struct profiler *p, struct unwind_proc *up, const struct stack_snapshot *snap,
+	      uint64_t sampled_ns)
+{
+	enum unwind_stop stop;
+	int nf = unwind_walk(up->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	/* A library swapped at the same address (dlclose, dlopen): walked
+	 * again on the map as it is (tests/record-dlswap.test). */
+	if (nf > 0 && !unwind_target_maps_current(up->ut, p->frames, nf, sampled_ns))
+		nf = unwind_walk(up->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	return nf;
+}
+
+static void
+run_sample(struct profiler *p, struct unwinder *u, struct job *j)
+{
+	struct unwind_proc *up = uproc(u, j->proc);
+	int nf = up && up->ut ? profiler_walk(p, up, &j->snap, j->sampled_ns) : 0;
+	if (nf <= 0) {
+		pthread_mutex_lock(&p->counts_lock);
+		p->uw_nostack++;
+		pthread_mutex_unlock(&p->counts_lock);
+		if (j->keep_last)
+			post_last(u, j, NULL, 0);
+		return;
+	}
+	if (unwind_target_generation(up->ut) != up->ut_generation) {
+		collapse_map_reset(&up->names);
+		up->ut_generation = unwind_target_generation(up->ut);
+	}
+	size_t n = 0;
+	for (size_t k = 0; k < j->nroots; k++)
+		p->ids[n++] = j->roots[k];
+	for (int k = nf - 1; k >= 0; k--)
+		n += frame_ids(p, up, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
+			       &p->ids[n]);
+	for (size_t k = 0; k < j->nk && n < p->nids; k++)
+		p->ids[n++] = j->kids[k];
+	add_stack(p, j, p->ids, n);
+	if (j->keep_last)
+		post_last(u, j, p->ids, n);
+}
+
+/* STACKSPY_TEST_SLOW_UNWIND=MS (tests/record-slow-unwind.test only): the
+ * first sample's unwind takes MS longer, as one that reads a large debug
+ * file would, so that the test sees the tracer go on meanwhile (and, past
+ * UNWIND_FINISH_MS, the output written without what was not unwound). */
+static void
+test_slow(void)
+{
+	static long ms = -2;
+	if (ms == -2) {
+		const char *e = getenv("STACKSPY_TEST_SLOW_UNWIND");
+		ms = e && *e ? strtol(e, NULL, 10) : -1;
+	}
+	if (ms <= 0)
+		return;
+	struct timespec ts = ns_to_timespec((uint64_t)ms * NS_PER_MS);
+	ms = -1;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void
+run_job(struct profiler *p, struct unwinder *u, struct job *j)
+{
+	struct unwind_proc *up;
+	switch (j->kind) {
+	case JOB_SAMPLE:
+		test_slow();
+		run_sample(p, u, j);
+		break;
+	case JOB_REUSE:
+		add_stack(p, j, j->ids, j->nids);
+		free(j->ids);
+		j->ids = NULL;
+		break;
+	case JOB_PROC_OPEN:
+		up = uproc(u, j->proc);
+		if (!up) {
+			unwind_target_free(j->ut);
+		} else if (j->ut) {
+			unwind_target_free(up->ut);
+			up->ut = j->ut;
+			up->pid = j->pid;
+			up->ut_generation = unwind_target_generation(j->ut);
+			collapse_map_reset(&up->names);
+		}
+		j->ut = NULL;
+		break;
+	case JOB_PROC_END:
+		if (j->proc < u->nprocs)
+			uproc_release(&u->procs[j->proc]);
+		break;
+	case JOB_CALL:
+		j->fn(p, j->arg);
+		break;
+	}
+}
+
+/* ---- the queue ------------------------------------------------------------ */
+
+/* Takes the oldest job into u->cur (its snapshot buffer swapped with
+ * cur's, so the ring may grow while it runs).  Under u->lock. */
+static void
+take(struct unwinder *u)
+{
+	struct job *slot = &u->ring[u->head];
+	struct stack_snapshot mine = u->cur.snap;
+	u->cur = *slot;
+	slot->snap = mine;
+	slot->ids = NULL;
+	slot->ut = NULL;
+	u->head = (u->head + 1) % u->cap;
+	u->n--;
+	if (u->cur.kind == JOB_SAMPLE || u->cur.kind == JOB_REUSE)
+		u->nsamples--;
+}
+
+static void *
+unwinder_main(void *arg)
+{
+	struct profiler *p = arg;
+	struct unwinder *u = p->uw;
+	/* On a host whose CPUs the target keeps busy, an unwinder of the
+	 * normal priority got a third of the one emulated CPU of
+	 * tests/vm-aarch64.test and fell 1,000 samples behind; real-time
+	 * like the tracer, one long unwind (a large debug file) would hog a
+	 * CPU.  A higher weight among the normal ones: it gets the CPU it
+	 * asks for before the target's threads, and cannot keep them from
+	 * it.  (Without CAP_SYS_NICE this quietly does nothing.) */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), UNWIND_NICE);
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		while (u->n == 0 && !u->closing)
+			pthread_cond_wait(&u->more, &u->lock);
+		if (u->n == 0 || u->stuck)
+			break;
+		take(u);
+		pthread_mutex_unlock(&u->lock);
+		run_job(p, u, &u->cur);
+		pthread_mutex_lock(&u->lock);
+		u->done++;
+		pthread_cond_broadcast(&u->idle);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+/* Without a thread of its own: the jobs queued so far, now. */
+static void
+drain_here(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	for (;;) {
+		pthread_mutex_lock(&u->lock);
+		if (u->n == 0) {
+			pthread_mutex_unlock(&u->lock);
+			return;
+		}
+		take(u);
+		pthread_mutex_unlock(&u->lock);
+		run_job(p, u, &u->cur);
+		pthread_mutex_lock(&u->lock);
+		u->done++;
+		pthread_mutex_unlock(&u->lock);
+	}
+}
+
+int
+unwinder_init(struct profiler *p)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->cap = UNWIND_QUEUE_SAMPLES + 64;
+	u->ring = calloc(u->cap, sizeof(*u->ring));
+	if (!u->ring) {
+		free(u);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->more, NULL);
+	pthread_cond_init(&u->idle, NULL);
+	p->uw = u;
+	return 0;
+}
+
+int
+profiler_unwind_in_background(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	if (!u || u->running)
+		return 0;
+	/* The tracer's long loops no longer poll from inside the unwinder:
+	 * it is not the tracer (unwind_set_yield is bound to the thread that
+	 * set it, as every ptrace call must come from the tracer). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&u->thread, NULL, unwinder_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r)
+		return -r;
+	u->running = true;
+	return 0;
+}
+
+/* Room for one more job: false for a sample when the samples waiting
+ * fill their part. Under u->lock. */
+static bool
+make_room(struct unwinder *u, bool sample)
+{
+	if (sample && u->nsamples >= UNWIND_QUEUE_SAMPLES)
+		return false;
+	if (u->n < u->cap)
+		return true;
+	size_t ncap = 2 * u->cap;
+	struct job *nv = calloc(ncap, sizeof(*nv));
+	if (!nv)
+		return false;
+	for (size_t k = 0; k < u->cap; k++)
+		nv[k] = u->ring[(u->head + k) % u->cap];
+	free(u->ring);
+	u->ring = nv;
+	u->head = 0;
+	u->cap = ncap;
+	return true;
+}
+
+/* Queue job j; a snapshot comes by swapping with *swap (the caller gets a
+ * free buffer back) or as a copy of *copy.  Returns 0, or -ENOSPC when a
+ * sample was dropped (the unwinder is behind), -ENOMEM. */
+static int
+push(struct profiler *p, const struct job *j, struct stack_snapshot *swap,
+     const struct stack_snapshot *copy)
+{
+	struct unwinder *u = p->uw;
+	bool sample = j->kind == JOB_SAMPLE || j->kind == JOB_REUSE;
+	pthread_mutex_lock(&u->lock);
+	if (!make_room(u, sample) && !u->running && sample) {
+		/* Unwound between ticks: the tick's own jobs make room. */
+		pthread_mutex_unlock(&u->lock);
+		drain_here(p);
+		pthread_mutex_lock(&u->lock);
+	}
+	if (!make_room(u, sample)) {
+		pthread_mutex_unlock(&u->lock);
+		if (sample)
+			p->stats.queue_dropped++;
+		return sample ? -ENOSPC : -ENOMEM;
+	}
+	struct job *slot = &u->ring[(u->head + u->n) % u->cap];
+	struct stack_snapshot keep = slot->snap;
+	*slot = *j;
+	slot->snap = keep;
+	if (swap) {
+		slot->snap = *swap;
+		*swap = keep;
+	} else if (copy) {
+		struct stack_snapshot *s = &slot->snap;
+		if (s->stack_cap < copy->stack_len) {
+			unsigned char *nb = realloc(s->stack, copy->stack_len);
+			if (!nb) {
+				pthread_mutex_unlock(&u->lock);
+				return -ENOMEM;
+			}
+			s->stack = nb;
+			s->stack_cap = copy->stack_len;
+		}
+		unsigned char *buf = s->stack;
+		size_t cap = s->stack_cap;
+		*s = *copy;
+		s->stack = buf;
+		s->stack_cap = cap;
+		if (copy->stack_len)
+			memcpy(s->stack, copy->stack, copy->stack_len);
+	}
+	u->n++;
+	u->nsamples += sample;
+	u->pushed++;
+	pthread_cond_signal(&u->more);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+/* The roots of a stack of thread ts of ps (p->cfg decides which). */
+static void
+job_roots(const struct profiler *p, const struct proc_state *ps, const struct thread_state *ts,
+	  struct job *j)
+{
+	j->nroots = 0;
+	if (profiler_multi(p))
+		j->roots[j->nroots++] = ps->root_id;
+	if (p->cfg.threads)
+		j->roots[j->nroots++] = ts->root_id;
+	if (p->hook)
+		memcpy(j->name, ts->name, sizeof(j->name));
+}
+
+int
+unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
+		     const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
+		     size_t nk, bool keep_last, struct stack_snapshot *swap,
+		     const struct stack_snapshot *copy)
+{
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_SAMPLE;
+	j.proc = (uint32_t)(ps - p->procs);
+	j.pid = ps->pid;
+	j.tid = ts->tid;
+	j.sampled_ns = sampled_ns;
+	j.keep_last = keep_last;
+	job_roots(p, ps, ts, &j);
+	if (nk > MAX_KERNEL_FRAMES)
+		nk = MAX_KERNEL_FRAMES;
+	memcpy(j.kids, kids, nk * sizeof(*kids));
+	j.nk = (uint8_t)nk;
+	return push(p, &j, swap, copy);
+}
+
+int
+unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
+		    const struct thread_state *ts)
+{
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_REUSE;
+	j.proc = (uint32_t)(ps - p->procs);
+	j.pid = ps->pid;
+	j.tid = ts->tid;
+	job_roots(p, ps, ts, &j);
+	j.ids = malloc(ts->last_n * sizeof(*j.ids));
+	if (!j.ids)
+		return -ENOMEM;
+	memcpy(j.ids, ts->last_ids, ts->last_n * sizeof(*j.ids));
+	j.nids = ts->last_n;
+	int r = push(p, &j, NULL, NULL);
+	if (r < 0)
+		free(j.ids);
+	return r;
+}
+
+void
+unwinder_push_map(struct profiler *p, const struct proc_state *ps)
+{
+	int err;
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_PROC_OPEN;
+	j.proc = (uint32_t)(ps - p->procs);
+	j.pid = ps->pid;
+	/* Its own: the tracer's (stack ends) stays the tracer's. */
+	j.ut = unwind_target_open(ps->pid, &err);
+	if (j.ut && push(p, &j, NULL, NULL) < 0)
+		unwind_target_free(j.ut);
+}
+
+void
+unwinder_push_end(struct profiler *p, const struct proc_state *ps)
+{
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_PROC_END;
+	j.proc = (uint32_t)(ps - p->procs);
+	j.pid = ps->pid;
+	push(p, &j, NULL, NULL);
+}
+
+int
+profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, void *), void *arg)
+{
+	struct job j;
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_CALL;
+	j.fn = fn;
+	j.arg = arg;
+	return push(p, &j, NULL, NULL);
+}
+
+void
+unwinder_take_lasts(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	struct last_stack *v = u->lasts;
+	size_t n = u->nlasts;
+	u->lasts = NULL;
+	u->nlasts = u->lasts_cap = 0;
+	pthread_mutex_unlock(&u->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct thread_state *ts = v[i].proc < p->nprocs && p->procs[v[i].proc].tcap ?
+					  thread_state_find(&p->procs[v[i].proc], v[i].tid) : NULL;
+		if (ts && ts->awaiting_last) {
+			ts->awaiting_last = false;
+			free(ts->last_ids);
+			ts->last_ids = v[i].ids;
+			ts->last_n = v[i].n;
+			if (!v[i].n)
+				ts->last_ids = NULL;
+		} else {
+			free(v[i].ids);
+		}
+	}
+	free(v);
+}
+
+bool
+unwinder_pending(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	if (!u || u->running)
+		return false;
+	pthread_mutex_lock(&u->lock);
+	bool any = u->n > 0;
+	pthread_mutex_unlock(&u->lock);
+	return any;
+}
+
+void
+unwinder_drain(struct profiler *p)
+{
+	if (p->uw && !p->uw->running)
+		drain_here(p);
+}
+
+bool
+unwinder_finish(struct profiler *p, unsigned limit_ms)
+{
+	struct unwinder *u = p->uw;
+	if (!u)
+		return true;
+	if (!u->running) {
+		drain_here(p);
+		return true;
+	}
+	/* Bounded by its progress, not by the time in all: a slow machine
+	 * unwinding a full queue gets there; a file it is stuck in does
+	 * not hold the output more than limit_ms. */
+	uint64_t last_done = 0, since = monotonic_ns();
+	pthread_mutex_lock(&u->lock);
+	u->closing = true;
+	pthread_cond_signal(&u->more);
+	while (u->done < u->pushed) {
+		uint64_t now = monotonic_ns();
+		if (u->done != last_done) {
+			last_done = u->done;
+			since = now;
+		} else if (now - since >= (uint64_t)limit_ms * NS_PER_MS) {
+			break;
+		}
+		/* Threads the detach gave up on (in D) are let go as they
+		 * leave their sleep, not after this wait. */
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl = ns_to_timespec(timespec_to_ns(&dl) + 20 * NS_PER_MS);
+		pthread_cond_timedwait(&u->idle, &u->lock, &dl);
+		pthread_mutex_unlock(&u->lock);
+		ptrace_poll_all();
+		pthread_mutex_lock(&u->lock);
+	}
+	uint64_t left = u->pushed - u->done;
+	if (left)
+		u->stuck = true;
+	pthread_mutex_unlock(&u->lock);
+	if (left) {
+		/* Still naming (a file it should not have taken this long
+		 * on): what it did is written, it is left to exit with us. */
+		p->stats.not_unwound = left;
+		return false;
+	}
+	pthread_join(u->thread, NULL);
+	u->running = false;
+	return true;
+}
+
+void
+unwinder_free(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	if (!u || u->stuck)
+		return;  /* still working: everything it uses stays */
+	if (u->running)
+		unwinder_finish(p, UINT32_MAX / 2);
+	for (size_t k = 0; k < u->cap; k++) {
+		stack_snapshot_release(&u->ring[k].snap);
+		free(u->ring[k].ids);
+		unwind_target_free(u->ring[k].ut);
+	}
+	stack_snapshot_release(&u->cur.snap);
+	for (size_t k = 0; k < u->nprocs; k++)
+		uproc_release(&u->procs[k]);
+	for (size_t k = 0; k < u->nlasts; k++)
+		free(u->lasts[k].ids);
+	free(u->lasts);
+	free(u->procs);
+	free(u->ring);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->more);
+	pthread_cond_destroy(&u->idle);
+	free(u);
+	p->uw = NULL;
+}
+
+void
+unwinder_report_inputs(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	if (!u || u->stuck)
+		return;
+	for (size_t k = 0; k < u->nprocs; k++)
+		if (u->procs[k].ut)
+			report_target_inputs(u->procs[k].ut, u->procs[k].pid);
+}
