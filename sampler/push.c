@@ -110,6 +110,12 @@ struct push {
 	long fail_code;
 	char fail_text[REPLY_TEXT + 1];
 	char fail_curl[CURL_ERROR_SIZE];
+	/* The intervals' encoder (the unwinder's: push_interval) */
+	const struct profiler_config *cfg;
+	uint64_t *base;         /* the counts at the last interval's end */
+	size_t nbase;
+	int encode_error;
+	uint64_t encoded;       /* intervals given to the sender */
 };
 
 /* A reply's body: read and thrown away, but for its first REPLY_TEXT
@@ -389,11 +395,45 @@ snapshot_counts(struct profiler *p, uint64_t **base, size_t *nbase)
 	return 0;
 }
 
+/* One interval [from, until) (Unix seconds) of --push. */
+struct push_interval {
+	struct push *ps;
+	int64_t from, until;
+};
+
+/* The unwinder's (profiler_call_in_unwinder): every sample of the
+ * interval is in the stacks; its profile goes to the sender. */
+static void
+push_interval(struct profiler *p, void *arg)
+{
+	struct push_interval *iv = arg;
+	struct push *ps = iv->ps;
+	if (!ps->encode_error) {
+		void *buf;
+		size_t len;
+		profiler_stacks_lock(p);
+		int r = profiler_encode_pprof(p, ps->cfg, ps->base, ps->nbase,
+					      iv->from * (int64_t)NS_PER_SEC,
+					      (iv->until - iv->from) * (int64_t)NS_PER_SEC, &buf, &len);
+		if (r == 0 && (r = snapshot_counts(p, &ps->base, &ps->nbase)) < 0)
+			free(buf);
+		profiler_stacks_unlock(p);
+		if (r < 0) {
+			perror_msg(r, "--push: cannot encode the profile");
+			ps->encode_error = r;
+		} else {
+			push_enqueue(ps, buf, len, iv->from, iv->until);
+			ps->encoded++;
+		}
+	}
+	free(iv);
+}
+
 int
 push_record(struct profiler *p, const struct profiler_config *cfg,
 	    const struct push_options *po, double duration)
 {
-	struct push ps = { .po = po, .rate = cfg->rate_hz };
+	struct push ps = { .po = po, .rate = cfg->rate_hz, .cfg = cfg };
 	CURL *tmp;
 	int r = 0;
 
@@ -438,8 +478,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	int64_t mono0 = (int64_t)p->ticks.start_ns;
 	int64_t wall0 = realtime_ns() - ((int64_t)monotonic_ns() - mono0);
 	int64_t from = wall0 / (int64_t)NS_PER_SEC;
-	uint64_t *base = NULL;
-	size_t nbase = 0;
+	uint64_t asked = 0;
 	for (unsigned k = 1;; k++) {
 		double until_s = (double)k * po->every;
 		bool last = duration > 0 && until_s >= duration;
@@ -454,24 +493,22 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 				     : from + po->every;
 		if (until <= from)
 			until = from + 1;
-		void *buf;
-		size_t len;
-		profiler_stacks_lock(p);
-		r = profiler_encode_pprof(p, cfg, base, nbase, from * (int64_t)NS_PER_SEC,
-					  (until - from) * (int64_t)NS_PER_SEC, &buf, &len);
-		if (r == 0)
-			r = snapshot_counts(p, &base, &nbase);
-		profiler_stacks_unlock(p);
-		if (r < 0) {
+		/* Encoded where the stacks are made, once every sample of
+		 * the interval is in them; the tracer goes on. */
+		struct push_interval *iv = malloc(sizeof(*iv));
+		if (iv)
+			*iv = (struct push_interval){ &ps, from, until };
+		if (!iv || profiler_call_in_unwinder(p, push_interval, iv) < 0) {
+			free(iv);
+			r = -ENOMEM;
 			perror_msg(r, "--push: cannot encode the profile");
 			break;
 		}
-		push_enqueue(&ps, buf, len, from, until);
+		asked++;
 		from = until;
 		if (last)
 			break;
 	}
-	free(base);
 
 	/* The targets go first: nothing of them waits on the server (a
 	 * server that never answers held them traced until the watchdog
@@ -490,6 +527,9 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	__atomic_store_n(&ps.give_up, true, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ps.lock);
 	pthread_join(th, NULL);
+	/* Intervals the unwinder did not get to (it was stuck at the end). */
+	if (!ps.encode_error && asked > ps.encoded)
+		ps.dropped += asked - ps.encoded;
 	error_msg("push: %llu profiles sent, %llu dropped, %llu retries",
 		  (unsigned long long)ps.sent, (unsigned long long)ps.dropped,
 		  (unsigned long long)ps.retries);
