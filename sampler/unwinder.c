@@ -295,22 +295,16 @@ take(struct unwinder *u)
 		u->nsamples--;
 }
 
-static void *
-unwinder_main(void *arg)
+/* Run the queued jobs in order; with wait, also those still to come,
+ * until the queue is closed (the unwinder's thread), else until it is
+ * empty (between ticks). */
+static void
+run_queue(struct profiler *p, bool wait)
 {
-	struct profiler *p = arg;
 	struct unwinder *u = p->uw;
-	/* On a host whose CPUs the target keeps busy, an unwinder of the
-	 * normal priority got a third of the one emulated CPU of
-	 * tests/vm-aarch64.test and fell 1,000 samples behind; real-time
-	 * like the tracer, one long unwind (a large debug file) would hog a
-	 * CPU.  A higher weight among the normal ones: it gets the CPU it
-	 * asks for before the target's threads, and cannot keep them from
-	 * it.  (Without CAP_SYS_NICE this quietly does nothing.) */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), UNWIND_NICE);
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
-		while (u->n == 0 && !u->closing)
+		while (wait && u->n == 0 && !u->closing)
 			pthread_cond_wait(&u->more, &u->lock);
 		if (u->n == 0 || u->stuck)
 			break;
@@ -322,27 +316,21 @@ unwinder_main(void *arg)
 		pthread_cond_broadcast(&u->idle);
 	}
 	pthread_mutex_unlock(&u->lock);
-	return NULL;
 }
 
-/* Without a thread of its own: the jobs queued so far, now. */
-static void
-drain_here(struct profiler *p)
+static void *
+unwinder_main(void *arg)
 {
-	struct unwinder *u = p->uw;
-	for (;;) {
-		pthread_mutex_lock(&u->lock);
-		if (u->n == 0) {
-			pthread_mutex_unlock(&u->lock);
-			return;
-		}
-		take(u);
-		pthread_mutex_unlock(&u->lock);
-		run_job(p, u, &u->cur);
-		pthread_mutex_lock(&u->lock);
-		u->done++;
-		pthread_mutex_unlock(&u->lock);
-	}
+	/* On a host whose CPUs the target keeps busy, an unwinder of the
+	 * normal priority got a third of the one emulated CPU of
+	 * tests/vm-aarch64.test and fell 1,000 samples behind; real-time
+	 * like the tracer, one long unwind (a large debug file) would hog a
+	 * CPU.  A higher weight among the normal ones: it gets the CPU it
+	 * asks for before the target's threads, and cannot keep them from
+	 * it.  (Without CAP_SYS_NICE this quietly does nothing.) */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), UNWIND_NICE);
+	run_queue(arg, true);
+	return NULL;
 }
 
 int
@@ -419,7 +407,7 @@ push(struct profiler *p, const struct job *j, struct stack_snapshot *swap,
 	if (!make_room(u, sample) && !u->running && sample) {
 		/* Unwound between ticks: the tick's own jobs make room. */
 		pthread_mutex_unlock(&u->lock);
-		drain_here(p);
+		run_queue(p, false);
 		pthread_mutex_lock(&u->lock);
 	}
 	if (!make_room(u, sample)) {
@@ -476,6 +464,19 @@ job_roots(const struct profiler *p, const struct proc_state *ps, const struct th
 		memcpy(j->name, ts->name, sizeof(j->name));
 }
 
+/* A job of kind about process ps (NULL: none), the rest zero. */
+static void
+job_init(struct job *j, enum job_kind kind, const struct profiler *p,
+	 const struct proc_state *ps)
+{
+	memset(j, 0, sizeof(*j));
+	j->kind = kind;
+	if (ps) {
+		j->proc = (uint32_t)(ps - p->procs);
+		j->pid = ps->pid;
+	}
+}
+
 int
 unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 		     const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
@@ -483,10 +484,7 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 		     const struct stack_snapshot *copy)
 {
 	struct job j;
-	memset(&j, 0, sizeof(j));
-	j.kind = JOB_SAMPLE;
-	j.proc = (uint32_t)(ps - p->procs);
-	j.pid = ps->pid;
+	job_init(&j, JOB_SAMPLE, p, ps);
 	j.tid = ts->tid;
 	j.sampled_ns = sampled_ns;
 	j.keep_last = keep_last;
@@ -503,10 +501,7 @@ unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
 		    const struct thread_state *ts)
 {
 	struct job j;
-	memset(&j, 0, sizeof(j));
-	j.kind = JOB_REUSE;
-	j.proc = (uint32_t)(ps - p->procs);
-	j.pid = ps->pid;
+	job_init(&j, JOB_REUSE, p, ps);
 	j.tid = ts->tid;
 	job_roots(p, ps, ts, &j);
 	j.ids = malloc(ts->last_n * sizeof(*j.ids));
@@ -525,10 +520,7 @@ unwinder_push_map(struct profiler *p, const struct proc_state *ps)
 {
 	int err;
 	struct job j;
-	memset(&j, 0, sizeof(j));
-	j.kind = JOB_PROC_OPEN;
-	j.proc = (uint32_t)(ps - p->procs);
-	j.pid = ps->pid;
+	job_init(&j, JOB_PROC_OPEN, p, ps);
 	/* Its own: the tracer's (stack ends) stays the tracer's. */
 	j.ut = unwind_target_open(ps->pid, &err);
 	if (j.ut && push(p, &j, NULL, NULL) < 0)
@@ -539,10 +531,7 @@ void
 unwinder_push_end(struct profiler *p, const struct proc_state *ps)
 {
 	struct job j;
-	memset(&j, 0, sizeof(j));
-	j.kind = JOB_PROC_END;
-	j.proc = (uint32_t)(ps - p->procs);
-	j.pid = ps->pid;
+	job_init(&j, JOB_PROC_END, p, ps);
 	push(p, &j, NULL, NULL);
 }
 
@@ -550,8 +539,7 @@ int
 profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, void *), void *arg)
 {
 	struct job j;
-	memset(&j, 0, sizeof(j));
-	j.kind = JOB_CALL;
+	job_init(&j, JOB_CALL, p, NULL);
 	j.fn = fn;
 	j.arg = arg;
 	return push(p, &j, NULL, NULL);
@@ -602,7 +590,7 @@ void
 unwinder_drain(struct profiler *p)
 {
 	if (p->uw && !p->uw->running)
-		drain_here(p);
+		run_queue(p, false);
 }
 
 bool
@@ -612,7 +600,7 @@ unwinder_finish(struct profiler *p, unsigned limit_ms)
 	if (!u)
 		return true;
 	if (!u->running) {
-		drain_here(p);
+		run_queue(p, false);
 		return true;
 	}
 	/* Bounded by its progress, not by the time in all: a slow machine
