@@ -22,6 +22,7 @@ EXTRA_DIST += \
 	bench/oncpu-busy.sh \
 	bench/pause-spin.sh \
 	bench/event-latency.sh \
+	bench/tracer-hold.sh \
 	bench/record-build.sh \
 	bench/record-cost.sh \
 	bench/record-overhead.sh \
