@@ -323,8 +323,10 @@ run(struct top *t)
 	bool keys = isatty(STDIN_FILENO);
 	double next_draw = t->start + t->o->delay;
 
+	profiler_stacks_lock(t->p);
 	fill_header(t, &h);
 	ui_screen_draw(t->ui, &h);
+	profiler_stacks_unlock(t->p);
 	while (!stop_signal) {
 		struct pollfd pfd[3] = {
 			/* Paused, the targets are still traced: their
@@ -352,7 +354,9 @@ run(struct top *t)
 			continue;
 		}
 		if (r > 0 && (pfd[0].revents & POLLIN)) {
+			profiler_stacks_lock(t->p);
 			ui_model_set_time(t->model, now_s() - t->start);
+			profiler_stacks_unlock(t->p);
 			if (profiler_tick(t->p) == 0) {
 				mark_ended(t);
 				next_draw = 0;  /* say so at once */
@@ -366,35 +370,41 @@ run(struct top *t)
 			bool winch = false;
 			for (ssize_t i = 0; i < n; i++)
 				winch |= buf[i] == 'w';
+			profiler_stacks_lock(t->p);
 			fill_header(t, &h);
 			if (winch)
 				ui_screen_resize(t->ui, &h);
+			profiler_stacks_unlock(t->p);
 		}
 		if (r > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			if (!(pfd[1].revents & POLLIN)) {
 				keys = false;  /* the terminal went away */
 				continue;
 			}
+			profiler_stacks_lock(t->p);
 			fill_header(t, &h);
 			enum ui_action a = ui_screen_input(t->ui, &h);
-			if (a == UI_ACTION_QUIT)
-				return;
 			if (a == UI_ACTION_PAUSE)
 				toggle_pause(t);
 			else if (a == UI_ACTION_RESET)
 				reset_counts(t);
-			if (a != UI_ACTION_NONE) {
+			if (a != UI_ACTION_NONE && a != UI_ACTION_QUIT) {
 				fill_header(t, &h);
 				ui_screen_draw(t->ui, &h);
 			}
+			profiler_stacks_unlock(t->p);
+			if (a == UI_ACTION_QUIT)
+				return;
 		}
 		now = now_s();
 		if (now >= next_draw) {
+			profiler_stacks_lock(t->p);
 			ui_model_set_time(t->model, now - t->start);
 			if (t->o->cfg.argv)
 				ui_screen_invalidate(t->ui);  /* the command may write */
 			fill_header(t, &h);
 			ui_screen_draw(t->ui, &h);
+			profiler_stacks_unlock(t->p);
 			if (t->o->iterations && ++refreshes >= t->o->iterations)
 				return;
 			/* Fixed cadence; after a stall, the next one from now. */
@@ -449,6 +459,11 @@ cmd_top(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 	profiler_set_hook(t.p, ui_model_hook, t.model);
+	/* The tracer thread only traces: the model is fed by the unwinder's
+	 * thread, and read here under the stacks' lock. */
+	r = profiler_unwind_in_background(t.p);
+	if (r < 0)
+		perror_msg(r, "warning: cannot start the unwinder's thread: unwinding between ticks");
 	r = ui_screen_open(t.model, o.split_threads,
 			   o.cfg.subprocesses || o.cfg.npids > 1, &t.ui);
 	if (r < 0) {

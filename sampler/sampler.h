@@ -248,8 +248,8 @@ void profiler_job_stop(struct profiler *p);
 void profiler_stop(struct profiler *p);
 void profiler_free(struct profiler *p);
 
-/* record: unwind on a thread of its own, so that the tracer thread only
- * traces (top unwinds between its ticks: its screen is drawn there).
+/* Unwind on a thread of its own, so that the tracer thread only traces
+ * (record, top; a hook then runs on that thread, under the stacks' lock).
  * Returns 0 or a negative errno (then it unwinds between ticks). */
 int profiler_unwind_in_background(struct profiler *p);
 

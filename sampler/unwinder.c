@@ -1,7 +1,8 @@
 /* sampler/unwinder.c - the second half of every sample of `record` and
  * `top`: the unwind, the names and the aggregation, done after the thread
- * runs again, by a thread of its own (record: the tracer thread only
- * traces) or between ticks (top, whose screen is drawn by the tracer).
+ * runs again, by a thread of its own, so that the tracer thread only
+ * traces (between ticks, on the tracer, only if that thread could not be
+ * started).
  *
  * The tracer hands each sample over as a job through one queue (the only
  * path: a tick's stop, a late stop, a thread in D read without a stop, a
@@ -16,8 +17,9 @@
  * proc_state, its threads, its own map for the stack ends of the copies);
  * the unwinder owns what names frames (a second unwind target per process,
  * the address-to-name caches, the frame tables, the scratch buffers).
- * p->stacks is both's: interning a name and adding a stack take
- * p->stacks_lock, as does reading it (output, checkpoints, pushes). */
+ * p->stacks is both's: interning a name and adding a stack (and the hook
+ * that feeds top's model) take p->stacks_lock, as does reading them
+ * (output, checkpoints, pushes, top's screen). */
 #include "config.h"
 
 #include <errno.h>
@@ -140,16 +142,16 @@ profiler_stacks_unlock(struct profiler *p)
 static void
 add_stack(struct profiler *p, const struct job *j, const uint32_t *ids, size_t n)
 {
+	/* The hook (top's model) is read under the same lock as the stacks
+	 * (top draws under it). */
 	pthread_mutex_lock(&p->stacks_lock);
 	int r = collapse_add(p->stacks, ids, n, 1);
+	if (r >= 0 && p->hook && n > j->nroots)
+		p->hook(p->hook_arg, j->pid, j->tid, j->name, ids + j->nroots, n - j->nroots);
 	pthread_mutex_unlock(&p->stacks_lock);
 	pthread_mutex_lock(&p->counts_lock);
 	p->uw_samples += r >= 0;
 	pthread_mutex_unlock(&p->counts_lock);
-	if (r < 0)
-		return;
-	if (p->hook && n > j->nroots)
-		p->hook(p->hook_arg, j->pid, j->tid, j->name, ids + j->nroots, n - j->nroots);
 }
 
 static void
@@ -634,8 +636,12 @@ unwinder_finish(struct profiler *p, unsigned limit_ms)
 	pthread_mutex_unlock(&u->lock);
 	if (left) {
 		/* Still naming (a file it should not have taken this long
-		 * on): what it did is written, it is left to exit with us. */
+		 * on): what it did is written, it is left to exit with us,
+		 * and adds nothing to the hook's owner (freed after us). */
 		p->stats.not_unwound = left;
+		pthread_mutex_lock(&p->stacks_lock);
+		p->hook = NULL;
+		pthread_mutex_unlock(&p->stacks_lock);
 		return false;
 	}
 	pthread_join(u->thread, NULL);
