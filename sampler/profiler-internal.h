@@ -307,7 +307,8 @@ void unwinder_push_map(struct profiler *p, const struct proc_state *ps);
 void unwinder_push_end(struct profiler *p, const struct proc_state *ps);
 /* --idle: the stacks unwound since the last call go to their threads. */
 void unwinder_take_lasts(struct profiler *p);
-/* Without a thread of its own (it could not be started): is anything queued?  Unwind it now. */
+/* Without a thread of its own (it could not be started): is anything
+ * queued?  Unwind it now. */
 bool unwinder_pending(struct profiler *p);
 void unwinder_drain(struct profiler *p);
 /* No more jobs: wait at most limit_ms for the queued ones.  Returns false

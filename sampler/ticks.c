@@ -108,8 +108,9 @@ profiler_poll_events(struct profiler *p)
 	handle_tracee_events(p);
 }
 
-/* Without the unwinder's own thread (it could not be started): the samples handed over are
- * unwound now, at the normal priority (a long unwind would hog a CPU). */
+/* Without the unwinder's own thread (it could not be started): the
+ * samples handed over are unwound now, at the normal priority (a long
+ * unwind would hog a CPU). */
 static void
 unwind_between_ticks(struct profiler *p)
 {
