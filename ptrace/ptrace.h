@@ -374,6 +374,15 @@ void ptrace_detach_all(void);
  * target for longer.  Generous: work that does not yield (a large DWARF
  * read for --source) must not trip it. */
 #define PTRACE_WATCHDOG_STUCK_MS 5000
+/* How long the watchdog waits for a stuck (running) tracer to write what
+ * it has before it kills it. */
+#define PTRACE_WATCHDOG_RESCUE_MS 1000
+
+/* The watchdog is about to kill us (stuck while holding tracees): write
+ * what we have now, from a thread that is not stuck, then say so with
+ * ptrace_watchdog_rescued() (and exit).  Async-signal-safe reads. */
+bool ptrace_watchdog_rescue_wanted(void);
+void ptrace_watchdog_rescued(void);
 
 /* The tracer's promise to the watchdog: it will be back (handling tracee
  * events) by wake_ns (monotonic_ns; a past time such as 0: it is back

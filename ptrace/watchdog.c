@@ -17,7 +17,10 @@
  * promises, before each wait and after each event it handles, to be back
  * within a known time (ptrace_watchdog_alive), and the watchdog kills it
  * once it is PTRACE_WATCHDOG_STUCK_MS late while it holds tracees.
- * Before killing, the watchdog says why on the tracer's stderr.
+ * Before killing, the watchdog says why on the tracer's stderr.  A tracer
+ * that runs but is stuck is first asked, through the shared page, to write
+ * what it has (its unwinding thread does, ptrace_watchdog_rescue_wanted):
+ * the watchdog gives it PTRACE_WATCHDOG_RESCUE_MS; a stopped one cannot.
  *
  * The tracer tells the watchdog whether it holds tracees, and by when it
  * will be back, through one shared anonymous page.
@@ -46,6 +49,9 @@ struct watchdog_page {
 	volatile int busy;        /* tracees held (targets, lingering threads) */
 	volatile uint64_t back_by_ns; /* monotonic_ns the tracer promised to
 				     be back by (0: no promise yet) */
+	/* Written by the watchdog: 1 when the tracer should write its output
+	 * now, before it is killed; the tracer sets 2 once it did. */
+	volatile int rescue;
 };
 
 static struct watchdog_page *page;
@@ -70,12 +76,30 @@ proc_runtime(pid_t pid)
 }
 
 
+/* A running tracer that is stuck: ask it to write what it has, and wait
+ * for that (or for its exit) at most PTRACE_WATCHDOG_RESCUE_MS. */
+static void
+ask_rescue(pid_t tracer)
+{
+	page->rescue = 1;
+	const struct timespec step = { 0, 10 * 1000000L };
+	for (int waited = 0; waited < PTRACE_WATCHDOG_RESCUE_MS; waited += 10) {
+		nanosleep(&step, NULL);
+		if (page->rescue == 2 || getppid() != tracer)
+			return;
+	}
+}
+
 /* Say on the tracer's stderr (reopened through /proc: we hold none of
  * its descriptors) why it is killed, then kill it. */
 static void __attribute__((noreturn))
-end_tracer(pid_t tracer, const char *why)
+end_tracer(pid_t tracer, const char *why, bool rescue)
 {
-	char path[64], msg[256];
+	char path[64], msg[320];
+	if (rescue)
+		ask_rescue(tracer);
+	if (getppid() != tracer)
+		_exit(0);  /* it wrote its output and exited: the kernel let go */
 	snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)tracer);
 	/* O_APPEND: a log file stderr goes to keeps what it holds. */
 	int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -83,7 +107,9 @@ end_tracer(pid_t tracer, const char *why)
 		int n = snprintf(msg, sizeof(msg),
 				 "stackspy-watch: stackspy (pid %d) %s while it held "
 				 "threads of its targets: killed, so that the kernel "
-				 "lets them run; its output is lost\n", (int)tracer, why);
+				 "lets them run; %s\n", (int)tracer, why,
+				 page->rescue == 2 ? "it wrote what it had first" :
+				 "its output is lost, but for its last checkpoint if one was written");
 		if (n > 0) {
 			ssize_t w = write(fd, msg, (size_t)n);
 			(void)w;  /* nothing to do if it cannot be said */
@@ -147,7 +173,7 @@ watchdog_main(pid_t tracer)
 			if (by && now > by &&
 			    now - by >= (uint64_t)PTRACE_WATCHDOG_STUCK_MS * NS_PER_MS)
 				end_tracer(tracer, "made no progress for "
-					   STRINGIFY(PTRACE_WATCHDOG_STUCK_MS) " ms");
+					   STRINGIFY(PTRACE_WATCHDOG_STUCK_MS) " ms", true);
 			continue;
 		}
 		/* Stopped (kill -STOP, Ctrl-Z not caught, a debugger). */
@@ -156,7 +182,8 @@ watchdog_main(pid_t tracer)
 			stopped_since = now;
 			ran = rt;
 		} else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * NS_PER_MS)
-			end_tracer(tracer, s == 'T' ? "was stopped" : "was stopped by a debugger");
+			end_tracer(tracer, s == 'T' ? "was stopped" : "was stopped by a debugger",
+				   false);
 	}
 }
 
@@ -187,6 +214,19 @@ pid_t
 ptrace_watchdog_pid(void)
 {
 	return watchdog_pid;
+}
+
+bool
+ptrace_watchdog_rescue_wanted(void)
+{
+	return page && page->rescue == 1;
+}
+
+void
+ptrace_watchdog_rescued(void)
+{
+	if (page)
+		page->rescue = 2;
 }
 
 void

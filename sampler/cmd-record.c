@@ -521,6 +521,18 @@ write_checkpoint(struct profiler *p, void *arg)
 	}
 }
 
+/* The watchdog is about to kill a stuck stackspy (ptrace/watchdog.c): the
+ * profile so far replaces FILE, as a checkpoint does, from the unwinder's
+ * thread (the tracer is the one stuck). */
+static void
+rescue_output(struct profiler *p, void *arg)
+{
+	const struct record_options *o = arg;
+	write_checkpoint(p, arg);
+	error_msg("stackspy is stuck and its watchdog ends it: the profile so far is in %s",
+		  o->output);
+}
+
 /* Sample until the duration, a signal, or the targets' end, with
  * checkpoints when writing to a regular file and progress lines on a
  * terminal: profiler_run in slices that end at each. */
@@ -612,6 +624,8 @@ cmd_record(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 	/* The tracer thread only traces (DESIGN.md). */
+	if (o.output && !out.in_place && !o.push.url)
+		profiler_set_rescue(p, rescue_output, &o);
 	r = profiler_unwind_in_background(p);
 	if (r < 0)
 		perror_msg(r, "warning: cannot start the unwinder's thread: unwinding between ticks");

@@ -206,6 +206,8 @@ struct profiler {
 	int child_status;
 	profiler_hook hook;
 	void *hook_arg;
+	void (*rescue_fn)(struct profiler *, void *);  /* profiler_set_rescue */
+	void *rescue_arg;
 	char **frame_modules;     /* frame id -> module path (top's column) */
 	uint64_t *frame_offsets;  /* frame id -> module-relative address of its
 				     first sight (pprof) */

@@ -266,6 +266,10 @@ void profiler_stacks_unlock(struct profiler *p);
  * or -ENOMEM. */
 int profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, void *),
 			      void *arg);
+/* fn(p, arg) on the unwinder's thread if the watchdog is about to kill a
+ * stuck tracer (ptrace_watchdog_rescue_wanted): the output so far goes
+ * out first.  Set before profiler_unwind_in_background. */
+void profiler_set_rescue(struct profiler *p, void (*fn)(struct profiler *, void *), void *arg);
 /* Counters so far (pause figures computed on call). */
 const struct profiler_stats *profiler_stats(struct profiler *p);
 /* Launch mode: the command's wait status once it exited, else -1. */

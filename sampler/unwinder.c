@@ -280,6 +280,10 @@ run_job(struct profiler *p, struct unwinder *u, struct job *j)
 
 /* ---- the queue ------------------------------------------------------------ */
 
+/* With a rescue (profiler_set_rescue), how often the idle unwinder looks
+ * whether the watchdog asks for it. */
+#define RESCUE_LOOK_NS (50 * NS_PER_MS)
+
 /* Takes the oldest job into u->cur (its snapshot buffer swapped with
  * cur's, so the ring may grow while it runs).  Under u->lock. */
 static void
@@ -304,10 +308,32 @@ static void
 run_queue(struct profiler *p, bool wait)
 {
 	struct unwinder *u = p->uw;
+	bool rescued = false;
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
-		while (wait && u->n == 0 && !u->closing)
-			pthread_cond_wait(&u->more, &u->lock);
+		while (wait && u->n == 0 && !u->closing && !(p->rescue_fn && !rescued &&
+							      ptrace_watchdog_rescue_wanted())) {
+			if (!p->rescue_fn) {
+				pthread_cond_wait(&u->more, &u->lock);
+				continue;
+			}
+			/* The tracer may be stuck (no jobs come): look for the
+			 * watchdog's request now and then. */
+			struct timespec dl;
+			clock_gettime(CLOCK_REALTIME, &dl);
+			dl = ns_to_timespec(timespec_to_ns(&dl) + RESCUE_LOOK_NS);
+			pthread_cond_timedwait(&u->more, &u->lock, &dl);
+		}
+		if (wait && p->rescue_fn && !rescued && ptrace_watchdog_rescue_wanted()) {
+			/* The tracer is stuck and about to be killed: what
+			 * is unwound so far goes out first. */
+			rescued = true;
+			pthread_mutex_unlock(&u->lock);
+			p->rescue_fn(p, p->rescue_arg);
+			ptrace_watchdog_rescued();
+			pthread_mutex_lock(&u->lock);
+			continue;
+		}
 		if (u->n == 0 || u->stuck)
 			break;
 		take(u);
@@ -535,6 +561,13 @@ unwinder_push_end(struct profiler *p, const struct proc_state *ps)
 	struct job j;
 	job_init(&j, JOB_PROC_END, p, ps);
 	push(p, &j, NULL, NULL);
+}
+
+void
+profiler_set_rescue(struct profiler *p, void (*fn)(struct profiler *, void *), void *arg)
+{
+	p->rescue_arg = arg;
+	p->rescue_fn = fn;
 }
 
 int

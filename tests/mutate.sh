@@ -282,6 +282,10 @@ mutations()
 		's/ &&\n\t    pthread_equal\(yield_thread, pthread_self\(\)\)\)/)/' \
 		'the unwinder'"'"'s thread polls for the tracer: the target'"'"'s stops are taken and never resumed' \
 		'tests/record-slow-unwind.test'
+	mutation watchdog-rescue ptrace/watchdog.c \
+		's/\tpage->rescue = 1;/\t(void)page;/' \
+		'the watchdog kills a stuck stackspy without letting it write what it has' \
+		'tests/record-watchdog.test'
 	mutation unwinder-finish sampler/unwinder.c \
 		's/while \(u->done < u->pushed && monotonic_ns\(\) < end\)/while (u->done < u->pushed \&\& end)/' \
 		'the end of a recording waits for a stuck unwinder without bound: no output' \
