@@ -512,8 +512,12 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 
 	/* The targets go first: nothing of them waits on the server (a
 	 * server that never answers held them traced until the watchdog
-	 * killed stackspy, its output lost). */
+	 * killed stackspy, its output lost).  The intervals still queued are
+	 * encoded as profiler_stop lets the unwinder finish. */
 	profiler_stop(p);
+	free(ps.base);
+	if (ps.encode_error && r == 0)
+		r = ps.encode_error;
 
 	/* What is queued goes out, within a bound. */
 	pthread_mutex_lock(&ps.lock);

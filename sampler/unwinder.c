@@ -519,7 +519,8 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 	job_roots(p, ps, ts, &j);
 	if (nk > MAX_KERNEL_FRAMES)
 		nk = MAX_KERNEL_FRAMES;
-	memcpy(j.kids, kids, nk * sizeof(*kids));
+	if (nk)
+		memcpy(j.kids, kids, nk * sizeof(*kids));
 	j.nk = (uint8_t)nk;
 	return push(p, &j, swap, copy);
 }
