@@ -294,12 +294,13 @@ int ptrace_sample_threads(struct ptrace_target *const *targets, void *const *ctx
  * same way (registers, one stack copy with o's window and stack_end, a
  * schedstat read with SAMPLE_SCHEDSTAT: snap->schedstat_fd is set
  * from fd_of), resumes the thread, and calls fn with the snapshot, which
- * stays ptrace/'s (valid during the call).  A thread whose CPU the tick
+ * stays ptrace/'s; fn may take its stack buffer by swapping the struct with
+ * one of its own (ptrace/ grows it again as needed).  A thread whose CPU the tick
  * took stops only when it gets one back, with the registers it had then.
  * fn and arg are kept until the target is released; o is copied.
  * Returns 0 or -ENOMEM. */
 typedef void (*ptrace_late_fn)(void *arg, struct ptrace_target *t, struct tracee *th,
-			       int result, const struct stack_snapshot *snap);
+			       int result, struct stack_snapshot *snap);
 typedef int (*ptrace_fd_fn)(void *arg, pid_t tid);
 int ptrace_target_set_late(struct ptrace_target *t, const struct sample_opts *o,
 			   ptrace_late_fn fn, ptrace_fd_fn fd_of, void *arg);

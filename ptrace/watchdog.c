@@ -82,7 +82,7 @@ static void
 ask_rescue(pid_t tracer)
 {
 	page->rescue = 1;
-	const struct timespec step = { 0, 10 * 1000000L };
+	const struct timespec step = ns_to_timespec(10 * NS_PER_MS);
 	for (int waited = 0; waited < PTRACE_WATCHDOG_RESCUE_MS; waited += 10) {
 		nanosleep(&step, NULL);
 		if (page->rescue == 2 || getppid() != tracer)
@@ -99,7 +99,7 @@ end_tracer(pid_t tracer, const char *why, bool rescue)
 	if (rescue)
 		ask_rescue(tracer);
 	if (getppid() != tracer)
-		_exit(0);  /* it wrote its output and exited: the kernel let go */
+		_exit(0);  /* gone meanwhile: the kernel let its tracees go */
 	snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)tracer);
 	/* O_APPEND: a log file stderr goes to keeps what it holds. */
 	int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

@@ -282,23 +282,17 @@ bool profiler_sample_finish(struct profiler *p);
 
 /* ---- unwinder.c ------------------------------------------------------------ */
 
-/* Unwind snap, taken at sampled_ns (CLOCK_MONOTONIC: the tick), into
- * p->frames; walked again when a mapping it met is no longer the file the
- * map says (unwind_target_maps_current).  Returns the frames found. */
-int profiler_walk(struct profiler *p, struct unwind_proc *up, const struct stack_snapshot *snap,
-		  uint64_t sampled_ns);
 /* The queue, empty, its thread not started.  Returns 0 or -ENOMEM. */
 int unwinder_init(struct profiler *p);
 /* Hand over the sample of thread ts of ps (its stack's roots are taken
- * now), taken at sampled_ns, with kernel frames kids: the snapshot by
- * swapping it with *swap (which gets a free buffer back), or as a copy
- * of *copy.  keep_last: --idle, the stack comes back to ts
- * (unwinder_take_lasts).  Returns 0, -ENOSPC when dropped (the unwinder
- * is behind; counted), or -ENOMEM. */
+ * now), taken at sampled_ns, with kernel frames kids: the snapshot goes
+ * by swapping *snap with a free one of the queue's (no copy).  keep_last:
+ * --idle, the stack comes back to ts (unwinder_take_lasts).  Returns 0,
+ * -ENOSPC when dropped (the unwinder is behind; counted; *snap is left as
+ * it was), or -ENOMEM. */
 int unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 			 const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
-			 size_t nk, bool keep_last, struct stack_snapshot *swap,
-			 const struct stack_snapshot *copy);
+			 size_t nk, bool keep_last, struct stack_snapshot *snap);
 /* --idle: ts's last stack again.  Returns as unwinder_push_sample. */
 int unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
 			const struct thread_state *ts);
@@ -313,11 +307,13 @@ void unwinder_take_lasts(struct profiler *p);
  * queued?  Unwind it now. */
 bool unwinder_pending(struct profiler *p);
 void unwinder_drain(struct profiler *p);
-/* No more jobs: wait at most limit_ms for the queued ones.  Returns false
- * when they did not all finish (p->stats.not_unwound says how many; the
- * unwinder is left running, and keeps what it uses). */
+/* No more jobs: wait for the queued ones while the unwinder finishes one
+ * at least every limit_ms.  Returns false when they did not all finish
+ * (p->stats.not_unwound says how many; the unwinder is left running). */
 bool unwinder_finish(struct profiler *p, unsigned limit_ms);
-void unwinder_free(struct profiler *p);
+/* Free the unwinder's side; false (nothing freed) when it was left
+ * running: then nothing it uses (the stacks, the frame tables) may be. */
+bool unwinder_free(struct profiler *p);
 /* The inputs the unwinder skipped (report_target_inputs), per process. */
 void unwinder_report_inputs(struct profiler *p);
 /* collapse_intern on p->stacks, under its lock. */

@@ -129,12 +129,8 @@ profiler_free(struct profiler *p)
 	if (!p)
 		return;
 	profiler_stop(p);
-	if (p->uw && p->stats.not_unwound) {
-		/* Its thread still works with the names, the stacks and the
-		 * frame tables: they stay until we exit. */
-		return;
-	}
-	unwinder_free(p);
+	if (!unwinder_free(p))
+		return;  /* left running: what it uses stays until we exit */
 	for (size_t i = 0; p->procs && i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		ptrace_target_release(ps->pt);

@@ -18,17 +18,14 @@
 static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
 
 /* A stop is over (result r, snapshot snap): count it, and hand it over
- * (unwinder.c) if it stands for what the thread was doing at the tick
- * that began at tick_ns.  before: its schedstat read before the
- * interrupt.  The snapshot is taken by swapping with *swap (a batch's:
- * the batch gets a free buffer back) or copied from *copy. */
+ * (unwinder.c, which takes snap's buffer and leaves a free one) if it
+ * stands for what the thread was doing at the tick that began at tick_ns.
+ * before: its schedstat read before the interrupt. */
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
-	      struct stack_snapshot *swap, const struct stack_snapshot *copy,
-	      const struct task_schedstat *before, uint64_t tick_ns, const uint32_t *kids,
-	      size_t nk)
+	      struct stack_snapshot *snap, const struct task_schedstat *before,
+	      uint64_t tick_ns, const uint32_t *kids, size_t nk)
 {
-	const struct stack_snapshot *snap = swap ? swap : copy;
 	if (r == -ESRCH)
 		return;
 	if (r < 0) {
@@ -54,7 +51,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		reopen_after_exec(p, ps);
 	}
 	bool keep = p->cfg.idle;
-	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, swap, copy) == 0 && keep) {
+	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, snap) == 0 && keep) {
 		/* --idle: its stack comes back once unwound; until then it is
 		 * stopped again rather than given an older one. */
 		free(ts->last_ids);
@@ -92,7 +89,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 		return;
 	}
 	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
-	finish_sample(p, ps, ts, r, &p->snaps[i], NULL, &p->batch_before[i], p->tick_ns,
+	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->tick_ns,
 		      p->batch_kids[i], p->batch_nk[i]);
 }
 
@@ -101,7 +98,7 @@ finish_thread(struct profiler *p, size_t i, int r)
  * CPU the tick took counts, with the registers it had at the tick. */
 static void
 late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
-	    const struct stack_snapshot *snap)
+	    struct stack_snapshot *snap)
 {
 	struct profiler *p = arg;
 	for (size_t k = 0; k < p->nprocs; k++) {
@@ -114,7 +111,7 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		p->stats.late++;
 		uint64_t tick_ns = ts->late_tick_ns;
 		ts->late_tick_ns = 0;
-		finish_sample(p, ps, ts, r, NULL, snap, &ts->late_before, tick_ns, NULL, 0);
+		finish_sample(p, ps, ts, r, snap, &ts->late_before, tick_ns, NULL, 0);
 		return;
 	}
 }

@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,7 +51,7 @@ struct job {
 	uint32_t roots[2];        /* comm-PID, comm-PID/TID (what applies) */
 	uint32_t kids[MAX_KERNEL_FRAMES];  /* --kernel, D: outermost first */
 	uint64_t sampled_ns;
-	struct unwind_target *ut; /* JOB_PROC_OPEN (NULL: keep the old one) */
+	struct unwind_target *ut; /* JOB_PROC_OPEN */
 	uint32_t *ids;            /* JOB_REUSE: the stack (owned) */
 	size_t nids;
 	char name[64];            /* the thread's, for the hook (top) */
@@ -178,7 +177,10 @@ post_last(struct unwinder *u, const struct job *j, const uint32_t *ids, size_t n
 	pthread_mutex_unlock(&u->lock);
 }
 
-int
+/* Unwind snap, taken at sampled_ns (CLOCK_MONOTONIC: the tick), into
+ * p->frames; walked again when a mapping it met is no longer the file the
+ * map says (unwind_target_maps_current).  Returns the frames found. */
+static int
 profiler_walk(struct profiler *p, struct unwind_proc *up, const struct stack_snapshot *snap,
 	      uint64_t sampled_ns)
 {
@@ -259,7 +261,7 @@ run_job(struct profiler *p, struct unwinder *u, struct job *j)
 		up = uproc(u, j->proc);
 		if (!up) {
 			unwind_target_free(j->ut);
-		} else if (j->ut) {
+		} else {
 			unwind_target_free(up->ut);
 			up->ut = j->ut;
 			up->pid = j->pid;
@@ -284,6 +286,14 @@ run_job(struct profiler *p, struct unwinder *u, struct job *j)
  * whether the watchdog asks for it. */
 #define RESCUE_LOOK_NS (50 * NS_PER_MS)
 
+/* Samples wait in the bounded part of the queue; the other jobs are never
+ * dropped. */
+static bool
+job_is_sample(const struct job *j)
+{
+	return j->kind == JOB_SAMPLE || j->kind == JOB_REUSE;
+}
+
 /* Takes the oldest job into u->cur (its snapshot buffer swapped with
  * cur's, so the ring may grow while it runs).  Under u->lock. */
 static void
@@ -297,37 +307,49 @@ take(struct unwinder *u)
 	slot->ut = NULL;
 	u->head = (u->head + 1) % u->cap;
 	u->n--;
-	if (u->cur.kind == JOB_SAMPLE || u->cur.kind == JOB_REUSE)
+	if (job_is_sample(&u->cur))
 		u->nsamples--;
 }
 
 /* Run the queued jobs in order; with wait, also those still to come,
  * until the queue is closed (the unwinder's thread), else until it is
  * empty (between ticks). */
+/* Wait on c (under u->lock) at most ns. */
+static void
+wait_at_most(struct unwinder *u, pthread_cond_t *c, uint64_t ns)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl = ns_to_timespec(timespec_to_ns(&dl) + ns);
+	pthread_cond_timedwait(c, &u->lock, &dl);
+}
+
+/* Wait for a job, or the end; with a rescue to look out for, at most
+ * RESCUE_LOOK_NS (a stuck tracer sends no job).  Under u->lock. */
+static void
+wait_for_job(struct unwinder *u, bool rescue)
+{
+	if (rescue)
+		wait_at_most(u, &u->more, RESCUE_LOOK_NS);
+	else
+		pthread_cond_wait(&u->more, &u->lock);
+}
+
 static void
 run_queue(struct profiler *p, bool wait)
 {
 	struct unwinder *u = p->uw;
-	bool rescued = false;
+	/* The unwinder's thread looks out for the watchdog's request, once. */
+	bool rescue = wait && p->rescue_fn;
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
-		while (wait && u->n == 0 && !u->closing && !(p->rescue_fn && !rescued &&
-							      ptrace_watchdog_rescue_wanted())) {
-			if (!p->rescue_fn) {
-				pthread_cond_wait(&u->more, &u->lock);
-				continue;
-			}
-			/* The tracer may be stuck (no jobs come): look for the
-			 * watchdog's request now and then. */
-			struct timespec dl;
-			clock_gettime(CLOCK_REALTIME, &dl);
-			dl = ns_to_timespec(timespec_to_ns(&dl) + RESCUE_LOOK_NS);
-			pthread_cond_timedwait(&u->more, &u->lock, &dl);
-		}
-		if (wait && p->rescue_fn && !rescued && ptrace_watchdog_rescue_wanted()) {
+		while (wait && u->n == 0 && !u->closing &&
+		       !(rescue && ptrace_watchdog_rescue_wanted()))
+			wait_for_job(u, rescue);
+		if (rescue && ptrace_watchdog_rescue_wanted()) {
 			/* The tracer is stuck and about to be killed: what
 			 * is unwound so far goes out first. */
-			rescued = true;
+			rescue = false;
 			pthread_mutex_unlock(&u->lock);
 			p->rescue_fn(p, p->rescue_arg);
 			ptrace_watchdog_rescued();
@@ -356,7 +378,7 @@ unwinder_main(void *arg)
 	 * CPU.  A higher weight among the normal ones: it gets the CPU it
 	 * asks for before the target's threads, and cannot keep them from
 	 * it.  (Without CAP_SYS_NICE this quietly does nothing.) */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), UNWIND_NICE);
+	setpriority(PRIO_PROCESS, (id_t)gettid(), UNWIND_NICE);
 	run_queue(arg, true);
 	return NULL;
 }
@@ -422,15 +444,14 @@ make_room(struct unwinder *u, bool sample)
 	return true;
 }
 
-/* Queue job j; a snapshot comes by swapping with *swap (the caller gets a
- * free buffer back) or as a copy of *copy.  Returns 0, or -ENOSPC when a
- * sample was dropped (the unwinder is behind), -ENOMEM. */
+/* Queue job j; its snapshot, if any, by swapping *snap with the slot's
+ * free one.  Returns 0, or -ENOSPC when a sample was dropped (the
+ * unwinder is behind), -ENOMEM. */
 static int
-push(struct profiler *p, const struct job *j, struct stack_snapshot *swap,
-     const struct stack_snapshot *copy)
+push(struct profiler *p, const struct job *j, struct stack_snapshot *snap)
 {
 	struct unwinder *u = p->uw;
-	bool sample = j->kind == JOB_SAMPLE || j->kind == JOB_REUSE;
+	bool sample = job_is_sample(j);
 	pthread_mutex_lock(&u->lock);
 	if (!make_room(u, sample) && !u->running && sample) {
 		/* Unwound between ticks: the tick's own jobs make room. */
@@ -445,30 +466,12 @@ push(struct profiler *p, const struct job *j, struct stack_snapshot *swap,
 		return sample ? -ENOSPC : -ENOMEM;
 	}
 	struct job *slot = &u->ring[(u->head + u->n) % u->cap];
-	struct stack_snapshot keep = slot->snap;
+	struct stack_snapshot free_one = slot->snap;
 	*slot = *j;
-	slot->snap = keep;
-	if (swap) {
-		slot->snap = *swap;
-		*swap = keep;
-	} else if (copy) {
-		struct stack_snapshot *s = &slot->snap;
-		if (s->stack_cap < copy->stack_len) {
-			unsigned char *nb = realloc(s->stack, copy->stack_len);
-			if (!nb) {
-				pthread_mutex_unlock(&u->lock);
-				return -ENOMEM;
-			}
-			s->stack = nb;
-			s->stack_cap = copy->stack_len;
-		}
-		unsigned char *buf = s->stack;
-		size_t cap = s->stack_cap;
-		*s = *copy;
-		s->stack = buf;
-		s->stack_cap = cap;
-		if (copy->stack_len)
-			memcpy(s->stack, copy->stack, copy->stack_len);
+	slot->snap = free_one;
+	if (snap) {
+		slot->snap = *snap;
+		*snap = free_one;
 	}
 	u->n++;
 	u->nsamples += sample;
@@ -508,8 +511,7 @@ job_init(struct job *j, enum job_kind kind, const struct profiler *p,
 int
 unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 		     const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
-		     size_t nk, bool keep_last, struct stack_snapshot *swap,
-		     const struct stack_snapshot *copy)
+		     size_t nk, bool keep_last, struct stack_snapshot *snap)
 {
 	struct job j;
 	job_init(&j, JOB_SAMPLE, p, ps);
@@ -522,7 +524,7 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 	if (nk)
 		memcpy(j.kids, kids, nk * sizeof(*kids));
 	j.nk = (uint8_t)nk;
-	return push(p, &j, swap, copy);
+	return push(p, &j, snap);
 }
 
 int
@@ -538,7 +540,7 @@ unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
 		return -ENOMEM;
 	memcpy(j.ids, ts->last_ids, ts->last_n * sizeof(*j.ids));
 	j.nids = ts->last_n;
-	int r = push(p, &j, NULL, NULL);
+	int r = push(p, &j, NULL);
 	if (r < 0)
 		free(j.ids);
 	return r;
@@ -552,7 +554,7 @@ unwinder_push_map(struct profiler *p, const struct proc_state *ps)
 	job_init(&j, JOB_PROC_OPEN, p, ps);
 	/* Its own: the tracer's (stack ends) stays the tracer's. */
 	j.ut = unwind_target_open(ps->pid, &err);
-	if (j.ut && push(p, &j, NULL, NULL) < 0)
+	if (j.ut && push(p, &j, NULL) < 0)
 		unwind_target_free(j.ut);
 }
 
@@ -561,7 +563,7 @@ unwinder_push_end(struct profiler *p, const struct proc_state *ps)
 {
 	struct job j;
 	job_init(&j, JOB_PROC_END, p, ps);
-	push(p, &j, NULL, NULL);
+	push(p, &j, NULL);
 }
 
 void
@@ -578,7 +580,7 @@ profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, void
 	job_init(&j, JOB_CALL, p, NULL);
 	j.fn = fn;
 	j.arg = arg;
-	return push(p, &j, NULL, NULL);
+	return push(p, &j, NULL);
 }
 
 void
@@ -599,10 +601,8 @@ unwinder_take_lasts(struct profiler *p)
 		if (ts && ts->awaiting_last) {
 			ts->awaiting_last = false;
 			free(ts->last_ids);
-			ts->last_ids = v[i].ids;
+			ts->last_ids = v[i].ids;  /* NULL when it found no frame */
 			ts->last_n = v[i].n;
-			if (!v[i].n)
-				ts->last_ids = NULL;
 		} else {
 			free(v[i].ids);
 		}
@@ -642,8 +642,9 @@ unwinder_finish(struct profiler *p, unsigned limit_ms)
 	/* Bounded by its progress, not by the time in all: a slow machine
 	 * unwinding a full queue gets there; a file it is stuck in does
 	 * not hold the output more than limit_ms. */
-	uint64_t last_done = 0, since = monotonic_ns();
+	uint64_t since = monotonic_ns();
 	pthread_mutex_lock(&u->lock);
+	uint64_t last_done = u->done;
 	u->closing = true;
 	pthread_cond_signal(&u->more);
 	while (u->done < u->pushed) {
@@ -656,10 +657,7 @@ unwinder_finish(struct profiler *p, unsigned limit_ms)
 		}
 		/* Threads the detach gave up on (in D) are let go as they
 		 * leave their sleep, not after this wait. */
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl = ns_to_timespec(timespec_to_ns(&dl) + 20 * NS_PER_MS);
-		pthread_cond_timedwait(&u->idle, &u->lock, &dl);
+		wait_at_most(u, &u->idle, 20 * NS_PER_MS);
 		pthread_mutex_unlock(&u->lock);
 		ptrace_poll_all();
 		pthread_mutex_lock(&u->lock);
@@ -683,12 +681,14 @@ unwinder_finish(struct profiler *p, unsigned limit_ms)
 	return true;
 }
 
-void
+bool
 unwinder_free(struct profiler *p)
 {
 	struct unwinder *u = p->uw;
-	if (!u || u->stuck)
-		return;  /* still working: everything it uses stays */
+	if (!u)
+		return true;
+	if (u->stuck)
+		return false;  /* still working: everything it uses stays */
 	if (u->running)
 		unwinder_finish(p, UINT32_MAX / 2);
 	for (size_t k = 0; k < u->cap; k++) {
@@ -709,6 +709,7 @@ unwinder_free(struct profiler *p)
 	pthread_cond_destroy(&u->idle);
 	free(u);
 	p->uw = NULL;
+	return true;
 }
 
 void
