@@ -198,20 +198,18 @@ proc_adopt_new(struct profiler *p)
 			ptrace_target_release(t);  /* let it go rather than hold it */
 			continue;
 		}
-		int r;
 		ps->pid = t->pid;
 		ps->pt = t;
 		ps->attached = true;
 		ps->followed = true;
 		ptrace_read_comm(t->pid, ps->comm, sizeof(ps->comm));
 		proc_set_root(p, ps);
-		ps->ut = proc_open_map(ps, &r);
-		if (!ps->ut || profiler_sample_setup(p, ps) < 0) {
+		int r = proc_map_refresh(p, ps);
+		if (r < 0 && r != -EAGAIN) {
 			/* It exited before we looked. */
 			proc_release(p, ps);
 			continue;
 		}
-		unwinder_push_map(p, ps);
 		p->stats.processes_seen++;
 		p->stats.processes_followed++;
 	}
@@ -239,30 +237,60 @@ proc_release(struct profiler *p, struct proc_state *ps)
  * again before the process counts as gone (an exec takes milliseconds). */
 #define MAP_TRIES 200
 
+/* An unreadable map of a process that may still get one: not gone, not a
+ * zombie (whose exit another poll may have taken before the process was
+ * ours). */
+static bool
+proc_may_map(struct proc_state *ps)
+{
+	char state = 0;
+	return !ps->pt->gone && !ps->pt->leader_exited &&
+	       ptrace_thread_info(ps->pid, ps->pid, &state, NULL, 0) == 0 &&
+	       state != 'Z' && state != 'X';
+}
+
 struct unwind_target *
 proc_open_map(struct proc_state *ps, int *err)
 {
 	struct unwind_target *ut = unwind_target_open(ps->pid, err);
-	/* An empty memory map while it runs: it is in an exec (a vfork
-	 * child becoming `as`, sh -c '...; exec prog': the old memory gone,
-	 * the new one not built yet).  Its exec stop comes; look again.
-	 * Taken for an exit, a followed compiler was never sampled and a
-	 * started command was ended at once (tests/record-make.test,
-	 * tests/cli-command-end.test, under load). */
+	/* An empty memory map while it runs: it is in an exec (sh -c
+	 * '...; exec prog': the old memory gone, the new one not built
+	 * yet).  Its exec stop comes; look again.  Taken for an exit, a
+	 * started command was ended at once (tests/cli-command-end.test,
+	 * under load). */
 	for (int tries = 0; !ut && *err == -ESRCH && tries < MAP_TRIES; tries++) {
-		char state = 0;
 		ptrace_target_poll(ps->pt);
-		/* Gone, or a zombie (whose exit another poll may have taken
-		 * before the process was ours): no map will come. */
-		if (ps->pt->gone || ps->pt->leader_exited ||
-		    ptrace_thread_info(ps->pid, ps->pid, &state, NULL, 0) < 0 ||
-		    state == 'Z' || state == 'X')
+		if (!proc_may_map(ps))
 			break;
 		struct timespec ts = ns_to_timespec(NS_PER_MS);
 		nanosleep(&ts, NULL);
 		ut = unwind_target_open(ps->pid, err);
 	}
 	return ut;
+}
+
+int
+proc_map_refresh(struct profiler *p, struct proc_state *ps)
+{
+	int err;
+	struct unwind_target *ut = unwind_target_open(ps->pid, &err);
+	if (!ut) {
+		/* In an exec (a vfork child becoming `as`): the tracer does
+		 * not wait for it (it waited up to 200 ms here, every target
+		 * held meanwhile: an `as` that lived 160 ms was never
+		 * sampled, tests/record-make.test under load). */
+		ps->map_pending = err == -ESRCH && proc_may_map(ps);
+		return ps->map_pending ? -EAGAIN : err;
+	}
+	ps->map_pending = false;
+	unwind_target_free(ps->ut);
+	ps->ut = ut;
+	/* Late stops' stack ends come from this map. */
+	int r = profiler_sample_setup(p, ps);
+	if (r < 0)
+		return r;
+	unwinder_push_map(p, ps);
+	return 0;
 }
 
 /* Launch mode: ptrace_launch() runs the command traced and stopped at its

@@ -147,6 +147,10 @@ struct proc_state {
 				     after the start; its state is freed when
 				     it exits (hundreds come and go in a
 				     build) */
+	bool map_pending;         /* its memory map was empty (it is in an
+				     exec): read again at each tick, never
+				     waited for (sample.c); not sampled
+				     while it has none */
 };
 
 /* The unwinder's side of one process (unwinder.c; p->procs' index). */
@@ -365,8 +369,15 @@ int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
 /* The memory map and files of ps's process (ps->pid, ps->pt set): an empty
  * map while the process lives (it is in an exec) is read again until its
  * exec stop is handled.  NULL with *err when it cannot be read (-ESRCH:
- * gone). */
+ * gone).  Waits (up to 200 ms): for the launched command only, before the
+ * first tick. */
 struct unwind_target *proc_open_map(struct proc_state *ps, int *err);
+/* The same without waiting, for processes found while recording: read
+ * once; on success ps->ut is the new map (the old one freed, late stops
+ * and the unwinder told).  An empty map of a live process (in an exec)
+ * sets ps->map_pending and keeps the old map; the next tick reads again
+ * (sample.c).  0, -EAGAIN (pending), or the error (-ESRCH: gone). */
+int proc_map_refresh(struct profiler *p, struct proc_state *ps);
 int launch(struct profiler *p, struct proc_state *ps);
 /* The ATTACH_* flags of every target. */
 unsigned attach_flags(const struct profiler *p);

@@ -49,6 +49,8 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		 * are the new program's. */
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);
+		if (ps->map_pending)
+			return;  /* nothing to name it with yet */
 	}
 	bool keep = p->cfg.idle;
 	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, snap) == 0 && keep) {
@@ -293,18 +295,13 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 static void
 reopen_after_exec(struct profiler *p, struct proc_state *ps)
 {
-	int err;
 	/* After the exec it is another program: cc1-PID, not gcc-PID, even
 	 * where its files cannot be read. */
 	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
 	proc_set_root(p, ps);
-	struct unwind_target *ut = proc_open_map(ps, &err);
-	if (!ut)
-		return;  /* keep the old one: names may be wrong, nothing breaks */
-	unwind_target_free(ps->ut);
-	ps->ut = ut;
-	profiler_sample_setup(p, ps);  /* its stack_end context was the old ut */
-	unwinder_push_map(p, ps);
+	/* Unreadable: the old map is kept (nothing breaks); while it is
+	 * pending, the process is not sampled. */
+	proc_map_refresh(p, ps);
 }
 
 /* A full rescan of /proc/PID/task costs five system calls a tick; the
@@ -333,7 +330,13 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	if (ps->pt->exec_seen) {
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);
+	} else if (ps->map_pending) {
+		proc_map_refresh(p, ps);
 	}
+	/* In an exec: nothing of the new program to name yet (its stacks
+	 * would be named from the old map, or have no stack end). */
+	if (ps->map_pending || !ps->ut)
+		return;
 	if (threads_may_have_changed(ps, now))
 		ptrace_target_rescan(ps->pt);
 	p->tick_ns = now;
