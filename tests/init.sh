@@ -291,7 +291,13 @@ run_stackspy()
 {
 	echo "+ stackspy $*"
 	rc=0
-	"$STACKSPY" "$@" > out 2> err || rc=$?
+	if [ -n "${STACKSPY_TIMEOUT:-}" ]; then
+		# A bound for a run that a broken stackspy would never end
+		# (the mutations): killed, it exits 124 or 137.
+		timeout -k 5 "$STACKSPY_TIMEOUT" "$STACKSPY" "$@" > out 2> err || rc=$?
+	else
+		"$STACKSPY" "$@" > out 2> err || rc=$?
+	fi
 	[ -s err ] && sed 's/^/  stderr: /' err | head -20
 	return 0
 }
