@@ -2,20 +2,8 @@
 # stop points (tests/accuracy.test, bench/accuracy.sh), stacks deeper than
 # the snapshot window, MiniDebugInfo, JIT perf maps.
 
-accuracy_tests = \
-	tests/accuracy.test \
-	tests/accuracy-builds.test \
-	tests/dump-deep.test \
-	tests/symbols-minidebuginfo.test \
-	tests/symbols-perfmap.test
-TESTS += $(accuracy_tests)
-
-EXTRA_DIST += \
-	$(accuracy_tests) \
-	tests/accuracy.py \
-	tests/targets/busy.c \
-	tests/targets/busy-nocfi.c \
-	bench/accuracy.sh
+EXTRA_DIST += tests/accuracy.py tests/targets/busy.c \
+	tests/targets/busy-nocfi.c bench/accuracy.sh
 
 # busy: -O2 without frame pointers, except busy-nocfi.c, which has frame
 # pointers and no unwind tables at all (see busy.c).  Explicit rules for the
@@ -36,12 +24,7 @@ tests/targets/busy: tests/targets/busy.c tests/targets/busy-nocfi.c $(TARGET_DEP
 # without it); busy-dwarf is busy without .eh_frame, its CFI only in
 # .debug_frame (tests/debugframe-gdb.test also splits it into a separate
 # debug file).
-debugframe_tests = \
-	tests/go-dump.test \
-	tests/go-gdb.test \
-	tests/debugframe-gdb.test
-TESTS += $(debugframe_tests)
-EXTRA_DIST += $(debugframe_tests) tests/targets/gowork.go tests/go-lib.sh
+EXTRA_DIST += tests/targets/gowork.go tests/go-lib.sh
 
 check_DATA += tests/targets/busy-dwarf
 CLEANFILES += tests/targets/busy-dwarf tests/targets/busy-dwarf-nocfi.o

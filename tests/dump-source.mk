@@ -4,8 +4,7 @@
 # TARGET_* variables from there.  The test makes its stripped, debuglink
 # and compressed-DWARF copies itself.
 
-TESTS += tests/dump-source.test tests/record-inline.test
-EXTRA_DIST += tests/dump-source.test tests/record-inline.test tests/targets/inline.c
+EXTRA_DIST += tests/targets/inline.c
 
 check_DATA += tests/targets/inline-O2
 CLEANFILES += tests/targets/inline-O2

@@ -4,22 +4,13 @@
 # (headless Chromium through playwright-core from npm, installed on first
 # use into tests/node-cache/ of the build tree).
 check_PROGRAMS += tests/unit-flamegraph tests/flamegraph-gen
-TESTS += tests/unit-flamegraph
 tests_unit_flamegraph_SOURCES = tests/unit-flamegraph.c
 tests_unit_flamegraph_LDADD = collapse/libcollapse.a
 tests_flamegraph_gen_SOURCES = tests/flamegraph-gen.c
 tests_flamegraph_gen_LDADD = collapse/libcollapse.a
 
-flamegraph_browser_tests = \
-	tests/svg-browser.test \
-	tests/speedscope.test
-TESTS += $(flamegraph_browser_tests)
-EXTRA_DIST += \
-	$(flamegraph_browser_tests) \
-	tests/browser.sh \
-	tests/svg-browser.mjs \
-	tests/speedscope.mjs \
-	tests/pngstat.py
+EXTRA_DIST += tests/browser.sh tests/svg-browser.mjs \
+	tests/speedscope.mjs tests/pngstat.py
 
 clean-local: clean-local-node-cache
 clean-local-node-cache:

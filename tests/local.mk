@@ -15,80 +15,24 @@ AM_TESTS_ENVIRONMENT = \
 	SHELL='$(SHELL)'; \
 	export abs_top_builddir abs_top_srcdir GDB SHELL;
 
-integration_tests = \
-	tests/shell-syntax.test \
-	tests/options.test \
-	tests/attach-nonexistent.test \
-	tests/attach-kthread.test \
-	tests/attach-zombie.test \
-	tests/attach-traced.test \
-	tests/attach-eperm.test \
-	tests/dump-O0.test \
-	tests/dump-O2.test \
-	tests/dump-O2-nopie.test \
-	tests/dump-engine-fp.test \
-	tests/dump-engine-cfi.test \
-	tests/dump-cxx.test \
-	tests/dump-text.test \
-	tests/dump-tid-depth.test \
-	tests/dump-multi.test \
-	tests/dump-subprocesses.test \
-	tests/dump-dstate.test \
-	tests/dump-locks.test \
-	tests/dump-group.test \
-	tests/dump-exited-main.test \
-	tests/dump-consistent.test \
-	tests/dump-nullcall.test \
-	tests/dump-ucontext.test \
-	tests/record-idle-dstate.test \
-	tests/record-kernel.test \
-	tests/detach-running.test \
-	tests/detach-stopped.test \
-	tests/detach-signal.test \
-	tests/gdb-compare.test \
-	tests/core-dump.test \
-	tests/core-bad.test \
-	tests/core-nonregular.test
-TESTS += $(integration_tests)
-
-EXTRA_DIST += \
-	$(integration_tests) \
-	tests/README \
-	tests/init.sh \
-	tests/run-test.sh \
-	tests/check.h \
-	tests/jsonq.py \
-	tests/gdb-frames.py \
-	tests/core-edit.py \
-	tests/fuzz/fuzz.sh \
-	tests/fuzz/fuzz-elf.c \
-	tests/fuzz/fuzz-core.c \
-	tests/fuzz/make-seeds.py \
-	tests/fuzz/corpus-core/gcore-notes \
+EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
+	tests/jsonq.py tests/gdb-frames.py tests/core-edit.py \
+	tests/fuzz/fuzz.sh tests/fuzz/fuzz-elf.c tests/fuzz/fuzz-core.c \
+	tests/fuzz/make-seeds.py tests/fuzz/corpus-core/gcore-notes \
 	tests/fuzz/corpus-core/mipsbe-linkmap \
 	tests/fuzz/corpus-core/mipsbe-ntfile \
 	tests/fuzz/corpus-core/mipsel-linkmap \
 	tests/fuzz/corpus-core/mipsel-ntfile \
 	tests/fuzz/corpus-core/x86_64-linkmap \
-	tests/fuzz/corpus-core/x86_64-ntfile \
-	tests/fuzz/corpus-elf/cxx-small \
+	tests/fuzz/corpus-core/x86_64-ntfile tests/fuzz/corpus-elf/cxx-small \
 	tests/fuzz/corpus-elf/cxx-stripped \
 	tests/fuzz/corpus-elf/libdlt-stripped-so \
-	tests/fuzz/corpus-elf/libdlt-so \
-	tests/fuzz/corpus-elf/maps.txt \
-	tests/targets/target.h \
-	tests/targets/threads.c \
-	tests/targets/libdlt.c \
-	tests/targets/cxx.cc \
-	tests/targets/many.c \
-	tests/targets/seize.c \
-	tests/targets/evilname.c \
-	tests/targets/nullcall.c \
-	tests/targets/ucontext.c \
-	tests/targets/zombie.c \
-	tests/targets/interrupt.c \
-	tests/targets/vfork.c \
-	tests/targets/locks.c \
+	tests/fuzz/corpus-elf/libdlt-so tests/fuzz/corpus-elf/maps.txt \
+	tests/targets/target.h tests/targets/threads.c tests/targets/libdlt.c \
+	tests/targets/cxx.cc tests/targets/many.c tests/targets/seize.c \
+	tests/targets/evilname.c tests/targets/nullcall.c \
+	tests/targets/ucontext.c tests/targets/zombie.c \
+	tests/targets/interrupt.c tests/targets/vfork.c tests/targets/locks.c \
 	tests/targets/crowd.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake

@@ -1,8 +1,5 @@
 # tests/pprof.mk - -f pprof, --push and debuginfod (issue 15).
-pprof_tests = tests/pprof-record.test tests/debuginfod-server.test \
-	tests/push-ingest.test
-TESTS += $(pprof_tests)
-EXTRA_DIST += $(pprof_tests) tests/pprof-traces.py tests/pprof-gen.c \
+EXTRA_DIST += tests/pprof-traces.py tests/pprof-gen.c \
 	tests/push-receiver.py
 if HAVE_PROTOBUF_C
 check_PROGRAMS += tests/pprof-gen

@@ -3,19 +3,7 @@
 # the real-time signals it receives and its "send" mode queues them;
 # tests/targets/edges.c) and the mutation script that checks they catch a
 # broken promise (tests/mutate.sh, outside make check).
-promise_tests = \
-	tests/promise-signals-record.test \
-	tests/promise-signals-dump.test \
-	tests/promise-stopped-record.test \
-	tests/promise-stopped-dump.test \
-	tests/promise-stopped-top.test \
-	tests/promise-sigcont.test \
-	tests/promise-kill9.test \
-	tests/promise-detach-first.test \
-	tests/promise-caller-ip.test \
-	tests/promise-stack-end.test
-TESTS += $(promise_tests)
-EXTRA_DIST += $(promise_tests) tests/promise-lib.sh tests/mutate.sh \
+EXTRA_DIST += tests/promise-lib.sh tests/mutate.sh \
 	tests/targets/sigcount.c tests/targets/edges.c
 check_DATA += tests/targets/sigcount tests/targets/edges
 CLEANFILES += tests/targets/sigcount tests/targets/edges
@@ -24,6 +12,5 @@ CLEANFILES += tests/targets/sigcount tests/targets/edges
 # to chance: a real child seized by ptrace/ and let go in a
 # signal-delivery-stop, with queued signals, in a group-stop.
 check_PROGRAMS += tests/unit-detach
-TESTS += tests/unit-detach
 tests_unit_detach_SOURCES = tests/unit-detach.c
 tests_unit_detach_LDADD = ptrace/libptrace.a arch/libarch.a

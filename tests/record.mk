@@ -4,21 +4,7 @@
 # Built by an explicit rule like the targets of tests/local.mk (same reason:
 # nothing may change its flags), with the TARGET_* variables from there.
 
-record_tests = \
-	tests/record-ratio.test \
-	tests/record-perf.test \
-	tests/record-signals.test \
-	tests/record-threads.test \
-	tests/record-subprocesses.test \
-	tests/record-make.test \
-	tests/record-nginx.test \
-	tests/record-errors.test \
-	tests/record-crash.test \
-	tests/record-memo.test \
-	tests/record-dlswap.test \
-	tests/record-slow-unwind.test
-TESTS += $(record_tests)
-EXTRA_DIST += $(record_tests) tests/record-lib.sh tests/targets/ratio.c \
+EXTRA_DIST += tests/record-lib.sh tests/targets/ratio.c \
 	tests/gcc-wrapper.sh tests/build-makefile.sh
 
 check_DATA += tests/targets/ratio
@@ -49,9 +35,7 @@ tests/targets/libswap-b.so: tests/targets/libswap.c
 # threads that sleep and compute in short turns (3:1 in two functions); its
 # -B mode is the CPU burner that loads the machine in the test and in
 # bench/oncpu-busy.sh.
-oncpu_tests = tests/record-oncpu.test
-TESTS += $(oncpu_tests)
-EXTRA_DIST += $(oncpu_tests) tests/targets/sleepwork.c
+EXTRA_DIST += tests/targets/sleepwork.c
 
 check_DATA += tests/targets/sleepwork
 CLEANFILES += tests/targets/sleepwork

@@ -45,9 +45,13 @@ export STACKSPY_INIT_MARK
 
 # The output goes through a file so that it can be searched for the shell's
 # own complaints afterwards; the harness logs it all the same.
+t0=$(date +%s%N)
 timeout -k 10 "$limit" "${SHELL:-/bin/sh}" "$@" > "$work/output" 2>&1
 rc=$?
+t1=$(date +%s%N)
 cat "$work/output"
+# What makes `make check` slow: grep -h '^# duration' tests/*.log | sort -k3 -n
+echo "# duration: $(( (t1 - t0) / 1000000 )) ms"
 
 case $rc in
 124|137)

@@ -3,7 +3,6 @@
 # lookup: own, libc through /usr/lib/debug/.build-id, vdso; demangling;
 # damaged ELF files) and of file_map()'s SIGBUS guard.
 check_PROGRAMS += tests/unit-symtab
-TESTS += tests/unit-symtab
 tests_unit_symtab_SOURCES = tests/unit-symtab.c
 tests_unit_symtab_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_symtab_LDADD = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a \
@@ -11,14 +10,12 @@ tests_unit_symtab_LDADD = unwind/libunwind-engines.a ptrace/libptrace.a arch/lib
 
 # file_map()'s SIGBUS guard (unwind/elf-image.c).
 check_PROGRAMS += tests/unit-filemap
-TESTS += tests/unit-filemap
 tests_unit_filemap_SOURCES = tests/unit-filemap.c
 tests_unit_filemap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_filemap_LDADD = $(tests_unit_symtab_LDADD)
 
 # unwind/perf-map.c: incremental reads, replacement, caps.
 check_PROGRAMS += tests/unit-perfmap
-TESTS += tests/unit-perfmap
 tests_unit_perfmap_SOURCES = tests/unit-perfmap.c
 tests_unit_perfmap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_perfmap_LDADD = $(tests_unit_symtab_LDADD)
@@ -27,5 +24,3 @@ tests_unit_perfmap_LDADD = $(tests_unit_symtab_LDADD)
 check_DATA += tests/targets/jitgrow
 CLEANFILES += tests/targets/jitgrow
 EXTRA_DIST += tests/targets/jitgrow.c
-TESTS += tests/symbols-perfmap-grow.test
-EXTRA_DIST += tests/symbols-perfmap-grow.test

@@ -8,16 +8,6 @@
 # network for the first download of Debian's packages (cached in
 # ~/.cache/stackspy-vm, or STACKSPY_VM_CACHE).  About 1 minute each on two
 # cores (a few seconds more for the first download).
-vm_tests = \
-	tests/vm-aarch64.test \
-	tests/vm-mipsel.test
-TESTS += $(vm_tests)
-EXTRA_DIST += \
-	$(vm_tests) \
-	tests/vm-lib.sh \
-	tests/vm-init.sh \
-	tests/vm-check.py \
-	tests/targets/vm/live.c \
-	tests/targets/vm/locks.c \
-	tests/targets/vm/nullcall.c \
-	tests/targets/vm/ready.h
+EXTRA_DIST += tests/vm-lib.sh tests/vm-init.sh tests/vm-check.py \
+	tests/targets/vm/live.c tests/targets/vm/locks.c \
+	tests/targets/vm/nullcall.c tests/targets/vm/ready.h

@@ -11,13 +11,8 @@ ui_libui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
 # Unit tests of the model: aggregation, recursion, threads, the rolling
 # window, callers/callees, sorting, text fitting.
 check_PROGRAMS += tests/unit-uimodel
-TESTS += tests/unit-uimodel
 tests_unit_uimodel_SOURCES = tests/unit-uimodel.c
 tests_unit_uimodel_LDADD = ui/libui.a collapse/libcollapse.a
 
 # `stackspy top` driven in tmux.
-TESTS += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test \
-	tests/top-subprocesses.test
-EXTRA_DIST += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test \
-	tests/top-subprocesses.test \
-	tests/top-lib.sh bench/top-rate.sh
+EXTRA_DIST += tests/top-lib.sh bench/top-rate.sh

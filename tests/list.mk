@@ -1,0 +1,154 @@
+# tests/list.mk - every test, in one list (tests/README: adding a test;
+# the fragments of tests/ and each folder's local.mk build what the tests
+# run: unit-test programs and target programs).
+#
+# `make check` runs TESTS: no network, no emulated machine, no browser.
+# `make check-slow` runs SLOW_TESTS: stackspy live in emulated machines of
+# the other architectures (tests/vm.mk; Debian's kernels and libraries
+# downloaded on first use into ~/.cache/stackspy-vm) and the flamegraph
+# and speedscope files opened in headless Chromium (tests/flamegraph.mk;
+# playwright-core from npm).  .ci/run runs both.  Each test's log ends
+# with its duration: grep -h '^# duration' tests/*.log | sort -k3 -n.
+
+# The framework and the command line
+TESTS += \
+	tests/cli-command-end.test \
+	tests/cli-pids.test \
+	tests/cli-terminal.test \
+	tests/cli-top-command.test \
+	tests/options.test \
+	tests/shell-syntax.test
+
+# Unit tests (C programs against one module)
+TESTS += \
+	tests/unit-arch \
+	tests/unit-collapse \
+	tests/unit-detach \
+	tests/unit-filemap \
+	tests/unit-flamegraph \
+	tests/unit-mips \
+	tests/unit-perfmap \
+	tests/unit-profiler \
+	tests/unit-symtab \
+	tests/unit-uimodel
+
+# Attaching, detaching and the ptrace promises (DESIGN.md, "ptrace rules")
+TESTS += \
+	tests/attach-eperm.test \
+	tests/attach-kthread.test \
+	tests/attach-nonexistent.test \
+	tests/attach-other-tracer.test \
+	tests/attach-traced.test \
+	tests/attach-zombie.test \
+	tests/detach-running.test \
+	tests/detach-signal.test \
+	tests/detach-stopped.test \
+	tests/many-fds.test \
+	tests/promise-caller-ip.test \
+	tests/promise-detach-first.test \
+	tests/promise-kill9.test \
+	tests/promise-sigcont.test \
+	tests/promise-signals-dump.test \
+	tests/promise-signals-record.test \
+	tests/promise-stack-end.test \
+	tests/promise-stopped-dump.test \
+	tests/promise-stopped-record.test \
+	tests/promise-stopped-top.test
+
+# dump and core files
+TESTS += \
+	tests/core-bad.test \
+	tests/core-dump.test \
+	tests/core-nonregular.test \
+	tests/dump-O0.test \
+	tests/dump-O2-nopie.test \
+	tests/dump-O2.test \
+	tests/dump-consistent.test \
+	tests/dump-cxx.test \
+	tests/dump-deep.test \
+	tests/dump-dstate.test \
+	tests/dump-engine-cfi.test \
+	tests/dump-engine-fp.test \
+	tests/dump-exited-main.test \
+	tests/dump-group.test \
+	tests/dump-linger.test \
+	tests/dump-locks.test \
+	tests/dump-multi.test \
+	tests/dump-nullcall.test \
+	tests/dump-source.test \
+	tests/dump-subprocesses.test \
+	tests/dump-text.test \
+	tests/dump-tid-depth.test \
+	tests/dump-ucontext.test
+
+# record
+TESTS += \
+	tests/record-crash.test \
+	tests/record-dlswap.test \
+	tests/record-errors.test \
+	tests/record-exec.test \
+	tests/record-idle-dstate.test \
+	tests/record-inline.test \
+	tests/record-kernel.test \
+	tests/record-make.test \
+	tests/record-memo.test \
+	tests/record-nginx.test \
+	tests/record-oncpu.test \
+	tests/record-perf.test \
+	tests/record-ratio.test \
+	tests/record-signals-all.test \
+	tests/record-signals.test \
+	tests/record-slow-unwind.test \
+	tests/record-stop.test \
+	tests/record-subprocesses.test \
+	tests/record-threads.test \
+	tests/record-watchdog.test
+
+# top
+TESTS += \
+	tests/top-lifecycle.test \
+	tests/top-options.test \
+	tests/top-subprocesses.test \
+	tests/top-tmux.test
+
+# Accuracy against gdb, symbols, other languages and architectures
+TESTS += \
+	tests/accuracy-builds.test \
+	tests/accuracy.test \
+	tests/cfi-read.test \
+	tests/debugframe-gdb.test \
+	tests/gdb-compare.test \
+	tests/go-dump.test \
+	tests/go-gdb.test \
+	tests/mips-core.test \
+	tests/symbols-minidebuginfo.test \
+	tests/symbols-perfmap-grow.test \
+	tests/symbols-perfmap.test
+
+# -f pprof, --push, debuginfod
+TESTS += \
+	tests/debuginfod-server.test \
+	tests/pprof-record.test \
+	tests/push-ingest.test
+
+# Root against a hostile unprivileged target (tests/hostile-lib.sh)
+TESTS += \
+	tests/security-debugbounds.test \
+	tests/security-debuginfod.test \
+	tests/security-output.test \
+	tests/security-perfmap.test \
+	tests/security-push.test \
+	tests/security-terminal.test \
+	tests/security-top.test
+
+SLOW_TESTS = \
+	tests/vm-aarch64.test \
+	tests/vm-mipsel.test \
+	tests/svg-browser.test \
+	tests/speedscope.test
+
+EXTRA_DIST += $(filter %.test,$(TESTS) $(SLOW_TESTS))
+
+check-slow:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SLOW_TESTS)'
+.PHONY: check-slow
