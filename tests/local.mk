@@ -95,20 +95,17 @@ tests/targets/cxx-O2: tests/targets/cxx.cc $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_GEN)$(TARGET_CXX) -O2 -fomit-frame-pointer $(TARGET_PIE) \
 		-o $@ $(srcdir)/tests/targets/cxx.cc
-tests/targets/nullcall: tests/targets/nullcall.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) -o $@ $(srcdir)/tests/targets/nullcall.c
-tests/targets/ucontext: tests/targets/ucontext.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) -o $@ $(srcdir)/tests/targets/ucontext.c
 
 # A target built the plain way, -O2 and nothing else: tests/targets/NAME
 # from tests/targets/NAME.c by this one rule (list it in a test_targets or
-# check_DATA and its source in EXTRA_DIST; tests/README).  A target whose
-# flags are part of what its test checks has a rule of its own above.
+# check_DATA and its source in EXTRA_DIST; tests/README).  A target that
+# needs a flag or a library more says so in TARGET_FLAGS or TARGET_LIBS
+# of its own (a target-specific variable); one built from several files,
+# or with flags that replace these, has a rule of its own above.
+tests/targets/nullcall tests/targets/ucontext: TARGET_FLAGS = $(TARGET_PIE)
 tests/targets/%: tests/targets/%.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 -o $@ $<
+	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_FLAGS) -o $@ $< $(TARGET_LIBS)
 
 # make dist from a git checkout: every file git tracks is in the tarball,
 # so that a file a test, a helper or a benchmark needs cannot be left out

@@ -9,11 +9,7 @@ EXTRA_DIST += tests/record-lib.sh tests/targets/ratio.c \
 
 check_DATA += tests/targets/ratio
 CLEANFILES += tests/targets/ratio
-
-tests/targets/ratio: tests/targets/ratio.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) \
-		-o $@ $(srcdir)/tests/targets/ratio.c
+tests/targets/ratio: TARGET_FLAGS = $(TARGET_PIE)
 
 # A plugin host that swaps libraries at one address: tests/targets/dlswap
 # and its two libraries, built from one source.
@@ -21,9 +17,8 @@ EXTRA_DIST += tests/targets/dlswap.c tests/targets/libswap.c
 check_DATA += tests/targets/dlswap tests/targets/libswap-a.so tests/targets/libswap-b.so
 CLEANFILES += tests/targets/dlswap tests/targets/libswap-a.so tests/targets/libswap-b.so
 
-tests/targets/dlswap: tests/targets/dlswap.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) -o $@ $(srcdir)/tests/targets/dlswap.c -ldl
+tests/targets/dlswap: TARGET_FLAGS = $(TARGET_PIE)
+tests/targets/dlswap: TARGET_LIBS = -ldl
 tests/targets/libswap-a.so: tests/targets/libswap.c
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 -shared -fPIC -DLIBSWAP_A -o $@ $(srcdir)/tests/targets/libswap.c
@@ -39,8 +34,4 @@ EXTRA_DIST += tests/targets/sleepwork.c
 
 check_DATA += tests/targets/sleepwork
 CLEANFILES += tests/targets/sleepwork
-
-tests/targets/sleepwork: tests/targets/sleepwork.c $(TARGET_DEPS)
-	@$(MKDIR_P) tests/targets
-	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_PIE) \
-		-o $@ $(srcdir)/tests/targets/sleepwork.c
+tests/targets/sleepwork: TARGET_FLAGS = $(TARGET_PIE)
