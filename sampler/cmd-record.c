@@ -615,7 +615,7 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	feedback_init(o.quiet);
+	info_init(o.quiet);
 	struct profiler *p;
 	r = profiler_start(&o.cfg, &p);
 	if (r < 0) {
@@ -635,7 +635,7 @@ cmd_record(int argc, char **argv)
 		push_r = push_record(p, &o.cfg, &o.push, o.duration);
 	else
 		record_run(&o, &out, p);
-	feedback_clear();
+	status_line_clear();
 	feedback_sampling_ended(p);
 	profiler_stop(p);
 	/* Detached first: every signal reaches the command. */

@@ -480,7 +480,7 @@ cmd_top(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 	cleanup_set_terminal(ui_screen_restore_terminal);
-	feedback_init(o.quiet);
+	info_init(o.quiet);
 	feedback_sampling_started(t.p);
 	t.start = now_s();
 	t.active_since = t.start;

@@ -1,5 +1,7 @@
-/* sampler/error.c - error printers and the exit path (strace's
- * error_prints.c is the model).  Nothing exits while a tracee may be
+/* sampler/error.c - every line stackspy writes to standard error: error
+ * printers (strace's error_prints.c is the model), the terminal-only
+ * lines (info_msg) and the one status line rewritten in place; and the
+ * exit path.  Nothing exits while a tracee may be
  * stopped: die() detaches every tracee first (ptrace_detach_all). */
 #include "config.h"
 
@@ -17,11 +19,45 @@
 #include "sampler/sampler.h"
 
 static void (*terminal_restore)(void);
+/* Columns of the status line on the screen now (0: none shown). */
+static size_t status_len;
 
 void
 cleanup_set_terminal(void (*restore)(void))
 {
 	terminal_restore = restore;
+}
+
+void
+status_line_show(const char *text)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "\r%s", text);
+	if (n < 1)
+		return;
+	size_t len = (size_t)n < sizeof(line) ? (size_t)n - 1 : sizeof(line) - 2;
+	/* Blanks over what is left of a longer line before. */
+	while (len < status_len && len + 2 < sizeof(line))
+		line[++len] = ' ';
+	if (write(STDERR_FILENO, line, len + 1) < 0)
+		return;  /* the terminal is gone */
+	status_len = len;
+}
+
+void
+status_line_clear(void)
+{
+	if (!status_len)
+		return;
+	char buf[256];
+	size_t n = status_len < sizeof(buf) - 2 ? status_len : sizeof(buf) - 2;
+	buf[0] = '\r';
+	memset(buf + 1, ' ', n);
+	buf[n + 1] = '\r';
+	status_len = 0;
+	if (write(STDERR_FILENO, buf, n + 2) < 0) {
+		/* the terminal is gone */
+	}
 }
 
 /* Format "stackspy: <prefix><msg><suffix>\n" and write it at once, so that
@@ -35,7 +71,7 @@ vprint(const char *prefix, const char *suffix, const char *fmt, va_list ap)
 	char buf[2048], safe[4 * sizeof(buf)];
 	if (terminal_restore)
 		terminal_restore();
-	feedback_clear();
+	status_line_clear();
 	int n = snprintf(buf, sizeof(buf), "stackspy: %s", prefix);
 	if (n < 0)
 		return;
@@ -141,4 +177,29 @@ cleanup_release_before_output(void)
 		_exit(128 + WTERMSIG(st));
 	}
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_FATAL);
+}
+
+static bool info;
+
+void
+info_init(bool quiet)
+{
+	info = !quiet && isatty(STDERR_FILENO);
+}
+
+bool
+info_on(void)
+{
+	return info;
+}
+
+void
+info_msg(const char *fmt, ...)
+{
+	if (!info)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vprint("", "", fmt, ap);
+	va_end(ap);
 }

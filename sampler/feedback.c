@@ -16,9 +16,6 @@
 
 #include "sampler/sampler.h"
 
-static bool on;
-/* Columns of the progress line on the screen now (0: none shown). */
-static size_t progress_len;
 
 /* CPU time (utime + stime, clock ticks) of one process, and of its
  * children it has waited for (cutime + cstime), for the busy-children
@@ -32,47 +29,6 @@ struct proc_cpu {
 static struct proc_cpu *cpu_before;
 static size_t ncpu_before;
 static unsigned long long targets_own_before;
-
-void
-feedback_init(bool quiet)
-{
-	on = !quiet && isatty(STDERR_FILENO);
-}
-
-bool
-feedback_on(void)
-{
-	return on;
-}
-
-void
-feedback_clear(void)
-{
-	if (!progress_len)
-		return;
-	char buf[256];
-	size_t n = progress_len < sizeof(buf) - 2 ? progress_len : sizeof(buf) - 2;
-	buf[0] = '\r';
-	memset(buf + 1, ' ', n);
-	buf[n + 1] = '\r';
-	progress_len = 0;
-	if (write(STDERR_FILENO, buf, n + 2) < 0) {
-		/* the terminal is gone */
-	}
-}
-
-void
-feedback_msg(const char *fmt, ...)
-{
-	if (!on)
-		return;
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	error_msg("%s", buf);
-}
 
 /* /proc/PID/stat: its CPU times and start time. */
 static int
@@ -142,14 +98,14 @@ void
 feedback_sampling_started(struct profiler *p)
 {
 	free(cpu_before);
-	cpu_before = on ? descendants_cpu(p, &ncpu_before, &targets_own_before) : NULL;
+	cpu_before = info_on() ? descendants_cpu(p, &ncpu_before, &targets_own_before) : NULL;
 }
 
 void
 feedback_start(struct profiler *p, const struct profiler_config *cfg, double duration)
 {
 	feedback_sampling_started(p);
-	if (!on)
+	if (!info_on())
 		return;
 	char what[256], threads[32], how[96];
 	size_t nprocs = profiler_process_count(p);
@@ -180,7 +136,7 @@ feedback_start(struct profiler *p, const struct profiler_config *cfg, double dur
 		snprintf(how, sizeof(how), "until it exits (Ctrl-C stops sooner)");
 	else
 		snprintf(how, sizeof(how), "Ctrl-C to stop");
-	feedback_msg("recording %s, %s, at %g Hz %s; %s", what, threads, cfg->rate_hz,
+	info_msg("recording %s, %s, at %g Hz %s; %s", what, threads, cfg->rate_hz,
 		     cfg->idle ? "wall-clock" : "on-CPU", how);
 }
 
@@ -189,13 +145,13 @@ feedback_progress_wanted(const struct profiler_config *cfg)
 {
 	/* A command started here writes to the same terminal, and its
 	 * lines would land in the middle of ours. */
-	return on && !(cfg->argv && isatty(STDOUT_FILENO));
+	return info_on() && !(cfg->argv && isatty(STDOUT_FILENO));
 }
 
 void
 feedback_progress(struct profiler *p, double duration)
 {
-	if (!on)
+	if (!info_on())
 		return;
 	const struct profiler_stats *st = profiler_stats(p);
 	uint64_t errors = 0;
@@ -206,28 +162,16 @@ feedback_progress(struct profiler *p, double duration)
 		snprintf(elapsed, sizeof(elapsed), "%.0f/%g s", st->elapsed_s, duration);
 	else
 		snprintf(elapsed, sizeof(elapsed), "%.0f s", st->elapsed_s);
-	int n = snprintf(line + 1, sizeof(line) - 1,
-			 "stackspy: %s: %llu samples at %.1f Hz, %llu error%s",
-			 elapsed, (unsigned long long)st->samples, profiler_stats_rate(st),
-			 (unsigned long long)errors, errors == 1 ? "" : "s");
-	if (n < 0)
-		return;
-	size_t len = (size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 2;
-	line[0] = '\r';
-	/* Blanks over what is left of a longer line before. */
-	while (len < progress_len && len + 1 < sizeof(line)) {
-		line[len + 1] = ' ';
-		len++;
-	}
-	if (write(STDERR_FILENO, line, len + 1) < 0)
-		return;
-	progress_len = len;
+	snprintf(line, sizeof(line), "stackspy: %s: %llu samples at %.1f Hz, %llu error%s",
+		 elapsed, (unsigned long long)st->samples, profiler_stats_rate(st),
+		 (unsigned long long)errors, errors == 1 ? "" : "s");
+	status_line_show(line);
 }
 
 void
 feedback_wrote(const char *path, const char *how_to_open)
 {
-	feedback_msg("wrote %s (%s)", path, how_to_open);
+	info_msg("wrote %s (%s)", path, how_to_open);
 }
 
 /* CPU time of the targets' descendants and their own during the
@@ -242,7 +186,7 @@ feedback_sampling_ended(struct profiler *p)
 	 * targets' own. */
 	size_t nafter = 0;
 	unsigned long long own_after = 0, kids = 0;
-	struct proc_cpu *after = on ? descendants_cpu(p, &nafter, &own_after) : NULL;
+	struct proc_cpu *after = info_on() ? descendants_cpu(p, &nafter, &own_after) : NULL;
 	for (size_t i = 0; i < nafter; i++) {
 		const struct proc_cpu *b = NULL;
 		for (size_t j = 0; j < ncpu_before && !b; j++)
@@ -264,7 +208,7 @@ feedback_sampling_ended(struct profiler *p)
 void
 feedback_hints(struct profiler *p, const struct profiler_config *cfg)
 {
-	if (!on)
+	if (!info_on())
 		return;
 	const struct profiler_stats *st = profiler_stats(p);
 	unsigned long long kids = kids_used, own = targets_used;

@@ -10,6 +10,27 @@
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
+int
+profiler_intern(struct profiler *p, const char *name)
+{
+	pthread_mutex_lock(&p->stacks_lock);
+	int id = collapse_intern(p->stacks, name);
+	pthread_mutex_unlock(&p->stacks_lock);
+	return id;
+}
+
+void
+profiler_stacks_lock(struct profiler *p)
+{
+	pthread_mutex_lock(&p->stacks_lock);
+}
+
+void
+profiler_stacks_unlock(struct profiler *p)
+{
+	pthread_mutex_unlock(&p->stacks_lock);
+}
+
 /* Grows the tables indexed by frame id (frame_modules and the others of
  * its kind) to hold id. Returns false when out of memory. */
 static bool

@@ -155,19 +155,11 @@ attach_child(struct profiler *p, pid_t pid)
 		return;
 	}
 	ps->attached = true;
-	ps->ut = unwind_target_open(pid, &r);
-	if (!ps->ut) {
-		ptrace_target_release(ps->pt);
-		ps->pt = NULL;
-		p->nprocs = slot;
-		return;
-	}
-	unwinder_push_map(p, ps);
 	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
 	proc_set_root(p, ps);
+	/* Its map is read by its first tick, as an adopted one's. */
+	ps->map_pending = true;
 	p->stats.processes_seen++;
-	if (profiler_sample_setup(p, ps) < 0)
-		proc_release(p, ps);
 }
 
 void
@@ -204,12 +196,9 @@ proc_adopt_new(struct profiler *p)
 		ps->followed = true;
 		ptrace_read_comm(t->pid, ps->comm, sizeof(ps->comm));
 		proc_set_root(p, ps);
-		int r = proc_map_refresh(p, ps);
-		if (r < 0 && r != -EAGAIN) {
-			/* It exited before we looked. */
-			proc_release(p, ps);
-			continue;
-		}
+		/* Its memory map is read by its first tick (sample.c), which
+		 * lets it go if it has none to give. */
+		ps->map_pending = true;
 		p->stats.processes_seen++;
 		p->stats.processes_followed++;
 	}
@@ -240,7 +229,7 @@ proc_release(struct profiler *p, struct proc_state *ps)
 /* An unreadable map of a process that may still get one: not gone, not a
  * zombie (whose exit another poll may have taken before the process was
  * ours). */
-static bool
+bool
 proc_may_map(struct proc_state *ps)
 {
 	char state = 0;
@@ -267,30 +256,6 @@ proc_open_map(struct proc_state *ps, int *err)
 		ut = unwind_target_open(ps->pid, err);
 	}
 	return ut;
-}
-
-int
-proc_map_refresh(struct profiler *p, struct proc_state *ps)
-{
-	int err;
-	struct unwind_target *ut = unwind_target_open(ps->pid, &err);
-	if (!ut) {
-		/* In an exec (a vfork child becoming `as`): the tracer does
-		 * not wait for it (it waited up to 200 ms here, every target
-		 * held meanwhile: an `as` that lived 160 ms was never
-		 * sampled, tests/record-make.test under load). */
-		ps->map_pending = err == -ESRCH && proc_may_map(ps);
-		return ps->map_pending ? -EAGAIN : err;
-	}
-	ps->map_pending = false;
-	unwind_target_free(ps->ut);
-	ps->ut = ut;
-	/* Late stops' stack ends come from this map. */
-	int r = profiler_sample_setup(p, ps);
-	if (r < 0)
-		return r;
-	unwinder_push_map(p, ps);
-	return 0;
 }
 
 /* Launch mode: ptrace_launch() runs the command traced and stopped at its
@@ -377,7 +342,7 @@ profiler_end_command(struct profiler *p)
 		p->child_status = st;
 		return 0;
 	}
-	feedback_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
+	info_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
 		     (int)p->child, COMMAND_GRACE_MS / 1000);
 	bool killed;
 	int r = ptrace_child_end(ps->pt, COMMAND_GRACE_MS, &st, &killed);

@@ -147,10 +147,11 @@ struct proc_state {
 				     after the start; its state is freed when
 				     it exits (hundreds come and go in a
 				     build) */
-	bool map_pending;         /* its memory map was empty (it is in an
-				     exec): read again at each tick, never
-				     waited for (sample.c); not sampled
-				     while it has none */
+	bool map_pending;         /* its memory map is to be read (found
+				     while recording, or empty: in an
+				     exec): at its next tick, never waited
+				     for (sample.c); not sampled until
+				     then */
 };
 
 /* The unwinder's side of one process (unwinder.c; p->procs' index). */
@@ -266,6 +267,8 @@ char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
 
 /* ---- frames.c -------------------------------------------------------------- */
 
+/* collapse_intern on p->stacks, under its lock (any thread). */
+int profiler_intern(struct profiler *p, const char *name);
 /* The frame ids of the physical frame at ip into out, root first: one,
  * or with --inline up to MAX_INLINE_PER_FRAME.  Returns how many. */
 size_t frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
@@ -276,6 +279,12 @@ size_t frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 /* After attaching (and after an exec): late samples of ps's threads
  * (SAMPLE_LATE) come to the profiler.  Returns 0 or -ENOMEM. */
 int profiler_sample_setup(struct profiler *p, struct proc_state *ps);
+/* ps's memory map without waiting (an adopted process, an exec): read
+ * once; on success ps->ut is the new map (the old one freed, late stops
+ * and the unwinder told).  An empty map of a live process (in an exec)
+ * sets ps->map_pending and keeps the old map; its next tick reads again.
+ * 0, -EAGAIN (pending), or the error (-ESRCH: gone). */
+int proc_map_refresh(struct profiler *p, struct proc_state *ps);
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
 /* After every process of the tick was given to profiler_sample_process:
@@ -320,8 +329,6 @@ bool unwinder_finish(struct profiler *p, unsigned limit_ms);
 bool unwinder_free(struct profiler *p);
 /* The inputs the unwinder skipped (report_target_inputs), per process. */
 void unwinder_report_inputs(struct profiler *p);
-/* collapse_intern on p->stacks, under its lock. */
-int profiler_intern(struct profiler *p, const char *name);
 
 /* ---- blocked.c ------------------------------------------------------------- */
 
@@ -372,12 +379,9 @@ int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
  * gone).  Waits (up to 200 ms): for the launched command only, before the
  * first tick. */
 struct unwind_target *proc_open_map(struct proc_state *ps, int *err);
-/* The same without waiting, for processes found while recording: read
- * once; on success ps->ut is the new map (the old one freed, late stops
- * and the unwinder told).  An empty map of a live process (in an exec)
- * sets ps->map_pending and keeps the old map; the next tick reads again
- * (sample.c).  0, -EAGAIN (pending), or the error (-ESRCH: gone). */
-int proc_map_refresh(struct profiler *p, struct proc_state *ps);
+/* Can a process whose map could not be read still get one (alive, not a
+ * zombie)? */
+bool proc_may_map(struct proc_state *ps);
 int launch(struct profiler *p, struct proc_state *ps);
 /* The ATTACH_* flags of every target. */
 unsigned attach_flags(const struct profiler *p);

@@ -292,6 +292,30 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 		flush_batch(p);
 }
 
+int
+proc_map_refresh(struct profiler *p, struct proc_state *ps)
+{
+	int err;
+	struct unwind_target *ut = unwind_target_open(ps->pid, &err);
+	if (!ut) {
+		/* In an exec (a vfork child becoming `as`): the tracer does
+		 * not wait for it (it waited up to 200 ms here, every target
+		 * held meanwhile: an `as` that lived 160 ms was never
+		 * sampled, tests/record-make.test under load). */
+		ps->map_pending = err == -ESRCH && proc_may_map(ps);
+		return ps->map_pending ? -EAGAIN : err;
+	}
+	ps->map_pending = false;
+	unwind_target_free(ps->ut);
+	ps->ut = ut;
+	/* Late stops' stack ends come from this map. */
+	int r = profiler_sample_setup(p, ps);
+	if (r < 0)
+		return r;
+	unwinder_push_map(p, ps);
+	return 0;
+}
+
 static void
 reopen_after_exec(struct profiler *p, struct proc_state *ps)
 {
@@ -333,9 +357,15 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	} else if (ps->map_pending) {
 		proc_map_refresh(p, ps);
 	}
+	if (!ps->ut && !ps->map_pending) {
+		/* Adopted, and gone (or its map cannot be read) before its
+		 * first tick: let it go. */
+		proc_release(p, ps);
+		return;
+	}
 	/* In an exec: nothing of the new program to name yet (its stacks
 	 * would be named from the old map, or have no stack end). */
-	if (ps->map_pending || !ps->ut)
+	if (ps->map_pending)
 		return;
 	if (threads_may_have_changed(ps, now))
 		ptrace_target_rescan(ps->pt);

@@ -44,6 +44,16 @@ void cleanup_release_before_output(void);
 /* restore (top's endwin) runs before any message above is written, so a
  * message never lands on a curses screen; NULL removes it. */
 void cleanup_set_terminal(void (*restore)(void));
+/* The one status line (record's progress), rewritten in place with "\r";
+ * every message above erases it first.  Below the messages so that the
+ * printers depend on nothing of the sampler. */
+void status_line_show(const char *text);
+void status_line_clear(void);
+/* Lines for a person at a terminal: on when standard error is a terminal
+ * and not quiet (--quiet); info_msg is "stackspy: <msg>" when on. */
+void info_init(bool quiet);
+bool info_on(void);
+void info_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 
 /* ---- signals.c ----------------------------------------------------------- */
 
@@ -69,11 +79,6 @@ const char *signal_name(int sig);
 struct profiler;
 struct profiler_config;
 
-/* On when standard error is a terminal and not quiet (--quiet). */
-void feedback_init(bool quiet);
-bool feedback_on(void);
-/* "stackspy: <msg>" on standard error, when on. */
-void feedback_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* After profiler_start: the start line (what is sampled, how many
  * processes and threads, the rate, how to stop: Ctrl-C, or after duration
  * seconds), and the CPU times the busy-children hint starts from. */
@@ -86,8 +91,6 @@ bool feedback_progress_wanted(const struct profiler_config *cfg);
 /* The progress line (elapsed, samples, achieved rate, errors), rewritten
  * in place: call it about once a second. */
 void feedback_progress(struct profiler *p, double duration);
-/* Erase the progress line if one is shown (every message does first). */
-void feedback_clear(void);
 /* "wrote FILE (how_to_open)". */
 void feedback_wrote(const char *path, const char *how_to_open);
 /* When sampling ends, before a command started here is ended: the CPU time
@@ -477,7 +480,7 @@ void dump_free_locks(struct dump_process *p);
 int output_dump(FILE *out, enum output_format f, const struct dump_process *p,
 		struct unwind_target *t, unsigned sym_flags);
 
-/* stats.c: what stackspy left out of the files the target controls (its
+/* unwinder.c: what stackspy left out of the files the target controls (its
  * perf map over its caps or refused, module paths over the cap), as
  * warnings on stderr; said once, at the end (record's summary, after a
  * dump). */

@@ -88,38 +88,6 @@ profiler_stats_not_oncpu(const struct profiler_stats *s)
 }
 
 void
-report_target_inputs(const struct unwind_target *ut, pid_t pid)
-{
-	struct unwind_dropped d;
-
-	/* What the caps on target-written input left out (unwind.h): the
-	 * names of some frames are missing from the output. */
-	unwind_target_dropped(ut, &d);
-	if (d.perf_map_lines)
-		error_msg("warning: %" PRIu64 " lines of /tmp/perf-%d.map left out "
-			  "(kept at most %u entries and %u MiB of names)",
-			  d.perf_map_lines, (int)pid,
-			  UNWIND_PERF_MAP_MAX_ENTRIES, UNWIND_PERF_MAP_MAX_NAME_BYTES >> 20);
-	if (d.module_names)
-		error_msg("warning: process %d: %" PRIu64 " frames without a module name "
-			  "(kept at most %u MiB of module paths)",
-			  (int)pid, d.module_names, UNWIND_MAX_MODULE_NAME_BYTES >> 20);
-	/* Refused, not an error: JIT frames stay unnamed. */
-	if (d.perf_map_refused) {
-		char owner[32] = "";
-		if (d.perf_map_owner >= 0)
-			snprintf(owner, sizeof(owner), " (uid %ld)", d.perf_map_owner);
-		error_msg("warning: process %d: its perf map /tmp/perf-PID.map was not read: "
-			  "%s%s; its JIT frames are unnamed", (int)pid, d.perf_map_refused, owner);
-	}
-	/* Debug inputs over their limits (shared by every target: each is
-	 * said once, at the first report after it was met). */
-	static size_t skipped_seen;
-	for (const char *line; (line = unwind_skipped_next(&skipped_seen));)
-		error_msg("warning: %s", line);
-}
-
-void
 profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 {
 	const struct profiler_stats *s = profiler_stats(p);

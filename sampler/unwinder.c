@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -113,27 +114,6 @@ uproc_release(struct unwind_proc *up)
 	unwind_target_free(up->ut);
 	up->ut = NULL;
 	collapse_map_free(&up->names);
-}
-
-int
-profiler_intern(struct profiler *p, const char *name)
-{
-	pthread_mutex_lock(&p->stacks_lock);
-	int id = collapse_intern(p->stacks, name);
-	pthread_mutex_unlock(&p->stacks_lock);
-	return id;
-}
-
-void
-profiler_stacks_lock(struct profiler *p)
-{
-	pthread_mutex_lock(&p->stacks_lock);
-}
-
-void
-profiler_stacks_unlock(struct profiler *p)
-{
-	pthread_mutex_unlock(&p->stacks_lock);
 }
 
 /* ---- the unwinder's work ------------------------------------------------- */
@@ -710,6 +690,38 @@ unwinder_free(struct profiler *p)
 	free(u);
 	p->uw = NULL;
 	return true;
+}
+
+void
+report_target_inputs(const struct unwind_target *ut, pid_t pid)
+{
+	struct unwind_dropped d;
+
+	/* What the caps on target-written input left out (unwind.h): the
+	 * names of some frames are missing from the output. */
+	unwind_target_dropped(ut, &d);
+	if (d.perf_map_lines)
+		error_msg("warning: %" PRIu64 " lines of /tmp/perf-%d.map left out "
+			  "(kept at most %u entries and %u MiB of names)",
+			  d.perf_map_lines, (int)pid,
+			  UNWIND_PERF_MAP_MAX_ENTRIES, UNWIND_PERF_MAP_MAX_NAME_BYTES >> 20);
+	if (d.module_names)
+		error_msg("warning: process %d: %" PRIu64 " frames without a module name "
+			  "(kept at most %u MiB of module paths)",
+			  (int)pid, d.module_names, UNWIND_MAX_MODULE_NAME_BYTES >> 20);
+	/* Refused, not an error: JIT frames stay unnamed. */
+	if (d.perf_map_refused) {
+		char owner[32] = "";
+		if (d.perf_map_owner >= 0)
+			snprintf(owner, sizeof(owner), " (uid %ld)", d.perf_map_owner);
+		error_msg("warning: process %d: its perf map /tmp/perf-PID.map was not read: "
+			  "%s%s; its JIT frames are unnamed", (int)pid, d.perf_map_refused, owner);
+	}
+	/* Debug inputs over their limits (shared by every target: each is
+	 * said once, at the first report after it was met). */
+	static size_t skipped_seen;
+	for (const char *line; (line = unwind_skipped_next(&skipped_seen));)
+		error_msg("warning: %s", line);
 }
 
 void
