@@ -16,6 +16,7 @@ TESTS += \
 	tests/cli-pids.test \
 	tests/cli-terminal.test \
 	tests/cli-top-command.test \
+	tests/layering.test \
 	tests/options.test \
 	tests/shell-syntax.test
 
@@ -147,7 +148,7 @@ SLOW_TESTS = \
 	tests/svg-browser.test \
 	tests/speedscope.test
 
-EXTRA_DIST += $(filter %.test,$(TESTS) $(SLOW_TESTS))
+EXTRA_DIST += $(filter %.test,$(TESTS) $(SLOW_TESTS)) tests/layering.py
 
 check-slow:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SLOW_TESTS)'
