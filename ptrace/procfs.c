@@ -361,7 +361,7 @@ put_reg(const struct arch *a, unsigned char *regs, int slot, uint64_t v)
 	if (slot < 0 || (unsigned)slot >= a->nregs || a->pr_index[slot] < 0)
 		return;
 	size_t off = (size_t)a->pr_index[slot] * a->word_size;
-	if (off + a->word_size > a->pr_reg_size || off + a->word_size > PTRACE_REGS_MAX)
+	if (off + a->word_size > a->pr_reg_size || off + a->word_size > TRACE_REGS_MAX)
 		return;
 	if (a->word_size == 8) {
 		memcpy(regs + off, &v, 8);
@@ -385,7 +385,7 @@ ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_
 		return -ENODATA;
 	out->tid = tid;
 	memset(out->regs, 0, sizeof(out->regs));
-	out->regs_len = a->pr_reg_size < PTRACE_REGS_MAX ? a->pr_reg_size : PTRACE_REGS_MAX;
+	out->regs_len = a->pr_reg_size < TRACE_REGS_MAX ? a->pr_reg_size : TRACE_REGS_MAX;
 	put_reg(a, out->regs, a->reg_sp, sc->sp);
 	put_reg(a, out->regs, a->reg_ip, sc->pc);
 	/* The arguments of the call it blocks in: one of them may be what
