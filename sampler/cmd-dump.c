@@ -30,8 +30,6 @@
 /* How long a thread may take to stop (a record's tick waits less:
  * RECORD_STOP_TIMEOUT_MS). */
 #define DUMP_STOP_TIMEOUT_MS 250
-/* Kernel frames kept per thread (/proc/TID/stack has about 10-20). */
-#define MAX_DUMP_KERNEL_FRAMES 64
 
 struct dump_options {
 	pid_t *pids;
@@ -55,60 +53,61 @@ struct dump_options {
 static void
 dump_usage(FILE *f)
 {
-	fputs("Usage: stackspy dump [-p] PID[,PID...] [PID...] [OPTIONS]\n"
-	      "       stackspy dump --core FILE [--exe FILE] [--sysroot DIR] [OPTIONS]\n"
-	      "Print the stack of every thread of a running process, once: attach,\n"
-	      "stop each thread just long enough to copy its registers and stack,\n"
-	      "detach, then unwind and print.  The process keeps running (a process\n"
-	      "that was stopped with SIGSTOP stays stopped).\n"
-	      "\n"
-	      "Target:\n"
-	      "  -p, --pid PID[,PID...]  process(es) to dump; PIDs may also be given as\n"
-	      "                          arguments, separately or as comma lists, any number\n"
-	      "  -t, --tid TID           only this thread\n"
-	      "      --core FILE         a core file (kernel core dump or gcore output)\n"
-	      "                          instead of a process; no PID then\n"
-	      "      --exe FILE          with --core: the executable, when the one the\n"
-	      "                          core names is not at that path here\n"
-	      "      --sysroot DIR       with --core: look for the core's files under DIR\n"
-	      "                          (the container's or the other machine's root)\n"
-	      "\n"
-	      "Unwinding:\n"
-	      "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
-	      "                          frame pointers elsewhere), cfi, fp, mips\n"
-	      "  -m, --max-depth N       at most N frames per thread (default 256, 0: no limit)\n"
-	      "\n"
-	      "Output:\n"
-	      "  -f, --format FORMAT     text (default) or json\n"
-	      "      --no-demangle       print C++/Rust symbols as they are in the binary\n"
-	      "      --source            source file:line of each frame, and the functions\n"
-	      "                          inlined at its address as frames of their own\n"
-	      "                          (\"[inlined]\"), from the debug information\n"
-	      "      --kernel            also the kernel stack of every thread\n"
-	      "                          (/proc/TID/stack, root only); threads blocked\n"
-	      "                          in uninterruptible sleep (D) always get theirs\n"
-	      "      --group             each distinct stack once, with how many threads\n"
-	      "                          share it and which, most common first\n"
-	      "      --consistent        keep every thread stopped until all are copied\n"
-	      "                          (one instant, as gdb; each thread is then stopped\n"
-	      "                          for the whole sampling; default: only until its\n"
-	      "                          own copy, eight threads at a time)\n"
-	      "      --no-debuginfod     do not fetch missing debug files from the servers\n"
-	      "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
-	      "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
-	      "      --subprocesses      also every process below the given ones (their\n"
-	      "                          children, grandchildren...) as they are now\n"
-	      "  -h, --help              show this help\n"
-	      "\n"
-	      "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
-	      "are not stopped: their user stack is read while they stay blocked,\n"
-	      "from the sp and pc in /proc/TID/syscall, and shown with their kernel\n"
-	      "stack and wchan.  Threads blocked in pthread_mutex_lock are shown with\n"
-	      "the mutex and its owner; wait-for cycles are printed first as deadlocks.\n"
-	      "\n"
-	      "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
-	      "output still written), 2 fatal error (nothing written), 64 usage error.\n",
-	      f);
+	/* A format, for the default depth: a literal % here is written %%. */
+	fprintf(f, "Usage: stackspy dump [-p] PID[,PID...] [PID...] [OPTIONS]\n"
+	           "       stackspy dump --core FILE [--exe FILE] [--sysroot DIR] [OPTIONS]\n"
+	           "Print the stack of every thread of a running process, once: attach,\n"
+	           "stop each thread just long enough to copy its registers and stack,\n"
+	           "detach, then unwind and print.  The process keeps running (a process\n"
+	           "that was stopped with SIGSTOP stays stopped).\n"
+	           "\n"
+	           "Target:\n"
+	           "  -p, --pid PID[,PID...]  process(es) to dump; PIDs may also be given as\n"
+	           "                          arguments, separately or as comma lists, any number\n"
+	           "  -t, --tid TID           only this thread\n"
+	           "      --core FILE         a core file (kernel core dump or gcore output)\n"
+	           "                          instead of a process; no PID then\n"
+	           "      --exe FILE          with --core: the executable, when the one the\n"
+	           "                          core names is not at that path here\n"
+	           "      --sysroot DIR       with --core: look for the core's files under DIR\n"
+	           "                          (the container's or the other machine's root)\n"
+	           "\n"
+	           "Unwinding:\n"
+	           "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
+	           "                          frame pointers elsewhere), cfi, fp, mips\n"
+	           "  -m, --max-depth N       at most N frames per thread (default %d, 0: no limit)\n"
+	           "\n"
+	           "Output:\n"
+	           "  -f, --format FORMAT     text (default) or json\n"
+	           "      --no-demangle       print C++/Rust symbols as they are in the binary\n"
+	           "      --source            source file:line of each frame, and the functions\n"
+	           "                          inlined at its address as frames of their own\n"
+	           "                          (\"[inlined]\"), from the debug information\n"
+	           "      --kernel            also the kernel stack of every thread\n"
+	           "                          (/proc/TID/stack, root only); threads blocked\n"
+	           "                          in uninterruptible sleep (D) always get theirs\n"
+	           "      --group             each distinct stack once, with how many threads\n"
+	           "                          share it and which, most common first\n"
+	           "      --consistent        keep every thread stopped until all are copied\n"
+	           "                          (one instant, as gdb; each thread is then stopped\n"
+	           "                          for the whole sampling; default: only until its\n"
+	           "                          own copy, eight threads at a time)\n"
+	           "      --no-debuginfod     do not fetch missing debug files from the servers\n"
+	           "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
+	           "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
+	           "      --subprocesses      also every process below the given ones (their\n"
+	           "                          children, grandchildren...) as they are now\n"
+	           "  -h, --help              show this help\n"
+	           "\n"
+	           "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
+	           "are not stopped: their user stack is read while they stay blocked,\n"
+	           "from the sp and pc in /proc/TID/syscall, and shown with their kernel\n"
+	           "stack and wchan.  Threads blocked in pthread_mutex_lock are shown with\n"
+	           "the mutex and its owner; wait-for cycles are printed first as deadlocks.\n"
+	           "\n"
+	           "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
+	           "output still written), 2 fatal error (nothing written), 64 usage error.\n",
+	           DEFAULT_MAX_DEPTH);
 }
 
 static void
@@ -327,9 +326,9 @@ sample_blocked(pid_t pid, struct unwind_target *ut, struct dump_thread *d,
 static void
 read_kernel_stack(pid_t pid, struct dump_thread *d)
 {
-	struct kernel_frame kf[MAX_DUMP_KERNEL_FRAMES];
+	struct kernel_frame kf[MAX_KERNEL_FRAMES];
 	ptrace_read_wchan(pid, d->tid, d->wchan, sizeof(d->wchan));
-	int n = ptrace_kernel_stack(pid, d->tid, kf, MAX_DUMP_KERNEL_FRAMES);
+	int n = ptrace_kernel_stack(pid, d->tid, kf, MAX_KERNEL_FRAMES);
 	if (n <= 0)
 		return;
 	if (!(d->kframes = malloc((size_t)n * sizeof(*kf))))

@@ -47,8 +47,6 @@
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32
-/* Kernel frames past this are dropped (the kernel prints at most 64). */
-#define MAX_KERNEL_FRAMES 64
 /* Real-time priority for at most this much of a tick (or a quarter of the
  * period, if shorter): the wait for the tick, the stops, the hand-over
  * (and, without the unwinder's own thread, as much of the unwinding as
