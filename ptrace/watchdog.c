@@ -154,7 +154,7 @@ watchdog_main(pid_t tracer)
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	uint64_t stopped_since = 0, ran = 0;
-	const struct timespec tick = { 0, WATCH_INTERVAL_MS * 1000000L };
+	const struct timespec tick = ns_to_timespec(WATCH_INTERVAL_MS * NS_PER_MS);
 	for (;;) {
 		nanosleep(&tick, NULL);
 		if (getppid() != tracer)

@@ -596,9 +596,7 @@ unwinder_finish(struct dump_unwinder *u)
 	 * leave their sleep, and the watchdog sees us making progress,
 	 * however long the unwinding takes. */
 	for (;;) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts = ns_to_timespec(timespec_to_ns(&ts) + 20 * NS_PER_MS);
+		struct timespec ts = realtime_deadline(20 * NS_PER_MS);
 		if (pthread_timedjoin_np(u->thread, NULL, &ts) != ETIMEDOUT)
 			break;
 		ptrace_poll_all();

@@ -406,10 +406,8 @@ static int
 write_pprof(FILE *out, const struct record_options *o, struct profiler *p)
 {
 	const struct profiler_stats *st = profiler_stats(p);
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t duration = (int64_t)(st->elapsed_s * (double)NS_PER_SEC);
-	int64_t end = (int64_t)timespec_to_ns(&now);
+	int64_t end = (int64_t)realtime_ns();
 	void *buf;
 	size_t len;
 	int r = profiler_encode_pprof(p, &o->cfg, NULL, 0, end - duration, duration, &buf, &len);
