@@ -381,7 +381,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
-		.timeout_us = DUMP_STOP_TIMEOUT_MS * 1000,
+		.timeout_us = DUMP_STOP_TIMEOUT_MS * (int64_t)US_PER_MS,
 		.stagger_us = 0,
 		/* The default: each thread stopped only for its own copy
 		 * and those of its batch (blocked threads do not move
@@ -396,7 +396,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		struct dump_thread *d = &p->threads[b->slot[k]];
 		struct stack_snapshot *s = &snaps[b->slot[k]];
 		int e = r < 0 ? r : b->results[k];
-		d->pause_us = (double)b->outs[k].pause_ns / 1000.0;
+		d->pause_us = (double)b->outs[k].pause_ns / (double)NS_PER_US;
 		if (e == -ESRCH) {
 			d->tid = 0;
 			continue;
@@ -698,7 +698,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	if (o->consistent) {
 		/* Every stopped thread was held until now: its pause is
 		 * (at most) the whole sampling. */
-		double held_us = (double)held_ns / 1000.0;
+		double held_us = (double)held_ns / (double)NS_PER_US;
 		for (size_t k = 0; k < p->nthreads; k++)
 			if (p->threads[k].sampled && !p->threads[k].unstopped)
 				p->threads[k].pause_us = held_us;

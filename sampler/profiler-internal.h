@@ -63,7 +63,7 @@
 /* The unwinder's nice value (its thread only; unwinder.c). */
 #define UNWIND_NICE       (-10)
 /* A full rescan of /proc/PID/task at least this often (sample.c). */
-#define RESCAN_NS         100000000u
+#define RESCAN_NS         (100 * NS_PER_MS)
 /* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
  * thread (entering and leaving the stop), which does not make it "ran
  * since its last stop". */
@@ -74,7 +74,7 @@
 /* A sleeping thread that does not stop in time is in uninterruptible sleep
  * (D): leave it alone this long.  A runnable one that does not is only
  * waiting for a CPU, and is tried again next tick. */
-#define UNSTOPPABLE_NS    1000000000u
+#define UNSTOPPABLE_NS    NS_PER_SEC
 /* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
  * 1 s; the last bucket holds the rest. */
 #define PAUSE_FINE_US     10000u

@@ -188,7 +188,7 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 			unwind_note_skipped(path, "(%s) not read: its CRC was not checked within %llu ms; "
 					    "names there come from what else the module has",
 					    unwind_size_text(dbg->size, a, sizeof(a)),
-					    (unsigned long long)(DEBUG_FILE_CRC_BUDGET_NS / 1000000));
+					    (unsigned long long)(DEBUG_FILE_CRC_BUDGET_NS / NS_PER_MS));
 			goto reject;
 		}
 		if (got != crc)

@@ -35,7 +35,7 @@
 #define READ_MAX   (16 << 20)     /* bytes read at one look, at most: the
 				     rest at the next (a huge map must not
 				     hold the caller for seconds) */
-#define READ_BUDGET_NS (100 * 1000000ULL) /* and at most this long (a file
+#define READ_BUDGET_NS (100 * NS_PER_MS) /* and at most this long (a file
 				     on a slow or hung file system) */
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC  0x9fa0
