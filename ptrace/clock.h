@@ -1,8 +1,11 @@
 /* ptrace/clock.h - the one clock of stackspy and its units.
  *
  * CLOCK_MONOTONIC in nanoseconds: pauses, ticks, deadlines and reload
- * intervals are all measured with it.  The lowest file of ptrace/ (it
- * calls nothing of stackspy); every other module may use it.
+ * intervals are all measured with it.  CLOCK_REALTIME only where the
+ * outside world wants it: the wall-clock times of a profile, and the
+ * deadlines of pthread_cond_timedwait and pthread_timedjoin_np.  The
+ * lowest file of ptrace/ (it calls nothing of stackspy); every other
+ * module may use it.
  */
 #ifndef STACKSPY_PTRACE_CLOCK_H
 #define STACKSPY_PTRACE_CLOCK_H
@@ -13,8 +16,16 @@
 #define NS_PER_US  1000ull
 #define NS_PER_MS  1000000ull
 #define NS_PER_SEC 1000000000ull
+#define US_PER_MS  1000ull
+#define MS_PER_SEC 1000ull
 
 uint64_t monotonic_ns(void);
+/* CLOCK_REALTIME in nanoseconds since the epoch. */
+uint64_t realtime_ns(void);
+/* The CLOCK_REALTIME time ns from now: the deadline of a wait of at most ns
+ * by pthread_cond_timedwait (condition variables of default attributes)
+ * or pthread_timedjoin_np, which take that clock. */
+struct timespec realtime_deadline(uint64_t ns);
 
 /* ns as a struct timespec (a duration, or a time of a clock). */
 static inline struct timespec

@@ -40,20 +40,15 @@ ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 			 "'sysctl kernel.yama.ptrace_scope=0'", scope[0]);
 		return buf;
 	}
-	/* CapEff is hex; strtol base 10 in procfs_status_field does not fit,
-	 * so read it here. */
-	char status[4096];
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/self/status");
-	if (procfs_read(path, status, sizeof(status)) > 0) {
-		char *p = strstr(status, "CapEff:");
-		unsigned long long caps = 0;
-		if (p && sscanf(p + 7, "%llx", &caps) == 1 &&
-		    !(caps & (1ULL << CAP_SYS_PTRACE_BIT))) {
-			snprintf(buf, len, "stackspy lacks CAP_SYS_PTRACE (in a container, "
-				 "run it with --cap-add=SYS_PTRACE or from the host)");
-			return buf;
-		}
+	/* Our own effective capabilities (hex): is CAP_SYS_PTRACE among them? */
+	char caps_text[32];
+	unsigned long long caps = 0;
+	if (procfs_status_text(getpid(), 0, "CapEff", caps_text, sizeof(caps_text)) == 0 &&
+	    sscanf(caps_text, "%llx", &caps) == 1 &&
+	    !(caps & (1ULL << CAP_SYS_PTRACE_BIT))) {
+		snprintf(buf, len, "stackspy lacks CAP_SYS_PTRACE (in a container, "
+			 "run it with --cap-add=SYS_PTRACE or from the host)");
+		return buf;
 	}
 	snprintf(buf, len, "the kernel refused to trace process %d (a security "
 		 "module such as SELinux or AppArmor may forbid it)", (int)pid);

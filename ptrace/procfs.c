@@ -41,23 +41,46 @@ procfs_read(const char *path, char *buf, size_t len)
 }
 
 int
-procfs_status_field(pid_t pid, const char *key, long *val)
+procfs_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t len)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (procfs_read(path, buf, sizeof(buf)) < 0)
-		return -ENOENT;
+	/* Big enough for the lines past a long Groups: (CapEff is near the
+	 * end of the file). */
+	char path[96], buf[8192];
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	if (r < 0)
+		return (int)r;
 	size_t klen = strlen(key);
 	for (char *line = buf; line && *line; ) {
+		char *eol = strchr(line, '\n');
 		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			*val = strtol(line + klen + 1, NULL, 10);
+			const char *v = line + klen + 1;
+			v += strspn(v, " \t");
+			size_t n = eol ? (size_t)(eol - v) : strlen(v);
+			if (len == 0)
+				return 0;
+			if (n >= len)
+				n = len - 1;
+			memcpy(val, v, n);
+			val[n] = '\0';
 			return 0;
 		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
+		line = eol ? eol + 1 : NULL;
 	}
 	return -ENOENT;
+}
+
+int
+procfs_status_field(pid_t pid, const char *key, long *val)
+{
+	char text[64];
+	if (procfs_status_text(pid, 0, key, text, sizeof(text)) < 0)
+		return -ENOENT;
+	*val = strtol(text, NULL, 10);
+	return 0;
 }
 
 static int
@@ -338,7 +361,7 @@ put_reg(const struct arch *a, unsigned char *regs, int slot, uint64_t v)
 	if (slot < 0 || (unsigned)slot >= a->nregs || a->pr_index[slot] < 0)
 		return;
 	size_t off = (size_t)a->pr_index[slot] * a->word_size;
-	if (off + a->word_size > a->pr_reg_size || off + a->word_size > PTRACE_REGS_MAX)
+	if (off + a->word_size > a->pr_reg_size || off + a->word_size > TRACE_REGS_MAX)
 		return;
 	if (a->word_size == 8) {
 		memcpy(regs + off, &v, 8);
@@ -362,7 +385,7 @@ ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_
 		return -ENODATA;
 	out->tid = tid;
 	memset(out->regs, 0, sizeof(out->regs));
-	out->regs_len = a->pr_reg_size < PTRACE_REGS_MAX ? a->pr_reg_size : PTRACE_REGS_MAX;
+	out->regs_len = a->pr_reg_size < TRACE_REGS_MAX ? a->pr_reg_size : TRACE_REGS_MAX;
 	put_reg(a, out->regs, a->reg_sp, sc->sp);
 	put_reg(a, out->regs, a->reg_ip, sc->pc);
 	/* The arguments of the call it blocks in: one of them may be what
@@ -439,10 +462,8 @@ procfs_start_time(pid_t pid, unsigned long long *out)
 pid_t
 procfs_tracer(pid_t pid, pid_t tid)
 {
-	char path[96], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	if (procfs_read(path, buf, sizeof(buf)) < 0)
+	char text[32];
+	if (procfs_status_text(pid, tid, "TracerPid", text, sizeof(text)) < 0)
 		return 0;
-	const char *l = strstr(buf, "\nTracerPid:");
-	return l ? (pid_t)strtol(l + 11, NULL, 10) : 0;
+	return (pid_t)strtol(text, NULL, 10);
 }

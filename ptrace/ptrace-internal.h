@@ -85,8 +85,8 @@ trace_signal(int st)
  * a negative errno. */
 ssize_t procfs_read(const char *path, char *buf, size_t len);
 
-/* The value of a "Key:\tvalue" line of /proc/PID/status, as a long.  Returns
- * 0 or -ENOENT. */
+/* procfs_status_text() of /proc/PID/status read as a decimal long.
+ * Returns 0 or -ENOENT (no such line, or no such process). */
 int procfs_status_field(pid_t pid, const char *key, long *val);
 
 /* Thread IDs in /proc/PID/task.  *out is malloc'd.  Returns the count or a

@@ -16,7 +16,7 @@
 #include "ptrace/clock.h"
 
 /* Largest NT_PRSTATUS we accept (x86-64 uses 216 bytes, aarch64 272). */
-#define PTRACE_REGS_MAX 512
+#define TRACE_REGS_MAX 512
 
 /* /proc/TID/schedstat: CPU time, time spent waiting for a CPU, and how
  * many times the thread was scheduled in; read_ns is when it was read
@@ -36,7 +36,7 @@ int ptrace_read_schedstat(int fd, struct task_schedstat *out);
  * of the thread's architecture; unwind/ interprets them. */
 struct stack_snapshot {
 	pid_t tid;
-	unsigned char regs[PTRACE_REGS_MAX];
+	unsigned char regs[TRACE_REGS_MAX];
 	size_t regs_len;
 	uint64_t stack_start;     /* target address of stack[0] */
 	unsigned char *stack;     /* owned by the snapshot, stack_cap bytes */
@@ -368,16 +368,16 @@ void ptrace_detach_all(void);
 /* How long the tracer may stay in job-control stop (kill -STOP) while it
  * holds tracees before the watchdog SIGKILLs it, so that the kernel
  * releases them (running, their signals delivered).  See watchdog.c. */
-#define PTRACE_WATCHDOG_BOUND_MS 100
+#define WATCHDOG_BOUND_MS 100
 /* How late a running tracer may be past the time it promised to be back
  * by (ptrace_watchdog_alive) while it holds tracees, before the watchdog
  * SIGKILLs it: a deadlock or an endless loop of ours does not stall the
  * target for longer.  Generous: work that does not yield (a large DWARF
  * read for --source) must not trip it. */
-#define PTRACE_WATCHDOG_STUCK_MS 5000
+#define WATCHDOG_STUCK_MS 5000
 /* How long the watchdog waits for a stuck (running) tracer to write what
  * it has before it kills it. */
-#define PTRACE_WATCHDOG_RESCUE_MS 1000
+#define WATCHDOG_RESCUE_MS 1000
 
 /* The watchdog is about to kill us (stuck while holding tracees): write
  * what we have now, from a thread that is not stuck, then say so with
@@ -439,6 +439,15 @@ struct proc_stat {
 /* Returns 0, or -EINVAL when line is not a stat line (fields past the
  * state that are missing are left 0). */
 int procfs_stat_parse(const char *line, struct proc_stat *out);
+
+/* The value of the "Key:" line of /proc/PID/status (tid > 0: of the
+ * thread's own /proc/PID/task/TID/status) as text: what follows the colon
+ * and its blanks, up to the end of the line, into val (len bytes,
+ * NUL-terminated, cut to fit).  The one reader of status files; the caller
+ * parses the text as its field is written (decimal, CapEff's hex, the
+ * several numbers of Uid: or NSpid:).  Returns 0, -ENOENT when there is no
+ * such line, or the negative errno of the read (-ESRCH: no such process). */
+int procfs_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t len);
 
 /* Read /proc/PID/task/TID/stat state letter and comm.  Returns 0 or -errno. */
 int ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen);

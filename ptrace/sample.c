@@ -457,7 +457,7 @@ ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
 		.window = window,
 		.stack_end = stack_end,
 		.ctx = ctx,
-		.timeout_us = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000,
+		.timeout_us = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * (int64_t)US_PER_MS,
 		.flags = flags,
 	};
 	int result = 0;

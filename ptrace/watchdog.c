@@ -16,11 +16,11 @@
  * ends: bugs, but the target must not pay for them) is the same harm: it
  * promises, before each wait and after each event it handles, to be back
  * within a known time (ptrace_watchdog_alive), and the watchdog kills it
- * once it is PTRACE_WATCHDOG_STUCK_MS late while it holds tracees.
+ * once it is WATCHDOG_STUCK_MS late while it holds tracees.
  * Before killing, the watchdog says why on the tracer's stderr.  A tracer
  * that runs but is stuck is first asked, through the shared page, to write
  * what it has (its unwinding thread does, ptrace_watchdog_rescue_wanted):
- * the watchdog gives it PTRACE_WATCHDOG_RESCUE_MS; a stopped one cannot.
+ * the watchdog gives it WATCHDOG_RESCUE_MS; a stopped one cannot.
  *
  * The tracer tells the watchdog whether it holds tracees, and by when it
  * will be back, through one shared anonymous page.
@@ -59,7 +59,7 @@ static pid_t watchdog_pid = -1;
 
 /* How often the watchdog looks: a tenth of the bound, so the stall is at
  * most the bound plus one look. */
-#define WATCH_INTERVAL_MS (PTRACE_WATCHDOG_BOUND_MS / 10)
+#define WATCH_INTERVAL_MS (WATCHDOG_BOUND_MS / 10)
 
 /* The tracer's time on a CPU so far (ns; /proc/PID/schedstat), 0 if
  * unknown: a tracer seen stopped twice has been stopped all along only if
@@ -77,13 +77,13 @@ proc_runtime(pid_t pid)
 
 
 /* A running tracer that is stuck: ask it to write what it has, and wait
- * for that (or for its exit) at most PTRACE_WATCHDOG_RESCUE_MS. */
+ * for that (or for its exit) at most WATCHDOG_RESCUE_MS. */
 static void
 ask_rescue(pid_t tracer)
 {
 	page->rescue = 1;
 	const struct timespec step = ns_to_timespec(10 * NS_PER_MS);
-	for (int waited = 0; waited < PTRACE_WATCHDOG_RESCUE_MS; waited += 10) {
+	for (int waited = 0; waited < WATCHDOG_RESCUE_MS; waited += 10) {
 		nanosleep(&step, NULL);
 		if (page->rescue == 2 || getppid() != tracer)
 			return;
@@ -154,7 +154,7 @@ watchdog_main(pid_t tracer)
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	uint64_t stopped_since = 0, ran = 0;
-	const struct timespec tick = { 0, WATCH_INTERVAL_MS * 1000000L };
+	const struct timespec tick = ns_to_timespec(WATCH_INTERVAL_MS * NS_PER_MS);
 	for (;;) {
 		nanosleep(&tick, NULL);
 		if (getppid() != tracer)
@@ -171,9 +171,9 @@ watchdog_main(pid_t tracer)
 			stopped_since = 0;
 			uint64_t by = page->back_by_ns;
 			if (by && now > by &&
-			    now - by >= (uint64_t)PTRACE_WATCHDOG_STUCK_MS * NS_PER_MS)
+			    now - by >= (uint64_t)WATCHDOG_STUCK_MS * NS_PER_MS)
 				end_tracer(tracer, "made no progress for "
-					   STRINGIFY(PTRACE_WATCHDOG_STUCK_MS) " ms", true);
+					   STRINGIFY(WATCHDOG_STUCK_MS) " ms", true);
 			continue;
 		}
 		/* Stopped (kill -STOP, Ctrl-Z not caught, a debugger). */
@@ -181,7 +181,7 @@ watchdog_main(pid_t tracer)
 		if (!stopped_since || (rt && rt != ran)) {
 			stopped_since = now;
 			ran = rt;
-		} else if (now - stopped_since >= (uint64_t)PTRACE_WATCHDOG_BOUND_MS * NS_PER_MS)
+		} else if (now - stopped_since >= (uint64_t)WATCHDOG_BOUND_MS * NS_PER_MS)
 			end_tracer(tracer, s == 'T' ? "was stopped" : "was stopped by a debugger",
 				   false);
 	}

@@ -30,8 +30,6 @@
 /* How long a thread may take to stop (a record's tick waits less:
  * RECORD_STOP_TIMEOUT_MS). */
 #define DUMP_STOP_TIMEOUT_MS 250
-/* Kernel frames kept per thread (/proc/TID/stack has about 10-20). */
-#define MAX_DUMP_KERNEL_FRAMES 64
 
 struct dump_options {
 	pid_t *pids;
@@ -55,60 +53,61 @@ struct dump_options {
 static void
 dump_usage(FILE *f)
 {
-	fputs("Usage: stackspy dump [-p] PID[,PID...] [PID...] [OPTIONS]\n"
-	      "       stackspy dump --core FILE [--exe FILE] [--sysroot DIR] [OPTIONS]\n"
-	      "Print the stack of every thread of a running process, once: attach,\n"
-	      "stop each thread just long enough to copy its registers and stack,\n"
-	      "detach, then unwind and print.  The process keeps running (a process\n"
-	      "that was stopped with SIGSTOP stays stopped).\n"
-	      "\n"
-	      "Target:\n"
-	      "  -p, --pid PID[,PID...]  process(es) to dump; PIDs may also be given as\n"
-	      "                          arguments, separately or as comma lists, any number\n"
-	      "  -t, --tid TID           only this thread\n"
-	      "      --core FILE         a core file (kernel core dump or gcore output)\n"
-	      "                          instead of a process; no PID then\n"
-	      "      --exe FILE          with --core: the executable, when the one the\n"
-	      "                          core names is not at that path here\n"
-	      "      --sysroot DIR       with --core: look for the core's files under DIR\n"
-	      "                          (the container's or the other machine's root)\n"
-	      "\n"
-	      "Unwinding:\n"
-	      "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
-	      "                          frame pointers elsewhere), cfi, fp, mips\n"
-	      "  -m, --max-depth N       at most N frames per thread (default 256, 0: no limit)\n"
-	      "\n"
-	      "Output:\n"
-	      "  -f, --format FORMAT     text (default) or json\n"
-	      "      --no-demangle       print C++/Rust symbols as they are in the binary\n"
-	      "      --source            source file:line of each frame, and the functions\n"
-	      "                          inlined at its address as frames of their own\n"
-	      "                          (\"[inlined]\"), from the debug information\n"
-	      "      --kernel            also the kernel stack of every thread\n"
-	      "                          (/proc/TID/stack, root only); threads blocked\n"
-	      "                          in uninterruptible sleep (D) always get theirs\n"
-	      "      --group             each distinct stack once, with how many threads\n"
-	      "                          share it and which, most common first\n"
-	      "      --consistent        keep every thread stopped until all are copied\n"
-	      "                          (one instant, as gdb; each thread is then stopped\n"
-	      "                          for the whole sampling; default: only until its\n"
-	      "                          own copy, eight threads at a time)\n"
-	      "      --no-debuginfod     do not fetch missing debug files from the servers\n"
-	      "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
-	      "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
-	      "      --subprocesses      also every process below the given ones (their\n"
-	      "                          children, grandchildren...) as they are now\n"
-	      "  -h, --help              show this help\n"
-	      "\n"
-	      "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
-	      "are not stopped: their user stack is read while they stay blocked,\n"
-	      "from the sp and pc in /proc/TID/syscall, and shown with their kernel\n"
-	      "stack and wchan.  Threads blocked in pthread_mutex_lock are shown with\n"
-	      "the mutex and its owner; wait-for cycles are printed first as deadlocks.\n"
-	      "\n"
-	      "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
-	      "output still written), 2 fatal error (nothing written), 64 usage error.\n",
-	      f);
+	/* A format, for the default depth: a literal % here is written %%. */
+	fprintf(f, "Usage: stackspy dump [-p] PID[,PID...] [PID...] [OPTIONS]\n"
+	           "       stackspy dump --core FILE [--exe FILE] [--sysroot DIR] [OPTIONS]\n"
+	           "Print the stack of every thread of a running process, once: attach,\n"
+	           "stop each thread just long enough to copy its registers and stack,\n"
+	           "detach, then unwind and print.  The process keeps running (a process\n"
+	           "that was stopped with SIGSTOP stays stopped).\n"
+	           "\n"
+	           "Target:\n"
+	           "  -p, --pid PID[,PID...]  process(es) to dump; PIDs may also be given as\n"
+	           "                          arguments, separately or as comma lists, any number\n"
+	           "  -t, --tid TID           only this thread\n"
+	           "      --core FILE         a core file (kernel core dump or gcore output)\n"
+	           "                          instead of a process; no PID then\n"
+	           "      --exe FILE          with --core: the executable, when the one the\n"
+	           "                          core names is not at that path here\n"
+	           "      --sysroot DIR       with --core: look for the core's files under DIR\n"
+	           "                          (the container's or the other machine's root)\n"
+	           "\n"
+	           "Unwinding:\n"
+	           "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
+	           "                          frame pointers elsewhere), cfi, fp, mips\n"
+	           "  -m, --max-depth N       at most N frames per thread (default %d, 0: no limit)\n"
+	           "\n"
+	           "Output:\n"
+	           "  -f, --format FORMAT     text (default) or json\n"
+	           "      --no-demangle       print C++/Rust symbols as they are in the binary\n"
+	           "      --source            source file:line of each frame, and the functions\n"
+	           "                          inlined at its address as frames of their own\n"
+	           "                          (\"[inlined]\"), from the debug information\n"
+	           "      --kernel            also the kernel stack of every thread\n"
+	           "                          (/proc/TID/stack, root only); threads blocked\n"
+	           "                          in uninterruptible sleep (D) always get theirs\n"
+	           "      --group             each distinct stack once, with how many threads\n"
+	           "                          share it and which, most common first\n"
+	           "      --consistent        keep every thread stopped until all are copied\n"
+	           "                          (one instant, as gdb; each thread is then stopped\n"
+	           "                          for the whole sampling; default: only until its\n"
+	           "                          own copy, eight threads at a time)\n"
+	           "      --no-debuginfod     do not fetch missing debug files from the servers\n"
+	           "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
+	           "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
+	           "      --subprocesses      also every process below the given ones (their\n"
+	           "                          children, grandchildren...) as they are now\n"
+	           "  -h, --help              show this help\n"
+	           "\n"
+	           "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
+	           "are not stopped: their user stack is read while they stay blocked,\n"
+	           "from the sp and pc in /proc/TID/syscall, and shown with their kernel\n"
+	           "stack and wchan.  Threads blocked in pthread_mutex_lock are shown with\n"
+	           "the mutex and its owner; wait-for cycles are printed first as deadlocks.\n"
+	           "\n"
+	           "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
+	           "output still written), 2 fatal error (nothing written), 64 usage error.\n",
+	           DEFAULT_MAX_DEPTH);
 }
 
 static void
@@ -327,9 +326,9 @@ sample_blocked(pid_t pid, struct unwind_target *ut, struct dump_thread *d,
 static void
 read_kernel_stack(pid_t pid, struct dump_thread *d)
 {
-	struct kernel_frame kf[MAX_DUMP_KERNEL_FRAMES];
+	struct kernel_frame kf[MAX_KERNEL_FRAMES];
 	ptrace_read_wchan(pid, d->tid, d->wchan, sizeof(d->wchan));
-	int n = ptrace_kernel_stack(pid, d->tid, kf, MAX_DUMP_KERNEL_FRAMES);
+	int n = ptrace_kernel_stack(pid, d->tid, kf, MAX_KERNEL_FRAMES);
 	if (n <= 0)
 		return;
 	if (!(d->kframes = malloc((size_t)n * sizeof(*kf))))
@@ -382,7 +381,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		.window = STACK_WINDOW_BYTES,
 		.stack_end = unwind_target_stack_end,
 		.ctx = ut,
-		.timeout_us = DUMP_STOP_TIMEOUT_MS * 1000,
+		.timeout_us = DUMP_STOP_TIMEOUT_MS * (int64_t)US_PER_MS,
 		.stagger_us = 0,
 		/* The default: each thread stopped only for its own copy
 		 * and those of its batch (blocked threads do not move
@@ -397,7 +396,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		struct dump_thread *d = &p->threads[b->slot[k]];
 		struct stack_snapshot *s = &snaps[b->slot[k]];
 		int e = r < 0 ? r : b->results[k];
-		d->pause_us = (double)b->outs[k].pause_ns / 1000.0;
+		d->pause_us = (double)b->outs[k].pause_ns / (double)NS_PER_US;
 		if (e == -ESRCH) {
 			d->tid = 0;
 			continue;
@@ -597,9 +596,7 @@ unwinder_finish(struct dump_unwinder *u)
 	 * leave their sleep, and the watchdog sees us making progress,
 	 * however long the unwinding takes. */
 	for (;;) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts = ns_to_timespec(timespec_to_ns(&ts) + 20 * NS_PER_MS);
+		struct timespec ts = realtime_deadline(20 * NS_PER_MS);
 		if (pthread_timedjoin_np(u->thread, NULL, &ts) != ETIMEDOUT)
 			break;
 		ptrace_poll_all();
@@ -701,7 +698,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	if (o->consistent) {
 		/* Every stopped thread was held until now: its pause is
 		 * (at most) the whole sampling. */
-		double held_us = (double)held_ns / 1000.0;
+		double held_us = (double)held_ns / (double)NS_PER_US;
 		for (size_t k = 0; k < p->nthreads; k++)
 			if (p->threads[k].sampled && !p->threads[k].unstopped)
 				p->threads[k].pause_us = held_us;

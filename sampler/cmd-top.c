@@ -337,7 +337,7 @@ run(struct top *t)
 			{ .fd = sig_pipe[0], .events = POLLIN },
 		};
 		double now = now_s();
-		int timeout = next_draw > now ? (int)((next_draw - now) * 1000) + 1 : 0;
+		int timeout = next_draw > now ? (int)((next_draw - now) * (double)MS_PER_SEC) + 1 : 0;
 		/* Wait for the tick real-time, as record does (sampler/ticks.c);
 		 * keys and drawing run at the normal priority. */
 		ptrace_hold_realtime(!t->paused && !t->ended);

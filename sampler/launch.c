@@ -343,7 +343,7 @@ profiler_end_command(struct profiler *p)
 		return 0;
 	}
 	info_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
-		     (int)p->child, COMMAND_GRACE_MS / 1000);
+		 (int)p->child, (int)(COMMAND_GRACE_MS / MS_PER_SEC));
 	bool killed;
 	int r = ptrace_child_end(ps->pt, COMMAND_GRACE_MS, &st, &killed);
 	if (r < 0) {
@@ -353,7 +353,7 @@ profiler_end_command(struct profiler *p)
 	p->child_status = st;
 	if (killed)
 		error_msg("%s (pid %d) did not exit within %d s of SIGTERM: sent SIGKILL",
-			  p->cfg.argv[0], (int)p->child, COMMAND_GRACE_MS / 1000);
+			  p->cfg.argv[0], (int)p->child, (int)(COMMAND_GRACE_MS / MS_PER_SEC));
 	return r;
 }
 

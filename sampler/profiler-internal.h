@@ -47,8 +47,6 @@
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32
-/* Kernel frames past this are dropped (the kernel prints at most 64). */
-#define MAX_KERNEL_FRAMES 64
 /* Real-time priority for at most this much of a tick (or a quarter of the
  * period, if shorter): the wait for the tick, the stops, the hand-over
  * (and, without the unwinder's own thread, as much of the unwinding as
@@ -65,7 +63,7 @@
 /* The unwinder's nice value (its thread only; unwinder.c). */
 #define UNWIND_NICE       (-10)
 /* A full rescan of /proc/PID/task at least this often (sample.c). */
-#define RESCAN_NS         100000000u
+#define RESCAN_NS         (100 * NS_PER_MS)
 /* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
  * thread (entering and leaving the stop), which does not make it "ran
  * since its last stop". */
@@ -76,7 +74,7 @@
 /* A sleeping thread that does not stop in time is in uninterruptible sleep
  * (D): leave it alone this long.  A runnable one that does not is only
  * waiting for a CPU, and is tried again next tick. */
-#define UNSTOPPABLE_NS    1000000000u
+#define UNSTOPPABLE_NS    NS_PER_SEC
 /* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
  * 1 s; the last bucket holds the rest. */
 #define PAUSE_FINE_US     10000u

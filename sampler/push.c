@@ -152,7 +152,7 @@ item_free(struct push_item *it)
 static void
 sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = ns_to_timespec((uint64_t)ms * NS_PER_MS);
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
@@ -370,14 +370,6 @@ push_name(CURL *curl, const struct push_options *po, const char *comm)
 	return r;
 }
 
-static int64_t
-realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)timespec_to_ns(&ts);
-}
-
 /* The counts of every stack so far, in collapse_next() order: what the
  * next interval subtracts. */
 static int
@@ -476,7 +468,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	 * deadlines count from its start) and are contiguous in Unix
 	 * seconds: each one's until is the next one's from. */
 	int64_t mono0 = (int64_t)p->ticks.start_ns;
-	int64_t wall0 = realtime_ns() - ((int64_t)monotonic_ns() - mono0);
+	int64_t wall0 = (int64_t)realtime_ns() - ((int64_t)monotonic_ns() - mono0);
 	int64_t from = wall0 / (int64_t)NS_PER_SEC;
 	uint64_t asked = 0;
 	for (unsigned k = 1;; k++) {
@@ -523,9 +515,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	pthread_mutex_lock(&ps.lock);
 	ps.closing = true;
 	pthread_cond_broadcast(&ps.cond);
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += PUSH_FINAL_WAIT_S;
+	struct timespec dl = realtime_deadline((uint64_t)PUSH_FINAL_WAIT_S * NS_PER_SEC);
 	while ((ps.n || ps.busy) && pthread_cond_timedwait(&ps.cond, &ps.lock, &dl) == 0)
 		;
 	__atomic_store_n(&ps.give_up, true, __ATOMIC_RELAXED);

@@ -134,7 +134,7 @@ late_schedstat_fd(void *arg, pid_t tid)
 static void
 sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_opts *o)
 {
-	int64_t timeout_us = RECORD_STOP_TIMEOUT_MS * 1000;
+	int64_t timeout_us = RECORD_STOP_TIMEOUT_MS * (int64_t)US_PER_MS;
 	if (!p->cfg.idle) {
 		int64_t half_period_us = (int64_t)(p->ticks.period_ns / 2000u);
 		timeout_us = half_period_us < ONCPU_STOP_TIMEOUT_US ? half_period_us :

@@ -107,6 +107,9 @@ void feedback_hints(struct profiler *p, const struct profiler_config *cfg);
 #define MAX_MAX_DEPTH      4096           /* --max-depth N at most (dump: 0
 					     is no limit) */
 #define STACK_WINDOW_BYTES (64 * 1024)    /* of stack copied per sample */
+/* Kernel frames kept per stack (--kernel, D threads): the kernel prints at
+ * most 64 in /proc/TID/stack, most stacks have 10 to 20. */
+#define MAX_KERNEL_FRAMES  64
 
 /* --engine ARG for command cmd: the engine, or a usage error (exit 64). */
 enum unwind_engine engine_or_help(const char *cmd, const char *arg);

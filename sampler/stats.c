@@ -30,7 +30,7 @@ pause_hist_release(struct pause_hist *h)
 void
 pause_hist_add(struct pause_hist *h, uint64_t ns)
 {
-	uint64_t us = ns / 1000;
+	uint64_t us = ns / NS_PER_US;
 	uint64_t b = us < PAUSE_FINE_US ? us : PAUSE_FINE_US + (us - PAUSE_FINE_US) / 100;
 	h->buckets[b < PAUSE_BUCKETS ? b : PAUSE_BUCKETS - 1]++;
 	h->n++;
@@ -42,8 +42,8 @@ pause_hist_add(struct pause_hist *h, uint64_t ns)
 void
 pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us, double *max_us)
 {
-	*mean_us = h->n ? (double)h->sum_ns / 1000.0 / (double)h->n : 0;
-	*max_us = (double)h->max_ns / 1000.0;
+	*mean_us = h->n ? (double)h->sum_ns / (double)NS_PER_US / (double)h->n : 0;
+	*max_us = (double)h->max_ns / (double)NS_PER_US;
 	*p99_us = 0;
 	uint64_t want = h->n - h->n / 100, seen = 0;
 	for (size_t i = 0; h->n && i < PAUSE_BUCKETS; i++) {
@@ -128,7 +128,7 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 	if (s->not_unwound)
 		error_msg("warning: %" PRIu64 " thread-samples not in the output: the unwinder made "
 			  "no progress for %.1f s after the recording ended", s->not_unwound,
-			  (double)UNWIND_FINISH_MS / 1000.0);
+			  (double)UNWIND_FINISH_MS / (double)MS_PER_SEC);
 	if (cfg->idle && s->skipped)
 		error_msg("%" PRIu64 " thread-samples not stopped by the tick's deadline (waiting "
 			  "for a CPU), %" PRIu64 " of them taken when they stopped", s->skipped, s->late);

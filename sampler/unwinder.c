@@ -298,9 +298,7 @@ take(struct unwinder *u)
 static void
 wait_at_most(struct unwinder *u, pthread_cond_t *c, uint64_t ns)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl = ns_to_timespec(timespec_to_ns(&dl) + ns);
+	struct timespec dl = realtime_deadline(ns);
 	pthread_cond_timedwait(c, &u->lock, &dl);
 }
 

@@ -188,7 +188,7 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 			unwind_note_skipped(path, "(%s) not read: its CRC was not checked within %llu ms; "
 					    "names there come from what else the module has",
 					    unwind_size_text(dbg->size, a, sizeof(a)),
-					    (unsigned long long)(DEBUG_FILE_CRC_BUDGET_NS / 1000000));
+					    (unsigned long long)(DEBUG_FILE_CRC_BUDGET_NS / NS_PER_MS));
 			goto reject;
 		}
 		if (got != crc)
@@ -356,7 +356,7 @@ void unwind_set_debuginfod(bool on)
 
 static debuginfod_client *dbgi_client;
 static bool dbgi_broken;
-static struct timespec dbgi_deadline;
+static uint64_t dbgi_deadline;     /* monotonic_ns() */
 
 /* libdebuginfod is loaded when a lookup needs it, as elfutils does: linked,
  * it and the libcurl and TLS libraries under it cost every start of
@@ -415,12 +415,7 @@ static void dbgi_cache_for_root(void)
 /* Called while a download is under way: nonzero aborts it. */
 static int dbgi_progress(debuginfod_client *c, long a, long b)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > dbgi_deadline.tv_sec ||
-	       (now.tv_sec == dbgi_deadline.tv_sec &&
-		now.tv_nsec >= dbgi_deadline.tv_nsec);
+	return monotonic_ns() >= dbgi_deadline;
 }
 
 static long from_debuginfod(const struct elf_image *img,
@@ -453,20 +448,17 @@ static long from_debuginfod(const struct elf_image *img,
 		}
 		dbgi.set_progressfn(dbgi_client, dbgi_progress);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &dbgi_deadline);
-	dbgi_deadline.tv_sec += timeout;
+	dbgi_deadline = monotonic_ns() + (uint64_t)timeout * NS_PER_SEC;
 	/* The answer, found or not, is cached by libdebuginfod
 	 * ($DEBUGINFOD_CACHE_PATH, ~/.cache/debuginfod_client). */
 	fd = dbgi.find_debuginfo(dbgi_client, img->build_id,
 				 (int)img->build_id_len, &path);
 	if (fd < 0) {
-		struct timespec now;
-
 		/* A server that let the whole timeout pass will not do
 		 * better for the next module: one timeout per run, not one
-		 * per module. */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec >= dbgi_deadline.tv_sec)
+		 * per module.  In whole seconds, the unit of the
+		 * timeout. */
+		if (monotonic_ns() / NS_PER_SEC >= dbgi_deadline / NS_PER_SEC)
 			dbgi_broken = true;
 		return 0;
 	}

@@ -35,7 +35,7 @@
 #define READ_MAX   (16 << 20)     /* bytes read at one look, at most: the
 				     rest at the next (a huge map must not
 				     hold the caller for seconds) */
-#define READ_BUDGET_NS (100 * 1000000ULL) /* and at most this long (a file
+#define READ_BUDGET_NS (100 * NS_PER_MS) /* and at most this long (a file
 				     on a slow or hung file system) */
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC  0x9fa0
@@ -88,34 +88,26 @@ struct perf_map {
  * and its uids (whose files the map may be). */
 static void read_status(struct perf_map *pm, pid_t pid)
 {
-	char path[64], line[256];
-	FILE *f;
+	char text[128], *p, *end;
 
 	pm->nspid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		bool ns = strncmp(line, "NSpid:", 6) == 0;
+	/* One number per nested PID namespace, the innermost last. */
+	if (procfs_status_text(pid, 0, "NSpid", text, sizeof(text)) == 0)
+		for (p = text;; p = end) {
+			long v = strtol(p, &end, 10);
 
-		if (ns || strncmp(line, "Uid:", 4) == 0) {
-			char *p = line + (ns ? 6 : 4), *end;
-
-			for (;;) {
-				long v = strtol(p, &end, 10);
-
-				if (end == p)
-					break;
-				if (ns)
-					pm->nspid = (pid_t)v;
-				else if (pm->nuids < 4)
-					pm->uids[pm->nuids++] = (uid_t)v;
-				p = end;
-			}
+			if (end == p)
+				break;
+			pm->nspid = (pid_t)v;
 		}
-	}
-	fclose(f);
+	if (procfs_status_text(pid, 0, "Uid", text, sizeof(text)) == 0)
+		for (p = text; pm->nuids < 4; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			pm->uids[pm->nuids++] = (uid_t)v;
+		}
 }
 
 /* Is the file one the target (or root) wrote, on a real file system?

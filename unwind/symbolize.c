@@ -105,7 +105,7 @@ name_pool_free(struct name_pool *p)
  * condition variable its 1000 threads wait on, 1000 times, and each look
  * costs three system calls (bench/dump-parked.sh).  A hit always looks,
  * for lines appended since. */
-#define PERF_MAP_MISS_NS 10000000u
+#define PERF_MAP_MISS_NS (10 * NS_PER_MS)
 
 static const char *
 perf_map_name(struct unwind_target *t, uint64_t addr, uint64_t *off)

@@ -187,7 +187,7 @@ unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *f
 		 * once for the tick, and for a late stop at most every
 		 * 10 ms (a walk astray misses too). */
 		if (!m && frames[i].ip && (t->maps_loaded_ns < epoch ||
-					   monotonic_ns() - t->maps_loaded_ns > 10000000u))
+					   monotonic_ns() - t->maps_loaded_ns > 10 * NS_PER_MS))
 			return unwind_target_reload_maps(t) < 0;
 		if (!m || !m->inode || m->checked == epoch)
 			continue;
@@ -235,7 +235,7 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	if (m && addr >= m->start && addr < m->end)
 		return m;
 	m = module_map_find(&t->maps, addr);
-	if (!m && t->pid > 0 && monotonic_ns() - t->maps_loaded_ns > 100000000u) {
+	if (!m && t->pid > 0 && monotonic_ns() - t->maps_loaded_ns > 100 * NS_PER_MS) {
 		/* Mapped since we last looked (dlopen, a new thread's stack):
 		 * re-read, at most ten times a second. */
 		if (unwind_target_reload_maps(t) == 0)

@@ -555,7 +555,7 @@ int mips_step(const struct mips_env *env, struct arch_regs *regs,
 #define MINIDEBUG_RATIO       2               /*   or 2 times its module */
 /* Checking a debug file's CRC (a module without a build-id) reads it
  * whole: at most this long. */
-#define DEBUG_FILE_CRC_BUDGET_NS (250ull * 1000 * 1000)
+#define DEBUG_FILE_CRC_BUDGET_NS (250 * NS_PER_MS)
 /* Say that path (a debug file, or the module whose section it is) was not
  * read, and why (printf-style); each path once. */
 void unwind_note_skipped(const char *path, const char *fmt, ...)
