@@ -11,4 +11,4 @@ arch_libarch_a_SOURCES = \
 check_PROGRAMS += tests/unit-arch
 TESTS += tests/unit-arch
 tests_unit_arch_SOURCES = tests/unit-arch.c
-tests_unit_arch_LDADD = arch/libarch.a
+tests_unit_arch_LDADD = arch/libarch.a base/libbase.a

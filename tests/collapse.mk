@@ -3,4 +3,4 @@
 check_PROGRAMS += tests/unit-collapse
 TESTS += tests/unit-collapse
 tests_unit_collapse_SOURCES = tests/unit-collapse.c
-tests_unit_collapse_LDADD = collapse/libcollapse.a
+tests_unit_collapse_LDADD = collapse/libcollapse.a base/libbase.a

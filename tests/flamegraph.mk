@@ -6,9 +6,9 @@
 check_PROGRAMS += tests/unit-flamegraph tests/flamegraph-gen
 TESTS += tests/unit-flamegraph
 tests_unit_flamegraph_SOURCES = tests/unit-flamegraph.c
-tests_unit_flamegraph_LDADD = collapse/libcollapse.a
+tests_unit_flamegraph_LDADD = collapse/libcollapse.a base/libbase.a
 tests_flamegraph_gen_SOURCES = tests/flamegraph-gen.c
-tests_flamegraph_gen_LDADD = collapse/libcollapse.a
+tests_flamegraph_gen_LDADD = collapse/libcollapse.a base/libbase.a
 
 flamegraph_browser_tests = \
 	tests/svg-browser.test \

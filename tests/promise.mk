@@ -26,4 +26,4 @@ CLEANFILES += tests/targets/sigcount tests/targets/edges
 check_PROGRAMS += tests/unit-detach
 TESTS += tests/unit-detach
 tests_unit_detach_SOURCES = tests/unit-detach.c
-tests_unit_detach_LDADD = ptrace/libptrace.a arch/libarch.a
+tests_unit_detach_LDADD = ptrace/libptrace.a arch/libarch.a base/libbase.a

@@ -13,7 +13,7 @@ ui_libui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
 check_PROGRAMS += tests/unit-uimodel
 TESTS += tests/unit-uimodel
 tests_unit_uimodel_SOURCES = tests/unit-uimodel.c
-tests_unit_uimodel_LDADD = ui/libui.a collapse/libcollapse.a
+tests_unit_uimodel_LDADD = ui/libui.a collapse/libcollapse.a base/libbase.a
 
 # `stackspy top` driven in tmux.
 TESTS += tests/top-tmux.test tests/top-lifecycle.test tests/top-options.test \
