@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 
 #include <errno.h>
@@ -50,33 +51,15 @@ struct collapse {
 	uint64_t total;
 };
 
-/* The murmur3 finalizer: FNV's low bits alone probe badly in a 2^k table. */
-uint64_t collapse_hash64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
-
+/* FNV's low bits alone probe badly in a 2^k table: mixed. */
 static uint64_t hash_name(const char *s, size_t len)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
-	return collapse_hash64(h);
+	return base_mix64(base_fnv1a64(s, len));
 }
 
 static uint64_t hash_ids(const uint32_t *ids, size_t n)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ids[i]) * UINT64_C(0x100000001b3);
-	return collapse_hash64(h);
+	return base_hash_u32s(n, ids, n);
 }
 
 /* Makes room for need elements in *p; doubles so appends stay amortized O(1). */

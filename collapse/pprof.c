@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 
 #include <errno.h>
@@ -176,17 +177,13 @@ static uint64_t mapping_of(struct builder *b,
 	return m->id;
 }
 
-/* FNV-1a of a frame group: the key of its Location. Two groups with the
+/* The hash of a frame group: the key of its Location. Two groups with the
  * same 64-bit hash would share a Location; at the number of distinct
  * frames a recording has, that does not happen in practice. */
 static uint64_t group_hash(const uint32_t *ids, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = base_hash_u32s(n, ids, n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= ids[i];
-		h *= 0x100000001b3ull;
-	}
 	return h == COLLAPSE_MAP_NO_KEY ? 0 : h;
 }
 

@@ -23,6 +23,7 @@
  */
 #include "config.h"
 
+#include "base/base.h"
 #include "collapse/collapse-internal.h"
 
 #include <errno.h>
@@ -215,21 +216,11 @@ static unsigned int x_decimals(double per_sample)
 }
 
 /* A stable hash of the name: the same function has the same colour in every
- * graph (FNV-1a, then a murmur3 finalizer to spread the bits). */
+ * graph (FNV-1a, then a murmur3 finalizer to spread the bits).  32-bit:
+ * the colours of graphs made before base/ stay what they were. */
 static uint32_t name_hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
+	return base_mix32(base_fnv1a32(s, strlen(s)));
 }
 
 /* flamegraph.pl's "hot" palette; names in brackets ([unknown],

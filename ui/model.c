@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "ui/ui.h"
 
@@ -236,10 +237,7 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 static uint64_t
 stack_hash(uint32_t thread, const uint32_t *ids, size_t n)
 {
-	uint64_t h = collapse_hash64(thread + 0x9e3779b97f4a7c15ULL);
-	for (size_t i = 0; i < n; i++)
-		h = collapse_hash64(h ^ ids[i]) + i;
-	return h | 1;
+	return base_hash_u32s((uint64_t)thread << 32 ^ n, ids, n) | 1;
 }
 
 static bool

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 #ifdef HAVE_LIBUNWIND
@@ -716,8 +717,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 static uint32_t
 memo_slot(uint64_t ip, uint64_t sp)
 {
-	return (uint32_t)(((ip ^ (sp << 17) ^ (sp >> 4)) * 0x9e3779b97f4a7c15ull) >> 56) %
-	       MEMO_SLOTS;
+	return (uint32_t)(base_mix64(ip ^ (sp << 17) ^ (sp >> 4)) % MEMO_SLOTS);
 }
 
 /* The kept walk that this snapshot's would repeat, or NULL. */
