@@ -161,14 +161,8 @@ table_for(struct cfi_state *c, const struct mapping *m)
 			return &c->tables[i];
 		}
 	}
-	if (c->ntables == c->cap) {
-		size_t ncap = c->cap ? 2 * c->cap : 16;
-		struct cfi_table *nv = realloc(c->tables, ncap * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		c->tables = nv;
-		c->cap = ncap;
-	}
+	if (BASE_GROW(c->tables, c->cap, c->ntables + 1, 16) < 0)
+		return NULL;
 	struct cfi_table *tb = &c->tables[c->ntables];
 	memset(tb, 0, sizeof(*tb));
 	tb->image = m->image;
