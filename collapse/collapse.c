@@ -62,30 +62,6 @@ static uint64_t hash_ids(const uint32_t *ids, size_t n)
 	return base_hash_u32s(n, ids, n);
 }
 
-/* Makes room for need elements in *p; doubles so appends stay amortized O(1). */
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / elem)
-		return -ENOMEM;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 /*
  * Grows an index so that one more entry keeps the load under 1/2, taking
  * each record's hash through get_hash(). The old index stays in place if the
@@ -208,8 +184,7 @@ int collapse_intern(struct collapse *c, const char *name)
 	len = strlen(name);
 	hash = hash_name(name, len);
 	/* Everything that can fail comes before the first change to c. */
-	ret = reserve((void **)&c->frames, &c->frames_cap, c->nframes + 1,
-		      sizeof(*c->frames));
+	ret = BASE_GROW(c->frames, c->frames_cap, c->nframes + 1, 16);
 	if (ret < 0)
 		return ret;
 	ret = index_reserve(&c->frame_index, &c->frame_index_cap, c->nframes,
@@ -299,12 +274,10 @@ int collapse_add(struct collapse *c, const uint32_t *ids, size_t n,
 
 	if (c->nstacks >= UINT32_MAX - 1 || n > SIZE_MAX - c->nids)
 		return -EOVERFLOW;
-	ret = reserve((void **)&c->stacks, &c->stacks_cap, c->nstacks + 1,
-		      sizeof(*c->stacks));
+	ret = BASE_GROW(c->stacks, c->stacks_cap, c->nstacks + 1, 16);
 	if (ret < 0)
 		return ret;
-	ret = reserve((void **)&c->ids, &c->ids_cap, c->nids + n,
-		      sizeof(*c->ids));
+	ret = BASE_GROW(c->ids, c->ids_cap, c->nids + n, 16);
 	if (ret < 0)
 		return ret;
 	ret = index_reserve(&c->stack_index, &c->stack_index_cap, c->nstacks,

@@ -63,15 +63,8 @@ struct ptr_vec {
 
 static int vec_push(struct ptr_vec *vec, void *x)
 {
-	if (vec->n == vec->cap) {
-		size_t ncap = vec->cap ? 2 * vec->cap : 64;
-		void **nv = realloc(vec->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		vec->v = nv;
-		vec->cap = ncap;
-	}
+	if (BASE_GROW(vec->v, vec->cap, vec->n + 1, 64) < 0)
+		return -ENOMEM;
 	vec->v[vec->n++] = x;
 	return 0;
 }
