@@ -10,4 +10,4 @@ arch_libarch_a_SOURCES = \
 # Each table against the kernel's layout, on any host.
 check_PROGRAMS += tests/unit-arch
 tests_unit_arch_SOURCES = tests/unit-arch.c
-tests_unit_arch_LDADD = arch/libarch.a
+tests_unit_arch_LDADD = arch/libarch.a base/libbase.a

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 
 #include <errno.h>
@@ -50,57 +51,15 @@ struct collapse {
 	uint64_t total;
 };
 
-/* The murmur3 finalizer: FNV's low bits alone probe badly in a 2^k table. */
-uint64_t collapse_hash64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
-
+/* FNV's low bits alone probe badly in a 2^k table: mixed. */
 static uint64_t hash_name(const char *s, size_t len)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
-	return collapse_hash64(h);
+	return base_mix64(base_fnv1a64(s, len));
 }
 
 static uint64_t hash_ids(const uint32_t *ids, size_t n)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ids[i]) * UINT64_C(0x100000001b3);
-	return collapse_hash64(h);
-}
-
-/* Makes room for need elements in *p; doubles so appends stay amortized O(1). */
-static int reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / elem)
-		return -ENOMEM;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
+	return base_hash_u32s(n, ids, n);
 }
 
 /*
@@ -225,8 +184,7 @@ int collapse_intern(struct collapse *c, const char *name)
 	len = strlen(name);
 	hash = hash_name(name, len);
 	/* Everything that can fail comes before the first change to c. */
-	ret = reserve((void **)&c->frames, &c->frames_cap, c->nframes + 1,
-		      sizeof(*c->frames));
+	ret = BASE_GROW(c->frames, c->frames_cap, c->nframes + 1, 16);
 	if (ret < 0)
 		return ret;
 	ret = index_reserve(&c->frame_index, &c->frame_index_cap, c->nframes,
@@ -316,12 +274,10 @@ int collapse_add(struct collapse *c, const uint32_t *ids, size_t n,
 
 	if (c->nstacks >= UINT32_MAX - 1 || n > SIZE_MAX - c->nids)
 		return -EOVERFLOW;
-	ret = reserve((void **)&c->stacks, &c->stacks_cap, c->nstacks + 1,
-		      sizeof(*c->stacks));
+	ret = BASE_GROW(c->stacks, c->stacks_cap, c->nstacks + 1, 16);
 	if (ret < 0)
 		return ret;
-	ret = reserve((void **)&c->ids, &c->ids_cap, c->nids + n,
-		      sizeof(*c->ids));
+	ret = BASE_GROW(c->ids, c->ids_cap, c->nids + n, 16);
 	if (ret < 0)
 		return ret;
 	ret = index_reserve(&c->stack_index, &c->stack_index_cap, c->nstacks,

@@ -189,13 +189,6 @@ size_t collapse_text_escape(char *buf, size_t len, const char *s);
 void collapse_text_write(FILE *out, const char *s);
 
 /*
- * Mixes the bits of x (the murmur3 finalizer), so that its low bits can
- * index a power-of-two hash table; the one hash of integer keys for every
- * table of stackspy.
- */
-uint64_t collapse_hash64(uint64_t x);
-
-/*
  * A hash map from 64-bit keys to 32-bit values (map.c). Zero-initialize
  * it; collapse_map_free() releases it (and leaves it empty and usable).
  * The key COLLAPSE_MAP_NO_KEY marks empty slots and cannot be stored.

@@ -1,11 +1,12 @@
 /*
  * A hash map from 64-bit keys to 32-bit values (see collapse.h): open
  * addressing with linear probing over a power-of-two table kept under half
- * full, keys mixed by collapse_hash64(). The profiler's address cache and
+ * full, keys mixed by base_mix64(). The profiler's address cache and
  * top's model use it.
  */
 #include "config.h"
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 
 #include <errno.h>
@@ -33,7 +34,7 @@ bool collapse_map_get(const struct collapse_map *m, uint64_t key,
 {
 	if (!m->cap || key == COLLAPSE_MAP_NO_KEY)
 		return false;
-	for (size_t i = collapse_hash64(key) & (m->cap - 1);;
+	for (size_t i = base_mix64(key) & (m->cap - 1);;
 	     i = (i + 1) & (m->cap - 1)) {
 		if (m->keys[i] == key) {
 			*val = m->vals[i];
@@ -47,7 +48,7 @@ bool collapse_map_get(const struct collapse_map *m, uint64_t key,
 /* Puts into a table known to have room. */
 static void put(struct collapse_map *m, uint64_t key, uint32_t val)
 {
-	size_t i = collapse_hash64(key) & (m->cap - 1);
+	size_t i = base_mix64(key) & (m->cap - 1);
 
 	while (m->keys[i] != COLLAPSE_MAP_NO_KEY && m->keys[i] != key)
 		i = (i + 1) & (m->cap - 1);

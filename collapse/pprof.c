@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 
 #include <errno.h>
@@ -62,15 +63,8 @@ struct ptr_vec {
 
 static int vec_push(struct ptr_vec *vec, void *x)
 {
-	if (vec->n == vec->cap) {
-		size_t ncap = vec->cap ? 2 * vec->cap : 64;
-		void **nv = realloc(vec->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		vec->v = nv;
-		vec->cap = ncap;
-	}
+	if (BASE_GROW(vec->v, vec->cap, vec->n + 1, 64) < 0)
+		return -ENOMEM;
 	vec->v[vec->n++] = x;
 	return 0;
 }
@@ -176,17 +170,13 @@ static uint64_t mapping_of(struct builder *b,
 	return m->id;
 }
 
-/* FNV-1a of a frame group: the key of its Location. Two groups with the
+/* The hash of a frame group: the key of its Location. Two groups with the
  * same 64-bit hash would share a Location; at the number of distinct
  * frames a recording has, that does not happen in practice. */
 static uint64_t group_hash(const uint32_t *ids, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = base_hash_u32s(n, ids, n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= ids[i];
-		h *= 0x100000001b3ull;
-	}
 	return h == COLLAPSE_MAP_NO_KEY ? 0 : h;
 }
 

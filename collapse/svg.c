@@ -23,6 +23,7 @@
  */
 #include "config.h"
 
+#include "base/base.h"
 #include "collapse/collapse-internal.h"
 
 #include <errno.h>
@@ -64,15 +65,8 @@ struct node_list {
 static int push_node(struct node_list *l, uint32_t id, uint32_t depth,
 		     uint64_t start)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct node *v = reallocarray(l->v, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (BASE_GROW(l->v, l->cap, l->n + 1, 256) < 0)
+		return -ENOMEM;
 	l->v[l->n++] = (struct node){ id, depth, start, 0 };
 	return 0;
 }
@@ -95,16 +89,9 @@ static int build_nodes(const struct collapse_stack *stacks, size_t nstacks,
 		const struct collapse_stack *st = &stacks[s];
 		size_t common = 0;
 
-		if (st->n + 1 > open_cap) {
-			size_t cap = st->n + 1 > 64 ? st->n + 1 : 64;
-			size_t *o = reallocarray(open, cap * 2, sizeof(*o));
-
-			if (!o) {
-				ret = -ENOMEM;
-				break;
-			}
-			open = o;
-			open_cap = cap * 2;
+		if (BASE_GROW(open, open_cap, (size_t)st->n + 1, 128) < 0) {
+			ret = -ENOMEM;
+			break;
 		}
 		open[0] = 0;
 		if (s) {
@@ -215,21 +202,11 @@ static unsigned int x_decimals(double per_sample)
 }
 
 /* A stable hash of the name: the same function has the same colour in every
- * graph (FNV-1a, then a murmur3 finalizer to spread the bits). */
+ * graph (FNV-1a, then a murmur3 finalizer to spread the bits).  32-bit:
+ * the colours of graphs made before base/ stay what they were. */
 static uint32_t name_hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
+	return base_mix32(base_fnv1a32(s, strlen(s)));
 }
 
 /* flamegraph.pl's "hot" palette; names in brackets ([unknown],

@@ -27,6 +27,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include "base/base.h"
 #include "ptrace/ptrace-internal.h"
 
 struct loose_thread {
@@ -81,20 +82,13 @@ loose_add(pid_t tid, pid_t tgid)
 {
 	if (loose_index(tid) >= 0)
 		return;
-	if (nloose == loose_cap) {
-		size_t ncap = loose_cap ? 2 * loose_cap : 16;
-		struct loose_thread *nv = realloc(loose, ncap * sizeof(*nv));
-		if (!nv) {
-			/* Cannot keep it: let it go now rather than lose it
-			 * traced.  It is in its first stop, or will be. */
-			int st;
-			if (tracee_wait(tid, &st, 100) == 1 && WIFSTOPPED(st))
-				ptrace(PTRACE_DETACH, tid, 0L,
-				       trace_signal(st));
-			return;
-		}
-		loose = nv;
-		loose_cap = ncap;
+	if (BASE_GROW(loose, loose_cap, nloose + 1, 16) < 0) {
+		/* Cannot keep it: let it go now rather than lose it
+		 * traced.  It is in its first stop, or will be. */
+		int st;
+		if (tracee_wait(tid, &st, 100) == 1 && WIFSTOPPED(st))
+			ptrace(PTRACE_DETACH, tid, 0L, trace_signal(st));
+		return;
 	}
 	loose[nloose].tid = tid;
 	loose[nloose].tgid = tgid;

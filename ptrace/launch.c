@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ptrace/ptrace-internal.h"
 
 static pid_t
@@ -235,14 +236,8 @@ tree_add(struct tree_proc **v, size_t *n, size_t *cap, pid_t pid)
 			return;
 	if (procfs_start_time(pid, &start) < 0 || !start)
 		return;
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 16;
-		struct tree_proc *nv = realloc(*v, ncap * sizeof(*nv));
-		if (!nv)
-			return;
-		*v = nv;
-		*cap = ncap;
-	}
+	if (BASE_GROW(*v, *cap, *n + 1, 16) < 0)
+		return;
 	(*v)[(*n)++] = (struct tree_proc){ pid, start };
 }
 

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "arch/arch.h"
 #include "ptrace/ptrace-internal.h"
 
@@ -110,15 +111,10 @@ procfs_list_tasks(pid_t pid, pid_t **out)
 		long tid = strtol(de->d_name, &end, 10);
 		if (*end || tid <= 0)
 			continue;
-		if (n == cap) {
-			pid_t *nv = realloc(v, 2 * cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap *= 2;
+		if (BASE_GROW(v, cap, n + 1, 16) < 0) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[n++] = (pid_t)tid;
 	}

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "ptrace/ptrace-internal.h"
 
 struct pid_vec {
@@ -28,14 +29,8 @@ pid_vec_push(struct pid_vec *pv, pid_t pid)
 	for (size_t i = 0; i < pv->n; i++)
 		if (pv->v[i] == pid)
 			return 0;  /* a child named by two threads' files */
-	if (pv->n == pv->cap) {
-		size_t ncap = pv->cap ? 2 * pv->cap : 16;
-		pid_t *nv = realloc(pv->v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		pv->v = nv;
-		pv->cap = ncap;
-	}
+	if (BASE_GROW(pv->v, pv->cap, pv->n + 1, 16) < 0)
+		return -ENOMEM;
 	pv->v[pv->n++] = pid;
 	return 0;
 }

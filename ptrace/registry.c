@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
+#include "base/base.h"
 #include "ptrace/ptrace-internal.h"
 
 /* Every target from attach to release, in one list: waitpid(-1) returns
@@ -50,14 +51,8 @@ target_find(struct ptrace_target *t, pid_t tid)
 struct tracee *
 target_add(struct ptrace_target *t, pid_t tid)
 {
-	if (t->nthreads == t->cap) {
-		size_t ncap = t->cap ? 2 * t->cap : 16;
-		struct tracee *nv = realloc(t->threads, ncap * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		t->threads = nv;
-		t->cap = ncap;
-	}
+	if (BASE_GROW(t->threads, t->cap, t->nthreads + 1, 16) < 0)
+		return NULL;
 	struct tracee *th = &t->threads[t->nthreads++];
 	memset(th, 0, sizeof(*th));
 	th->tid = tid;
@@ -67,14 +62,8 @@ target_add(struct ptrace_target *t, pid_t tid)
 void
 linger_add(pid_t tid)
 {
-	if (nlingering == lingering_cap) {
-		size_t ncap = lingering_cap ? 2 * lingering_cap : 16;
-		pid_t *nv = realloc(lingering, ncap * sizeof(*nv));
-		if (!nv)
-			return;  /* the kernel lets it go when we exit */
-		lingering = nv;
-		lingering_cap = ncap;
-	}
+	if (BASE_GROW(lingering, lingering_cap, nlingering + 1, 16) < 0)
+		return;  /* the kernel lets it go when we exit */
 	lingering[nlingering++] = tid;
 }
 

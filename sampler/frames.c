@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
@@ -38,22 +39,21 @@ frame_tables_reserve(struct profiler *p, uint32_t id)
 {
 	if (id < p->nframe_modules)
 		return true;
-	size_t old = p->nframe_modules, n = old ? old : 256;
-	while (n <= id)
-		n *= 2;
+	/* One capacity for the four: each grows from it to the same new one.
+	 * A failure leaves those already grown larger than it says, unused
+	 * (the next call grows them again, to the same size). */
+	size_t cap = 0;
 #define GROW(field) do { \
-		void *nv = realloc(p->field, n * sizeof(*p->field)); \
-		if (!nv) \
+		cap = p->nframe_modules; \
+		if (BASE_GROW_ZERO(p->field, cap, (size_t)id + 1, 256) < 0) \
 			return false; \
-		p->field = nv; \
-		memset(p->field + old, 0, (n - old) * sizeof(*p->field)); \
 	} while (0)
 	GROW(frame_modules);
 	GROW(frame_offsets);
 	GROW(frame_files);
 	GROW(frame_lines);
 #undef GROW
-	p->nframe_modules = n;
+	p->nframe_modules = cap;
 	return true;
 }
 
@@ -135,14 +135,8 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 	}
 	pthread_mutex_unlock(&p->stacks_lock);
 	if (key && p->seq_n + n + 1 <= UINT32_MAX) {
-		if (p->seq_n + n + 1 > p->seq_cap) {
-			size_t ncap = p->seq_cap ? 2 * p->seq_cap : 4096;
-			uint32_t *nv = realloc(p->seq, ncap * sizeof(*nv));
-			if (!nv)
-				return n;
-			p->seq = nv;
-			p->seq_cap = ncap;
-		}
+		if (BASE_GROW(p->seq, p->seq_cap, p->seq_n + n + 1, 4096) < 0)
+			return n;
 		p->seq[p->seq_n] = (uint32_t)n;
 		memcpy(&p->seq[p->seq_n + 1], out, n * sizeof(*out));
 		/* out of memory: uncached, only slower */

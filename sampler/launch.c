@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
@@ -109,14 +110,8 @@ proc_set_root(struct profiler *p, struct proc_state *ps)
 struct proc_state *
 proc_new(struct profiler *p)
 {
-	if (p->nprocs == p->procs_cap) {
-		size_t ncap = p->procs_cap ? 2 * p->procs_cap : 8;
-		struct proc_state *nv = realloc(p->procs, ncap * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		p->procs = nv;
-		p->procs_cap = ncap;
-	}
+	if (BASE_GROW(p->procs, p->procs_cap, p->nprocs + 1, 8) < 0)
+		return NULL;
 	struct proc_state *ps = &p->procs[p->nprocs++];
 	memset(ps, 0, sizeof(*ps));
 	return ps;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
@@ -58,7 +59,7 @@ symbolize_cached(struct unwind_target *t, uint64_t ip, bool caller, unsigned fla
 		for (size_t i = 0; i < sym_cache_cap; i++) {
 			if (!sym_cache[i].key)
 				continue;
-			size_t k = (size_t)(sym_cache[i].key * 0x9e3779b97f4a7c15u) & (cap - 1);
+			size_t k = (size_t)base_mix64(sym_cache[i].key) & (cap - 1);
 			while (nc[k].key)
 				k = (k + 1) & (cap - 1);
 			nc[k] = sym_cache[i];
@@ -67,7 +68,7 @@ symbolize_cached(struct unwind_target *t, uint64_t ip, bool caller, unsigned fla
 		sym_cache = nc;
 		sym_cache_cap = cap;
 	}
-	size_t k = (size_t)(key * 0x9e3779b97f4a7c15u) & (sym_cache_cap - 1);
+	size_t k = (size_t)base_mix64(key) & (sym_cache_cap - 1);
 	for (; sym_cache[k].key; k = (k + 1) & (sym_cache_cap - 1)) {
 		if (sym_cache[k].key == key) {
 			*sym = sym_cache[k].sym;

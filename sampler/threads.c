@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
@@ -34,7 +35,7 @@ thread_state_release(struct thread_state *ts)
 static struct thread_state *
 thread_slot(struct proc_state *ps, pid_t tid)
 {
-	for (size_t i = collapse_hash64((uint64_t)tid) & (ps->tcap - 1);; i = (i + 1) & (ps->tcap - 1))
+	for (size_t i = base_mix64((uint64_t)tid) & (ps->tcap - 1);; i = (i + 1) & (ps->tcap - 1))
 		if (ps->threads[i].tid == tid || ps->threads[i].tid == 0)
 			return &ps->threads[i];
 }

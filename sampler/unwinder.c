@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
 
@@ -94,17 +95,9 @@ struct unwinder {
 static struct unwind_proc *
 uproc(struct unwinder *u, uint32_t proc)
 {
-	if (proc >= u->nprocs) {
-		size_t n = u->nprocs ? u->nprocs : 16;
-		while (n <= proc)
-			n *= 2;
-		struct unwind_proc *nv = realloc(u->procs, n * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		memset(nv + u->nprocs, 0, (n - u->nprocs) * sizeof(*nv));
-		u->procs = nv;
-		u->nprocs = n;
-	}
+	/* Indexed by proc: the slots not yet used read as zeroed. */
+	if (BASE_GROW_ZERO(u->procs, u->nprocs, (size_t)proc + 1, 16) < 0)
+		return NULL;
 	return &u->procs[proc];
 }
 
@@ -142,16 +135,10 @@ post_last(struct unwinder *u, const struct job *j, const uint32_t *ids, size_t n
 	if (n)
 		memcpy(copy, ids, n * sizeof(*copy));
 	pthread_mutex_lock(&u->lock);
-	if (u->nlasts == u->lasts_cap) {
-		size_t ncap = u->lasts_cap ? 2 * u->lasts_cap : 64;
-		struct last_stack *nv = realloc(u->lasts, ncap * sizeof(*nv));
-		if (!nv) {
-			pthread_mutex_unlock(&u->lock);
-			free(copy);
-			return;
-		}
-		u->lasts = nv;
-		u->lasts_cap = ncap;
+	if (BASE_GROW(u->lasts, u->lasts_cap, u->nlasts + 1, 64) < 0) {
+		pthread_mutex_unlock(&u->lock);
+		free(copy);
+		return;
 	}
 	u->lasts[u->nlasts++] = (struct last_stack){ j->proc, j->tid, copy, n };
 	pthread_mutex_unlock(&u->lock);

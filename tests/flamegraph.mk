@@ -5,9 +5,9 @@
 # use into tests/node-cache/ of the build tree).
 check_PROGRAMS += tests/unit-flamegraph tests/flamegraph-gen
 tests_unit_flamegraph_SOURCES = tests/unit-flamegraph.c
-tests_unit_flamegraph_LDADD = collapse/libcollapse.a
+tests_unit_flamegraph_LDADD = collapse/libcollapse.a base/libbase.a
 tests_flamegraph_gen_SOURCES = tests/flamegraph-gen.c
-tests_flamegraph_gen_LDADD = collapse/libcollapse.a
+tests_flamegraph_gen_LDADD = collapse/libcollapse.a base/libbase.a
 
 EXTRA_DIST += tests/browser.sh tests/svg-browser.mjs \
 	tests/speedscope.mjs tests/pngstat.py

@@ -13,4 +13,4 @@ CLEANFILES += tests/targets/sigcount tests/targets/edges
 # signal-delivery-stop, with queued signals, in a group-stop.
 check_PROGRAMS += tests/unit-detach
 tests_unit_detach_SOURCES = tests/unit-detach.c
-tests_unit_detach_LDADD = ptrace/libptrace.a arch/libarch.a
+tests_unit_detach_LDADD = ptrace/libptrace.a arch/libarch.a base/libbase.a

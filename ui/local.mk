@@ -12,7 +12,7 @@ ui_libui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
 # window, callers/callees, sorting, text fitting.
 check_PROGRAMS += tests/unit-uimodel
 tests_unit_uimodel_SOURCES = tests/unit-uimodel.c
-tests_unit_uimodel_LDADD = ui/libui.a collapse/libcollapse.a
+tests_unit_uimodel_LDADD = ui/libui.a collapse/libcollapse.a base/libbase.a
 
 # `stackspy top` driven in tmux.
 EXTRA_DIST += tests/top-lib.sh bench/top-rate.sh

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "ui/ui.h"
 
@@ -80,24 +81,6 @@ struct ui_model {
 	uint32_t *mark;
 	size_t cmark;
 };
-
-/* ---- growth -------------------------------------------------------------- */
-
-static int
-grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 /* ---- life ------------------------------------------------------------------ */
 
@@ -199,7 +182,7 @@ bucket_add(struct ui_model *m, uint32_t stack)
 		s->window++;
 		return;
 	}
-	if (grow((void **)&b->e, &b->cap, b->n + 1, sizeof(*b->e)) < 0)
+	if (BASE_GROW(b->e, b->cap, b->n + 1, 16) < 0)
 		return;  /* the cumulative count still has it */
 	s->bucket_tag = tag;
 	s->bucket_slot = (uint32_t)b->n;
@@ -217,7 +200,7 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 	if (collapse_map_get(&m->thread_map, key, out))
 		return 0;
 	if (m->nthreads >= UINT32_MAX - 1 ||
-	    grow((void **)&m->threads, &m->cthreads, m->nthreads + 1, sizeof(*m->threads)) < 0 ||
+	    BASE_GROW(m->threads, m->cthreads, m->nthreads + 1, 16) < 0 ||
 	    collapse_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
 		return -ENOMEM;
 	struct model_thread *t = &m->threads[m->nthreads];
@@ -236,10 +219,7 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 static uint64_t
 stack_hash(uint32_t thread, const uint32_t *ids, size_t n)
 {
-	uint64_t h = collapse_hash64(thread + 0x9e3779b97f4a7c15ULL);
-	for (size_t i = 0; i < n; i++)
-		h = collapse_hash64(h ^ ids[i]) + i;
-	return h | 1;
+	return base_hash_u32s((uint64_t)thread << 32 ^ n, ids, n) | 1;
 }
 
 static bool
@@ -289,8 +269,8 @@ stack_index(struct ui_model *m, uint32_t thread, const uint32_t *ids, size_t n)
 		for (j = h & (m->cslots - 1); m->slots[j]; j = (j + 1) & (m->cslots - 1))
 			;
 	}
-	if (grow((void **)&m->stacks, &m->cstacks, m->nstacks + 1, sizeof(*m->stacks)) < 0 ||
-	    grow((void **)&m->pool, &m->cpool, m->npool + n, sizeof(*m->pool)) < 0)
+	if (BASE_GROW(m->stacks, m->cstacks, m->nstacks + 1, 16) < 0 ||
+	    BASE_GROW(m->pool, m->cpool, m->npool + n, 16) < 0)
 		return -ENOMEM;
 	struct model_stack *s = &m->stacks[m->nstacks];
 	memset(s, 0, sizeof(*s));
@@ -472,7 +452,7 @@ static int
 marks_prepare(struct ui_model *m)
 {
 	size_t nf = collapse_distinct_frames(m->names);
-	if (grow((void **)&m->mark, &m->cmark, nf + 1, sizeof(*m->mark)) < 0)
+	if (BASE_GROW(m->mark, m->cmark, nf + 1, 16) < 0)
 		return -ENOMEM;
 	memset(m->mark, 0, m->cmark * sizeof(*m->mark));
 	return 0;
@@ -508,7 +488,7 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 			uint64_t key = tkey << 32 | id;
 			uint32_t r;
 			if (!collapse_map_get(&m->row_map, key, &r)) {
-				if (grow((void **)&m->rows, &m->crows, nrows + 1, sizeof(*m->rows)) < 0 ||
+				if (BASE_GROW(m->rows, m->crows, nrows + 1, 16) < 0 ||
 				    collapse_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
 					return -ENOMEM;
 				r = (uint32_t)nrows++;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 /* A decompressed section larger than this is not believed. */
@@ -481,14 +482,8 @@ index_build(const struct elf_image *img)
 		struct cfi_fde f;
 		if (e.is_cie || !fde_at(&x->sec, e.off, &f) || f.range == 0 || f.start == 0)
 			continue;
-		if (x->n == cap) {
-			size_t ncap = cap ? 2 * cap : 256;
-			struct cfi_index_ent *nv = realloc(x->v, ncap * sizeof(*nv));
-			if (!nv)
-				break;
-			x->v = nv;
-			cap = ncap;
-		}
+		if (BASE_GROW(x->v, cap, x->n + 1, 256) < 0)
+			break;
 		x->v[x->n++] = (struct cfi_index_ent){ f.start, f.range, e.off };
 	}
 	if (x->n == 0) {

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 #ifndef NT_FILE
@@ -87,16 +88,11 @@ parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
 		return 0;          /* too short to hold registers: ignored */
 	/* A hostile core can hold hundreds of thousands of tiny notes: more
 	 * threads than any real process are ignored, and the array grows
-	 * geometrically (capacity 16, then the next power of two). */
+	 * geometrically (capacity 16, then doubled). */
 	if (c->nthreads >= CORE_MAX_THREADS)
 		return 0;
-	if (c->nthreads == 0 || (c->nthreads >= 16 && !(c->nthreads & (c->nthreads - 1)))) {
-		size_t cap = c->nthreads < 16 ? 16 : 2 * c->nthreads;
-		th = realloc(c->threads, cap * sizeof(*th));
-		if (!th)
-			return -ENOMEM;
-		c->threads = th;
-	}
+	if (BASE_GROW(c->threads, c->threads_cap, c->nthreads + 1, 16) < 0)
+		return -ENOMEM;
 	th = &c->threads[c->nthreads++];
 	th->cursig = (int)(int16_t)core_get(c, d + ARCH_PR_CURSIG_OFFSET, 2);
 	th->tid = (pid_t)(int32_t)core_get(c, d + pid_off, 4);
@@ -394,7 +390,7 @@ core_file_release(struct core_file *c)
 	c->threads = NULL;
 	c->segs = NULL;
 	c->warnings = NULL;
-	c->nfiles = c->nthreads = c->nsegs = c->nwarnings = 0;
+	c->nfiles = c->nthreads = c->threads_cap = c->nsegs = c->nwarnings = 0;
 }
 
 struct core_file *

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 #ifndef DT_MIPS_RLD_MAP
@@ -78,16 +79,9 @@ struct regions {
 static int
 regions_add(struct regions *rs, struct region *r)
 {
-	if (rs->n == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 64;
-		struct region *nv = realloc(rs->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(r->path);
-			return -ENOMEM;
-		}
-		rs->v = nv;
-		rs->cap = ncap;
+	if (BASE_GROW(rs->v, rs->cap, rs->n + 1, 64) < 0) {
+		free(r->path);
+		return -ENOMEM;
 	}
 	rs->v[rs->n++] = *r;
 	return 0;
@@ -578,16 +572,9 @@ cmp_mapping_start(const void *a, const void *b)
 static int
 map_add(struct module_map *mm, size_t *cap, struct mapping *m)
 {
-	if (mm->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct mapping *nv = realloc(mm->v, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(m->path);
-			return -ENOMEM;
-		}
-		mm->v = nv;
-		*cap = ncap;
+	if (BASE_GROW(mm->v, *cap, mm->n + 1, 64) < 0) {
+		free(m->path);
+		return -ENOMEM;
 	}
 	mm->v[mm->n++] = *m;
 	return 0;

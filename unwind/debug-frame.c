@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 /* A rewrite larger than this is not believed. */
@@ -44,30 +45,21 @@ struct df_buf {
 	unsigned char *p;
 	size_t len, cap;
 	bool failed;
+	bool too_big;             /* failed by DEBUG_FRAME_MAX, not ENOMEM */
 };
 
 static unsigned char *buf_grow(struct df_buf *b, size_t n)
 {
 	if (b->failed)
 		return NULL;
-	if (n > b->cap - b->len) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (n > cap - b->len) {
-			if (cap > DEBUG_FRAME_MAX) {
-				b->failed = true;
-				return NULL;
-			}
-			cap *= 2;
-		}
-		unsigned char *np = realloc(b->p, cap);
-
-		if (!np) {
-			b->failed = true;
-			return NULL;
-		}
-		b->p = np;
-		b->cap = cap;
+	/* b->len <= DEBUG_FRAME_MAX: the subtraction cannot wrap */
+	if (n > DEBUG_FRAME_MAX - b->len) {
+		b->failed = b->too_big = true;
+		return NULL;
+	}
+	if (BASE_GROW(b->p, b->cap, b->len + n, 4096) < 0) {
+		b->failed = true;
+		return NULL;
 	}
 	b->len += n;
 	return b->p + b->len - n;
@@ -156,15 +148,8 @@ static void emit_fde(struct df_buf *b, uint64_t cie_off, uint64_t start, uint64_
  * (capacity *cap, doubled from first): its address, or NULL (ENOMEM). */
 static void *grow_one(void **v, size_t *n, size_t *cap, size_t sz, size_t first)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? 2 * *cap : first;
-		void *nv = realloc(*v, ncap * sz);
-
-		if (!nv)
-			return NULL;
-		*v = nv;
-		*cap = ncap;
-	}
+	if (base_grow(v, cap, *n + 1, sz, first) < 0)
+		return NULL;
 	return (char *)*v + (*n)++ * sz;
 }
 
@@ -217,7 +202,7 @@ static int finish(struct df_buf *b, struct fde_ent *fdes, size_t nfdes, struct d
 	}
 	buf_put64(b, 0);       /* slack: libunwind reads whole words */
 	if (b->failed)
-		return b->cap > DEBUG_FRAME_MAX ? -EFBIG : -ENOMEM;
+		return b->too_big ? -EFBIG : -ENOMEM;
 	if (b->len > INT32_MAX)
 		return -EFBIG;
 	job->out->buf = b->p;

@@ -37,6 +37,7 @@
 # include <linux/openat2.h>
 #endif
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -236,14 +237,8 @@ static bool same_file(const struct elf_image *img, dev_t dev, ino_t ino,
  * (img untouched).  Under image_lock. */
 static struct elf_image *cache_hold(struct elf_cache *c, struct elf_image *img)
 {
-	if (c->nshared == c->shared_cap) {
-		size_t cap = c->shared_cap ? 2 * c->shared_cap : 8;
-		struct elf_image **v = realloc(c->shared, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		c->shared = v;
-		c->shared_cap = cap;
-	}
+	if (BASE_GROW(c->shared, c->shared_cap, c->nshared + 1, 8) < 0)
+		return NULL;
 	c->shared[c->nshared++] = img;
 	img->refs++;
 	return img;
@@ -307,16 +302,9 @@ void *file_map(int fd, size_t len, int prot)
 {
 	void *p;
 
-	if (nguards == guards_cap) {
-		size_t ncap = guards_cap ? 2 * guards_cap : 64;
-		struct guarded_map *nv = realloc(guards, ncap * sizeof(*nv));
-
-		if (!nv) {
-			errno = ENOMEM;
-			return MAP_FAILED;
-		}
-		guards = nv;
-		guards_cap = ncap;
+	if (BASE_GROW(guards, guards_cap, nguards + 1, 64) < 0) {
+		errno = ENOMEM;
+		return MAP_FAILED;
 	}
 	if (!sigbus_installed) {
 		struct sigaction sa;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 #ifdef HAVE_LIBUNWIND
@@ -160,14 +161,8 @@ table_for(struct cfi_state *c, const struct mapping *m)
 			return &c->tables[i];
 		}
 	}
-	if (c->ntables == c->cap) {
-		size_t ncap = c->cap ? 2 * c->cap : 16;
-		struct cfi_table *nv = realloc(c->tables, ncap * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		c->tables = nv;
-		c->cap = ncap;
-	}
+	if (BASE_GROW(c->tables, c->cap, c->ntables + 1, 16) < 0)
+		return NULL;
 	struct cfi_table *tb = &c->tables[c->ntables];
 	memset(tb, 0, sizeof(*tb));
 	tb->image = m->image;
@@ -716,8 +711,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 static uint32_t
 memo_slot(uint64_t ip, uint64_t sp)
 {
-	return (uint32_t)(((ip ^ (sp << 17) ^ (sp >> 4)) * 0x9e3779b97f4a7c15ull) >> 56) %
-	       MEMO_SLOTS;
+	return (uint32_t)(base_mix64(ip ^ (sp << 17) ^ (sp >> 4)) % MEMO_SLOTS);
 }
 
 /* The kept walk that this snapshot's would repeat, or NULL. */

@@ -29,7 +29,8 @@ unwind_libunwind_engines_a_SOURCES += unwind/source.c
 endif
 EXTRA_DIST += unwind/source.c
 
-# What every program linking unwind/ needs.
-UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a \
+# What every program linking unwind/ needs (base/ after every library of
+# ours that uses it: libprofilepb, generated, does not).
+UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a base/libbase.a \
 	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS) \
 	$(PROFILEPB_LIBS) -lpthread

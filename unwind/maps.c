@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -192,15 +193,8 @@ int module_map_parse(const char *text, struct module_map *out)
 		eol = strchr(line, '\n');
 		if (!eol)
 			eol = line + strlen(line);
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mapping *nv = realloc(v, ncap * sizeof(*nv));
-
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap = ncap;
-		}
+		if (BASE_GROW(v, cap, n + 1, 64) < 0)
+			goto nomem;
 		r = parse_line(line, eol, &m);
 		if (r < 0)
 			goto nomem;
@@ -260,16 +254,9 @@ int module_map_read(pid_t pid, struct module_map *out)
 	for (;;) {
 		ssize_t r;
 
-		if (cap - len < 4096) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			char *nb = realloc(buf, ncap);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap = ncap;
+		if (BASE_GROW(buf, cap, len + 4096, 65536) < 0) {
+			ret = -ENOMEM;
+			goto out;
 		}
 		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 /* ---- names that live as long as the target ------------------------------ */
@@ -22,10 +23,7 @@ struct name_pool {
 static size_t
 name_hash(const char *s)
 {
-	size_t h = 2166136261u;   /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
+	return (size_t)base_mix64(base_fnv1a64(s, strlen(s)));
 }
 
 static int

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 /* A nested symbol (a size-0 label inside a sized function, a cold part
@@ -53,15 +54,8 @@ struct symtab {
 struct raw_sym *
 raw_sym_append(struct raw_sym **raw, size_t *n, size_t *cap)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		struct raw_sym *nv = realloc(*raw, ncap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		*raw = nv;
-		*cap = ncap;
-	}
+	if (BASE_GROW(*raw, *cap, *n + 1, 1024) < 0)
+		return NULL;
 	return &(*raw)[(*n)++];
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+#include "base/base.h"
 #include "unwind/unwind-internal.h"
 
 /* Copy the vdso now: it is the same for the life of the process, and its
@@ -102,14 +103,8 @@ target_leave(struct unwind_target *t)
 static int
 retire_maps(struct unwind_target *t)
 {
-	if (t->nretired == t->retired_cap) {
-		size_t cap = t->retired_cap ? 2 * t->retired_cap : 4;
-		struct module_map *v = realloc(t->retired, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->retired = v;
-		t->retired_cap = cap;
-	}
+	if (BASE_GROW(t->retired, t->retired_cap, t->nretired + 1, 4) < 0)
+		return -ENOMEM;
 	t->retired[t->nretired++] = t->maps;
 	return 0;
 }

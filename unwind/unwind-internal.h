@@ -338,7 +338,7 @@ struct core_file {
 	struct core_segment *segs;/* sorted by vaddr, overlaps dropped */
 	size_t nsegs;
 	struct core_thread *threads;  /* in note order (the dumping thread first) */
-	size_t nthreads;
+	size_t nthreads, threads_cap;
 	struct core_file_map *files;  /* NT_FILE, sorted, overlaps dropped */
 	size_t nfiles;
 	bool has_nt_file;

@@ -36,7 +36,7 @@ build)
 		# shellcheck disable=SC2086
 		$CLANG $flags $cflags -o tests/fuzz/fuzz-$t "$srcdir/tests/fuzz/fuzz-$t.c" \
 			$(for s in $srcs; do echo "$srcdir/$s"; done) \
-			"$srcdir/ptrace/"*.c "$srcdir/arch/"*.c $libs
+			"$srcdir/ptrace/"*.c "$srcdir/arch/"*.c "$srcdir/base/"*.c $libs
 	done
 	;;
 run)
