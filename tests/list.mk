@@ -23,6 +23,7 @@ TESTS += \
 # Unit tests (C programs against one module)
 TESTS += \
 	tests/unit-arch \
+	tests/unit-base \
 	tests/unit-collapse \
 	tests/unit-detach \
 	tests/unit-filemap \
