@@ -24,28 +24,22 @@
 #include "arch/arch.h"
 #include "sampler/sampler.h"
 
-/* --max-depth 0: no limit; more frames than an 8 MiB stack of 16-byte
- * frames holds.  The walk is linear in frames (dump-deep.test: 10,000). */
-#define NO_DEPTH_LIMIT   (1 << 20)
 /* How long a thread may take to stop (a record's tick waits less:
  * RECORD_STOP_TIMEOUT_MS). */
 #define DUMP_STOP_TIMEOUT_MS 250
 
 struct dump_options {
-	pid_t *pids;
-	int npids;
+	struct profiler_config cfg;  /* the options shared with record and top:
+					pids, engine, max_depth, sym_flags,
+					kernel (every thread's kernel stack),
+					subprocesses (as they are now) */
 	pid_t tid;                /* 0: all threads */
 	enum output_format format;
-	enum unwind_engine engine;
-	int max_depth;
-	unsigned sym_flags;
 	const char *core;         /* --core: dump this core file instead */
 	const char *exe;          /* --exe (with --core) */
 	const char *sysroot;      /* --sysroot (with --core) */
-	bool kernel;              /* --kernel: kernel stacks of every thread */
 	bool group;               /* --group: each distinct stack once */
 	bool consistent;          /* --consistent: every thread stopped together */
-	bool subprocesses;        /* --subprocesses: the targets' descendants too */
 	int ngiven;               /* pids[0, ngiven) were given; the rest are
 				     descendants (their exit is no error) */
 };
@@ -113,9 +107,8 @@ dump_usage(FILE *f)
 static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
-	enum { OPT_NO_DEMANGLE = 256, OPT_CORE, OPT_EXE, OPT_SYSROOT, OPT_SOURCE,
-	       OPT_KERNEL, OPT_GROUP, OPT_CONSISTENT, OPT_NO_DEBUGINFOD,
-	       OPT_SUBPROCESSES };
+	enum { OPT_CORE = OPT_COMMAND_FIRST, OPT_EXE, OPT_SYSROOT, OPT_SOURCE, OPT_GROUP,
+	       OPT_CONSISTENT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -135,24 +128,16 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool pid_given = false;
+	struct common_options co = { .cmd = "dump", .depth_zero_ok = true };
 	long v;
 	int c;
 
+	common_options_init(&o->cfg);
 	o->format = OUTPUT_TEXT;
-	o->engine = UNWIND_ENGINE_AUTO;
-	o->max_depth = DEFAULT_MAX_DEPTH;
-	o->sym_flags = UNWIND_SYM_NO_PARAMS;
-	/* Our own messages, not getopt's: one format for every error. */
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:t:f:e:m:h", longopts, NULL)) != -1) {
+		if (common_option(&co, c, optarg, &o->cfg))
+			continue;
 		switch (c) {
-		case 'p':
-			if (pid_given)
-				error_msg_and_help("dump", "only one PID list may be given");
-			pid_given = true;
-			pid_list_append_or_die("dump", optarg, &o->pids, &o->npids);
-			break;
 		case 't':
 			if (parse_long(optarg, 1, INT_MAX, &v) < 0)
 				error_msg_and_help("dump", "invalid --tid argument: '%s'", optarg);
@@ -166,23 +151,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			else
 				error_msg_and_help("dump", "invalid --format argument: '%s' (text or json)", optarg);
 			break;
-		case 'e':
-			o->engine = engine_or_help("dump", optarg);
-			break;
-		case 'm':
-			v = max_depth_or_help("dump", optarg, true);
-			o->max_depth = v ? (int)v : NO_DEPTH_LIMIT;
-			break;
-		case OPT_NO_DEMANGLE:
-			o->sym_flags |= UNWIND_SYM_NO_DEMANGLE;
-			break;
 		case OPT_SOURCE:
-			if (!unwind_source_available())
-				error_msg_and_help("dump", "--source needs libdw: stackspy was built without it");
-			o->sym_flags |= OUTPUT_SOURCE;
-			break;
-		case OPT_NO_DEBUGINFOD:
-			unwind_set_debuginfod(false);
+			need_libdw_or_help("dump", "--source");
+			o->cfg.sym_flags |= OUTPUT_SOURCE;
 			break;
 		case OPT_CORE:
 			o->core = optarg;
@@ -193,18 +164,12 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		case OPT_SYSROOT:
 			o->sysroot = optarg;
 			break;
-		case OPT_KERNEL:
-			o->kernel = true;
-			break;
 		case OPT_CONSISTENT:
 			o->consistent = true;
 			break;
-		case OPT_SUBPROCESSES:
-			o->subprocesses = true;
-			break;
 		case OPT_GROUP:
 			o->group = true;
-			o->sym_flags |= OUTPUT_GROUP;
+			o->cfg.sym_flags |= OUTPUT_GROUP;
 			break;
 		case 'h':
 			dump_usage(stdout);
@@ -215,24 +180,24 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	}
 	/* PIDs as arguments too: stackspy dump $(pidof nginx). */
 	while (optind < argc)
-		pid_list_append_or_die("dump", argv[optind++], &o->pids, &o->npids);
+		pid_list_append_or_die("dump", argv[optind++], &o->cfg.pids, &o->cfg.npids);
 	if ((o->exe || o->sysroot) && !o->core)
 		error_msg_and_help("dump", "--%s needs --core", o->exe ? "exe" : "sysroot");
 	if (o->core) {
-		if (o->npids)
+		if (o->cfg.npids)
 			error_msg_and_help("dump", "--core takes no PID");
 		/* Engines are checked against the core's architecture
 		 * once it is open (--engine mips reads MIPS cores here). */
 		return;
 	}
-	if (!o->npids)
+	if (!o->cfg.npids)
 		error_msg_and_help("dump", "no process given: stackspy dump PID");
-	check_engine_or_help("dump", o->engine);
-	if (o->tid && o->npids > 1)
+	check_engine_or_help("dump", o->cfg.engine);
+	if (o->tid && o->cfg.npids > 1)
 		error_msg_and_help("dump", "--tid needs a single PID");
-	if (o->tid && o->subprocesses)
+	if (o->tid && o->cfg.subprocesses)
 		error_msg_and_help("dump", "--tid and --subprocesses cannot be combined");
-	o->ngiven = o->npids;
+	o->ngiven = o->cfg.npids;
 }
 
 /* --subprocesses: append the descendants of the given processes (each
@@ -242,18 +207,18 @@ add_descendants(struct dump_options *o)
 {
 	for (int i = 0; i < o->ngiven; i++) {
 		pid_t *below = NULL;
-		int n = ptrace_descendants(o->pids[i], &below);
+		int n = ptrace_descendants(o->cfg.pids[i], &below);
 		for (int k = 0; k < n; k++) {
 			bool have = false;
-			for (int j = 0; j < o->npids && !have; j++)
-				have = o->pids[j] == below[k];
+			for (int j = 0; j < o->cfg.npids && !have; j++)
+				have = o->cfg.pids[j] == below[k];
 			if (have)
 				continue;
-			pid_t *nv = realloc(o->pids, (size_t)(o->npids + 1) * sizeof(*nv));
+			pid_t *nv = realloc(o->cfg.pids, (size_t)(o->cfg.npids + 1) * sizeof(*nv));
 			if (!nv)
 				break;
-			o->pids = nv;
-			o->pids[o->npids++] = below[k];
+			o->cfg.pids = nv;
+			o->cfg.pids[o->cfg.npids++] = below[k];
 		}
 		free(below);
 	}
@@ -497,7 +462,7 @@ open_task_dir(pid_t pid)
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* Unwind thread d once, into scratch (o->max_depth frames), keeping only
+/* Unwind thread d once, into scratch (o->cfg.max_depth frames), keeping only
  * the frames found: 1000 threads of --max-depth 256 were 4 MiB, a page
  * fault each.  Returns false when out of memory (the unwinder leaves it
  * to the main thread, which may exit: only it detaches). */
@@ -511,7 +476,7 @@ unwind_thread(const struct dump_options *o, int taskfd, struct unwind_target *ut
 	if (!d->sampled || !d->tid || d->frames)
 		return true;
 	enum unwind_stop stop;
-	int n = unwind_walk(ut, o->engine, s, scratch, o->max_depth, &stop);
+	int n = unwind_walk(ut, o->cfg.engine, s, scratch, o->cfg.max_depth, &stop);
 	if (n < 0)
 		n = 0;
 	/* Never NULL once unwound: that tells it is done. */
@@ -530,7 +495,7 @@ unwinder_main(void *arg)
 {
 	struct dump_unwinder *u = arg;
 	int r;
-	struct unwind_frame *scratch = malloc((size_t)u->o->max_depth * sizeof(*scratch));
+	struct unwind_frame *scratch = malloc((size_t)u->o->cfg.max_depth * sizeof(*scratch));
 	u->ut = scratch ? unwind_target_open(u->pid, &r) : NULL;
 	int taskfd = open_task_dir(u->pid);
 	pthread_mutex_lock(&u->lock);
@@ -720,7 +685,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		struct dump_thread *d = &p->threads[k];
 		if (d->unstopped)
 			p->nunstopped++;
-		if (d->unstopped || (o->kernel && d->state != 'Z' && d->state != 'X'))
+		if (d->unstopped || (o->cfg.kernel && d->state != 'Z' && d->state != 'X'))
 			read_kernel_stack(pid, d);
 	}
 	*snaps_out = snaps;
@@ -734,7 +699,7 @@ static int json_objects;
 static void
 json_array_next(const struct dump_options *o)
 {
-	if (o->format == OUTPUT_JSON && o->npids > 1)
+	if (o->format == OUTPUT_JSON && o->cfg.npids > 1)
 		fputs(json_objects++ ? "," : "[", stdout);
 }
 
@@ -772,7 +737,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
 	p.only_tid = only_tid;
-	p.engine = o->engine;
+	p.engine = o->cfg.engine;
 	ptrace_read_comm(pid, p.comm, sizeof(p.comm));
 
 	struct stack_snapshot *snaps = NULL;
@@ -792,7 +757,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 		error_msg("thread %d is not a thread of process %d", (int)o->tid, (int)pid);
 		r = -ESRCH;
 	}
-	struct unwind_frame *scratch = malloc((size_t)o->max_depth * sizeof(*scratch));
+	struct unwind_frame *scratch = malloc((size_t)o->cfg.max_depth * sizeof(*scratch));
 	if (!scratch)
 		error_msg_and_die("out of memory");
 	int taskfd = open_task_dir(pid);
@@ -811,7 +776,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial)
 		dump_find_locks(&p, ut);
 	if (r == 0)
 		json_array_next(o);
-	if (r == 0 && output_dump(stdout, o->format, &p, ut, o->sym_flags) < 0) {
+	if (r == 0 && output_dump(stdout, o->format, &p, ut, o->cfg.sym_flags) < 0) {
 		perror_msg(errno ? errno : EIO, "cannot write the output");
 		r = -EIO;
 	}
@@ -859,7 +824,7 @@ dump_core(const struct dump_options *o, bool *partial)
 	struct dump_process p;
 	memset(&p, 0, sizeof(p));
 	p.pid = info.pid;
-	p.engine = o->engine;
+	p.engine = o->cfg.engine;
 	snprintf(p.comm, sizeof(p.comm), "%s", info.comm);
 	p.threads = calloc(info.nthreads, sizeof(*p.threads));
 	if (!p.threads)
@@ -875,9 +840,9 @@ dump_core(const struct dump_options *o, bool *partial)
 		/* A core keeps no thread names: the process's for all. */
 		snprintf(d->name, sizeof(d->name), "%s", info.comm);
 		d->sampled = true;
-		if (!scratch && !(scratch = malloc((size_t)o->max_depth * sizeof(*scratch))))
+		if (!scratch && !(scratch = malloc((size_t)o->cfg.max_depth * sizeof(*scratch))))
 			error_msg_and_die("out of memory");
-		d->nframes = unwind_walk(ut, o->engine, &s, scratch, o->max_depth, &d->stop);
+		d->nframes = unwind_walk(ut, o->cfg.engine, &s, scratch, o->cfg.max_depth, &d->stop);
 		if (d->nframes < 0)
 			d->nframes = 0;
 		/* Only the frames found: --max-depth 0 is a million. */
@@ -896,7 +861,7 @@ dump_core(const struct dump_options *o, bool *partial)
 		r = -ESRCH;
 	} else {
 		qsort(p.threads, p.nthreads, sizeof(*p.threads), cmp_thread_tid);
-		if (output_dump(stdout, o->format, &p, ut, o->sym_flags) < 0) {
+		if (output_dump(stdout, o->format, &p, ut, o->cfg.sym_flags) < 0) {
 			perror_msg(errno ? errno : EIO, "cannot write the output");
 			r = -EIO;
 		}
@@ -926,26 +891,26 @@ cmd_dump(int argc, char **argv)
 		}
 		return failed ? EXIT_FATAL : partial ? EXIT_PARTIAL : 0;
 	}
-	if (o.subprocesses)
+	if (o.cfg.subprocesses)
 		add_descendants(&o);
-	for (int i = 0; i < o.npids; i++) {
+	for (int i = 0; i < o.cfg.npids; i++) {
 		/* A descendant that exited since the tree was read is no
 		 * error: it is not there to dump. */
-		if (i >= o.ngiven && kill(o.pids[i], 0) < 0 && errno == ESRCH)
+		if (i >= o.ngiven && kill(o.cfg.pids[i], 0) < 0 && errno == ESRCH)
 			continue;
 		if (i > 0 && o.format == OUTPUT_TEXT)
 			putchar('\n');
-		if (dump_one(&o, o.pids[i], &partial) < 0)
+		if (dump_one(&o, o.cfg.pids[i], &partial) < 0)
 			failed++;
 	}
-	free(o.pids);
+	free(o.cfg.pids);
 	if (json_objects)
 		fputs("]\n", stdout);
 	if (fflush(stdout) != 0) {
 		perror_msg(errno, "cannot write the output");
 		return EXIT_FATAL;
 	}
-	if (failed == o.npids)
+	if (failed == o.cfg.npids)
 		return EXIT_FATAL;
 	return failed || partial ? EXIT_PARTIAL : 0;
 }

@@ -17,8 +17,6 @@
 #include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
-#define DEFAULT_RATE   99.0
-#define MAX_RATE       10000.0
 #define DEFAULT_CHECKPOINT 60.0
 #define DEFAULT_PUSH_EVERY 10
 
@@ -210,9 +208,8 @@ push_url_from_argv(char *arg, char **copy)
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_NO_DEMANGLE, OPT_INLINE, OPT_CHECKPOINT,
-	       OPT_NO_DEBUGINFOD, OPT_PUSH, OPT_PUSH_EVERY, OPT_APP, OPT_LABEL, OPT_PUSH_AUTH_FILE,
-	       OPT_SUBPROCESSES, OPT_KEEP_RUNNING, OPT_KERNEL };
+	enum { OPT_THREADS = OPT_COMMAND_FIRST, OPT_INLINE, OPT_CHECKPOINT, OPT_PUSH,
+	       OPT_PUSH_EVERY, OPT_APP, OPT_LABEL, OPT_PUSH_AUTH_FILE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -239,31 +236,18 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool pid_given = false;
+	struct common_options co = { .cmd = "record" };
 	long v;
 	int c;
 
-	o->cfg.rate_hz = DEFAULT_RATE;
+	common_options_init(&o->cfg);
 	o->checkpoint = DEFAULT_CHECKPOINT;
-	o->cfg.engine = UNWIND_ENGINE_AUTO;
-	o->cfg.max_depth = DEFAULT_MAX_DEPTH;
-	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
-	opterr = 0;
 	/* '+': options end at the command's name. */
 	while ((c = target_getopt("record", argc, argv, "+:p:r:d:o:f:e:m:qh", longopts,
 				  &o->cfg)) != -1) {
+		if (common_option(&co, c, optarg, &o->cfg))
+			continue;
 		switch (c) {
-		case 'p':
-			if (pid_given)
-				error_msg_and_help("record", "only one PID list may be given");
-			pid_given = true;
-			pid_list_append_or_die("record", optarg, &o->cfg.pids, &o->cfg.npids);
-			break;
-		case 'r':
-			if (parse_double(optarg, DBL_MIN, MAX_RATE, &o->cfg.rate_hz) < 0)
-				error_msg_and_help("record", "invalid --rate argument: '%s' (above 0, at most %.0f)",
-						   optarg, MAX_RATE);
-			break;
 		case 'd':
 			if (parse_double(optarg, DBL_MIN, 1e7, &o->duration) < 0)
 				error_msg_and_help("record", "invalid --duration argument: '%s'", optarg);
@@ -279,24 +263,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 						   optarg);
 			o->format_given = true;
 			break;
-		case 'e':
-			o->cfg.engine = engine_or_help("record", optarg);
-			break;
-		case 'm':
-			o->cfg.max_depth = max_depth_or_help("record", optarg, false);
-			break;
 		case OPT_THREADS:
 			o->cfg.threads = true;
 			o->threads_asked = true;
-			break;
-		case OPT_SUBPROCESSES:
-			o->cfg.subprocesses = true;
-			break;
-		case OPT_IDLE:
-			o->cfg.idle = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			o->cfg.sym_flags |= UNWIND_SYM_NO_DEMANGLE;
 			break;
 		case OPT_CHECKPOINT:
 			if (parse_double(optarg, 0, 1e7, &o->checkpoint) < 0 ||
@@ -305,12 +274,8 @@ parse_options(int argc, char **argv, struct record_options *o)
 						   optarg);
 			break;
 		case OPT_INLINE:
-			if (!unwind_source_available())
-				error_msg_and_help("record", "--inline needs libdw: stackspy was built without it");
+			need_libdw_or_help("record", "--inline");
 			o->cfg.inline_frames = true;
-			break;
-		case OPT_NO_DEBUGINFOD:
-			unwind_set_debuginfod(false);
 			break;
 		case OPT_PUSH:
 #if !defined(HAVE_LIBCURL) || !defined(HAVE_PROTOBUF_C)
@@ -347,12 +312,6 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->push.labels = nl;
 			break;
 		}
-		case OPT_KEEP_RUNNING:
-			o->cfg.keep_running = true;
-			break;
-		case OPT_KERNEL:
-			o->cfg.kernel = true;
-			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -364,8 +323,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		}
 	}
 	parse_target_or_help("record", "record", argc, argv, &o->cfg);
-	if (o->cfg.keep_running && !o->cfg.argv)
-		error_msg_and_help("record", "--keep-running goes with -- COMMAND");
+	keep_running_or_help("record", &o->cfg);
 	/* An on-CPU sample is in user space or at its system call, and a
 	 * stopped thread's kernel stack is the ptrace stop: nothing true to
 	 * show (perf record reads kernel stacks from inside the kernel). */

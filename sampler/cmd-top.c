@@ -24,8 +24,6 @@
 #include "sampler/sampler.h"
 #include "ui/ui.h"
 
-#define DEFAULT_RATE   99.0
-#define MAX_RATE       10000.0
 #define TOP_WINDOW_S   10    /* default --window */
 
 struct top_options {
@@ -112,8 +110,7 @@ top_usage(FILE *f)
 static void
 parse_options(int argc, char **argv, struct top_options *o)
 {
-	enum { OPT_THREADS = 256, OPT_IDLE, OPT_DELAY, OPT_ITERATIONS, OPT_WINDOW,
-	       OPT_SUBPROCESSES, OPT_KEEP_RUNNING };
+	enum { OPT_THREADS = OPT_COMMAND_FIRST, OPT_DELAY, OPT_ITERATIONS, OPT_WINDOW };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -129,32 +126,16 @@ parse_options(int argc, char **argv, struct top_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool pid_given = false;
+	struct common_options co = { .cmd = "top" };
 	int c;
 
-	o->cfg.rate_hz = DEFAULT_RATE;
-	o->cfg.engine = UNWIND_ENGINE_AUTO;
-	o->cfg.max_depth = DEFAULT_MAX_DEPTH;
-	o->cfg.sym_flags = UNWIND_SYM_NO_PARAMS;
+	common_options_init(&o->cfg);
 	o->delay = 1.0;
 	o->window = TOP_WINDOW_S;
-	opterr = 0;
 	while ((c = target_getopt("top", argc, argv, "+:p:r:e:qh", longopts, &o->cfg)) != -1) {
+		if (common_option(&co, c, optarg, &o->cfg))
+			continue;
 		switch (c) {
-		case 'p':
-			if (pid_given)
-				error_msg_and_help("top", "only one PID list may be given");
-			pid_given = true;
-			pid_list_append_or_die("top", optarg, &o->cfg.pids, &o->cfg.npids);
-			break;
-		case 'r':
-			if (parse_double(optarg, 1e-9, MAX_RATE, &o->cfg.rate_hz) < 0)
-				error_msg_and_help("top", "invalid --rate argument: '%s' (above 0, at most %.0f)",
-						   optarg, MAX_RATE);
-			break;
-		case 'e':
-			o->cfg.engine = engine_or_help("top", optarg);
-			break;
 		case OPT_DELAY:
 			if (parse_double(optarg, 0.05, 3600, &o->delay) < 0)
 				error_msg_and_help("top", "invalid --delay argument: '%s' (0.05 to 3600 seconds)",
@@ -172,15 +153,6 @@ parse_options(int argc, char **argv, struct top_options *o)
 		case OPT_THREADS:
 			o->split_threads = true;
 			break;
-		case OPT_IDLE:
-			o->cfg.idle = true;
-			break;
-		case OPT_SUBPROCESSES:
-			o->cfg.subprocesses = true;
-			break;
-		case OPT_KEEP_RUNNING:
-			o->cfg.keep_running = true;
-			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -192,8 +164,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 		}
 	}
 	parse_target_or_help("top", "watch", argc, argv, &o->cfg);
-	if (o->cfg.keep_running && !o->cfg.argv)
-		error_msg_and_help("top", "--keep-running goes with -- COMMAND");
+	keep_running_or_help("top", &o->cfg);
 	check_engine_or_help("top", o->cfg.engine);
 }
 

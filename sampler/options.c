@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -166,4 +167,74 @@ max_depth_or_help(const char *cmd, const char *arg, bool zero_ok)
 				   MAX_MAX_DEPTH);
 	}
 	return (int)v;
+}
+
+void
+common_options_init(struct profiler_config *cfg)
+{
+	cfg->rate_hz = DEFAULT_RATE;
+	cfg->engine = UNWIND_ENGINE_AUTO;
+	cfg->max_depth = DEFAULT_MAX_DEPTH;
+	cfg->sym_flags = UNWIND_SYM_NO_PARAMS;
+	/* Our own messages, not getopt's: one format for every error. */
+	opterr = 0;
+}
+
+bool
+common_option(struct common_options *co, int c, const char *arg, struct profiler_config *cfg)
+{
+	int depth;
+	switch (c) {
+	case 'p':
+		if (co->pid_given)
+			error_msg_and_help(co->cmd, "only one PID list may be given");
+		co->pid_given = true;
+		pid_list_append_or_die(co->cmd, arg, &cfg->pids, &cfg->npids);
+		return true;
+	case 'r':
+		if (parse_double(arg, DBL_MIN, MAX_RATE, &cfg->rate_hz) < 0)
+			error_msg_and_help(co->cmd, "invalid --rate argument: '%s' (above 0, at most %.0f)",
+					   arg, MAX_RATE);
+		return true;
+	case 'e':
+		cfg->engine = engine_or_help(co->cmd, arg);
+		return true;
+	case 'm':
+		depth = max_depth_or_help(co->cmd, arg, co->depth_zero_ok);
+		cfg->max_depth = depth ? depth : NO_DEPTH_LIMIT;
+		return true;
+	case OPT_NO_DEMANGLE:
+		cfg->sym_flags |= UNWIND_SYM_NO_DEMANGLE;
+		return true;
+	case OPT_NO_DEBUGINFOD:
+		unwind_set_debuginfod(false);
+		return true;
+	case OPT_SUBPROCESSES:
+		cfg->subprocesses = true;
+		return true;
+	case OPT_IDLE:
+		cfg->idle = true;
+		return true;
+	case OPT_KERNEL:
+		cfg->kernel = true;
+		return true;
+	case OPT_KEEP_RUNNING:
+		cfg->keep_running = true;
+		return true;
+	}
+	return false;
+}
+
+void
+need_libdw_or_help(const char *cmd, const char *opt)
+{
+	if (!unwind_source_available())
+		error_msg_and_help(cmd, "%s needs libdw: stackspy was built without it", opt);
+}
+
+void
+keep_running_or_help(const char *cmd, const struct profiler_config *cfg)
+{
+	if (cfg->keep_running && !cfg->argv)
+		error_msg_and_help(cmd, "--keep-running goes with -- COMMAND");
 }

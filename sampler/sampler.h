@@ -107,6 +107,12 @@ void feedback_hints(struct profiler *p, const struct profiler_config *cfg);
 #define MAX_MAX_DEPTH      4096           /* --max-depth N at most (dump: 0
 					     is no limit) */
 #define STACK_WINDOW_BYTES (64 * 1024)    /* of stack copied per sample */
+/* --max-depth 0 (dump): no limit; more frames than an 8 MiB stack of
+ * 16-byte frames holds.  The walk is linear in frames (dump-deep.test:
+ * 10,000). */
+#define NO_DEPTH_LIMIT     (1 << 20)
+#define DEFAULT_RATE       99.0           /* --rate of record and top */
+#define MAX_RATE           10000.0
 /* Kernel frames kept per stack (--kernel, D threads): the kernel prints at
  * most 64 in /proc/TID/stack, most stacks have 10 to 20. */
 #define MAX_KERNEL_FRAMES  64
@@ -384,6 +390,33 @@ uint64_t profiler_stats_not_oncpu(const struct profiler_stats *s);
 /* Print the end-of-run summary on stderr. */
 void profiler_print_summary(struct profiler *p, const struct profiler_config *cfg);
 
+/* The long options that mean the same in dump, record and top (their
+ * codes; a command's own begin at OPT_COMMAND_FIRST), and what parsing
+ * them needs to remember. */
+enum common_option {
+	OPT_NO_DEMANGLE = 256,
+	OPT_NO_DEBUGINFOD,
+	OPT_SUBPROCESSES,
+	OPT_IDLE,
+	OPT_KERNEL,
+	OPT_KEEP_RUNNING,
+	OPT_COMMAND_FIRST,
+};
+struct common_options {
+	const char *cmd;          /* "dump", "record", "top": in messages */
+	bool depth_zero_ok;       /* --max-depth 0 is no limit (dump) */
+	bool pid_given;           /* a -p list was given */
+};
+/* Defaults of the shared settings in cfg. */
+void common_options_init(struct profiler_config *cfg);
+/* Option c (argument arg) if it is a shared one: -p, -r, -e, -m and the
+ * OPT_* above, into cfg (a bad argument is a usage error, exit 64, with
+ * the same words in every command).  Returns whether it was. */
+bool common_option(struct common_options *co, int c, const char *arg,
+		   struct profiler_config *cfg);
+/* A usage error naming option opt unless libdw was built in (--source,
+ * --inline). */
+void need_libdw_or_help(const char *cmd, const char *opt);
 /* getopt_long's ':' (missing argument) or '?' (unknown option) for command
  * cmd: the usage error, exit 64. */
 void option_error_and_help(const char *cmd, int c, char **argv) __attribute__((noreturn));
@@ -402,6 +435,8 @@ int target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
  * and a command, else a usage error; `what` completes "nothing to ...". */
 void parse_target_or_help(const char *cmd, const char *what, int argc, char **argv,
 			  struct profiler_config *cfg);
+/* After parse_target_or_help: --keep-running needs a command. */
+void keep_running_or_help(const char *cmd, const struct profiler_config *cfg);
 
 /* ---- commands -------------------------------------------------------------------- */
 
