@@ -10,11 +10,28 @@
 # playwright-core from npm).  .ci/run runs both.  Each test's log ends
 # with its duration: grep -h '^# duration' tests/*.log | sort -k3 -n.
 
+# The longest first (each 10 to 30 s): with make -j2 the suite ends
+# sooner when they do not start last.
+TESTS += \
+	tests/push-ingest.test \
+	tests/symbols-perfmap-grow.test \
+	tests/record-crash.test \
+	tests/record-oncpu.test \
+	tests/record-subprocesses.test \
+	tests/promise-kill9.test \
+	tests/accuracy-builds.test \
+	tests/record-slow-unwind.test \
+	tests/record-watchdog.test \
+	tests/security-debugbounds.test \
+	tests/cli-terminal.test \
+	tests/security-push.test \
+	tests/accuracy.test \
+	tests/promise-signals-record.test
+
 # The framework and the command line
 TESTS += \
 	tests/cli-command-end.test \
 	tests/cli-pids.test \
-	tests/cli-terminal.test \
 	tests/cli-top-command.test \
 	tests/layering.test \
 	tests/options.test \
@@ -48,10 +65,8 @@ TESTS += \
 	tests/many-fds.test \
 	tests/promise-caller-ip.test \
 	tests/promise-detach-first.test \
-	tests/promise-kill9.test \
 	tests/promise-sigcont.test \
 	tests/promise-signals-dump.test \
-	tests/promise-signals-record.test \
 	tests/promise-stack-end.test \
 	tests/promise-stopped-dump.test \
 	tests/promise-stopped-record.test \
@@ -85,7 +100,6 @@ TESTS += \
 
 # record
 TESTS += \
-	tests/record-crash.test \
 	tests/record-dlswap.test \
 	tests/record-errors.test \
 	tests/record-exec.test \
@@ -95,16 +109,12 @@ TESTS += \
 	tests/record-make.test \
 	tests/record-memo.test \
 	tests/record-nginx.test \
-	tests/record-oncpu.test \
 	tests/record-perf.test \
 	tests/record-ratio.test \
 	tests/record-signals-all.test \
 	tests/record-signals.test \
-	tests/record-slow-unwind.test \
 	tests/record-stop.test \
-	tests/record-subprocesses.test \
-	tests/record-threads.test \
-	tests/record-watchdog.test
+	tests/record-threads.test
 
 # top
 TESTS += \
@@ -115,8 +125,6 @@ TESTS += \
 
 # Accuracy against gdb, symbols, other languages and architectures
 TESTS += \
-	tests/accuracy-builds.test \
-	tests/accuracy.test \
 	tests/cfi-read.test \
 	tests/debugframe-gdb.test \
 	tests/gdb-compare.test \
@@ -124,22 +132,18 @@ TESTS += \
 	tests/go-gdb.test \
 	tests/mips-core.test \
 	tests/symbols-minidebuginfo.test \
-	tests/symbols-perfmap-grow.test \
 	tests/symbols-perfmap.test
 
 # -f pprof, --push, debuginfod
 TESTS += \
 	tests/debuginfod-server.test \
-	tests/pprof-record.test \
-	tests/push-ingest.test
+	tests/pprof-record.test
 
 # Root against a hostile unprivileged target (tests/hostile-lib.sh)
 TESTS += \
-	tests/security-debugbounds.test \
 	tests/security-debuginfod.test \
 	tests/security-output.test \
 	tests/security-perfmap.test \
-	tests/security-push.test \
 	tests/security-terminal.test \
 	tests/security-top.test
 
