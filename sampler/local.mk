@@ -7,7 +7,10 @@ sampler_libsampler_a_SOURCES = \
 	sampler/error.c \
 	sampler/signals.c \
 	sampler/feedback.c \
+	sampler/dump-internal.h \
 	sampler/cmd-dump.c \
+	sampler/dump-live.c \
+	sampler/dump-core.c \
 	sampler/locks.c \
 	sampler/blocked.c \
 	sampler/cmd-record.c \

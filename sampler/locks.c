@@ -9,7 +9,7 @@
  * begins int __lock, unsigned __count, int __owner on every architecture),
  * read from the target's memory with process_vm_readv: no thread needs to
  * be stopped.  The call comes from the stopped thread's registers on
- * x86-64 (cmd-dump.c); on aarch64 and MIPS, from /proc/TID/syscall once
+ * x86-64 (dump-live.c); on aarch64 and MIPS, from /proc/TID/syscall once
  * the thread runs again: released from its stop, it goes straight back
  * into the same wait with the same sp.
  * Read-write locks and condition variables wait on a futex inside the

@@ -142,11 +142,11 @@ mutations()
 		"s/if \(s != 'T' && s != 't'\) \{/if (s != 'T') {/" \
 		'a stackspy stopped by a debugger holds its targets' \
 		'tests/record-watchdog.test'
-	mutation dump-dstate-check sampler/cmd-dump.c \
+	mutation dump-dstate-check sampler/dump-live.c \
 		's/\|\s*SAMPLE_DSTATE,/,/' \
 		'a dump waits out the stop timeout for threads in D' \
 		'tests/dump-dstate.test'
-	mutation dump-state-from-stop sampler/cmd-dump.c \
+	mutation dump-state-from-stop sampler/dump-live.c \
 		"s/if \(e == 0 && d->state == '\?'\)/if (0)/" \
 		'a dump shows the state a thread is in after its release' \
 		'tests/dump-group.test tests/dump-locks.test'
