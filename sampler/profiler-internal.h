@@ -71,10 +71,6 @@
 /* On-CPU: a thread whose CPU the tick took began to wait at most this long
  * before the tick's first clock read. */
 #define ONCPU_TOOK_CPU_NS 50000u
-/* A sleeping thread that does not stop in time is in uninterruptible sleep
- * (D): leave it alone this long.  A runnable one that does not is only
- * waiting for a CPU, and is tried again next tick. */
-#define UNSTOPPABLE_NS    NS_PER_SEC
 /* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
  * 1 s; the last bucket holds the rest. */
 #define PAUSE_FINE_US     10000u
@@ -118,7 +114,6 @@ struct thread_state {
 	bool awaiting_last;       /* its last sample is not unwound yet */
 	uint32_t root_id;         /* "comm-PID/TID" */
 	char name[64];            /* its comm as last read (root_id's) */
-	uint64_t skip_until_ns;   /* after a stop timeout */
 	struct task_schedstat asleep;  /* on-CPU: its schedstat when /proc last
 				     said it was not running (slices 0: it
 				     did not, or no count) */
