@@ -2,7 +2,8 @@
 # the fragments of tests/ and each folder's local.mk build what the tests
 # run: unit-test programs and target programs).
 #
-# `make check` runs TESTS: no network, no emulated machine, no browser.
+# `make check` runs TESTS, which are QUICK_TESTS: no network, no emulated
+# machine, no browser.
 # `make check-slow` runs SLOW_TESTS: stackspy live in emulated machines of
 # the other architectures (tests/vm.mk; Debian's kernels and libraries
 # downloaded on first use into ~/.cache/stackspy-vm) and the flamegraph
@@ -10,9 +11,11 @@
 # playwright-core from npm).  .ci/run runs both.  Each test's log ends
 # with its duration: grep -h '^# duration' tests/*.log | sort -k3 -n.
 
+QUICK_TESTS =
+
 # The longest first (each 10 to 30 s): with make -j2 the suite ends
 # sooner when they do not start last.
-TESTS += \
+QUICK_TESTS += \
 	tests/push-ingest.test \
 	tests/symbols-perfmap-grow.test \
 	tests/record-crash.test \
@@ -29,7 +32,7 @@ TESTS += \
 	tests/promise-signals-record.test
 
 # The framework and the command line
-TESTS += \
+QUICK_TESTS += \
 	tests/cli-command-end.test \
 	tests/cli-pids.test \
 	tests/cli-top-command.test \
@@ -38,7 +41,7 @@ TESTS += \
 	tests/shell-syntax.test
 
 # Unit tests (C programs against one module)
-TESTS += \
+QUICK_TESTS += \
 	tests/unit-arch \
 	tests/unit-base \
 	tests/unit-collapse \
@@ -52,7 +55,7 @@ TESTS += \
 	tests/unit-uimodel
 
 # Attaching, detaching and the ptrace promises (DESIGN.md, "ptrace rules")
-TESTS += \
+QUICK_TESTS += \
 	tests/attach-eperm.test \
 	tests/attach-kthread.test \
 	tests/attach-nonexistent.test \
@@ -73,7 +76,7 @@ TESTS += \
 	tests/promise-stopped-top.test
 
 # dump and core files
-TESTS += \
+QUICK_TESTS += \
 	tests/core-bad.test \
 	tests/core-dump.test \
 	tests/core-nonregular.test \
@@ -99,7 +102,7 @@ TESTS += \
 	tests/dump-ucontext.test
 
 # record
-TESTS += \
+QUICK_TESTS += \
 	tests/record-dlswap.test \
 	tests/record-errors.test \
 	tests/record-exec.test \
@@ -117,14 +120,14 @@ TESTS += \
 	tests/record-threads.test
 
 # top
-TESTS += \
+QUICK_TESTS += \
 	tests/top-lifecycle.test \
 	tests/top-options.test \
 	tests/top-subprocesses.test \
 	tests/top-tmux.test
 
 # Accuracy against gdb, symbols, other languages and architectures
-TESTS += \
+QUICK_TESTS += \
 	tests/cfi-read.test \
 	tests/debugframe-gdb.test \
 	tests/gdb-compare.test \
@@ -135,12 +138,12 @@ TESTS += \
 	tests/symbols-perfmap.test
 
 # -f pprof, --push, debuginfod
-TESTS += \
+QUICK_TESTS += \
 	tests/debuginfod-server.test \
 	tests/pprof-record.test
 
 # Root against a hostile unprivileged target (tests/hostile-lib.sh)
-TESTS += \
+QUICK_TESTS += \
 	tests/security-debuginfod.test \
 	tests/security-output.test \
 	tests/security-perfmap.test \
@@ -153,7 +156,11 @@ SLOW_TESTS = \
 	tests/svg-browser.test \
 	tests/speedscope.test
 
-EXTRA_DIST += $(filter %.test,$(TESTS) $(SLOW_TESTS)) tests/layering.py
+TESTS += $(QUICK_TESTS)
+# Not from TESTS: `make check-slow` (and `make check TESTS=...`) set it on
+# the command line, and a distdir made then (the VM tests make one) would
+# leave the other tests out.
+EXTRA_DIST += $(filter %.test,$(QUICK_TESTS) $(SLOW_TESTS)) tests/layering.py
 
 check-slow:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SLOW_TESTS)'
