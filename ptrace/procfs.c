@@ -61,8 +61,6 @@ procfs_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t len)
 			const char *v = line + klen + 1;
 			v += strspn(v, " \t");
 			size_t n = eol ? (size_t)(eol - v) : strlen(v);
-			if (len == 0)
-				return 0;
 			if (n >= len)
 				n = len - 1;
 			memcpy(val, v, n);

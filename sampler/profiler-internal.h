@@ -276,8 +276,9 @@ int profiler_sample_setup(struct profiler *p, struct proc_state *ps);
  * once; on success ps->ut is the new map (the old one freed, late stops
  * and the unwinder told).  An empty map of a live process (in an exec)
  * sets ps->map_pending and keeps the old map; its next tick reads again.
- * 0, -EAGAIN (pending), or the error (-ESRCH: gone). */
-int proc_map_refresh(struct profiler *p, struct proc_state *ps);
+ * Otherwise (gone, unreadable) the old map, if any, stays and
+ * map_pending is clear. */
+void proc_map_refresh(struct profiler *p, struct proc_state *ps);
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
 /* After every process of the tick was given to profiler_sample_process:

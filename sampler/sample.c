@@ -295,7 +295,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 		flush_batch(p);
 }
 
-int
+void
 proc_map_refresh(struct profiler *p, struct proc_state *ps)
 {
 	int err;
@@ -306,17 +306,15 @@ proc_map_refresh(struct profiler *p, struct proc_state *ps)
 		 * held meanwhile: an `as` that lived 160 ms was never
 		 * sampled, tests/record-make.test under load). */
 		ps->map_pending = err == -ESRCH && proc_may_map(ps);
-		return ps->map_pending ? -EAGAIN : err;
+		return;
 	}
 	ps->map_pending = false;
 	unwind_target_free(ps->ut);
 	ps->ut = ut;
-	/* Late stops' stack ends come from this map. */
-	int r = profiler_sample_setup(p, ps);
-	if (r < 0)
-		return r;
+	/* Late stops' stack ends come from this map (out of memory: none
+	 * are taken, and the samples of the ticks still are). */
+	profiler_sample_setup(p, ps);
 	unwinder_push_map(p, ps);
-	return 0;
 }
 
 static void
