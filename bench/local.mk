@@ -27,4 +27,5 @@ EXTRA_DIST += \
 	bench/record-cost.sh \
 	bench/record-overhead.sh \
 	bench/record-pause.sh \
+	bench/record-threads.sh \
 	bench/startup.sh

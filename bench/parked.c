@@ -72,6 +72,30 @@ static void *park_thread(void *arg)
 	return arg;
 }
 
+/* --busy: threads that compute forever in busy_thread -> busy_outer ->
+ * busy_inner (the known chain an on-CPU profile must find). */
+static volatile unsigned long busy_sink;
+
+__attribute__((noinline)) static void busy_inner(void)
+{
+	for (unsigned i = 0; i < 100000; i++)
+		busy_sink += i;
+}
+
+__attribute__((noinline)) static void busy_outer(void)
+{
+	for (;;) {
+		busy_inner();
+		__asm__ volatile("" ::: "memory");
+	}
+}
+
+static void *busy_thread(void *arg)
+{
+	busy_outer();
+	return arg;
+}
+
 #define FLOOR_COPY (16 * 1024)
 
 static uint64_t now_ns(void)
@@ -159,13 +183,15 @@ static int floor_main(const char *arg)
 
 static void usage(FILE *out)
 {
-	fputs("Usage: parked [-n N]\n"
+	fputs("Usage: parked [-n N] [-b N]\n"
 	      "Start N threads (default 1000) parked in\n"
 	      "park_outer -> park_inner -> pthread_cond_wait, print the PID once\n"
 	      "all are parked, and wait until killed or until stdin, if a pipe\n"
 	      "or socket, reaches EOF.\n"
 	      "\n"
 	      "  -n, --threads N  number of parked threads\n"
+	      "  -b, --busy N     also N threads computing forever in\n"
+	      "                   busy_thread -> busy_outer -> busy_inner\n"
 	      "      --floor PID  instead: time the serial floor of a dump of PID\n"
 	      "                   (seize, interrupt, wait, regs, 16 KiB copy, detach)\n"
 	      "  -h, --help       show this help\n"
@@ -195,16 +221,18 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, 'n' },
+		{ "busy", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "floor", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
 	};
 	long nthreads = 1000;
+	long nbusy = 0;
 	pthread_attr_t attr;
 	char *end;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:b:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			errno = 0;
@@ -212,6 +240,14 @@ int main(int argc, char **argv)
 			if (errno || end == optarg || *end || nthreads < 1 ||
 			    nthreads > 1000000) {
 				fprintf(stderr, "parked: invalid --threads argument: '%s'\n", optarg);
+				goto bad_usage;
+			}
+			break;
+		case 'b':
+			errno = 0;
+			nbusy = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || nbusy < 0 || nbusy > 1024) {
+				fprintf(stderr, "parked: invalid --busy argument: '%s'\n", optarg);
 				goto bad_usage;
 			}
 			break;
@@ -242,6 +278,16 @@ int main(int argc, char **argv)
 				i + 1, nthreads, strerror(err));
 			if (err == EAGAIN)
 				fputs("parked: hint: see ulimit -u and /proc/sys/kernel/threads-max\n", stderr);
+			return 1;
+		}
+	}
+	for (long i = 0; i < nbusy; i++) {
+		pthread_t t;
+
+		err = pthread_create(&t, &attr, busy_thread, NULL);
+		if (err) {
+			fprintf(stderr, "parked: starting busy thread %ld: %s\n", i + 1,
+				strerror(err));
 			return 1;
 		}
 	}

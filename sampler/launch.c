@@ -212,6 +212,9 @@ proc_release(struct profiler *p, struct proc_state *ps)
 			thread_state_release(&ps->threads[j]);
 	free(ps->threads);
 	ps->threads = NULL;
+	free(ps->hot);
+	ps->hot = NULL;
+	ps->nhot = ps->hot_cap = 0;
 	ps->tcap = ps->tn = 0;
 	ptrace_target_release(ps->pt);
 	ps->pt = NULL;

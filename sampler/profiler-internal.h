@@ -62,6 +62,9 @@
 #define UNWIND_FINISH_MS  5000u
 /* The unwinder's nice value (its thread only; unwinder.c). */
 #define UNWIND_NICE       (-10)
+/* A thread that has not run for this many ticks is cold: not read while
+ * its process's CPU time says that no cold thread ran (threads.c). */
+#define HOT_TICKS         16u
 /* A full rescan of /proc/PID/task at least this often (sample.c). */
 #define RESCAN_NS         (100 * NS_PER_MS)
 /* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
@@ -118,6 +121,13 @@ struct thread_state {
 				     said it was not running (slices 0: it
 				     did not, or no count) */
 	unsigned seen_tick;
+	/* What its last schedstat read said (threads.c, thread_schedstat):
+	 * cpu_seen is in its process's cpu_seen_sum; slices_seen 0 when it
+	 * was never read (or has no count). */
+	uint64_t cpu_seen, slices_seen;
+	unsigned hot_tick;        /* the last tick it was found to have run */
+	unsigned census_tick;     /* census (its schedstat) was read at the */
+	struct task_schedstat census;  /* start of this tick (thread_census) */
 	bool dead;                /* its stat file says it exited: the tid may
 				     come back as a new thread */
 };
@@ -140,6 +150,19 @@ struct proc_state {
 				     after the start; its state is freed when
 				     it exits (hundreds come and go in a
 				     build) */
+	/* Threads that have not run are not read (threads.c, "Cold
+	 * threads"): the process's CPU time (its clock) less the sum of what
+	 * each thread's last read said is the CPU time of the threads not
+	 * read since, and did not move if cpu_base did not. */
+	uint64_t cpu_seen_sum;
+	uint64_t cpu_base;        /* valid when cpu_base_ok */
+	bool cpu_base_ok;
+	uint64_t cpu_now;         /* its CPU time at this tick's census */
+	bool cpu_now_ok;
+	int cpu_clock_ok;         /* 0 not tried, 1 cpu_clock reads, -1 not */
+	clockid_t cpu_clock;
+	pid_t *hot;               /* the threads that ran lately */
+	size_t nhot, hot_cap;
 	bool map_pending;         /* its memory map is to be read (found
 				     while recording, or empty: in an
 				     exec): at its next tick, never waited
@@ -246,8 +269,25 @@ struct thread_state *thread_state_find(struct proc_state *ps, pid_t tid);
  * and schedstat_fd are open, until the next thread_state_now of another
  * thread may close them (the cache holds more than SAMPLE_BATCH). */
 char thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
-/* CPU time of the thread (schedstat), 0 when unknown. */
-uint64_t thread_cpu_ns(struct thread_state *ts);
+/* Read ts's schedstat into *out (opening it if its descriptor is not
+ * cached) and note what it says: a thread whose CPU time or scheduled-in
+ * count moved is hot.  Returns 0, or a negative errno with *out zeroed. */
+int thread_schedstat(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+		     struct task_schedstat *out);
+/* ts ran (or was found running) at this tick. */
+void thread_mark_hot(const struct profiler *p, struct thread_state *ts);
+/* Whether ts has not run for HOT_TICKS ticks (and was read before). */
+bool thread_is_cold(const struct profiler *p, const struct thread_state *ts);
+/* The start of a process's tick: its CPU time, then the schedstat of each
+ * thread that ran lately (ts->census).  Returns true when no other thread
+ * of the process can have run since it was last read: then they need not
+ * be read this tick. */
+bool thread_census(struct profiler *p, struct proc_state *ps);
+/* The end of a process's tick, every thread looked at: hot lists the
+ * threads that ran lately (for the next census). */
+void thread_census_end(struct profiler *p, struct proc_state *ps, bool looked_at_all);
+/* Add ts to the next census if it is hot. */
+void thread_census_keep(struct profiler *p, struct proc_state *ps, const struct thread_state *ts);
 
 /* ---- task-stat.c ----------------------------------------------------------- */
 

@@ -222,12 +222,9 @@ flush_batch(struct profiler *p)
 
 /* Choose thread th for this tick, or account for it without a stop. */
 static void
-choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
+choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
+	      struct thread_state *ts)
 {
-	struct thread_state *ts = thread_state_get(p, ps, th);
-	if (!ts)
-		return;
-	ts->seen_tick = p->tick_no;
 	if (th->late) {
 		/* Its interrupt of an earlier tick is still pending: it waits
 		 * for a CPU (most often the one that tick took).  Its stop
@@ -236,40 +233,39 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th)
 		p->stats.skipped++;
 		return;
 	}
+	/* Its schedstat, read before the state: the scheduled-in count
+	 * before the interrupt for the rule, the CPU time for --idle's
+	 * reuse (and, for both, whether it ran: thread_census). */
 	struct task_schedstat before;
-	if (!p->cfg.idle) {
-		/* The scheduled-in count before the interrupt, for the rule;
-		 * read before the state, so that a thread seen asleep with
-		 * this count and found with it again has not run since: it is
-		 * not on a CPU (asleep, or woken and waiting for one, which
-		 * the rule would drop), and its stat line (five times the
-		 * cost of schedstat) is not read.  Most threads of a server
-		 * sleep most ticks. */
-		ptrace_read_schedstat(ts->schedstat_fd, &before);
-		if (before.slices && before.slices == ts->asleep.slices &&
-		    before.cpu_ns == ts->asleep.cpu_ns)
-			return;
-	}
+	if (ts->census_tick == p->tick_no)
+		before = ts->census;
+	else
+		thread_schedstat(p, ps, ts, &before);
+	/* On-CPU: a thread seen asleep with this count and found with it
+	 * again has not run since: it is not on a CPU (asleep, or woken and
+	 * waiting for one, which the rule would drop), and its stat line
+	 * (five times the cost of schedstat) is not read.  Most threads of
+	 * a server sleep most ticks. */
+	if (!p->cfg.idle && before.slices && before.slices == ts->asleep.slices &&
+	    before.cpu_ns == ts->asleep.cpu_ns)
+		return;
 	char state = thread_state_now(p, ps, ts);
 	if (!state)
 		return;  /* exiting */
+	if (state == 'R')
+		thread_mark_hot(p, ts);
 	if (!p->cfg.idle) {
 		if (state != 'R') {
 			ts->asleep = before;
 			return;
 		}
 		ts->asleep.slices = 0;
-		/* Its schedstat was not open yet (thread_state_now opens it
-		 * for a running thread): the count before the interrupt. */
-		if (!before.slices)
-			ptrace_read_schedstat(ts->schedstat_fd, &before);
 	} else {
 		/* A thread in D cannot stop: read it as it is (blocked.c). */
 		if (state == 'D' && blocked_stack(p, ps, ts)) {
 			p->stats.unstopped++;
 			return;
 		}
-		ptrace_read_schedstat(ts->schedstat_fd, &before);
 		if (state != 'R' && ts->last_ids &&
 		    before.cpu_ns - ts->last_cpu_ns < IDLE_CPU_SLACK_NS) {
 			/* Has not run since its last sample: same stack. */
@@ -375,11 +371,34 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	 * grow under it. */
 	if (thread_table_reserve(ps, ps->pt->nthreads) < 0)
 		return;
+	/* The threads that ran lately first, then the others if the
+	 * process's CPU time says that one of them ran (threads.c, "Cold
+	 * threads"). */
+	bool skip_cold = thread_census(p, ps);
+	bool all = true;
 	for (size_t i = 0; i < ps->pt->nthreads && !stop_signal; i++) {
 		struct tracee *th = &ps->pt->threads[i];
-		if (th->state != TRACEE_GONE)
-			choose_thread(p, ps, th);
+		if (th->state == TRACEE_GONE)
+			continue;
+		struct thread_state *ts = thread_state_get(p, ps, th);
+		if (!ts)
+			continue;
+		ts->seen_tick = p->tick_no;
+		if (skip_cold && ts->census_tick != p->tick_no && thread_is_cold(p, ts)) {
+			all = false;
+			if (!p->cfg.idle)
+				continue;  /* asleep since it was last read */
+			if (ts->last_ids && !ts->awaiting_last && !th->late) {
+				/* --idle: its stack has not moved either. */
+				p->stats.reused++;
+				unwinder_push_reuse(p, ps, ts);
+				continue;
+			}
+		}
+		choose_thread(p, ps, th, ts);
+		thread_census_keep(p, ps, ts);
 	}
+	thread_census_end(p, ps, all && !stop_signal);
 }
 
 bool

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ thread_table_rebuild(struct proc_state *ps, size_t ncap, const unsigned *keep_ti
 		if (!old[i].tid)
 			continue;
 		if (keep_tick && old[i].seen_tick != *keep_tick) {
+			ps->cpu_seen_sum -= old[i].cpu_seen;
 			thread_state_release(&old[i]);
 			continue;
 		}
@@ -101,6 +103,7 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 		return ts;
 	if (ts->tid) {
 		/* A new thread under a recycled tid: start afresh. */
+		ps->cpu_seen_sum -= ts->cpu_seen;
 		thread_state_release(ts);
 		ps->tn--;
 	}
@@ -181,32 +184,44 @@ fd_ring_evict(struct profiler *p)
 /* Open ts's stat and schedstat (both modes need schedstat: --idle for the
  * CPU time, on-CPU for the scheduled-in count of the rule, oncpu.c).
  * Returns 0 or a negative errno. */
+/* Open ts's file name (stat or schedstat) into *fdp if it is not open.
+ * A thread takes one place in the ring from its first open descriptor
+ * until both are closed.  Returns 0 or a negative errno. */
 static int
-thread_fds_open(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
-		bool sched)
+thread_fd_open(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+	       int *fdp, const char *name)
 {
-	if (ts->stat_fd < 0) {
+	if (*fdp >= 0)
+		return 0;
+	bool in_ring = ts->stat_fd >= 0 || ts->schedstat_fd >= 0;
+	if (!in_ring) {
 		if (!p->fd_cap)
 			p->fd_cap = fd_cache_cap();
 		while (p->fd_n >= p->fd_cap)
 			fd_ring_evict(p);
-		int fd = task_file_open(ps->pid, ts->tid, "stat");
-		if (fd < 0)
-			return fd;
-		ts->stat_fd = fd;
+	}
+	int fd = task_file_open(ps->pid, ts->tid, name);
+	if (fd < 0)
+		return fd;
+	*fdp = fd;
+	if (!in_ring) {
 		struct fd_owner *o = &p->fd_ring[(p->fd_head + p->fd_n) % FD_CACHE_MAX];
 		o->proc = p->procs && ps >= p->procs && ps < p->procs + p->nprocs ?
 			  (uint32_t)(ps - p->procs) : UINT32_MAX;
 		o->tid = ts->tid;
 		p->fd_n++;
 	}
-	if (sched && ts->schedstat_fd < 0) {
-		int fd = task_file_open(ps->pid, ts->tid, "schedstat");
-		if (fd < 0)
-			return fd;
-		ts->schedstat_fd = fd;
-	}
 	return 0;
+}
+
+static int
+thread_fds_open(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+		bool sched)
+{
+	int r = thread_fd_open(p, ps, ts, &ts->stat_fd, "stat");
+	if (r == 0 && sched)
+		r = thread_fd_open(p, ps, ts, &ts->schedstat_fd, "schedstat");
+	return r;
 }
 
 char
@@ -242,12 +257,107 @@ unreadable:
 	return 0;
 }
 
-uint64_t
-thread_cpu_ns(struct thread_state *ts)
+int
+thread_schedstat(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+		 struct task_schedstat *out)
 {
-	struct task_schedstat ss;
-	ptrace_read_schedstat(ts->schedstat_fd, &ss);
-	return ss.cpu_ns;
+	int r = thread_fd_open(p, ps, ts, &ts->schedstat_fd, "schedstat");
+	if (r == 0)
+		r = ptrace_read_schedstat(ts->schedstat_fd, out);
+	else
+		memset(out, 0, sizeof(*out));
+	if (r < 0 || !out->slices)
+		return r;
+	/* Hot when it ran since it was last read (not at the first read:
+	 * a pool of thousands found asleep would all be read again for
+	 * HOT_TICKS ticks). */
+	if (ts->slices_seen && (out->cpu_ns != ts->cpu_seen || out->slices != ts->slices_seen))
+		ts->hot_tick = p->tick_no;
+	else if (!ts->slices_seen)
+		ts->hot_tick = p->tick_no - HOT_TICKS - 1;
+	ps->cpu_seen_sum += out->cpu_ns - ts->cpu_seen;
+	ts->cpu_seen = out->cpu_ns;
+	ts->slices_seen = out->slices;
+	return 0;
+}
+
+/* ---- Cold threads ----------------------------------------------------------
+ *
+ * Reading a thread's schedstat is one system call; with 5,000 threads of a
+ * pool asleep, reading them all made a tick take 57 ms (bench/
+ * record-threads.sh: 17 Hz of 99).  A tick reads only the threads that ran
+ * lately (hot): the kernel's clock of the process's CPU time, read with
+ * them, less the sum of every thread's CPU time as last read, is the time
+ * of the threads not read since; while it does not move (to the
+ * nanosecond), none of them ran and none is read.  When it moves, every
+ * thread is read that tick.  One thread's time is added up at each switch
+ * and at the scheduler's tick (HZ): a cold thread woken less than one
+ * scheduler tick before our tick and still running is not seen there (the
+ * next tick sees it).
+ */
+
+void
+thread_mark_hot(const struct profiler *p, struct thread_state *ts)
+{
+	ts->hot_tick = p->tick_no;
+}
+
+bool
+thread_is_cold(const struct profiler *p, const struct thread_state *ts)
+{
+	return ts->slices_seen && p->tick_no - ts->hot_tick > HOT_TICKS;
+}
+
+static bool
+process_cpu_ns(struct proc_state *ps, uint64_t *ns)
+{
+	struct timespec t;
+	if (ps->cpu_clock_ok == 0)
+		ps->cpu_clock_ok = clock_getcpuclockid(ps->pid, &ps->cpu_clock) == 0 ? 1 : -1;
+	if (ps->cpu_clock_ok < 0 || clock_gettime(ps->cpu_clock, &t) < 0)
+		return false;
+	*ns = (uint64_t)t.tv_sec * NS_PER_SEC + (uint64_t)t.tv_nsec;
+	return true;
+}
+
+bool
+thread_census(struct profiler *p, struct proc_state *ps)
+{
+	/* The process's clock first, then its hot threads at once: a thread
+	 * that gets CPU time between the two shows more than the clock did,
+	 * and the next tick looks at every thread (never fewer). */
+	ps->cpu_now_ok = process_cpu_ns(ps, &ps->cpu_now);
+	for (size_t i = 0; i < ps->nhot; i++) {
+		struct thread_state *ts = thread_state_find(ps, ps->hot[i]);
+		if (!ts || ts->dead)
+			continue;
+		if (thread_schedstat(p, ps, ts, &ts->census) == 0)
+			ts->census_tick = p->tick_no;
+	}
+	ps->nhot = 0;
+	return ps->cpu_now_ok && ps->cpu_base_ok &&
+	       ps->cpu_now - ps->cpu_seen_sum == ps->cpu_base;
+}
+
+void
+thread_census_keep(struct profiler *p, struct proc_state *ps, const struct thread_state *ts)
+{
+	if (!ts->slices_seen || thread_is_cold(p, ts))
+		return;
+	if (BASE_GROW(ps->hot, ps->hot_cap, ps->nhot + 1, 64) == 0)
+		ps->hot[ps->nhot++] = ts->tid;
+}
+
+void
+thread_census_end(struct profiler *p, struct proc_state *ps, bool looked_at_all)
+{
+	(void)p;
+	/* After a look at every thread the base is the clock less what they
+	 * said; a thread read after the clock that ran meanwhile makes it
+	 * too small, and the next tick looks at every thread again. */
+	if (looked_at_all)
+		ps->cpu_base = ps->cpu_now - ps->cpu_seen_sum;
+	ps->cpu_base_ok = ps->cpu_now_ok && (looked_at_all || ps->cpu_base_ok);
 }
 
 struct thread_state *

@@ -1,0 +1,91 @@
+#!/bin/sh
+# bench/record-threads.sh - record a process of N idle threads (parked in
+# pthread_cond_wait) and B busy ones (busy_thread -> busy_outer ->
+# busy_inner), on-CPU and --idle, for each N asked, and report the rate
+# achieved (ticks done / ticks asked), the on-CPU samples in the busy chain
+# (share, and per busy thread against the asked rate), the tracer's CPU,
+# and the peak RSS of stackspy (issue "Scale": goals >= 0.9 of the asked
+# rate at 5,000 idle threads, >= 0.5 at 20,000).
+#
+#   bench/record-threads.sh [-n "100 1000 5000 20000"] [-b BUSY] [-d SECONDS]
+#                           [-r HZ] [-m "oncpu idle"] [-B BURNERS]
+# Run from the top of a built tree (needs ./stackspy and bench/parked).
+set -eu
+ns="100 1000 5000 20000"
+busy=2
+secs=5
+rate=99
+modes="oncpu idle"
+burners=0
+while getopts n:b:d:r:m:B: opt; do
+	case $opt in
+	n) ns=$OPTARG ;;
+	b) busy=$OPTARG ;;
+	d) secs=$OPTARG ;;
+	r) rate=$OPTARG ;;
+	m) modes=$OPTARG ;;
+	B) burners=$OPTARG ;;
+	*) echo "usage: $0 [-n LIST] [-b BUSY] [-d SECONDS] [-r HZ] [-m MODES] [-B BURNERS]" >&2
+	   exit 64 ;;
+	esac
+done
+. "$(dirname "$0")/lib.sh"
+stackspy=$build/stackspy
+parked=$build/bench/parked
+[ -x "$stackspy" ] && [ -x "$parked" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
+tmp=$(mktemp -d)
+pids=
+cleanup() {
+	exec 3>&- 2>/dev/null || true
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+start_burners "$burners"
+# 20,000 threads need the descriptors and the thread limit to allow them.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+printf '%-6s %-6s %8s %6s %8s %8s %6s %9s %8s\n' threads mode ticks rate/ask \
+	samples busy% busy/ask cpu-ms rss-MiB
+for n in $ns; do
+	fifo=$tmp/in.$n
+	mkfifo "$fifo"
+	# parked exits when its stdin closes: the fifo stays open from here.
+	"$parked" -n "$n" -b "$busy" <"$fifo" >"$tmp/pid" &
+	exec 3>"$fifo"
+	while [ ! -s "$tmp/pid" ]; do sleep 0.1; done
+	pid=$(head -n1 "$tmp/pid")
+	: >"$tmp/pid"
+	for mode in $modes; do
+		opt=
+		[ "$mode" = idle ] && opt=--idle
+		/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" \
+			"$stackspy" record $opt -r "$rate" -d "$secs" -f folded \
+			-o "$tmp/out.folded" "$pid" 2>"$tmp/err" || {
+			echo "stackspy record failed:" >&2; cat "$tmp/err" >&2; exit 2; }
+		python3 - "$tmp/out.folded" "$tmp/err" "$tmp/time" "$n" "$mode" "$rate" \
+			"$secs" "$busy" <<'PY'
+import re, sys
+folded, err, tm, n, mode, rate, secs, busy = sys.argv[1:]
+rate, secs, busy = float(rate), float(secs), int(busy)
+total = inbusy = 0
+for line in open(folded):
+    stack, _, count = line.rstrip("\n").rpartition(" ")
+    total += int(count)
+    if "busy_inner" in stack and "busy_outer" in stack:
+        inbusy += int(count)
+text = open(err).read()
+m = re.search(r"(\d+) ticks at", text)
+ticks = int(m.group(1)) if m else 0
+asked = rate * secs
+e, u, s, rss = open(tm).read().split()[-4:]
+print(f"{n:<6} {mode:<6} {ticks:8d} {ticks/asked:8.2f} {total:8d} "
+      f"{(100.0*inbusy/total if total else 0):5.1f}% {inbusy/(busy*asked) if busy else 0:8.2f} "
+      f"{(float(u)+float(s))*1000:9.0f} {int(rss)/1024:8.1f}")
+PY
+	done
+	exec 3>&-
+	wait
+done
