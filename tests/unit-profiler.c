@@ -120,10 +120,7 @@ fake_profiler(bool threads)
 static void
 fake_profiler_free(struct profiler *p, struct proc_state *ps)
 {
-	for (size_t j = 0; j < ps->tcap; j++)
-		if (ps->threads[j].tid)
-			thread_state_release(&ps->threads[j]);
-	free(ps->threads);
+	thread_table_free(ps);
 	collapse_free(p->stacks);
 	free(p);
 }
@@ -135,11 +132,11 @@ frame(const struct profiler *p, uint32_t id)
 	return name ? name : "(none)";
 }
 
-/* Thread tid's state, or NULL: a walk over the table, not its probing. */
+/* Thread tid's state, or NULL: a walk over the table, not its index. */
 static struct thread_state *
 find(struct proc_state *ps, pid_t tid)
 {
-	for (size_t i = 0; i < ps->tcap; i++)
+	for (size_t i = 0; i < ps->tn; i++)
 		if (ps->threads[i].tid == tid)
 			return &ps->threads[i];
 	return NULL;
@@ -177,15 +174,15 @@ test_thread_table(void)
 			t->last_cpu_ns = (uint64_t)tid;
 	}
 	CHECK(ps.tn == 200 && p->stats.threads_seen == 200);
-	CHECK(ps.tcap >= 2 * ps.tn);
+	CHECK(ps.tcap >= ps.tn && ps.tindex.cap >= 2 * ps.tn);
 	ts = find(&ps, 1000);
 	CHECK(ts && ts->last_cpu_ns == 42);
 	ts = find(&ps, 1150);
 	CHECK(ts && ts->last_cpu_ns == 1150 && strcmp(ts->name, "w1150") == 0);
 
 	/* sweep: only the threads seen in tick 5 stay */
-	for (size_t i = 0; i < ps.tcap; i++)
-		if (ps.threads[i].tid && ps.threads[i].tid % 3 == 0)
+	for (size_t i = 0; i < ps.tn; i++)
+		if (ps.threads[i].tid % 3 == 0)
 			ps.threads[i].seen_tick = 5;
 	thread_table_sweep(&ps, 5);
 	size_t kept = 0;
@@ -196,6 +193,8 @@ test_thread_table(void)
 		ok &= (t != NULL) == (tid % 3 == 0);
 		if (t && tid != 1000)
 			ok &= t->last_cpu_ns == (uint64_t)tid;
+		/* the states moved into the holes are found where they went */
+		ok &= thread_state_find(&ps, tid) == t;
 	}
 	CHECK(ok);
 	CHECK(kept == 66 && ps.tn == 66);
