@@ -6,7 +6,8 @@
  * instead of in a copy per module: how an array grows (doubling, checked
  * for overflow, the old array kept on failure), how bytes and integers
  * are hashed (FNV-1a, the murmur3 finalizer), and how a record is found
- * by its content (one open-addressing index for every table).
+ * by its content (one open-addressing index for every table, and the map
+ * of 64-bit keys to 32-bit values built on it).
  */
 #ifndef STACKSPY_BASE_H
 #define STACKSPY_BASE_H
@@ -160,5 +161,51 @@ bool base_index_remove(struct base_index *x, uint64_t hash, uint32_t id);
 void base_index_clear(struct base_index *x);
 
 void base_index_free(struct base_index *x);
+
+/* ---- map of 64-bit keys to 32-bit values (map.c) ------------------------- */
+
+/*
+ * The common case of the index: an integer key (an address, a pid and
+ * tid, a pointer) to a 32-bit value (an id).  The entries sit in a dense
+ * array in the order first put, found through a base_index on the mixed
+ * key.  Every key can be stored.  Zero-initialize it; base_map_free()
+ * releases it (and leaves it empty and usable).
+ */
+struct base_map_entry {
+	uint64_t key;
+	uint32_t val;
+};
+
+struct base_map {
+	struct base_map_entry *e;
+	size_t n, cap;            /* entries stored, allocated */
+	struct base_index index;  /* key -> position in e */
+};
+
+static inline bool base_map_equal(const void *owner, const void *key, uint32_t id)
+{
+	return ((const struct base_map_entry *)owner)[id].key == *(const uint64_t *)key;
+}
+
+/* Returns true and sets *val if key is in m.  Inline: the profiler's
+ * address cache asks once per frame. */
+static inline bool base_map_get(const struct base_map *m, uint64_t key, uint32_t *val)
+{
+	uint32_t id = base_index_find(&m->index, base_mix64(key), base_map_equal, m->e, &key);
+
+	if (id == BASE_INDEX_NONE)
+		return false;
+	*val = m->e[id].val;
+	return true;
+}
+
+/* Sets key to val, replacing its value if it is there.  Returns 0 or
+ * -ENOMEM (m unchanged). */
+int base_map_put(struct base_map *m, uint64_t key, uint32_t val);
+
+/* Removes every key, keeping the memory for the next ones. */
+void base_map_reset(struct base_map *m);
+
+void base_map_free(struct base_map *m);
 
 #endif

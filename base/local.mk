@@ -5,7 +5,8 @@ base_libbase_a_SOURCES = \
 	base/base.h \
 	base/grow.c \
 	base/hash.c \
-	base/index.c
+	base/index.c \
+	base/map.c
 
 # Growth (doubling, overflow refused, old array kept), the hashes'
 # values, and the index (collisions, growth, removal).

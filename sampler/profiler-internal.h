@@ -154,7 +154,7 @@ struct unwind_proc {
 	struct unwind_target *ut;
 	unsigned ut_generation;
 	pid_t pid;
-	struct collapse_map names;     /* lookup address -> frame id (or, with
+	struct base_map names;     /* lookup address -> frame id (or, with
 					  --inline, index in seq): names are the
 					  slow part of a sample; most IPs repeat */
 };

@@ -4,7 +4,8 @@
  * kept), the hashes' values (published FNV-1a vectors, and the values
  * the copies that base/ replaced gave: SVG colours must not change), and
  * the hash index (find, insert, growth, removal by backward shift, keys
- * that all collide, id 0).
+ * that all collide, id 0) and the map on it (the profiler's address
+ * cache).
  */
 #include "config.h"
 
@@ -321,6 +322,47 @@ static void test_index_collisions(void)
 	base_index_free(&x);
 }
 
+/* The profiler's address cache: keys that share their low bits
+ * (addresses), address 0, and every bit set. */
+static void test_map(void)
+{
+	struct base_map c = { 0 };
+	uint32_t id = 7;
+	int all = 1;
+
+	CHECK(!base_map_get(&c, 0x1000, &id));
+	CHECK(id == 7);
+	for (uint64_t i = 0; i < 5000; i++)
+		all &= base_map_put(&c, i << 12, (uint32_t)i) == 0;
+	CHECK(all);
+	CHECK_EQ_U64(c.n, 5000);
+	CHECK(c.index.cap >= 2 * c.n);
+	for (uint64_t i = 0; i < 5000; i++)
+		all &= base_map_get(&c, i << 12, &id) && id == (uint32_t)i;
+	CHECK(all);
+	CHECK(!base_map_get(&c, 5000u << 12, &id));
+	CHECK(!base_map_get(&c, (1u << 12) + 1, &id));
+	/* a key put again is replaced, not added */
+	CHECK(base_map_put(&c, 3u << 12, 99) == 0);
+	CHECK_EQ_U64(c.n, 5000);
+	CHECK(base_map_get(&c, 3u << 12, &id) && id == 99);
+	/* no key is reserved for empty slots */
+	CHECK(!base_map_get(&c, UINT64_MAX, &id));
+	CHECK(base_map_put(&c, UINT64_MAX, 1) == 0);
+	CHECK(base_map_get(&c, UINT64_MAX, &id) && id == 1);
+	CHECK_EQ_U64(c.n, 5001);
+	/* reset keeps the memory, free does not; both empty it */
+	size_t cap = c.index.cap;
+	base_map_reset(&c);
+	CHECK(c.n == 0 && c.index.cap == cap);
+	CHECK(!base_map_get(&c, 3u << 12, &id));
+	CHECK(base_map_put(&c, 3u << 12, 5) == 0);
+	CHECK(base_map_get(&c, 3u << 12, &id) && id == 5 && c.n == 1);
+	base_map_free(&c);
+	CHECK(c.n == 0 && c.index.cap == 0 && !c.e);
+	CHECK(!base_map_get(&c, 3u << 12, &id));
+}
+
 int main(void)
 {
 	test_grow();
@@ -329,5 +371,6 @@ int main(void)
 	test_hash();
 	test_index_basic();
 	test_index_collisions();
+	test_map();
 	return check_exit_status("unit-base");
 }

@@ -60,7 +60,7 @@ struct ui_model {
 
 	struct model_thread *threads;
 	size_t nthreads, cthreads;
-	struct collapse_map thread_map;   /* pid << 32 | tid -> index */
+	struct base_map thread_map;   /* pid << 32 | tid -> index */
 
 	struct model_stack *stacks;
 	size_t nstacks, cstacks;
@@ -75,7 +75,7 @@ struct ui_model {
 	/* query scratch */
 	struct ui_row *rows;
 	size_t crows;
-	struct collapse_map row_map;
+	struct base_map row_map;
 	uint32_t *mark;
 	size_t cmark;
 };
@@ -112,12 +112,12 @@ ui_model_free(struct ui_model *m)
 		free(m->ring[i].e);
 	free(m->ring);
 	free(m->threads);
-	collapse_map_free(&m->thread_map);
+	base_map_free(&m->thread_map);
 	free(m->stacks);
 	base_index_free(&m->stack_index);
 	free(m->pool);
 	free(m->rows);
-	collapse_map_free(&m->row_map);
+	base_map_free(&m->row_map);
 	free(m->mark);
 	free(m);
 }
@@ -195,11 +195,11 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 	     uint32_t *out)
 {
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
-	if (collapse_map_get(&m->thread_map, key, out))
+	if (base_map_get(&m->thread_map, key, out))
 		return 0;
 	if (m->nthreads >= UINT32_MAX - 1 ||
 	    BASE_GROW(m->threads, m->cthreads, m->nthreads + 1, 16) < 0 ||
-	    collapse_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
+	    base_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
 		return -ENOMEM;
 	struct model_thread *t = &m->threads[m->nthreads];
 	memset(t, 0, sizeof(*t));
@@ -319,7 +319,7 @@ ui_model_process_label(const struct ui_model *m, pid_t pid, char *buf, size_t le
 	uint32_t i;
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)pid;
 	const char *slash;
-	if (collapse_map_get(&m->thread_map, key, &i) &&
+	if (base_map_get(&m->thread_map, key, &i) &&
 	    (slash = strrchr(m->threads[i].name, '/')) && slash != m->threads[i].name)
 		snprintf(buf, len, "%.*s", (int)(slash - m->threads[i].name), m->threads[i].name);
 	else
@@ -442,7 +442,7 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 	memset(out, 0, sizeof(*out));
 	if (marks_prepare(m) < 0)
 		return -ENOMEM;
-	collapse_map_reset(&m->row_map);
+	base_map_reset(&m->row_map);
 	size_t nrows = 0;
 	for (size_t si = 0; si < m->nstacks; si++) {
 		const struct model_stack *s = &m->stacks[si];
@@ -465,9 +465,9 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 			m->mark[id] = (uint32_t)(si + 1);
 			uint64_t key = tkey << 32 | id;
 			uint32_t r;
-			if (!collapse_map_get(&m->row_map, key, &r)) {
+			if (!base_map_get(&m->row_map, key, &r)) {
 				if (BASE_GROW(m->rows, m->crows, nrows + 1, 16) < 0 ||
-				    collapse_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
+				    base_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
 					return -ENOMEM;
 				r = (uint32_t)nrows++;
 				m->rows[r] = (struct ui_row){
