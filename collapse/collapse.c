@@ -1,11 +1,10 @@
 /*
  * Interned frames and stack -> count aggregation (see collapse.h).
  *
- * Both tables are open-addressed hash indexes (linear probing, power-of-two
- * sizes) over dense arrays: the index slots hold position + 1, 0 meaning
- * empty. The arrays keep first-seen order, which is what collapse_next()
- * walks, and each record keeps its full hash so growing an index never
- * rehashes strings or stacks.
+ * Both tables are dense arrays in first-seen order, which is what
+ * collapse_next() walks, each with a base_index from content to position
+ * (the index keeps the hashes: growing it never rehashes strings or
+ * stacks).
  */
 #include "config.h"
 
@@ -17,16 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INDEX_MIN 64
-
 struct frame {
 	char *name;
 	size_t len;
-	uint64_t hash;
 };
 
 struct stack_rec {
-	uint64_t hash;
 	uint64_t count;
 	size_t first;		/* offset of the ids in collapse.ids */
 	uint32_t n;
@@ -36,13 +31,11 @@ struct collapse {
 	struct frame *frames;
 	size_t nframes, frames_cap;
 	size_t name_bytes;
-	uint32_t *frame_index;
-	size_t frame_index_cap;
+	struct base_index frame_index;
 
 	struct stack_rec *stacks;
 	size_t nstacks, stacks_cap;
-	uint32_t *stack_index;
-	size_t stack_index_cap;
+	struct base_index stack_index;
 
 	/* all stacks' ids back to back: one allocation, not one per stack */
 	uint32_t *ids;
@@ -62,49 +55,34 @@ static uint64_t hash_ids(const uint32_t *ids, size_t n)
 	return base_hash_u32s(n, ids, n);
 }
 
-/*
- * Grows an index so that one more entry keeps the load under 1/2, taking
- * each record's hash through get_hash(). The old index stays in place if the
- * allocation fails.
- */
-static int index_reserve(uint32_t **index, size_t *cap, size_t used,
-			 uint64_t (*get_hash)(const struct collapse *, size_t),
-			 const struct collapse *c)
+/* The key of a frame lookup. */
+struct frame_key {
+	const char *name;
+	size_t len;
+};
+
+static bool frame_equal(const void *owner, const void *key, uint32_t id)
 {
-	size_t ncap = *cap ? *cap : INDEX_MIN;
-	uint32_t *ni;
+	const struct frame *f = &((const struct collapse *)owner)->frames[id];
+	const struct frame_key *k = key;
 
-	while ((used + 1) * 2 > ncap) {
-		if (ncap > SIZE_MAX / 2 / sizeof(*ni))
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap == *cap)
-		return 0;
-	ni = calloc(ncap, sizeof(*ni));
-	if (!ni)
-		return -ENOMEM;
-	for (size_t i = 0; i < used; i++) {
-		size_t slot = get_hash(c, i) & (ncap - 1);
-
-		while (ni[slot])
-			slot = (slot + 1) & (ncap - 1);
-		ni[slot] = (uint32_t)(i + 1);
-	}
-	free(*index);
-	*index = ni;
-	*cap = ncap;
-	return 0;
+	return f->len == k->len && memcmp(f->name, k->name, k->len) == 0;
 }
 
-static uint64_t frame_hash(const struct collapse *c, size_t i)
-{
-	return c->frames[i].hash;
-}
+/* The key of a stack lookup. */
+struct stack_key {
+	const uint32_t *ids;
+	size_t n;
+};
 
-static uint64_t stack_hash(const struct collapse *c, size_t i)
+static bool stack_equal(const void *owner, const void *key, uint32_t id)
 {
-	return c->stacks[i].hash;
+	const struct collapse *c = owner;
+	const struct stack_rec *s = &c->stacks[id];
+	const struct stack_key *k = key;
+
+	return s->n == k->n &&
+	       memcmp(&c->ids[s->first], k->ids, k->n * sizeof(*k->ids)) == 0;
 }
 
 struct collapse *collapse_new(void)
@@ -123,72 +101,57 @@ void collapse_free(struct collapse *c)
 	for (size_t i = 0; i < c->nframes; i++)
 		free(c->frames[i].name);
 	free(c->frames);
-	free(c->frame_index);
+	base_index_free(&c->frame_index);
 	free(c->stacks);
-	free(c->stack_index);
+	base_index_free(&c->stack_index);
 	free(c->ids);
 	free(c);
 }
 
-/* Returns the index slot holding name, or the empty slot where it would go. */
-static size_t find_frame(const struct collapse *c, const char *name,
-			 size_t len, uint64_t hash)
+static uint32_t find_frame(const struct collapse *c, const char *name,
+			   size_t len, uint64_t hash)
 {
-	size_t mask = c->frame_index_cap - 1;
-	size_t slot = hash & mask;
+	struct frame_key k = { name, len };
 
-	for (;; slot = (slot + 1) & mask) {
-		uint32_t v = c->frame_index[slot];
-		const struct frame *f;
-
-		if (!v)
-			return slot;
-		f = &c->frames[v - 1];
-		if (f->hash == hash && f->len == len &&
-		    memcmp(f->name, name, len) == 0)
-			return slot;
-	}
+	return base_index_find(&c->frame_index, hash, frame_equal, c, &k);
 }
 
 int collapse_lookup(const struct collapse *c, const char *name)
 {
-	size_t len, slot;
-	uint64_t hash;
+	size_t len;
+	uint32_t id;
 
 	if (!name)
 		return -EINVAL;
-	if (!c->frame_index_cap)
-		return -ENOENT;
 	len = strlen(name);
-	hash = hash_name(name, len);
-	slot = find_frame(c, name, len, hash);
-	return c->frame_index[slot] ? (int)(c->frame_index[slot] - 1) : -ENOENT;
+	id = find_frame(c, name, len, hash_name(name, len));
+	return id != BASE_INDEX_NONE ? (int)id : -ENOENT;
 }
 
 int collapse_intern(struct collapse *c, const char *name)
 {
 	struct frame *f;
-	size_t len, slot;
+	size_t len;
 	uint64_t hash;
+	uint32_t id;
 	char *copy;
 	int ret;
 
 	if (!name)
 		return -EINVAL;
-	ret = collapse_lookup(c, name);
-	if (ret != -ENOENT)
-		return ret;
+	len = strlen(name);
+	hash = hash_name(name, len);
+	id = find_frame(c, name, len, hash);
+	if (id != BASE_INDEX_NONE)
+		return (int)id;
 	if (c->nframes >= INT32_MAX)
 		return -EOVERFLOW;
 
-	len = strlen(name);
-	hash = hash_name(name, len);
 	/* Everything that can fail comes before the first change to c. */
 	ret = BASE_GROW(c->frames, c->frames_cap, c->nframes + 1, 16);
 	if (ret < 0)
 		return ret;
-	ret = index_reserve(&c->frame_index, &c->frame_index_cap, c->nframes,
-			    frame_hash, c);
+	ret = base_index_reserve(&c->frame_index, c->nframes + 1);
 	if (ret < 0)
 		return ret;
 	copy = malloc(len + 1);
@@ -199,9 +162,8 @@ int collapse_intern(struct collapse *c, const char *name)
 	f = &c->frames[c->nframes];
 	f->name = copy;
 	f->len = len;
-	f->hash = hash;
-	slot = find_frame(c, name, len, hash);
-	c->frame_index[slot] = (uint32_t)(c->nframes + 1);
+	/* cannot fail: reserved */
+	base_index_insert(&c->frame_index, hash, (uint32_t)c->nframes);
 	c->name_bytes += len + 1;
 	return (int)c->nframes++;
 }
@@ -211,36 +173,23 @@ const char *collapse_frame_name(const struct collapse *c, uint32_t id)
 	return id < c->nframes ? c->frames[id].name : NULL;
 }
 
-static size_t find_stack(const struct collapse *c, const uint32_t *ids,
-			 size_t n, uint64_t hash)
+static uint32_t find_stack(const struct collapse *c, const uint32_t *ids,
+			   size_t n, uint64_t hash)
 {
-	size_t mask = c->stack_index_cap - 1;
-	size_t slot = hash & mask;
+	struct stack_key k = { ids, n };
 
-	for (;; slot = (slot + 1) & mask) {
-		uint32_t v = c->stack_index[slot];
-		const struct stack_rec *s;
-
-		if (!v)
-			return slot;
-		s = &c->stacks[v - 1];
-		if (s->hash == hash && s->n == n &&
-		    memcmp(&c->ids[s->first], ids, n * sizeof(*ids)) == 0)
-			return slot;
-	}
+	return base_index_find(&c->stack_index, hash, stack_equal, c, &k);
 }
 
 uint64_t collapse_count(const struct collapse *c, const uint32_t *ids,
 			size_t n)
 {
-	size_t slot;
-	uint32_t v;
+	uint32_t id;
 
-	if (!n || !c->stack_index_cap)
+	if (!n)
 		return 0;
-	slot = find_stack(c, ids, n, hash_ids(ids, n));
-	v = c->stack_index[slot];
-	return v ? c->stacks[v - 1].count : 0;
+	id = find_stack(c, ids, n, hash_ids(ids, n));
+	return id != BASE_INDEX_NONE ? c->stacks[id].count : 0;
 }
 
 int collapse_add(struct collapse *c, const uint32_t *ids, size_t n,
@@ -248,7 +197,7 @@ int collapse_add(struct collapse *c, const uint32_t *ids, size_t n,
 {
 	struct stack_rec *s;
 	uint64_t hash;
-	size_t slot;
+	uint32_t id;
 	int ret;
 
 	if (!ids || !n || n > UINT32_MAX)
@@ -262,14 +211,12 @@ int collapse_add(struct collapse *c, const uint32_t *ids, size_t n,
 		return -EOVERFLOW;
 
 	hash = hash_ids(ids, n);
-	if (c->stack_index_cap) {
-		slot = find_stack(c, ids, n, hash);
-		if (c->stack_index[slot]) {
-			/* no overflow: this count is part of the total */
-			c->stacks[c->stack_index[slot] - 1].count += count;
-			c->total += count;
-			return 0;
-		}
+	id = find_stack(c, ids, n, hash);
+	if (id != BASE_INDEX_NONE) {
+		/* no overflow: this count is part of the total */
+		c->stacks[id].count += count;
+		c->total += count;
+		return 0;
 	}
 
 	if (c->nstacks >= UINT32_MAX - 1 || n > SIZE_MAX - c->nids)
@@ -280,19 +227,17 @@ int collapse_add(struct collapse *c, const uint32_t *ids, size_t n,
 	ret = BASE_GROW(c->ids, c->ids_cap, c->nids + n, 16);
 	if (ret < 0)
 		return ret;
-	ret = index_reserve(&c->stack_index, &c->stack_index_cap, c->nstacks,
-			    stack_hash, c);
+	ret = base_index_reserve(&c->stack_index, c->nstacks + 1);
 	if (ret < 0)
 		return ret;
 
 	memcpy(&c->ids[c->nids], ids, n * sizeof(*ids));
 	s = &c->stacks[c->nstacks];
-	s->hash = hash;
 	s->count = count;
 	s->first = c->nids;
 	s->n = (uint32_t)n;
-	slot = find_stack(c, ids, n, hash);
-	c->stack_index[slot] = (uint32_t)(c->nstacks + 1);
+	/* cannot fail: reserved */
+	base_index_insert(&c->stack_index, hash, (uint32_t)c->nstacks);
 	c->nstacks++;
 	c->nids += n;
 	c->total += count;
@@ -369,9 +314,9 @@ size_t collapse_memory_bytes(const struct collapse *c)
 {
 	return sizeof(*c) +
 	       c->frames_cap * sizeof(*c->frames) + c->name_bytes +
-	       c->frame_index_cap * sizeof(*c->frame_index) +
+	       c->frame_index.cap * sizeof(*c->frame_index.slot) +
 	       c->stacks_cap * sizeof(*c->stacks) +
-	       c->stack_index_cap * sizeof(*c->stack_index) +
+	       c->stack_index.cap * sizeof(*c->stack_index.slot) +
 	       c->ids_cap * sizeof(*c->ids);
 }
 

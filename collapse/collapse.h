@@ -188,32 +188,6 @@ size_t collapse_text_escape(char *buf, size_t len, const char *s);
 /* s escaped so to out, whatever its length. */
 void collapse_text_write(FILE *out, const char *s);
 
-/*
- * A hash map from 64-bit keys to 32-bit values (map.c). Zero-initialize
- * it; collapse_map_free() releases it (and leaves it empty and usable).
- * The key COLLAPSE_MAP_NO_KEY marks empty slots and cannot be stored.
- */
-struct collapse_map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap, n;		/* slots, keys stored */
-};
-
-#define COLLAPSE_MAP_NO_KEY UINT64_MAX
-
-/* Returns true and sets *val if key is in m. */
-bool collapse_map_get(const struct collapse_map *m, uint64_t key,
-		      uint32_t *val);
-
-/* Sets key to val, replacing its value if it is there. Returns 0,
- * -EINVAL (COLLAPSE_MAP_NO_KEY) or -ENOMEM (m unchanged). */
-int collapse_map_put(struct collapse_map *m, uint64_t key, uint32_t val);
-
-/* Removes every key, keeping the memory for the next ones. */
-void collapse_map_reset(struct collapse_map *m);
-
-void collapse_map_free(struct collapse_map *m);
-
 /* ---- frame-names.c: the rules of a folded line (DESIGN.md) ---------------- */
 
 /*

@@ -5,7 +5,6 @@ collapse_libcollapse_a_SOURCES = \
 	collapse/collapse.h \
 	collapse/collapse-internal.h \
 	collapse/frame-names.c \
-	collapse/map.c \
 	collapse/json.c \
 	collapse/output.c \
 	collapse/speedscope.c \

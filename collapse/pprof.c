@@ -73,9 +73,9 @@ struct builder {
 	const struct collapse *c;
 	const struct collapse_pprof_options *o;
 	struct collapse *strs;		/* the string table, interned */
-	struct collapse_map funcs;	/* frame id -> Function id */
-	struct collapse_map mappings;	/* module string -> Mapping id */
-	struct collapse_map locs;	/* hash of a frame group -> Location id */
+	struct base_map funcs;	/* frame id -> Function id */
+	struct base_map mappings;	/* module string -> Mapping id */
+	struct base_map locs;	/* hash of a frame group -> Location id */
 	struct ptr_vec fvec, mvec, lvec, svec;
 };
 
@@ -104,7 +104,7 @@ static uint64_t function_of(struct builder *b, uint32_t id, const char *file)
 	pb_function *f;
 	int64_t s;
 
-	if (collapse_map_get(&b->funcs, id, &fid))
+	if (base_map_get(&b->funcs, id, &fid))
 		return fid;
 	plain = strdup(name);
 	if (!plain)
@@ -124,7 +124,7 @@ static uint64_t function_of(struct builder *b, uint32_t id, const char *file)
 	f->system_name = s;
 	if (file && (s = str_id(b, file)) > 0)
 		f->filename = s;
-	if (collapse_map_put(&b->funcs, id, (uint32_t)f->id) < 0)
+	if (base_map_put(&b->funcs, id, (uint32_t)f->id) < 0)
 		return 0;
 	return f->id;
 }
@@ -142,7 +142,7 @@ static uint64_t mapping_of(struct builder *b,
 	file = str_id(b, fr->module);
 	if (file < 0)
 		return 0;
-	if (collapse_map_get(&b->mappings, (uint64_t)file, &mid)) {
+	if (base_map_get(&b->mappings, (uint64_t)file, &mid)) {
 		m = b->mvec.v[mid - 1];
 		/* Addresses are module-relative: the mapping covers them
 		 * from 0, as a file mapped whole at its load bias would. */
@@ -165,7 +165,7 @@ static uint64_t mapping_of(struct builder *b,
 	m->build_id = bid;
 	m->has_functions = true;
 	m->has_inline_frames = true;
-	if (collapse_map_put(&b->mappings, (uint64_t)file, (uint32_t)m->id) < 0)
+	if (base_map_put(&b->mappings, (uint64_t)file, (uint32_t)m->id) < 0)
 		return 0;
 	return m->id;
 }
@@ -175,9 +175,7 @@ static uint64_t mapping_of(struct builder *b,
  * frames a recording has, that does not happen in practice. */
 static uint64_t group_hash(const uint32_t *ids, size_t n)
 {
-	uint64_t h = base_hash_u32s(n, ids, n);
-
-	return h == COLLAPSE_MAP_NO_KEY ? 0 : h;
+	return base_hash_u32s(n, ids, n);
 }
 
 /* The Location of ids[0..n-1]: a physical frame and the frames inlined
@@ -189,7 +187,7 @@ static uint64_t location_of(struct builder *b, const uint32_t *ids, size_t n)
 	pb_location *l;
 	uint32_t lid;
 
-	if (collapse_map_get(&b->locs, key, &lid))
+	if (base_map_get(&b->locs, key, &lid))
 		return lid;
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -223,7 +221,7 @@ static uint64_t location_of(struct builder *b, const uint32_t *ids, size_t n)
 		l->mapping_id = mapping_of(b, &fr);
 		l->address = fr.address;
 	}
-	if (collapse_map_put(&b->locs, key, (uint32_t)l->id) < 0)
+	if (base_map_put(&b->locs, key, (uint32_t)l->id) < 0)
 		return 0;
 	return l->id;
 }
@@ -369,9 +367,9 @@ static void builder_free(struct builder *b)
 	free_vec(&b->lvec);
 	free_vec(&b->fvec);
 	free_vec(&b->mvec);
-	collapse_map_free(&b->funcs);
-	collapse_map_free(&b->mappings);
-	collapse_map_free(&b->locs);
+	base_map_free(&b->funcs);
+	base_map_free(&b->mappings);
+	base_map_free(&b->locs);
 	collapse_free(b->strs);
 }
 

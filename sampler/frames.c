@@ -111,7 +111,7 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 {
 	uint64_t key = caller ? ip - 1 : ip;
 	uint32_t at;
-	if (key && collapse_map_get(&up->names, key, &at)) {
+	if (key && base_map_get(&up->names, key, &at)) {
 		memcpy(out, &p->seq[at + 1], p->seq[at] * sizeof(*out));
 		return p->seq[at];
 	}
@@ -140,7 +140,7 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 		p->seq[p->seq_n] = (uint32_t)n;
 		memcpy(&p->seq[p->seq_n + 1], out, n * sizeof(*out));
 		/* out of memory: uncached, only slower */
-		collapse_map_put(&up->names, key, (uint32_t)p->seq_n);
+		base_map_put(&up->names, key, (uint32_t)p->seq_n);
 		p->seq_n += n + 1;
 	}
 	return n;
@@ -155,10 +155,10 @@ frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller, 
 	if (p->cfg.inline_frames)
 		return frame_ids_inline(p, up, ip, caller, out);
 	uint64_t key = caller ? ip - 1 : ip;
-	if (key && collapse_map_get(&up->names, key, out))
+	if (key && base_map_get(&up->names, key, out))
 		return 1;
 	out[0] = frame_name_id(p, up, ip, caller);
 	if (key)
-		collapse_map_put(&up->names, key, out[0]);
+		base_map_put(&up->names, key, out[0]);
 	return 1;
 }

@@ -207,15 +207,7 @@ proc_release(struct profiler *p, struct proc_state *ps)
 	unwinder_push_end(p, ps);
 	unwind_target_free(ps->ut);
 	ps->ut = NULL;
-	for (size_t j = 0; j < ps->tcap; j++)
-		if (ps->threads[j].tid)
-			thread_state_release(&ps->threads[j]);
-	free(ps->threads);
-	ps->threads = NULL;
-	free(ps->hot);
-	ps->hot = NULL;
-	ps->nhot = ps->hot_cap = 0;
-	ps->tcap = ps->tn = 0;
+	thread_table_free(ps);
 	ptrace_target_release(ps->pt);
 	ps->pt = NULL;
 }

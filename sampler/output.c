@@ -25,19 +25,27 @@ text_string(FILE *out, const char *s)
  * process share most of their frames (1000 parked threads: 7 distinct
  * ips for 7000 frames), and naming one is a binary search, a symbol
  * lookup and a demangling.  The strings belong to the target. */
-struct sym_slot {
-	uint64_t key;             /* ip << 1 | caller, 0: empty (ip 0 is not cached) */
+struct sym_entry {
+	uint64_t key;             /* ip << 1 | caller (ip 0 is not cached) */
 	struct unwind_symbol sym;
 };
-static struct sym_slot *sym_cache;
-static size_t sym_cache_cap, sym_cache_n;
+static struct sym_entry *sym_cache;
+static size_t sym_cache_n, sym_cache_cap;
+static struct base_index sym_index;   /* key -> position in sym_cache */
 
 static void
 sym_cache_reset(void)
 {
 	free(sym_cache);
 	sym_cache = NULL;
-	sym_cache_cap = sym_cache_n = 0;
+	sym_cache_n = sym_cache_cap = 0;
+	base_index_free(&sym_index);
+}
+
+static bool
+sym_equal(const void *owner, const void *key, uint32_t id)
+{
+	return ((const struct sym_entry *)owner)[id].key == *(const uint64_t *)key;
 }
 
 static void
@@ -49,36 +57,19 @@ symbolize_cached(struct unwind_target *t, uint64_t ip, bool caller, unsigned fla
 		unwind_symbolize(t, ip, caller, flags, sym);
 		return;
 	}
-	if (2 * (sym_cache_n + 1) > sym_cache_cap) {
-		size_t cap = sym_cache_cap ? 2 * sym_cache_cap : 256;
-		struct sym_slot *nc = calloc(cap, sizeof(*nc));
-		if (!nc) {
-			unwind_symbolize(t, ip, caller, flags, sym);
-			return;
-		}
-		for (size_t i = 0; i < sym_cache_cap; i++) {
-			if (!sym_cache[i].key)
-				continue;
-			size_t k = (size_t)base_mix64(sym_cache[i].key) & (cap - 1);
-			while (nc[k].key)
-				k = (k + 1) & (cap - 1);
-			nc[k] = sym_cache[i];
-		}
-		free(sym_cache);
-		sym_cache = nc;
-		sym_cache_cap = cap;
-	}
-	size_t k = (size_t)base_mix64(key) & (sym_cache_cap - 1);
-	for (; sym_cache[k].key; k = (k + 1) & (sym_cache_cap - 1)) {
-		if (sym_cache[k].key == key) {
-			*sym = sym_cache[k].sym;
-			return;
-		}
+	uint64_t hash = base_mix64(key);
+	uint32_t id = base_index_find(&sym_index, hash, sym_equal, sym_cache, &key);
+	if (id != BASE_INDEX_NONE) {
+		*sym = sym_cache[id].sym;
+		return;
 	}
 	unwind_symbolize(t, ip, caller, flags, sym);
-	sym_cache[k].key = key;
-	sym_cache[k].sym = *sym;
-	sym_cache_n++;
+	/* Out of memory: named, not cached. */
+	if (sym_cache_n >= UINT32_MAX - 1 ||
+	    BASE_GROW(sym_cache, sym_cache_cap, sym_cache_n + 1, 128) < 0 ||
+	    base_index_insert(&sym_index, hash, (uint32_t)sym_cache_n) < 0)
+		return;
+	sym_cache[sym_cache_n++] = (struct sym_entry){ .key = key, .sym = *sym };
 }
 
 /* Source-level frames per physical frame that --source prints at most. */

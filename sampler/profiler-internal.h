@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "arch/arch.h"
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "sampler/sampler.h"
 
@@ -104,7 +105,7 @@ struct tick_clock {
 };
 
 struct thread_state {
-	pid_t tid;                /* 0 = free slot */
+	pid_t tid;
 	int stat_fd;              /* both -1 unless the descriptor cache */
 	int schedstat_fd;         /* holds them (threads.c) */
 	uint64_t last_cpu_ns;
@@ -140,8 +141,9 @@ struct proc_state {
 	bool exited;
 	struct unwind_target *ut;      /* the tracer's: stack ends of the
 					  copies (the unwinder has its own) */
-	struct thread_state *threads;  /* open addressing on tid */
+	struct thread_state *threads;  /* [0, tn), in no order (threads.c) */
 	size_t tcap, tn;
+	struct base_index tindex;      /* tid -> position in threads */
 	uint32_t root_id;         /* "comm-PID" when several processes */
 	nlink_t task_nlink;       /* /proc/PID/task's link count at the last
 				     rescan (sample.c) */
@@ -175,7 +177,7 @@ struct unwind_proc {
 	struct unwind_target *ut;
 	unsigned ut_generation;
 	pid_t pid;
-	struct collapse_map names;     /* lookup address -> frame id (or, with
+	struct base_map names;     /* lookup address -> frame id (or, with
 					  --inline, index in seq): names are the
 					  slow part of a sample; most IPs repeat */
 };
@@ -259,8 +261,12 @@ struct thread_state *thread_state_get(struct profiler *p, struct proc_state *ps,
 /* Room for n more threads, so that no thread_state_get of this tick moves
  * the table (the batch holds pointers into it).  Returns 0 or -ENOMEM. */
 int thread_table_reserve(struct proc_state *ps, size_t n);
-/* Drop the states of threads not seen in this tick. */
+/* Drop the states of threads not seen in this tick.  Pointers to the
+ * states kept are stale afterwards (they move into the holes). */
 void thread_table_sweep(struct proc_state *ps, unsigned tick);
+/* Release every state and the table's memory; ps's table is empty and
+ * usable afterwards. */
+void thread_table_free(struct proc_state *ps);
 /* The state of thread tid, NULL if it has none. */
 struct thread_state *thread_state_find(struct proc_state *ps, pid_t tid);
 /* State letter of the thread now, from its stat file; 0 if gone (or

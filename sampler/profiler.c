@@ -135,10 +135,7 @@ profiler_free(struct profiler *p)
 		struct proc_state *ps = &p->procs[i];
 		ptrace_target_release(ps->pt);
 		unwind_target_free(ps->ut);
-		for (size_t j = 0; j < ps->tcap; j++)
-			if (ps->threads[j].tid)
-				thread_state_release(&ps->threads[j]);
-		free(ps->threads);
+		thread_table_free(ps);
 	}
 	free(p->procs);
 	for (size_t i = 0; i < p->nframe_modules; i++) {

@@ -1,7 +1,7 @@
 /* sampler/threads.c - the thread table of a process: one state per thread
- * (its root frame, --idle's last stack), open addressing on the tid, swept
- * of the threads that are gone; and a bounded cache of the threads' /proc
- * descriptors. */
+ * (its root frame, --idle's last stack) in a dense array with a base_index
+ * on the tid, swept of the threads that are gone; and a bounded cache of
+ * the threads' /proc descriptors. */
 #include "config.h"
 
 #include <errno.h>
@@ -33,79 +33,91 @@ thread_state_release(struct thread_state *ts)
 	free(ts->last_ids);
 }
 
-static struct thread_state *
-thread_slot(struct proc_state *ps, pid_t tid)
+static uint64_t
+tid_hash(pid_t tid)
 {
-	for (size_t i = base_mix64((uint64_t)tid) & (ps->tcap - 1);; i = (i + 1) & (ps->tcap - 1))
-		if (ps->threads[i].tid == tid || ps->threads[i].tid == 0)
-			return &ps->threads[i];
+	return base_mix64((uint64_t)tid);
 }
 
-/* Rebuild the table with ncap slots.  With keep_tick, the states of
- * threads not seen in that tick are released.  Entries are never deleted
- * in place: with open addressing that would cut probe chains.  On failure
- * nothing changes.  Returns 0 or -ENOMEM. */
-static int
-thread_table_rebuild(struct proc_state *ps, size_t ncap, const unsigned *keep_tick)
+static bool
+tid_equal(const void *owner, const void *key, uint32_t id)
 {
-	struct thread_state *fresh = calloc(ncap, sizeof(*fresh));
-	if (!fresh)
-		return -ENOMEM;
-	struct thread_state *old = ps->threads;
-	size_t ocap = ps->tcap;
-	ps->threads = fresh;
-	ps->tcap = ncap;
-	ps->tn = 0;
-	for (size_t i = 0; i < ocap; i++) {
-		if (!old[i].tid)
-			continue;
-		if (keep_tick && old[i].seen_tick != *keep_tick) {
-			ps->cpu_seen_sum -= old[i].cpu_seen;
-			thread_state_release(&old[i]);
-			continue;
-		}
-		*thread_slot(ps, old[i].tid) = old[i];
-		ps->tn++;
-	}
-	free(old);
-	return 0;
+	return ((const struct thread_state *)owner)[id].tid == *(const pid_t *)key;
 }
 
-static int
-thread_table_grow(struct proc_state *ps)
+struct thread_state *
+thread_state_find(struct proc_state *ps, pid_t tid)
 {
-	return thread_table_rebuild(ps, ps->tcap ? 2 * ps->tcap : 64, NULL);
+	uint32_t id = base_index_find(&ps->tindex, tid_hash(tid), tid_equal, ps->threads, &tid);
+	return id != BASE_INDEX_NONE ? &ps->threads[id] : NULL;
 }
 
 int
 thread_table_reserve(struct proc_state *ps, size_t n)
 {
-	size_t cap = ps->tcap ? ps->tcap : 64;
-	while (2 * (ps->tn + n + 1) > cap)
-		cap *= 2;
-	return cap == ps->tcap ? 0 : thread_table_rebuild(ps, cap, NULL);
+	if (ps->tn + n > UINT32_MAX - 1)
+		return -ENOMEM;
+	int r = BASE_GROW(ps->threads, ps->tcap, ps->tn + n, 64);
+	return r < 0 ? r : base_index_reserve(&ps->tindex, ps->tn + n);
 }
 
+/* Removal moves the last state into the hole: the array stays dense, and
+ * its order means nothing. */
 void
 thread_table_sweep(struct proc_state *ps, unsigned tick)
 {
-	if (ps->tcap)
-		thread_table_rebuild(ps, ps->tcap, &tick);
+	for (size_t i = 0; i < ps->tn;) {
+		struct thread_state *ts = &ps->threads[i];
+		if (ts->seen_tick == tick) {
+			i++;
+			continue;
+		}
+		ps->cpu_seen_sum -= ts->cpu_seen;
+		thread_state_release(ts);
+		base_index_remove(&ps->tindex, tid_hash(ts->tid), (uint32_t)i);
+		size_t last = --ps->tn;
+		if (i == last)
+			break;
+		pid_t moved = ps->threads[last].tid;
+		base_index_remove(&ps->tindex, tid_hash(moved), (uint32_t)last);
+		*ts = ps->threads[last];
+		/* cannot fail: the index holds fewer ids than before */
+		base_index_insert(&ps->tindex, tid_hash(moved), (uint32_t)i);
+	}
+}
+
+void
+thread_table_free(struct proc_state *ps)
+{
+	for (size_t i = 0; i < ps->tn; i++)
+		thread_state_release(&ps->threads[i]);
+	free(ps->threads);
+	ps->threads = NULL;
+	ps->tcap = ps->tn = 0;
+	base_index_free(&ps->tindex);
+	free(ps->hot);
+	ps->hot = NULL;
+	ps->nhot = ps->hot_cap = 0;
+	ps->cpu_seen_sum = 0;
+	ps->cpu_base_ok = false;
 }
 
 struct thread_state *
 thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee *th)
 {
-	if (2 * (ps->tn + 1) > ps->tcap && thread_table_grow(ps) < 0)
-		return NULL;
-	struct thread_state *ts = thread_slot(ps, th->tid);
-	if (ts->tid && !ts->dead)
+	struct thread_state *ts = thread_state_find(ps, th->tid);
+	if (ts && !ts->dead)
 		return ts;
-	if (ts->tid) {
+	if (ts) {
 		/* A new thread under a recycled tid: start afresh. */
 		ps->cpu_seen_sum -= ts->cpu_seen;
 		thread_state_release(ts);
-		ps->tn--;
+	} else {
+		if (thread_table_reserve(ps, 1) < 0)
+			return NULL;
+		ts = &ps->threads[ps->tn];
+		base_index_insert(&ps->tindex, tid_hash(th->tid), (uint32_t)ps->tn);  /* reserved */
+		ps->tn++;
 	}
 	memset(ts, 0, sizeof(*ts));
 	ts->tid = th->tid;
@@ -115,7 +127,6 @@ thread_state_get(struct profiler *p, struct proc_state *ps, const struct tracee 
 	collapse_name_root(name, sizeof(name), th->name, ps->pid, th->tid);
 	int id = profiler_intern(p, name);
 	ts->root_id = id < 0 ? 0 : (uint32_t)id;
-	ps->tn++;
 	p->stats.threads_seen++;
 	return ts;
 }
@@ -173,11 +184,8 @@ fd_ring_evict(struct profiler *p)
 	p->fd_n--;
 	if (o->proc >= p->nprocs)
 		return;
-	struct proc_state *ps = &p->procs[o->proc];
-	if (!ps->tcap)
-		return;
-	struct thread_state *ts = thread_slot(ps, o->tid);
-	if (ts->tid == o->tid)
+	struct thread_state *ts = thread_state_find(&p->procs[o->proc], o->tid);
+	if (ts)
 		thread_fds_close(ts);
 }
 
@@ -358,13 +366,4 @@ thread_census_end(struct profiler *p, struct proc_state *ps, bool looked_at_all)
 	if (looked_at_all)
 		ps->cpu_base = ps->cpu_now - ps->cpu_seen_sum;
 	ps->cpu_base_ok = ps->cpu_now_ok && (looked_at_all || ps->cpu_base_ok);
-}
-
-struct thread_state *
-thread_state_find(struct proc_state *ps, pid_t tid)
-{
-	if (!ps->tcap)
-		return NULL;
-	struct thread_state *ts = thread_slot(ps, tid);
-	return ts->tid == tid ? ts : NULL;
 }

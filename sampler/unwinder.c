@@ -106,7 +106,7 @@ uproc_release(struct unwind_proc *up)
 {
 	unwind_target_free(up->ut);
 	up->ut = NULL;
-	collapse_map_free(&up->names);
+	base_map_free(&up->names);
 }
 
 /* ---- the unwinder's work ------------------------------------------------- */
@@ -174,7 +174,7 @@ run_sample(struct profiler *p, struct unwinder *u, struct job *j)
 		return;
 	}
 	if (unwind_target_generation(up->ut) != up->ut_generation) {
-		collapse_map_reset(&up->names);
+		base_map_reset(&up->names);
 		up->ut_generation = unwind_target_generation(up->ut);
 	}
 	size_t n = 0;
@@ -233,7 +233,7 @@ run_job(struct profiler *p, struct unwinder *u, struct job *j)
 			up->ut = j->ut;
 			up->pid = j->pid;
 			up->ut_generation = unwind_target_generation(j->ut);
-			collapse_map_reset(&up->names);
+			base_map_reset(&up->names);
 		}
 		j->ut = NULL;
 		break;

@@ -1,6 +1,6 @@
 /* tests/unit-profiler.c - the pieces of the sampling loop that need no
- * target: the address cache (collapse_map), the thread table (growth, sweep, recycled
- * tids, renames from the stat line), stat-line parsing, the pause
+ * target: the thread table (growth, sweep, recycled tids, renames from
+ * the stat line), stat-line parsing, the pause
  * histogram and its p99, tick deadlines and missed ticks, and the rules
  * of a folded line the profiler names frames with. */
 #include "config.h"
@@ -17,49 +17,6 @@
 #include "sampler/profiler-internal.h"
 #include "tests/check.h"
 
-
-/* ---- the address cache (a collapse_map) ----------------------------------- */
-
-static void
-test_addr_cache(void)
-{
-	struct collapse_map c;
-	memset(&c, 0, sizeof(c));
-	uint32_t id = 7;
-	CHECK(!collapse_map_get(&c, 0x1000, &id));
-	CHECK(id == 7);
-	/* many growths, with keys that share their low bits (addresses),
-	 * and address 0 */
-	bool all = true;
-	for (uint64_t i = 0; i < 5000; i++)
-		all &= collapse_map_put(&c, i << 12, (uint32_t)i) == 0;
-	CHECK(all);
-	CHECK(c.n == 5000);
-	CHECK(c.cap >= 2 * c.n);
-	for (uint64_t i = 0; i < 5000; i++)
-		all &= collapse_map_get(&c, i << 12, &id) && id == (uint32_t)i;
-	CHECK(all);
-	CHECK(!collapse_map_get(&c, 5000u << 12, &id));
-	CHECK(!collapse_map_get(&c, (1u << 12) + 1, &id));
-	/* a key put again is replaced, not added */
-	CHECK(collapse_map_put(&c, 3u << 12, 99) == 0);
-	CHECK(c.n == 5000);
-	CHECK(collapse_map_get(&c, 3u << 12, &id) && id == 99);
-	/* the empty-slot marker is not a key */
-	CHECK(collapse_map_put(&c, COLLAPSE_MAP_NO_KEY, 1) == -EINVAL);
-	CHECK(!collapse_map_get(&c, COLLAPSE_MAP_NO_KEY, &id));
-	CHECK(c.n == 5000);
-	/* reset keeps the memory, free does not; both empty it */
-	size_t cap = c.cap;
-	collapse_map_reset(&c);
-	CHECK(c.n == 0 && c.cap == cap);
-	CHECK(!collapse_map_get(&c, 3u << 12, &id));
-	CHECK(collapse_map_put(&c, 3u << 12, 5) == 0);
-	CHECK(collapse_map_get(&c, 3u << 12, &id) && id == 5 && c.n == 1);
-	collapse_map_free(&c);
-	CHECK(c.n == 0 && c.cap == 0 && !c.keys);
-	CHECK(!collapse_map_get(&c, 3u << 12, &id));
-}
 
 /* ---- /proc/PID/task/TID/stat ---------------------------------------------- */
 
@@ -120,10 +77,7 @@ fake_profiler(bool threads)
 static void
 fake_profiler_free(struct profiler *p, struct proc_state *ps)
 {
-	for (size_t j = 0; j < ps->tcap; j++)
-		if (ps->threads[j].tid)
-			thread_state_release(&ps->threads[j]);
-	free(ps->threads);
+	thread_table_free(ps);
 	collapse_free(p->stacks);
 	free(p);
 }
@@ -135,11 +89,11 @@ frame(const struct profiler *p, uint32_t id)
 	return name ? name : "(none)";
 }
 
-/* Thread tid's state, or NULL: a walk over the table, not its probing. */
+/* Thread tid's state, or NULL: a walk over the table, not its index. */
 static struct thread_state *
 find(struct proc_state *ps, pid_t tid)
 {
-	for (size_t i = 0; i < ps->tcap; i++)
+	for (size_t i = 0; i < ps->tn; i++)
 		if (ps->threads[i].tid == tid)
 			return &ps->threads[i];
 	return NULL;
@@ -177,15 +131,15 @@ test_thread_table(void)
 			t->last_cpu_ns = (uint64_t)tid;
 	}
 	CHECK(ps.tn == 200 && p->stats.threads_seen == 200);
-	CHECK(ps.tcap >= 2 * ps.tn);
+	CHECK(ps.tcap >= ps.tn && ps.tindex.cap >= 2 * ps.tn);
 	ts = find(&ps, 1000);
 	CHECK(ts && ts->last_cpu_ns == 42);
 	ts = find(&ps, 1150);
 	CHECK(ts && ts->last_cpu_ns == 1150 && strcmp(ts->name, "w1150") == 0);
 
 	/* sweep: only the threads seen in tick 5 stay */
-	for (size_t i = 0; i < ps.tcap; i++)
-		if (ps.threads[i].tid && ps.threads[i].tid % 3 == 0)
+	for (size_t i = 0; i < ps.tn; i++)
+		if (ps.threads[i].tid % 3 == 0)
 			ps.threads[i].seen_tick = 5;
 	thread_table_sweep(&ps, 5);
 	size_t kept = 0;
@@ -196,6 +150,8 @@ test_thread_table(void)
 		ok &= (t != NULL) == (tid % 3 == 0);
 		if (t && tid != 1000)
 			ok &= t->last_cpu_ns == (uint64_t)tid;
+		/* the states moved into the holes are found where they went */
+		ok &= thread_state_find(&ps, tid) == t;
 	}
 	CHECK(ok);
 	CHECK(kept == 66 && ps.tn == 66);
@@ -464,7 +420,6 @@ test_oncpu_rule(void)
 int
 main(void)
 {
-	test_addr_cache();
 	test_task_stat();
 	test_thread_table();
 	test_thread_rename(true);

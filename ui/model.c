@@ -34,7 +34,6 @@ struct model_stack {
 	uint32_t thread;
 	uint32_t n;
 	size_t off;               /* in pool */
-	uint64_t hash;
 	uint64_t count;           /* since the last reset */
 	uint64_t window;          /* in the buckets of the window */
 	uint64_t bucket_tag;      /* second + 1 of the bucket it last went
@@ -61,12 +60,11 @@ struct ui_model {
 
 	struct model_thread *threads;
 	size_t nthreads, cthreads;
-	struct collapse_map thread_map;   /* pid << 32 | tid -> index */
+	struct base_map thread_map;   /* pid << 32 | tid -> index */
 
 	struct model_stack *stacks;
 	size_t nstacks, cstacks;
-	uint32_t *slots;                  /* stack index + 1; 0 = empty */
-	size_t cslots;
+	struct base_index stack_index;    /* (thread, ids) -> stacks' index */
 	uint32_t *pool;
 	size_t npool, cpool;
 
@@ -77,7 +75,7 @@ struct ui_model {
 	/* query scratch */
 	struct ui_row *rows;
 	size_t crows;
-	struct collapse_map row_map;
+	struct base_map row_map;
 	uint32_t *mark;
 	size_t cmark;
 };
@@ -114,12 +112,12 @@ ui_model_free(struct ui_model *m)
 		free(m->ring[i].e);
 	free(m->ring);
 	free(m->threads);
-	collapse_map_free(&m->thread_map);
+	base_map_free(&m->thread_map);
 	free(m->stacks);
-	free(m->slots);
+	base_index_free(&m->stack_index);
 	free(m->pool);
 	free(m->rows);
-	collapse_map_free(&m->row_map);
+	base_map_free(&m->row_map);
 	free(m->mark);
 	free(m);
 }
@@ -197,11 +195,11 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 	     uint32_t *out)
 {
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
-	if (collapse_map_get(&m->thread_map, key, out))
+	if (base_map_get(&m->thread_map, key, out))
 		return 0;
 	if (m->nthreads >= UINT32_MAX - 1 ||
 	    BASE_GROW(m->threads, m->cthreads, m->nthreads + 1, 16) < 0 ||
-	    collapse_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
+	    base_map_put(&m->thread_map, key, (uint32_t)m->nthreads) < 0)
 		return -ENOMEM;
 	struct model_thread *t = &m->threads[m->nthreads];
 	memset(t, 0, sizeof(*t));
@@ -219,33 +217,24 @@ thread_index(struct ui_model *m, pid_t pid, pid_t tid, const char *thread_name,
 static uint64_t
 stack_hash(uint32_t thread, const uint32_t *ids, size_t n)
 {
-	return base_hash_u32s((uint64_t)thread << 32 ^ n, ids, n) | 1;
+	return base_hash_u32s((uint64_t)thread << 32 ^ n, ids, n);
 }
+
+/* The key of a stack lookup. */
+struct stack_key {
+	uint32_t thread;
+	const uint32_t *ids;
+	size_t n;
+};
 
 static bool
-stack_equal(const struct ui_model *m, const struct model_stack *s, uint32_t thread,
-	    const uint32_t *ids, size_t n)
+stack_equal(const void *owner, const void *key, uint32_t id)
 {
-	return s->thread == thread && s->n == n &&
-	       memcmp(m->pool + s->off, ids, n * sizeof(*ids)) == 0;
-}
-
-static int
-slots_rehash(struct ui_model *m, size_t cap)
-{
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->nstacks; i++) {
-		size_t j = m->stacks[i].hash & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = (uint32_t)i + 1;
-	}
-	free(m->slots);
-	m->slots = slots;
-	m->cslots = cap;
-	return 0;
+	const struct ui_model *m = owner;
+	const struct model_stack *s = &m->stacks[id];
+	const struct stack_key *k = key;
+	return s->thread == k->thread && s->n == k->n &&
+	       memcmp(m->pool + s->off, k->ids, k->n * sizeof(*k->ids)) == 0;
 }
 
 /* Returns the index of the stack, adding it on first sight, or -ENOMEM. */
@@ -253,23 +242,13 @@ static long
 stack_index(struct ui_model *m, uint32_t thread, const uint32_t *ids, size_t n)
 {
 	uint64_t h = stack_hash(thread, ids, n);
-	size_t j = 0;
-	if (m->cslots) {
-		for (j = h & (m->cslots - 1); m->slots[j]; j = (j + 1) & (m->cslots - 1)) {
-			struct model_stack *s = &m->stacks[m->slots[j] - 1];
-			if (s->hash == h && stack_equal(m, s, thread, ids, n))
-				return (long)(m->slots[j] - 1);
-		}
-	}
-	if (m->nstacks >= UINT32_MAX - 1)
-		return -ENOMEM;
-	if (2 * (m->nstacks + 1) > m->cslots) {
-		if (slots_rehash(m, m->cslots ? 2 * m->cslots : 256) < 0)
-			return -ENOMEM;
-		for (j = h & (m->cslots - 1); m->slots[j]; j = (j + 1) & (m->cslots - 1))
-			;
-	}
-	if (BASE_GROW(m->stacks, m->cstacks, m->nstacks + 1, 16) < 0 ||
+	struct stack_key k = { thread, ids, n };
+	uint32_t id = base_index_find(&m->stack_index, h, stack_equal, m, &k);
+	if (id != BASE_INDEX_NONE)
+		return (long)id;
+	if (m->nstacks >= UINT32_MAX - 1 ||
+	    base_index_reserve(&m->stack_index, m->nstacks + 1) < 0 ||
+	    BASE_GROW(m->stacks, m->cstacks, m->nstacks + 1, 16) < 0 ||
 	    BASE_GROW(m->pool, m->cpool, m->npool + n, 16) < 0)
 		return -ENOMEM;
 	struct model_stack *s = &m->stacks[m->nstacks];
@@ -277,10 +256,9 @@ stack_index(struct ui_model *m, uint32_t thread, const uint32_t *ids, size_t n)
 	s->thread = thread;
 	s->n = (uint32_t)n;
 	s->off = m->npool;
-	s->hash = h;
 	memcpy(m->pool + m->npool, ids, n * sizeof(*ids));
 	m->npool += n;
-	m->slots[j] = (uint32_t)m->nstacks + 1;
+	base_index_insert(&m->stack_index, h, (uint32_t)m->nstacks);  /* reserved */
 	return (long)m->nstacks++;
 }
 
@@ -341,7 +319,7 @@ ui_model_process_label(const struct ui_model *m, pid_t pid, char *buf, size_t le
 	uint32_t i;
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)pid;
 	const char *slash;
-	if (collapse_map_get(&m->thread_map, key, &i) &&
+	if (base_map_get(&m->thread_map, key, &i) &&
 	    (slash = strrchr(m->threads[i].name, '/')) && slash != m->threads[i].name)
 		snprintf(buf, len, "%.*s", (int)(slash - m->threads[i].name), m->threads[i].name);
 	else
@@ -464,7 +442,7 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 	memset(out, 0, sizeof(*out));
 	if (marks_prepare(m) < 0)
 		return -ENOMEM;
-	collapse_map_reset(&m->row_map);
+	base_map_reset(&m->row_map);
 	size_t nrows = 0;
 	for (size_t si = 0; si < m->nstacks; si++) {
 		const struct model_stack *s = &m->stacks[si];
@@ -487,9 +465,9 @@ ui_model_query(struct ui_model *m, const struct ui_query *q, struct ui_table *ou
 			m->mark[id] = (uint32_t)(si + 1);
 			uint64_t key = tkey << 32 | id;
 			uint32_t r;
-			if (!collapse_map_get(&m->row_map, key, &r)) {
+			if (!base_map_get(&m->row_map, key, &r)) {
 				if (BASE_GROW(m->rows, m->crows, nrows + 1, 16) < 0 ||
-				    collapse_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
+				    base_map_put(&m->row_map, key, (uint32_t)nrows) < 0)
 					return -ENOMEM;
 				r = (uint32_t)nrows++;
 				m->rows[r] = (struct ui_row){

@@ -11,40 +11,21 @@
 
 /* ---- names that live as long as the target ------------------------------ */
 
-/* An open-addressing set of strings: module paths (a few hundred over the
- * life of a target, looked up once per frame named) and the names of a
- * perf map (perf-map.c: up to its cap). */
+/* A set of strings: module paths (a few hundred over the life of a
+ * target, looked up once per frame named) and the names of a perf map
+ * (perf-map.c: up to its cap).  Each string is its own allocation, so the
+ * pointers handed out stay put as the set grows. */
 struct name_pool {
-	char **slot;
-	size_t cap, n;            /* cap: a power of two */
+	char **name;              /* in the order interned: the ids */
+	size_t n, cap;
+	struct base_index index;  /* content -> position in name */
 	size_t bytes;             /* sum of the strings' sizes */
 };
 
-static size_t
-name_hash(const char *s)
+static bool
+name_equal(const void *owner, const void *key, uint32_t id)
 {
-	return (size_t)base_mix64(base_fnv1a64(s, strlen(s)));
-}
-
-static int
-pool_grow(struct name_pool *p)
-{
-	size_t cap = p->cap ? 2 * p->cap : 64;
-	char **slot = calloc(cap, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->cap; i++) {
-		if (!p->slot[i])
-			continue;
-		size_t k = name_hash(p->slot[i]) & (cap - 1);
-		while (slot[k])
-			k = (k + 1) & (cap - 1);
-		slot[k] = p->slot[i];
-	}
-	free(p->slot);
-	p->slot = slot;
-	p->cap = cap;
-	return 0;
+	return strcmp(((const struct name_pool *)owner)->name[id], key) == 0;
 }
 
 const char *
@@ -53,21 +34,23 @@ name_pool_intern(struct name_pool **pp, const char *s, size_t max_bytes)
 	if (!*pp && !(*pp = calloc(1, sizeof(**pp))))
 		return NULL;
 	struct name_pool *p = *pp;
-	if (2 * (p->n + 1) > p->cap && pool_grow(p) < 0)
-		return NULL;
-	size_t k = name_hash(s) & (p->cap - 1);
-	for (; p->slot[k]; k = (k + 1) & (p->cap - 1))
-		if (strcmp(p->slot[k], s) == 0)
-			return p->slot[k];
 	size_t size = strlen(s) + 1;
-	if (p->bytes + size > max_bytes)
+	uint64_t hash = base_mix64(base_fnv1a64(s, size - 1));
+	uint32_t id = base_index_find(&p->index, hash, name_equal, p, s);
+	if (id != BASE_INDEX_NONE)
+		return p->name[id];
+	if (p->bytes + size > max_bytes || p->n >= UINT32_MAX - 1 ||
+	    BASE_GROW(p->name, p->cap, p->n + 1, 64) < 0 ||
+	    base_index_reserve(&p->index, p->n + 1) < 0)
 		return NULL;
-	if (!(p->slot[k] = malloc(size)))
+	char *copy = malloc(size);
+	if (!copy)
 		return NULL;
-	memcpy(p->slot[k], s, size);
-	p->n++;
+	memcpy(copy, s, size);
+	base_index_insert(&p->index, hash, (uint32_t)p->n);  /* reserved */
+	p->name[p->n++] = copy;
 	p->bytes += size;
-	return p->slot[k];
+	return copy;
 }
 
 size_t
@@ -90,9 +73,10 @@ name_pool_free(struct name_pool *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->cap; i++)
-		free(p->slot[i]);
-	free(p->slot);
+	for (size_t i = 0; i < p->n; i++)
+		free(p->name[i]);
+	free(p->name);
+	base_index_free(&p->index);
 	free(p);
 }
 
