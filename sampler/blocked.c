@@ -24,7 +24,7 @@ blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	uint32_t kids[MAX_KERNEL_FRAMES];
 	size_t nk = kernel_frame_ids(p, ps->pid, ts->tid, kids, MAX_KERNEL_FRAMES);
 	/* Dropped (the unwinder behind) counts as taken: it was read. */
-	unwinder_push_sample(p, ps, ts, monotonic_ns(), kids, nk, false, snap);
+	unwinder_push_sample(p, ps, ts, monotonic_ns(), kids, nk, false, 1, snap);
 	return true;
 }
 

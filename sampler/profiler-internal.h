@@ -68,6 +68,8 @@
 #define HOT_TICKS         16u
 /* A full rescan of /proc/PID/task at least this often (sample.c). */
 #define RESCAN_NS         (100 * NS_PER_MS)
+/* ... or, with many threads, this much per thread (sample.c). */
+#define RESCAN_NS_PER_THREAD (100 * NS_PER_US)
 /* On-CPU without a scheduled-in count: CPU time a stop costs the stopped
  * thread (entering and leaving the stop), which does not make it "ran
  * since its last stop". */
@@ -83,6 +85,8 @@
  * last sample has not really run: our own stop costs it 15-30 us of CPU
  * (measured with schedstat around one sample). */
 #define IDLE_CPU_SLACK_NS 100000u
+/* What a stop costs before one was measured (idle_may_stop, sample.c). */
+#define IDLE_STOP_COST_NS 100000u
 /* With --inline, one physical frame can be several: the function holding
  * the code, then the functions inlined into it at ip (frames.c). */
 #define MAX_INLINE_PER_FRAME 8
@@ -116,6 +120,10 @@ struct thread_state {
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;            /* (the unwinder's, unwinder_take_lasts) */
 	bool awaiting_last;       /* its last sample is not unwound yet */
+	uint32_t owed;            /* ticks whose stack is that of its next
+				     sample (deferred: --idle, a tick over
+				     its budget) or of the one being unwound */
+	uint64_t owed_cpu_ns;     /* deferred: its CPU time then */
 	uint32_t root_id;         /* "comm-PID/TID" */
 	char name[64];            /* its comm as last read (root_id's) */
 	struct task_schedstat asleep;  /* on-CPU: its schedstat when /proc last
@@ -159,8 +167,7 @@ struct proc_state {
 	uint64_t cpu_seen_sum;
 	uint64_t cpu_base;        /* valid when cpu_base_ok */
 	bool cpu_base_ok;
-	uint64_t cpu_now;         /* its CPU time at this tick's census */
-	bool cpu_now_ok;
+	bool cpu_now_ok;          /* its clock read at this tick's census */
 	int cpu_clock_ok;         /* 0 not tried, 1 cpu_clock reads, -1 not */
 	clockid_t cpu_clock;
 	pid_t *hot;               /* the threads that ran lately */
@@ -201,6 +208,9 @@ struct profiler {
 	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
 	struct tick_clock ticks;
 	unsigned tick_no;
+	unsigned idle_stops;      /* --idle: stops chosen this tick, */
+	size_t idle_room;         /* ... at most this many (sample.c) */
+	uint64_t stop_cost_ns;    /* a stop's wall time in a batch, averaged */
 	struct profiler_stats stats;
 	struct pause_hist pauses;
 	/* One tick's batch (sample.c): the threads chosen, their schedstat
@@ -345,10 +355,15 @@ int unwinder_init(struct profiler *p);
  * it was), or -ENOMEM. */
 int unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 			 const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
-			 size_t nk, bool keep_last, struct stack_snapshot *snap);
-/* --idle: ts's last stack again.  Returns as unwinder_push_sample. */
+			 size_t nk, bool keep_last, uint32_t weight, struct stack_snapshot *snap);
+/* How many more samples the unwinder's queue takes now. */
+size_t unwinder_room(struct profiler *p);
+/* --idle: ts's last stack again, with the tick's others (queued by
+ * unwinder_flush_reuse).  Returns 0 or -ENOMEM. */
 int unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
-			const struct thread_state *ts);
+			const struct thread_state *ts, uint32_t count);
+/* The end of a tick: its reused stacks go to the unwinder, in one job. */
+void unwinder_flush_reuse(struct profiler *p);
 /* ps's memory map as it is now is what its next samples are unwound on
  * (after its attach, its adoption, its exec). */
 void unwinder_push_map(struct profiler *p, const struct proc_state *ps);

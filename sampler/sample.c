@@ -53,7 +53,17 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 			return;  /* nothing to name it with yet */
 	}
 	bool keep = p->cfg.idle;
-	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, snap) == 0 && keep) {
+	/* Ticks deferred while it did not run (choose_thread) have this
+	 * stack too. */
+	uint32_t weight = 1;
+	if (ts->owed && !ts->awaiting_last) {
+		if (before->cpu_ns - ts->owed_cpu_ns < IDLE_CPU_SLACK_NS)
+			weight += ts->owed;
+		else
+			p->stats.queue_dropped += ts->owed;
+		ts->owed = 0;
+	}
+	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, weight, snap) == 0 && keep) {
 		/* --idle: its stack comes back once unwound; until then it is
 		 * stopped again rather than given an older one. */
 		free(ts->last_ids);
@@ -210,7 +220,11 @@ flush_batch(struct profiler *p)
 		stop_wait.tick_no = p->tick_no;
 		stop_wait.ns = 0;
 	}
-	stop_wait.ns += monotonic_ns() - t0;
+	uint64_t spent = monotonic_ns() - t0;
+	stop_wait.ns += spent;
+	/* Averaged over the last batches (--idle's budget, idle_may_stop). */
+	uint64_t per = spent / n;
+	p->stop_cost_ns = p->stop_cost_ns ? (7 * p->stop_cost_ns + per) / 8 : per;
 	uint64_t budget = p->ticks.period_ns / 4 < TICK_RT_BUDGET_NS ? p->ticks.period_ns / 4 :
 			  TICK_RT_BUDGET_NS;
 	for (size_t i = 0; i < n; i++) {
@@ -218,6 +232,29 @@ flush_batch(struct profiler *p)
 			ptrace_hold_realtime(false);
 		finish_thread(p, i, r < 0 ? r : p->results[i]);
 	}
+}
+
+/* --idle: whether this tick may stop one more thread that has no stack
+ * to reuse: the unwinder's queue has room for its sample, and the tick,
+ * with the stops it has chosen (at what a stop has cost lately), stays
+ * within half its period. */
+static bool
+idle_may_stop(const struct profiler *p)
+{
+	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
+	return p->idle_stops < p->idle_room &&
+	       monotonic_ns() - p->tick_ns + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 2;
+}
+
+/* Put off ts's stop: its stack when it stops is this tick's, if it has
+ * not run meanwhile (its CPU time then, cpu_ns). */
+static void
+idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns)
+{
+	if (!ts->owed)
+		ts->owed_cpu_ns = cpu_ns;
+	ts->owed++;
+	p->stats.deferred++;
 }
 
 /* Choose thread th for this tick, or account for it without a stop. */
@@ -266,14 +303,31 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 			p->stats.unstopped++;
 			return;
 		}
-		if (state != 'R' && ts->last_ids &&
+		if (state != 'R' && (ts->last_ids || ts->awaiting_last) &&
 		    before.cpu_ns - ts->last_cpu_ns < IDLE_CPU_SLACK_NS) {
-			/* Has not run since its last sample: same stack. */
+			/* Has not run since its last sample: same stack (still
+			 * being unwound: added when it comes back). */
 			p->stats.reused++;
-			unwinder_push_reuse(p, ps, ts);
+			if (ts->awaiting_last)
+				ts->owed++;
+			else
+				unwinder_push_reuse(p, ps, ts, 1);
 			return;
 		}
+		/* Past what the unwinder can take this tick, or the tick's
+		 * budget (the first tick of 20,000 sleeping threads stopped
+		 * every one, for seconds, and the queue dropped most), a
+		 * sleeping thread's stop is deferred: its stack when it comes
+		 * is this tick's, if it has not run meanwhile. */
+		if (state != 'R' && !ts->awaiting_last && !idle_may_stop(p)) {
+			idle_defer(p, ts, before.cpu_ns);
+			return;
+		}
+		p->idle_stops++;
 	}
+	/* Its stop costs it CPU time: read with the hot ones next tick, or
+	 * the process's clock would not match (thread_census). */
+	thread_mark_hot(p, ts);
 	size_t i = p->nbatch++;
 	p->batch_th[i] = th;
 	p->batch_pt[i] = ps->pt;
@@ -337,7 +391,15 @@ threads_may_have_changed(struct proc_state *ps, uint64_t now)
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)ps->pid);
 	nlink_t n = stat(path, &st) == 0 ? st.st_nlink : 0;
-	if (n && n == ps->task_nlink && now - ps->rescan_ns < RESCAN_NS)
+	/* A rescan reads every thread's entry (about a microsecond each):
+	 * with 20,000 threads, one every RESCAN_NS was a fifth of the
+	 * tracer's time.  It is the net under the clone events, which
+	 * report new threads: its period grows with the threads so that it
+	 * stays about a hundredth of the time. */
+	uint64_t every = (uint64_t)ps->pt->nthreads * RESCAN_NS_PER_THREAD;
+	if (every < RESCAN_NS)
+		every = RESCAN_NS;
+	if (n && n == ps->task_nlink && now - ps->rescan_ns < every)
 		return false;
 	ps->task_nlink = n;
 	ps->rescan_ns = now;
@@ -388,10 +450,17 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 			all = false;
 			if (!p->cfg.idle)
 				continue;  /* asleep since it was last read */
-			if (ts->last_ids && !ts->awaiting_last && !th->late) {
+			if (!th->late && (ts->last_ids || ts->awaiting_last)) {
 				/* --idle: its stack has not moved either. */
 				p->stats.reused++;
-				unwinder_push_reuse(p, ps, ts);
+				if (ts->awaiting_last)
+					ts->owed++;
+				else
+					unwinder_push_reuse(p, ps, ts, 1);
+				continue;
+			}
+			if (!th->late && !idle_may_stop(p)) {
+				idle_defer(p, ts, ts->cpu_seen);
 				continue;
 			}
 		}
@@ -408,6 +477,7 @@ profiler_sample_finish(struct profiler *p)
 	 * (--subprocesses: a build) is one deadline, not one per process
 	 * (DESIGN.md, "Many threads per tick"). */
 	flush_batch(p);
+	unwinder_flush_reuse(p);
 	bool any = false;
 	for (size_t k = 0; k < p->nprocs; k++) {
 		struct proc_state *ps = &p->procs[k];

@@ -202,6 +202,7 @@ struct profiler_stats {
 				     (the tick went on without it) */
 	uint64_t late;            /* ... of which stopped later and were
 				     sampled then (and judged by the rule) */
+	uint64_t deferred;        /* --idle: stops put off to a later tick */
 	uint64_t queue_dropped;   /* taken, but dropped: the unwinder was
 				     UNWIND_QUEUE_SAMPLES behind */
 	uint64_t not_unwound;     /* still queued when the unwinder's time

@@ -328,23 +328,41 @@ process_cpu_ns(struct proc_state *ps, uint64_t *ns)
 	return true;
 }
 
+/* Read the schedstat of the threads of ps->hot (into their census, with
+ * census), between two readings of the process's clock: *lo and *hi.  The
+ * time of the threads not read is then at least *lo less the sum, and at
+ * most *hi less it; *lo == *hi when no thread read got CPU time
+ * meanwhile (one's time is added in steps: at a switch, at the
+ * scheduler's tick).  Returns false when the clock cannot be read. */
+static bool
+read_hot(struct profiler *p, struct proc_state *ps, bool census, uint64_t *lo, uint64_t *hi)
+{
+	if (!process_cpu_ns(ps, lo))
+		return false;
+	for (size_t i = 0; i < ps->nhot; i++) {
+		struct thread_state *ts = thread_state_find(ps, ps->hot[i]);
+		struct task_schedstat ss;
+		if (!ts || ts->dead || thread_schedstat(p, ps, ts, census ? &ts->census : &ss) < 0)
+			continue;
+		if (census)
+			ts->census_tick = p->tick_no;
+	}
+	return process_cpu_ns(ps, hi);
+}
+
 bool
 thread_census(struct profiler *p, struct proc_state *ps)
 {
-	/* The process's clock first, then its hot threads at once: a thread
-	 * that gets CPU time between the two shows more than the clock did,
-	 * and the next tick looks at every thread (never fewer). */
-	ps->cpu_now_ok = process_cpu_ns(ps, &ps->cpu_now);
-	for (size_t i = 0; i < ps->nhot; i++) {
-		struct thread_state *ts = thread_state_find(ps, ps->hot[i]);
-		if (!ts || ts->dead)
-			continue;
-		if (thread_schedstat(p, ps, ts, &ts->census) == 0)
-			ts->census_tick = p->tick_no;
-	}
+	uint64_t lo, hi;
+	ps->cpu_now_ok = read_hot(p, ps, true, &lo, &hi);
 	ps->nhot = 0;
+	/* The threads not read did not run if the time they had at the last
+	 * look at every thread (cpu_base) can be theirs now.  A cold thread
+	 * that ran less than the hot ones got meanwhile is missed here, and
+	 * seen at a tick whose readings are closer. */
 	return ps->cpu_now_ok && ps->cpu_base_ok &&
-	       ps->cpu_now - ps->cpu_seen_sum == ps->cpu_base;
+	       (int64_t)(lo - ps->cpu_seen_sum) <= (int64_t)ps->cpu_base &&
+	       (int64_t)ps->cpu_base <= (int64_t)(hi - ps->cpu_seen_sum);
 }
 
 void
@@ -356,14 +374,29 @@ thread_census_keep(struct profiler *p, struct proc_state *ps, const struct threa
 		ps->hot[ps->nhot++] = ts->tid;
 }
 
+/* How many times the end of a look at every thread reads the hot ones
+ * again for a base that no thread's CPU time moved under. */
+#define CENSUS_SETTLE_TRIES 4
+
 void
 thread_census_end(struct profiler *p, struct proc_state *ps, bool looked_at_all)
 {
-	(void)p;
-	/* After a look at every thread the base is the clock less what they
-	 * said; a thread read after the clock that ran meanwhile makes it
-	 * too small, and the next tick looks at every thread again. */
-	if (looked_at_all)
-		ps->cpu_base = ps->cpu_now - ps->cpu_seen_sum;
-	ps->cpu_base_ok = ps->cpu_now_ok && (looked_at_all || ps->cpu_base_ok);
+	if (!looked_at_all) {
+		ps->cpu_base_ok = ps->cpu_base_ok && ps->cpu_now_ok;
+		return;
+	}
+	/* The threads were read over the whole tick, and the busy ones got
+	 * CPU time meanwhile: the base is taken from the hot ones read
+	 * again between two readings of the clock that agree. */
+	ps->cpu_base_ok = false;
+	for (int k = 0; k < CENSUS_SETTLE_TRIES; k++) {
+		uint64_t lo, hi;
+		if (!read_hot(p, ps, false, &lo, &hi))
+			return;
+		if (lo == hi) {
+			ps->cpu_base = lo - ps->cpu_seen_sum;
+			ps->cpu_base_ok = true;
+			return;
+		}
+	}
 }

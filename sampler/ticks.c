@@ -154,6 +154,8 @@ tick(struct profiler *p, bool events, bool arm)
 	if (events)
 		handle_tracee_events(p);
 	p->nbatch = 0;
+	p->idle_stops = 0;
+	p->idle_room = p->cfg.idle ? unwinder_room(p) : 0;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		if (!ps->attached || ps->exited)

@@ -38,7 +38,8 @@
 
 enum job_kind {
 	JOB_SAMPLE,               /* a snapshot to unwind */
-	JOB_REUSE,                /* --idle: a sleeping thread's last stack */
+	JOB_REUSE,                /* --idle: the last stacks of a tick's
+				     sleeping threads (reuse_* below) */
 	JOB_PROC_OPEN,            /* unwind this process with ut from now on */
 	JOB_PROC_END,             /* the process ended: free its side */
 	JOB_CALL,                 /* fn(arg), after the samples before it */
@@ -49,13 +50,15 @@ struct job {
 	uint32_t proc;
 	pid_t pid, tid;
 	bool keep_last;           /* --idle: the stack goes back to the tracer */
+	uint32_t weight;          /* JOB_SAMPLE: the ticks it stands for */
 	uint8_t nroots, nk;
 	uint32_t roots[2];        /* comm-PID, comm-PID/TID (what applies) */
 	uint32_t kids[MAX_KERNEL_FRAMES];  /* --kernel, D: outermost first */
 	uint64_t sampled_ns;
 	struct unwind_target *ut; /* JOB_PROC_OPEN */
-	uint32_t *ids;            /* JOB_REUSE: the stack (owned) */
-	size_t nids;
+	uint32_t *ids;            /* JOB_REUSE: the entries (owned) */
+	size_t nids;              /* ... their length in ids */
+	size_t nreuse;            /* ... and how many stacks they are */
 	char name[64];            /* the thread's, for the hook (top) */
 	void (*fn)(struct profiler *, void *);  /* JOB_CALL */
 	void *arg;
@@ -81,6 +84,10 @@ struct unwinder {
 	bool closing;
 	struct last_stack *lasts; /* for the tracer (unwinder_take_lasts) */
 	size_t nlasts, lasts_cap;
+	/* The tracer's: this tick's reused stacks (unwinder_push_reuse),
+	 * one job at its end (unwinder_flush_reuse). */
+	uint32_t *reuse;
+	size_t nreuse_ids, reuse_cap, nreuse;
 	/* The unwinder's own. */
 	struct job cur;
 	struct unwind_proc *procs;
@@ -116,13 +123,14 @@ add_stack(struct profiler *p, const struct job *j, const uint32_t *ids, size_t n
 {
 	/* The hook (top's model) is read under the same lock as the stacks
 	 * (top draws under it). */
+	uint32_t weight = j->weight ? j->weight : 1;
 	pthread_mutex_lock(&p->stacks_lock);
-	int r = collapse_add(p->stacks, ids, n, 1);
-	if (r >= 0 && p->hook && n > j->nroots)
+	int r = collapse_add(p->stacks, ids, n, weight);
+	for (uint32_t c = 0; r >= 0 && p->hook && n > j->nroots && c < weight; c++)
 		p->hook(p->hook_arg, j->pid, j->tid, j->name, ids + j->nroots, n - j->nroots);
 	pthread_mutex_unlock(&p->stacks_lock);
 	pthread_mutex_lock(&p->counts_lock);
-	p->uw_samples += r >= 0;
+	p->uw_samples += r >= 0 ? weight : 0;
 	pthread_mutex_unlock(&p->counts_lock);
 }
 
@@ -190,6 +198,42 @@ run_sample(struct profiler *p, struct unwinder *u, struct job *j)
 		post_last(u, j, p->ids, n);
 }
 
+/* A reused stack's entry in a JOB_REUSE: pid, tid, nroots, n, count, the
+ * thread's name (REUSE_NAME_IDS ids, with a hook only), then the n ids. */
+#define REUSE_HEAD 5
+#define REUSE_NAME_IDS (sizeof(((struct job *)0)->name) / sizeof(uint32_t))
+
+/* Every stack of a tick's reuse job, under one taking of each lock. */
+static void
+run_reuse(struct profiler *p, const struct job *j)
+{
+	uint64_t added = 0;
+	pthread_mutex_lock(&p->stacks_lock);
+	for (size_t k = 0; k + REUSE_HEAD <= j->nids;) {
+		const uint32_t *e = &j->ids[k];
+		size_t nroots = e[2], n = e[3];
+		uint32_t count = e[4];
+		const char *name = "";
+		k += REUSE_HEAD;
+		if (p->hook) {
+			name = (const char *)&j->ids[k];
+			k += REUSE_NAME_IDS;
+		}
+		const uint32_t *ids = &j->ids[k];
+		k += n;
+		if (collapse_add(p->stacks, ids, n, count) < 0)
+			continue;
+		added += count;
+		for (uint32_t c = 0; p->hook && n > nroots && c < count; c++)
+			p->hook(p->hook_arg, (pid_t)e[0], (pid_t)e[1], name, ids + nroots,
+				n - nroots);
+	}
+	pthread_mutex_unlock(&p->stacks_lock);
+	pthread_mutex_lock(&p->counts_lock);
+	p->uw_samples += added;
+	pthread_mutex_unlock(&p->counts_lock);
+}
+
 /* STACKSPY_TEST_SLOW_UNWIND=MS (tests/record-slow-unwind.test only): the
  * first sample's unwind takes MS longer, as one that reads a large debug
  * file would, so that the test sees the tracer go on meanwhile (and, past
@@ -220,7 +264,7 @@ run_job(struct profiler *p, struct unwinder *u, struct job *j)
 		run_sample(p, u, j);
 		break;
 	case JOB_REUSE:
-		add_stack(p, j, j->ids, j->nids);
+		run_reuse(p, j);
 		free(j->ids);
 		j->ids = NULL;
 		break;
@@ -476,10 +520,11 @@ job_init(struct job *j, enum job_kind kind, const struct profiler *p,
 int
 unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 		     const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
-		     size_t nk, bool keep_last, struct stack_snapshot *snap)
+		     size_t nk, bool keep_last, uint32_t weight, struct stack_snapshot *snap)
 {
 	struct job j;
 	job_init(&j, JOB_SAMPLE, p, ps);
+	j.weight = weight;
 	j.tid = ts->tid;
 	j.sampled_ns = sampled_ns;
 	j.keep_last = keep_last;
@@ -494,21 +539,61 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 
 int
 unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
-		    const struct thread_state *ts)
+		    const struct thread_state *ts, uint32_t count)
 {
+	/* One job a tick, not one a thread: with 5,000 sleeping threads a
+	 * job each (a kilobyte copied under the queue's lock) was most of
+	 * an --idle tick, and the queue's bound dropped them. */
+	struct unwinder *u = p->uw;
 	struct job j;
 	job_init(&j, JOB_REUSE, p, ps);
-	j.tid = ts->tid;
 	job_roots(p, ps, ts, &j);
-	j.ids = malloc(ts->last_n * sizeof(*j.ids));
-	if (!j.ids)
+	size_t name_ids = p->hook ? REUSE_NAME_IDS : 0;
+	size_t need = u->nreuse_ids + REUSE_HEAD + name_ids + ts->last_n;
+	if (BASE_GROW(u->reuse, u->reuse_cap, need, 4096) < 0)
 		return -ENOMEM;
-	memcpy(j.ids, ts->last_ids, ts->last_n * sizeof(*j.ids));
-	j.nids = ts->last_n;
-	int r = push(p, &j, NULL);
-	if (r < 0)
+	uint32_t *e = &u->reuse[u->nreuse_ids];
+	e[0] = (uint32_t)ps->pid;
+	e[1] = (uint32_t)ts->tid;
+	e[2] = j.nroots;
+	e[3] = (uint32_t)ts->last_n;
+	e[4] = count;
+	if (name_ids)
+		memcpy(&e[REUSE_HEAD], j.name, sizeof(j.name));
+	memcpy(&e[REUSE_HEAD + name_ids], ts->last_ids, ts->last_n * sizeof(*e));
+	u->nreuse_ids = need;
+	u->nreuse++;
+	return 0;
+}
+
+size_t
+unwinder_room(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	pthread_mutex_lock(&u->lock);
+	size_t room = u->nsamples < UNWIND_QUEUE_SAMPLES ? UNWIND_QUEUE_SAMPLES - u->nsamples : 0;
+	pthread_mutex_unlock(&u->lock);
+	return room;
+}
+
+void
+unwinder_flush_reuse(struct profiler *p)
+{
+	struct unwinder *u = p->uw;
+	if (!u || !u->nreuse)
+		return;
+	struct job j;
+	job_init(&j, JOB_REUSE, p, NULL);
+	j.ids = u->reuse;
+	j.nids = u->nreuse_ids;
+	j.nreuse = u->nreuse;
+	u->reuse = NULL;
+	u->nreuse_ids = u->reuse_cap = u->nreuse = 0;
+	if (push(p, &j, NULL) < 0) {
+		/* push counted one of them */
+		p->stats.queue_dropped += j.nreuse - 1;
 		free(j.ids);
-	return r;
+	}
 }
 
 void
@@ -568,6 +653,10 @@ unwinder_take_lasts(struct profiler *p)
 			free(ts->last_ids);
 			ts->last_ids = v[i].ids;  /* NULL when it found no frame */
 			ts->last_n = v[i].n;
+			/* The ticks it slept through meanwhile. */
+			if (ts->owed && ts->last_ids)
+				unwinder_push_reuse(p, &p->procs[v[i].proc], ts, ts->owed);
+			ts->owed = 0;
 		} else {
 			free(v[i].ids);
 		}
@@ -667,6 +756,7 @@ unwinder_free(struct profiler *p)
 	for (size_t k = 0; k < u->nlasts; k++)
 		free(u->lasts[k].ids);
 	free(u->lasts);
+	free(u->reuse);
 	free(u->procs);
 	free(u->ring);
 	pthread_mutex_destroy(&u->lock);
