@@ -17,7 +17,9 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 #define PF_KTHREAD 0x00200000  /* /proc/PID/stat flags: a kernel thread */
 

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 #define CAP_SYS_PTRACE_BIT 19
 

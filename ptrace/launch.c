@@ -15,7 +15,11 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 static pid_t
 wait_child(pid_t child, int *st, int flags)

@@ -11,9 +11,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "base/base.h"
 #include "arch/arch.h"
+#include "base/base.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/sample.h"
 
 ssize_t
 procfs_read(const char *path, char *buf, size_t len)

@@ -15,7 +15,11 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 
 #define PAGE 4096u
 #define MAX_IOV 64

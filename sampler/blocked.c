@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
 
 

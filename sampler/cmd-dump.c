@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrace/procfs.h"
 #include "sampler/dump-internal.h"
 #include "sampler/sampler.h"
 

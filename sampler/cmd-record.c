@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
 #include "sampler/sampler.h"
 
 #define DEFAULT_CHECKPOINT 60.0

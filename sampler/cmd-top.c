@@ -21,6 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrace/clock.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "ptrace/watchdog.h"
 #include "sampler/sampler.h"
 #include "ui/ui.h"
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
 #include "sampler/sampler.h"
 

@@ -20,6 +20,10 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
 #include "sampler/sampler.h"
 

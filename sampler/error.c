@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/ptrace.h"
 #include "sampler/sampler.h"
 
 static void (*terminal_restore)(void);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptrace/procfs.h"
 #include "sampler/sampler.h"
 
 

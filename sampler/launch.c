@@ -15,6 +15,10 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
 #include "sampler/profiler-internal.h"
 
 /* While the unwinder reads a large file (a symbol table, a perf map),

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "ptrace/procfs.h"
 #include "sampler/sampler.h"
 
 #define MUTEX_OWNER_OFFSET 8

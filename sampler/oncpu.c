@@ -15,6 +15,7 @@
 
 #include <errno.h>
 
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
 
 /* The kernel's restart codes (include/linux/errno.h, not in the uapi): a

@@ -10,6 +10,7 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/procfs.h"
 #include "sampler/sampler.h"
 
 /* Text output: control characters from the target (a thread named with an

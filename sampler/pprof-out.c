@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
 #include "sampler/profiler-internal.h"
 
 /* Build-ids, read once per module file for one profile. */

@@ -26,6 +26,9 @@
 #include "arch/arch.h"
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/sampler.h"
 
 /* --idle: how long a thread may take to stop (a dump waits longer:

@@ -24,6 +24,7 @@
 #endif
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
 #include "sampler/profiler-internal.h"
 
 #define AUTH_MAX      1024      /* bytes of "user:password" */

@@ -13,6 +13,11 @@
 #include <sys/stat.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
 
 static void reopen_after_exec(struct profiler *p, struct proc_state *ps);

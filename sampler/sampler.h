@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "ptrace/ptrace.h"
+#include "ptrace/procfs.h"
+#include "ptrace/sample.h"
 #include "unwind/unwind.h"
 
 #define EXIT_PARTIAL 1

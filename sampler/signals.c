@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptrace/ptrace.h"
 #include "sampler/sampler.h"
 
 volatile sig_atomic_t stop_signal;

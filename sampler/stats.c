@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrace/clock.h"
 #include "sampler/profiler-internal.h"
 
 int

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ptrace/procfs.h"
 #include "sampler/profiler-internal.h"
 
 int

@@ -13,6 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "ptrace/watchdog.h"
 #include "sampler/profiler-internal.h"
 
 void

@@ -34,6 +34,10 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "ptrace/watchdog.h"
 #include "sampler/profiler-internal.h"
 
 enum job_kind {

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
 #include "tests/check.h"
 

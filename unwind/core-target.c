@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "ptrace/sample.h"
 #include "unwind/unwind-internal.h"
 
 #ifndef DT_MIPS_RLD_MAP

@@ -24,6 +24,7 @@
 #include <elfutils/debuginfod.h>
 #endif
 
+#include "ptrace/clock.h"
 #include "unwind/unwind-internal.h"
 
 /* "/proc/N/root" when path was opened through the target's root, else "". */

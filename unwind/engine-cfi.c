@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "ptrace/sample.h"
 #include "unwind/unwind-internal.h"
 
 #ifdef HAVE_LIBUNWIND

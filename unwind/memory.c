@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "ptrace/sample.h"
 #include "unwind/unwind-internal.h"
 
 static bool

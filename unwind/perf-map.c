@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "unwind/unwind-internal.h"
 
 #define CHUNK      (64 * 1024)    /* bytes read at a time */

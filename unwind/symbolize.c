@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "ptrace/clock.h"
 #include "unwind/unwind-internal.h"
 
 /* ---- names that live as long as the target ------------------------------ */

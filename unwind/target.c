@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "base/base.h"
+#include "ptrace/clock.h"
 #include "unwind/unwind-internal.h"
 
 /* Copy the vdso now: it is the same for the life of the process, and its

@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "arch/arch.h"
+#include "ptrace/clock.h"
+#include "ptrace/sample.h"
 #include "unwind/unwind.h"
 
 /* Call from long loops: every UNWIND_YIELD_EVERY calls, the hook of

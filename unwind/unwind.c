@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "ptrace/sample.h"
 #include "unwind/unwind-internal.h"
 
 /* Hooks a tracer gives the long loops (unwind_set_yield), called only on

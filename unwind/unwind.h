@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 
 enum unwind_engine {
 	UNWIND_ENGINE_AUTO,

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ptrace/sample.h"
 #include "unwind/unwind-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
