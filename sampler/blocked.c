@@ -13,7 +13,9 @@
 #include "ptrace/clock.h"
 #include "ptrace/procfs.h"
 #include "ptrace/sample.h"
+#include "sampler/options.h"
 #include "sampler/profiler-internal.h"
+#include "unwind/unwind.h"
 
 
 bool

@@ -8,7 +8,9 @@
 
 #include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
-#include "sampler/sampler.h"
+#include "sampler/error.h"
+#include "sampler/output.h"
+#include "unwind/unwind.h"
 
 static int
 cmp_thread_tid(const void *a, const void *b)

@@ -25,7 +25,12 @@
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
-#include "sampler/sampler.h"
+#include "sampler/error.h"
+#include "sampler/options.h"
+#include "sampler/output.h"
+#include "sampler/profiler.h"
+#include "sampler/signals.h"
+#include "unwind/unwind.h"
 
 /* How long a thread may take to stop (a record's tick waits less:
  * RECORD_STOP_TIMEOUT_MS). */

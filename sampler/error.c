@@ -17,7 +17,7 @@
 
 #include "collapse/collapse.h"
 #include "ptrace/ptrace.h"
-#include "sampler/sampler.h"
+#include "sampler/error.h"
 
 static void (*terminal_restore)(void);
 /* Columns of the status line on the screen now (0: none shown). */

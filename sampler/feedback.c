@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "ptrace/procfs.h"
-#include "sampler/sampler.h"
+#include "sampler/error.h"
+#include "sampler/feedback.h"
+#include "sampler/profiler.h"
 
 
 /* CPU time (utime + stime, clock ticks) of one process, and of its

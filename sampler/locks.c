@@ -28,7 +28,9 @@
 
 #include "arch/arch.h"
 #include "ptrace/procfs.h"
-#include "sampler/sampler.h"
+#include "sampler/error.h"
+#include "sampler/output.h"
+#include "unwind/unwind.h"
 
 #define MUTEX_OWNER_OFFSET 8
 /* Frames from the innermost looked at for the locking function. */

@@ -29,6 +29,8 @@
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 int
 profiler_start(const struct profiler_config *cfg, struct profiler **out)

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "ptrace/ptrace.h"
-#include "sampler/sampler.h"
+#include "sampler/signals.h"
 
 volatile sig_atomic_t stop_signal;
 volatile sig_atomic_t job_stop_signal;

@@ -18,6 +18,7 @@
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
 
 static void
 thread_fds_close(struct thread_state *ts)

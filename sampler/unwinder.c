@@ -38,7 +38,11 @@
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "ptrace/watchdog.h"
+#include "sampler/error.h"
+#include "sampler/options.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 enum job_kind {
 	JOB_SAMPLE,               /* a snapshot to unwind */

@@ -18,6 +18,7 @@
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
 #include "tests/check.h"
 
 
