@@ -27,7 +27,12 @@
 
 #include "ptrace/clock.h"
 #include "ptrace/procfs.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/perf-map.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
+#include "unwind/yield.h"
 
 #define CHUNK      (64 * 1024)    /* bytes read at a time */
 #define MAX_LINE   4096           /* longer lines are skipped */

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "ptrace/sample.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/core-file.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
