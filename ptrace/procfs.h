@@ -34,7 +34,7 @@ struct proc_stat {
 };
 /* Returns 0, or -EINVAL when line is not a stat line (fields past the
  * state that are missing are left 0). */
-int procfs_stat_parse(const char *line, struct proc_stat *out);
+int ptrace_proc_stat_parse(const char *line, struct proc_stat *out);
 
 /* The value of the "Key:" line of /proc/PID/status (tid > 0: of the
  * thread's own /proc/PID/task/TID/status) as text: what follows the colon
@@ -43,7 +43,7 @@ int procfs_stat_parse(const char *line, struct proc_stat *out);
  * parses the text as its field is written (decimal, CapEff's hex, the
  * several numbers of Uid: or NSpid:).  Returns 0, -ENOENT when there is no
  * such line, or the negative errno of the read (-ESRCH: no such process). */
-int procfs_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t len);
+int ptrace_proc_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t len);
 
 /* Read /proc/PID/task/TID/stat state letter and comm.  Returns 0 or -errno. */
 int ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen);

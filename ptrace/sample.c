@@ -83,7 +83,7 @@ ptrace_hold_realtime(bool hold)
 }
 
 void
-stack_snapshot_release(struct stack_snapshot *s)
+ptrace_snapshot_release(struct stack_snapshot *s)
 {
 	free(s->stack);
 	s->stack = NULL;
@@ -536,7 +536,7 @@ late_free(struct ptrace_target *t)
 {
 	if (!t->late)
 		return;
-	stack_snapshot_release(&t->late->snap);
+	ptrace_snapshot_release(&t->late->snap);
 	free(t->late);
 	t->late = NULL;
 }

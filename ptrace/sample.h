@@ -52,7 +52,7 @@ struct stack_snapshot {
 };
 
 /* Free the stack buffer of a snapshot (the struct itself is the caller's). */
-void stack_snapshot_release(struct stack_snapshot *s);
+void ptrace_snapshot_release(struct stack_snapshot *s);
 
 /* Tells ptrace_sample() where the stack mapping containing SP ends, so the
  * copy is cut there.  Returns 0 when unknown (the copy is then bounded only
@@ -115,7 +115,7 @@ struct sample_opts {
  * threads[i] point into t->threads (the caller's choice of threads);
  * outs[i] and results[i] are the caller's: outs[i].stack is (re)allocated
  * as needed before any thread is stopped and stays the caller's to release
- * (stack_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
+ * (ptrace_snapshot_release).  results[i] is 0, -ESRCH (the thread is gone),
  * its attach_error (-EPERM: another tracer holds it), -ETIMEDOUT (it did
  * not stop in time; its late stop is handled by ptrace_target_poll or the
  * detach), -EAGAIN (SAMPLE_DSTATE: in uninterruptible sleep, given

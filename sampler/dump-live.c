@@ -481,7 +481,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 				p->threads[k].pause_us = held_us;
 	}
 	for (size_t k = 0; k < DUMP_BATCH; k++)
-		stack_snapshot_release(&b->outs[k]);
+		ptrace_snapshot_release(&b->outs[k]);
 	free(b);
 	/* Drop the threads that exited under us. */
 	size_t kept = 0;
@@ -590,7 +590,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 		struct dump_thread *d = &p.threads[i];
 		free(d->frames);
 		free(d->kframes);
-		stack_snapshot_release(&snaps[i]);
+		ptrace_snapshot_release(&snaps[i]);
 	}
 	dump_free_locks(&p);
 	free(snaps);

@@ -46,7 +46,7 @@ read_proc_cpu(pid_t pid, struct proc_cpu *out)
 	fclose(f);
 	buf[n] = '\0';
 	struct proc_stat ps;
-	if (procfs_stat_parse(buf, &ps) < 0)
+	if (ptrace_proc_stat_parse(buf, &ps) < 0)
 		return -EINVAL;
 	out->pid = pid;
 	out->start = ps.start_time;

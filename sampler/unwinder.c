@@ -665,11 +665,11 @@ unwinder_free(struct profiler *p)
 	if (u->running)
 		unwinder_finish(p, UINT32_MAX / 2);
 	for (size_t k = 0; k < u->cap; k++) {
-		stack_snapshot_release(&u->ring[k].snap);
+		ptrace_snapshot_release(&u->ring[k].snap);
 		free(u->ring[k].ids);
 		unwind_target_free(u->ring[k].ut);
 	}
-	stack_snapshot_release(&u->cur.snap);
+	ptrace_snapshot_release(&u->cur.snap);
 	for (size_t k = 0; k < u->nprocs; k++)
 		uproc_release(&u->procs[k]);
 	for (size_t k = 0; k < u->nlasts; k++)

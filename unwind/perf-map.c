@@ -99,7 +99,7 @@ static void read_status(struct perf_map *pm, pid_t pid)
 
 	pm->nspid = pid;
 	/* One number per nested PID namespace, the innermost last. */
-	if (procfs_status_text(pid, 0, "NSpid", text, sizeof(text)) == 0)
+	if (ptrace_proc_status_text(pid, 0, "NSpid", text, sizeof(text)) == 0)
 		for (p = text;; p = end) {
 			long v = strtol(p, &end, 10);
 
@@ -107,7 +107,7 @@ static void read_status(struct perf_map *pm, pid_t pid)
 				break;
 			pm->nspid = (pid_t)v;
 		}
-	if (procfs_status_text(pid, 0, "Uid", text, sizeof(text)) == 0)
+	if (ptrace_proc_status_text(pid, 0, "Uid", text, sizeof(text)) == 0)
 		for (p = text; pm->nuids < 4; p = end) {
 			long v = strtol(p, &end, 10);
 
