@@ -14,6 +14,7 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
 #include "ptrace/procfs.h"
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
