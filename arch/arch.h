@@ -6,7 +6,9 @@
  * byte order, the ELF e_machine, the layout of NT_PRSTATUS (what
  * PTRACE_GETREGSET NT_PRSTATUS returns and what a core file's note holds),
  * where a stopped system call keeps its number and return value, and the
- * signal frame.  The lowest module: it depends on nothing else in stackspy.
+ * signal frame.  arch/ owns these tables; it is the lowest module with
+ * base/: it calls nothing else in stackspy (libc only), and ptrace/,
+ * unwind/, sampler/ and the tests may use it.
  *
  * Registers are numbered as the DWARF of the architecture numbers them
  * (which is also libunwind's numbering on x86-64 and aarch64); where DWARF

@@ -1,5 +1,11 @@
 /*
- * Stack aggregation: the store behind `record` and `top`.
+ * collapse/collapse.h - collapse/'s public entry: stack aggregation, the
+ * store behind `record` and `top`.
+ *
+ * collapse/ owns the rules of a folded line (frame names, root frames,
+ * suffixes) and the writers (folded, SVG, speedscope, pprof).  It
+ * may call base/ and libc (and protobuf-c for pprof); sampler/, ui/ and
+ * the tests use it.
  *
  * Frame names are interned (one copy each) and a stack is an array of frame
  * ids, root first; each distinct stack is kept once with its sample count.

@@ -17,7 +17,9 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 #define PF_KTHREAD 0x00200000  /* /proc/PID/stat flags: a kernel thread */
 
@@ -34,7 +36,7 @@ ptrace_target_check(pid_t pid, char *why, size_t len)
 	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	struct proc_stat ps;
-	if (procfs_read(path, buf, sizeof(buf)) < 0 || procfs_stat_parse(buf, &ps) < 0)
+	if (procfs_read(path, buf, sizeof(buf)) < 0 || ptrace_proc_stat_parse(buf, &ps) < 0)
 		return -ESRCH;
 	if (ps.flags & PF_KTHREAD) {
 		snprintf(why, len, "it is a kernel thread (%.*s); kernel threads have no user-space stack",

@@ -11,7 +11,10 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 /* How long a detach waits for threads to stop, all of them together. */
 #define DETACH_TIMEOUT_MS 1000

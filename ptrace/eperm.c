@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 #define CAP_SYS_PTRACE_BIT 19
 
@@ -43,7 +45,7 @@ ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 	/* Our own effective capabilities (hex): is CAP_SYS_PTRACE among them? */
 	char caps_text[32];
 	unsigned long long caps = 0;
-	if (procfs_status_text(getpid(), 0, "CapEff", caps_text, sizeof(caps_text)) == 0 &&
+	if (ptrace_proc_status_text(getpid(), 0, "CapEff", caps_text, sizeof(caps_text)) == 0 &&
 	    sscanf(caps_text, "%llx", &caps) == 1 &&
 	    !(caps & (1ULL << CAP_SYS_PTRACE_BIT))) {
 		snprintf(buf, len, "stackspy lacks CAP_SYS_PTRACE (in a container, "

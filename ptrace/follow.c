@@ -28,7 +28,10 @@
 #include <sys/wait.h>
 
 #include "base/base.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 struct loose_thread {
 	pid_t tid;

@@ -15,7 +15,11 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
 
 static pid_t
 wait_child(pid_t child, int *st, int flags)
@@ -268,7 +272,7 @@ tree_alive(const struct tree_proc *p)
 	char path[64], buf[1024];
 	struct proc_stat ps;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
-	return procfs_read(path, buf, sizeof(buf)) >= 0 && procfs_stat_parse(buf, &ps) == 0 &&
+	return procfs_read(path, buf, sizeof(buf)) >= 0 && ptrace_proc_stat_parse(buf, &ps) == 0 &&
 	       ps.start_time == p->start && ps.state != 'Z' && ps.state != 'X';
 }
 

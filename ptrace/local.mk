@@ -1,6 +1,10 @@
 noinst_LIBRARIES += ptrace/libptrace.a
 ptrace_libptrace_a_SOURCES = \
 	ptrace/ptrace.h \
+	ptrace/sample.h \
+	ptrace/launch.h \
+	ptrace/procfs.h \
+	ptrace/watchdog.h \
 	ptrace/ptrace-internal.h \
 	ptrace/clock.h \
 	ptrace/clock.c \

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/watchdog.h"
 
 /* ptrace_poll_all_from_yield: a late stop is let go without its sample. */
 static bool poll_from_yield;

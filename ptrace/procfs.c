@@ -11,9 +11,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "base/base.h"
 #include "arch/arch.h"
+#include "base/base.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/sample.h"
 
 ssize_t
 procfs_read(const char *path, char *buf, size_t len)
@@ -42,7 +45,7 @@ procfs_read(const char *path, char *buf, size_t len)
 }
 
 int
-procfs_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t len)
+ptrace_proc_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t len)
 {
 	/* Big enough for the lines past a long Groups: (CapEff is near the
 	 * end of the file). */
@@ -76,7 +79,7 @@ int
 procfs_status_field(pid_t pid, const char *key, long *val)
 {
 	char text[64];
-	if (procfs_status_text(pid, 0, key, text, sizeof(text)) < 0)
+	if (ptrace_proc_status_text(pid, 0, key, text, sizeof(text)) < 0)
 		return -ENOENT;
 	*val = strtol(text, NULL, 10);
 	return 0;
@@ -123,7 +126,7 @@ procfs_list_tasks(pid_t pid, pid_t **out)
 }
 
 int
-procfs_stat_parse(const char *line, struct proc_stat *out)
+ptrace_proc_stat_parse(const char *line, struct proc_stat *out)
 {
 	memset(out, 0, sizeof(*out));
 	const char *open_paren = strchr(line, '(');
@@ -159,7 +162,7 @@ static int
 parse_stat(const char *buf, char *state, char *name, size_t namelen)
 {
 	struct proc_stat ps;
-	if (procfs_stat_parse(buf, &ps) < 0)
+	if (ptrace_proc_stat_parse(buf, &ps) < 0)
 		return -EINVAL;
 	if (state)
 		*state = ps.state;
@@ -448,7 +451,7 @@ procfs_start_time(pid_t pid, unsigned long long *out)
 		return -ESRCH;
 	if (r < 0)
 		return (int)r;
-	if (procfs_stat_parse(buf, &ps) == 0)
+	if (ptrace_proc_stat_parse(buf, &ps) == 0)
 		*out = ps.start_time;
 	return 0;
 }
@@ -457,7 +460,7 @@ pid_t
 procfs_tracer(pid_t pid, pid_t tid)
 {
 	char text[32];
-	if (procfs_status_text(pid, tid, "TracerPid", text, sizeof(text)) < 0)
+	if (ptrace_proc_status_text(pid, tid, "TracerPid", text, sizeof(text)) < 0)
 		return 0;
 	return (pid_t)strtol(text, NULL, 10);
 }

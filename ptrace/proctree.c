@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
 
 struct pid_vec {

@@ -85,7 +85,7 @@ trace_signal(int st)
  * a negative errno. */
 ssize_t procfs_read(const char *path, char *buf, size_t len);
 
-/* procfs_status_text() of /proc/PID/status read as a decimal long.
+/* ptrace_proc_status_text() of /proc/PID/status read as a decimal long.
  * Returns 0 or -ENOENT (no such line, or no such process). */
 int procfs_status_field(pid_t pid, const char *key, long *val);
 

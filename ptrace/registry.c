@@ -12,7 +12,10 @@
 #include <sys/ptrace.h>
 
 #include "base/base.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/watchdog.h"
 
 /* Every target from attach to release, in one list: waitpid(-1) returns
  * the stops of all our tracees, and one that belongs to another target than

@@ -15,7 +15,11 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 
 #define PAGE 4096u
 #define MAX_IOV 64
@@ -79,7 +83,7 @@ ptrace_hold_realtime(bool hold)
 }
 
 void
-stack_snapshot_release(struct stack_snapshot *s)
+ptrace_snapshot_release(struct stack_snapshot *s)
 {
 	free(s->stack);
 	s->stack = NULL;
@@ -532,7 +536,7 @@ late_free(struct ptrace_target *t)
 {
 	if (!t->late)
 		return;
-	stack_snapshot_release(&t->late->snap);
+	ptrace_snapshot_release(&t->late->snap);
 	free(t->late);
 	t->late = NULL;
 }

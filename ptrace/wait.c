@@ -18,7 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrace/clock.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/watchdog.h"
 
 static int sigchld_fd = -1;
 /* Set when a SIGCHLD from some other tracee than the one waited for was

@@ -39,7 +39,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace-internal.h"
+#include "ptrace/watchdog.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)

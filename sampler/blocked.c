@@ -10,7 +10,12 @@
 #include <string.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
+#include "ptrace/sample.h"
+#include "sampler/options.h"
 #include "sampler/profiler-internal.h"
+#include "unwind/unwind.h"
 
 
 bool

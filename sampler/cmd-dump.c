@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrace/procfs.h"
 #include "sampler/dump-internal.h"
+#include "sampler/error.h"
+#include "sampler/options.h"
+#include "sampler/output.h"
 #include "sampler/sampler.h"
 
 static void

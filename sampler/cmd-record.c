@@ -15,7 +15,16 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "sampler/error.h"
+#include "sampler/feedback.h"
+#include "sampler/options.h"
+#include "sampler/out-file.h"
+#include "sampler/profiler.h"
+#include "sampler/push.h"
 #include "sampler/sampler.h"
+#include "sampler/signals.h"
+#include "unwind/unwind.h"
 
 #define DEFAULT_CHECKPOINT 60.0
 #define DEFAULT_PUSH_EVERY 10

@@ -21,8 +21,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrace/clock.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "ptrace/watchdog.h"
+#include "sampler/error.h"
+#include "sampler/feedback.h"
+#include "sampler/options.h"
+#include "sampler/profiler.h"
 #include "sampler/sampler.h"
+#include "sampler/signals.h"
 #include "ui/ui.h"
+#include "unwind/unwind.h"
 
 #define TOP_WINDOW_S   10    /* default --window */
 

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
-#include "sampler/sampler.h"
+#include "sampler/error.h"
+#include "sampler/output.h"
+#include "unwind/unwind.h"
 
 static int
 cmp_thread_tid(const void *a, const void *b)

@@ -17,7 +17,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "sampler/sampler.h"
+#include "sampler/output.h"
+#include "sampler/profiler.h"
 
 struct dump_options {
 	struct profiler_config cfg;  /* the options shared with record and top:

@@ -20,8 +20,17 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
-#include "sampler/sampler.h"
+#include "sampler/error.h"
+#include "sampler/options.h"
+#include "sampler/output.h"
+#include "sampler/profiler.h"
+#include "sampler/signals.h"
+#include "unwind/unwind.h"
 
 /* How long a thread may take to stop (a record's tick waits less:
  * RECORD_STOP_TIMEOUT_MS). */
@@ -472,7 +481,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 				p->threads[k].pause_us = held_us;
 	}
 	for (size_t k = 0; k < DUMP_BATCH; k++)
-		stack_snapshot_release(&b->outs[k]);
+		ptrace_snapshot_release(&b->outs[k]);
 	free(b);
 	/* Drop the threads that exited under us. */
 	size_t kept = 0;
@@ -581,7 +590,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 		struct dump_thread *d = &p.threads[i];
 		free(d->frames);
 		free(d->kframes);
-		stack_snapshot_release(&snaps[i]);
+		ptrace_snapshot_release(&snaps[i]);
 	}
 	dump_free_locks(&p);
 	free(snaps);

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
-#include "sampler/sampler.h"
+#include "ptrace/ptrace.h"
+#include "sampler/error.h"
 
 static void (*terminal_restore)(void);
 /* Columns of the status line on the screen now (0: none shown). */

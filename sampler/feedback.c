@@ -14,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sampler/sampler.h"
+#include "ptrace/procfs.h"
+#include "sampler/error.h"
+#include "sampler/feedback.h"
+#include "sampler/profiler.h"
 
 
 /* CPU time (utime + stime, clock ticks) of one process, and of its
@@ -43,7 +46,7 @@ read_proc_cpu(pid_t pid, struct proc_cpu *out)
 	fclose(f);
 	buf[n] = '\0';
 	struct proc_stat ps;
-	if (procfs_stat_parse(buf, &ps) < 0)
+	if (ptrace_proc_stat_parse(buf, &ps) < 0)
 		return -EINVAL;
 	out->pid = pid;
 	out->start = ps.start_time;

@@ -10,6 +10,8 @@
 #include "base/base.h"
 #include "collapse/collapse.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 int
 profiler_intern(struct profiler *p, const char *name)

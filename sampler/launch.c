@@ -15,7 +15,15 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "sampler/error.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "sampler/signals.h"
+#include "unwind/unwind.h"
 
 /* While the unwinder reads a large file (a symbol table, a perf map),
  * signals to our tracees are handed on from inside its loops. */

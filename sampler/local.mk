@@ -3,6 +3,14 @@
 noinst_LIBRARIES += sampler/libsampler.a
 sampler_libsampler_a_SOURCES = \
 	sampler/sampler.h \
+	sampler/error.h \
+	sampler/signals.h \
+	sampler/options.h \
+	sampler/feedback.h \
+	sampler/profiler.h \
+	sampler/push.h \
+	sampler/output.h \
+	sampler/out-file.h \
 	sampler/options.c \
 	sampler/error.c \
 	sampler/signals.c \

@@ -27,7 +27,10 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "sampler/sampler.h"
+#include "ptrace/procfs.h"
+#include "sampler/error.h"
+#include "sampler/output.h"
+#include "unwind/unwind.h"
 
 #define MUTEX_OWNER_OFFSET 8
 /* Frames from the innermost looked at for the locking function. */

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampler/error.h"
 #include "sampler/sampler.h"
+#include "sampler/signals.h"
 
 static void
 usage(FILE *f)

@@ -15,7 +15,9 @@
 
 #include <errno.h>
 
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
 
 /* The kernel's restart codes (include/linux/errno.h, not in the uapi): a
  * system call that was asleep returns one of them, or -EINTR, when a stop

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/sampler.h"
+#include "sampler/error.h"
+#include "sampler/options.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 int
 parse_long(const char *s, long min, long max, long *out)

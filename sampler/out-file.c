@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampler/sampler.h"
+#include "sampler/out-file.h"
 
 /* Tries at a free temporary name before giving up (EEXIST each time). */
 #define TMP_NAME_TRIES 100

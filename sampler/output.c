@@ -10,7 +10,9 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
-#include "sampler/sampler.h"
+#include "ptrace/procfs.h"
+#include "sampler/output.h"
+#include "unwind/unwind.h"
 
 /* Text output: control characters from the target (a thread named with an
  * escape sequence or a newline) must not drive the terminal or forge

@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 /* Build-ids, read once per module file for one profile. */
 struct build_ids {

@@ -1,6 +1,7 @@
 /* sampler/profiler-internal.h - the pieces of the sampling loop behind
- * `record` and `top` (sampler.h has its public face), shared by the files
- * of the profiler and by tests/unit-profiler.c; not for the commands.
+ * `record` and `top` (sampler/profiler.h has its public face), shared by
+ * the files of the profiler and by tests/unit-profiler.c; not for the
+ * commands.
  *
  *   profiler.c    start, stop, free, accessors
  *   launch.c      getting the targets: attach to PIDs or launch a command
@@ -26,7 +27,12 @@
 #include "arch/arch.h"
 #include "base/base.h"
 #include "collapse/collapse.h"
-#include "sampler/sampler.h"
+#include "ptrace/clock.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "sampler/options.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 /* --idle: how long a thread may take to stop (a dump waits longer:
  * DUMP_STOP_TIMEOUT_MS). */

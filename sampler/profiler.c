@@ -24,7 +24,13 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 int
 profiler_start(const struct profiler_config *cfg, struct profiler **out)
@@ -152,8 +158,8 @@ profiler_free(struct profiler *p)
 	free(p->ids);
 	free(p->seq);
 	for (size_t i = 0; i < SAMPLE_BATCH; i++)
-		stack_snapshot_release(&p->snaps[i]);
-	stack_snapshot_release(&p->blocked_snap);
+		ptrace_snapshot_release(&p->snaps[i]);
+	ptrace_snapshot_release(&p->blocked_snap);
 	pthread_mutex_destroy(&p->stacks_lock);
 	pthread_mutex_destroy(&p->counts_lock);
 	if (p->timer_fd >= 0)

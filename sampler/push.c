@@ -24,7 +24,11 @@
 #endif
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "sampler/error.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "sampler/push.h"
 
 #define AUTH_MAX      1024      /* bytes of "user:password" */
 

@@ -13,7 +13,16 @@
 #include <sys/stat.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "sampler/options.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "sampler/signals.h"
+#include "unwind/unwind.h"
 
 static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
 

@@ -16,7 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sampler/sampler.h"
+#include "ptrace/ptrace.h"
+#include "sampler/signals.h"
 
 volatile sig_atomic_t stop_signal;
 volatile sig_atomic_t job_stop_signal;

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrace/clock.h"
+#include "sampler/error.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
 
 int
 pause_hist_init(struct pause_hist *h)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ptrace/procfs.h"
 #include "sampler/profiler-internal.h"
 
 int
@@ -22,7 +23,7 @@ char
 task_stat_parse(const char *line, const char **comm, size_t *comm_len)
 {
 	struct proc_stat ps;
-	if (procfs_stat_parse(line, &ps) < 0) {
+	if (ptrace_proc_stat_parse(line, &ps) < 0) {
 		*comm = NULL;
 		*comm_len = 0;
 		return 0;

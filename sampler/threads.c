@@ -14,7 +14,12 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
 
 static void
 thread_fds_close(struct thread_state *ts)

@@ -13,7 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrace/clock.h"
+#include "ptrace/launch.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "ptrace/watchdog.h"
+#include "sampler/error.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "sampler/signals.h"
 
 void
 tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns)

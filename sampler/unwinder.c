@@ -34,7 +34,15 @@
 
 #include "base/base.h"
 #include "collapse/collapse.h"
+#include "ptrace/clock.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
+#include "ptrace/watchdog.h"
+#include "sampler/error.h"
+#include "sampler/options.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
+#include "unwind/unwind.h"
 
 enum job_kind {
 	JOB_SAMPLE,               /* a snapshot to unwind */
@@ -746,11 +754,11 @@ unwinder_free(struct profiler *p)
 	if (u->running)
 		unwinder_finish(p, UINT32_MAX / 2);
 	for (size_t k = 0; k < u->cap; k++) {
-		stack_snapshot_release(&u->ring[k].snap);
+		ptrace_snapshot_release(&u->ring[k].snap);
 		free(u->ring[k].ids);
 		unwind_target_free(u->ring[k].ut);
 	}
-	stack_snapshot_release(&u->cur.snap);
+	ptrace_snapshot_release(&u->cur.snap);
 	for (size_t k = 0; k < u->nprocs; k++)
 		uproc_release(&u->procs[k]);
 	for (size_t k = 0; k < u->nlasts; k++)

@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "tests/check.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/cfi.h"
+#include "unwind/elf-image.h"
 
 static void
 look(struct elf_image *img, const char *how, uint64_t start, uint64_t end)

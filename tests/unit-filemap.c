@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "tests/check.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
 
 #define LEN (3 * 4096)
 

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "tests/check.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/engines.h"
+#include "unwind/unwind.h"
 
 /* ---- an assembler, just enough ----------------------------------------- */
 

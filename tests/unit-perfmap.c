@@ -11,8 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "unwind/unwind-internal.h"
 #include "tests/check.h"
+#include "unwind/perf-map.h"
+#include "unwind/target.h"
 
 static char path[64];
 

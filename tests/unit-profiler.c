@@ -14,7 +14,11 @@
 #include <unistd.h>
 
 #include "collapse/collapse.h"
+#include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 #include "sampler/profiler-internal.h"
+#include "sampler/profiler.h"
 #include "tests/check.h"
 
 
@@ -36,15 +40,16 @@ test_task_stat(void)
 	CHECK(comm == NULL);
 	CHECK(task_stat_parse("1 (x)", &comm, &len) == 0);
 	CHECK(task_stat_parse("1 (x)S 1", &comm, &len) == 0);
-	/* the numbers after it (procfs_stat_parse, the one parser) */
+	/* the numbers after it (ptrace_proc_stat_parse, the one parser) */
 	struct proc_stat ps;
-	CHECK(procfs_stat_parse("42 (a) 9 9) S 7 42 42 0 -1 4194560 100 0 0 0 11 22 33 44 20 0 1 0 "
-				"5555 1000 10", &ps) == 0);
+	CHECK(ptrace_proc_stat_parse("42 (a) 9 9) S 7 42 42 0 -1 4194560 100 0 0 0 11 22 33 44 "
+				     "20 0 1 0 5555 1000 10", &ps) == 0);
 	CHECK(ps.state == 'S' && ps.ppid == 7 && ps.flags == 4194560);
 	CHECK(ps.utime == 11 && ps.stime == 22 && ps.cutime == 33 && ps.cstime == 44);
 	CHECK_EQ_U64(ps.start_time, 5555);
 	CHECK(ps.comm_len == 6 && strncmp(ps.comm, "a) 9 9", 6) == 0);
-	CHECK(procfs_stat_parse("3 (k) I 2 0", &ps) == 0 && ps.ppid == 2 && ps.start_time == 0);
+	CHECK(ptrace_proc_stat_parse("3 (k) I 2 0", &ps) == 0 && ps.ppid == 2 &&
+	      ps.start_time == 0);
 	/* our own thread, read as the profiler reads it */
 	char buf[512];
 	int fd = task_file_open(getpid(), gettid(), "stat");

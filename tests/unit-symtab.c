@@ -23,8 +23,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "tests/check.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 static const char *str_or_null(const char *s)
 {
@@ -1101,7 +1106,7 @@ static void test_plt(struct elf_cache *c, const struct module_map *mm)
 }
 
 /* A mapping held during a public call survives a reload of the map
- * (unwind-internal.h, "Who owns what"): the old array is retired, not
+ * (unwind/target.h, "Who owns what"): the old array is retired, not
  * freed, until the outermost call returns; module names outlive reloads. */
 static void test_reload_lifetime(void)
 {

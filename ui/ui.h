@@ -1,5 +1,8 @@
 /*
- * ui/ui.h - the `stackspy top` view.
+ * ui/ui.h - ui/'s public entry: the `stackspy top` view.
+ *
+ * ui/ owns the terminal while top runs (ncursesw).  It may call collapse/,
+ * base/ and libc; sampler/cmd-top.c and tests/unit-uimodel.c use it.
  *
  * Two halves.  The model (model.c) is plain C and always built: it takes
  * every sample the profiler adds (through profiler_set_hook), keeps its own

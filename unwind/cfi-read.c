@@ -18,8 +18,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "arch/arch.h"
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/cfi.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
 
 /* A decompressed section larger than this is not believed. */
 #define CFI_SECTION_MAX (256u << 20)

@@ -25,8 +25,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/core-file.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
 
 #ifndef NT_FILE
 # define NT_FILE 0x46494c45

@@ -17,7 +17,12 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "ptrace/sample.h"
+#include "unwind/core-file.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 #ifndef DT_MIPS_RLD_MAP
 # define DT_MIPS_RLD_MAP 0x70000016

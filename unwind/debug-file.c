@@ -24,7 +24,12 @@
 #include <elfutils/debuginfod.h>
 #endif
 
-#include "unwind/unwind-internal.h"
+#include "arch/arch.h"
+#include "ptrace/clock.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
+#include "unwind/unwind.h"
 
 /* "/proc/N/root" when path was opened through the target's root, else "". */
 static size_t root_prefix_len(const char *path)

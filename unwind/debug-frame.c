@@ -27,7 +27,9 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/cfi.h"
+#include "unwind/elf-image.h"
+#include "unwind/symbols.h"
 
 /* A rewrite larger than this is not believed. */
 #define DEBUG_FRAME_MAX (256u << 20)

@@ -8,7 +8,7 @@
 # include <libiberty/demangle.h>
 #endif
 
-#include "unwind/unwind-internal.h"
+#include "unwind/symbols.h"
 
 char *symbol_demangle(const char *name, bool with_params)
 {

@@ -38,7 +38,10 @@
 #endif
 
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/cfi.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
 
 #ifndef NT_GNU_BUILD_ID
 # define NT_GNU_BUILD_ID 3

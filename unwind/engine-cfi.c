@@ -22,8 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "ptrace/sample.h"
+#include "unwind/cfi.h"
+#include "unwind/elf-image.h"
+#include "unwind/engines.h"
+#include "unwind/maps.h"
+#include "unwind/memory.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 #ifdef HAVE_LIBUNWIND
 
@@ -252,7 +260,7 @@ find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	struct cfi_state *c = CFI(ctx->t);
 	/* Reading the table may re-read the memory map (a read that misses
 	 * it); m stays valid all the same until unwind_walk returns
-	 * (unwind-internal.h, "Who owns what"). */
+	 * (unwind/target.h, "Who owns what"). */
 	const struct mapping *m = unwind_target_mapping(ctx->t, ip);
 	if (!m || !m->image || !m->bias_known)
 		return -UNW_ENOINFO;

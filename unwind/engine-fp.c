@@ -24,7 +24,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "unwind/unwind-internal.h"
+#include "arch/arch.h"
+#include "unwind/engines.h"
+#include "unwind/maps.h"
+#include "unwind/memory.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 int
 fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,

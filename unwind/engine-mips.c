@@ -31,7 +31,14 @@
 #include <errno.h>
 #include <string.h>
 
-#include "unwind/unwind-internal.h"
+#include "arch/arch.h"
+#include "unwind/cfi.h"
+#include "unwind/engines.h"
+#include "unwind/maps.h"
+#include "unwind/memory.h"
+#include "unwind/symbols.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 #define MIPS_SCAN_MAX  1024   /* instructions per prologue scan */
 #define MIPS_EPI_MAX   32     /* instructions looked at ahead of the pc */

@@ -25,7 +25,13 @@
 #include <errno.h>
 #include <string.h>
 
-#include "unwind/unwind-internal.h"
+#include "arch/arch.h"
+#include "unwind/engines.h"
+#include "unwind/maps.h"
+#include "unwind/memory.h"
+#include "unwind/symbols.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 #define PROLOGUE_MAX   256      /* bytes of a prologue decoded at most */
 #define FUNC_MAX       (1 << 20)/* a pc further from its symbol: not its function */

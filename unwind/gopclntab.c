@@ -14,7 +14,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
+#include "unwind/symbols.h"
 
 #define GO_MAGIC_118 0xfffffff0u
 #define GO_MAGIC_120 0xfffffff1u

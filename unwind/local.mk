@@ -1,7 +1,16 @@
 noinst_LIBRARIES += unwind/libunwind-engines.a
 unwind_libunwind_engines_a_SOURCES = \
 	unwind/unwind.h \
-	unwind/unwind-internal.h \
+	unwind/yield.h \
+	unwind/maps.h \
+	unwind/elf-image.h \
+	unwind/symbols.h \
+	unwind/perf-map.h \
+	unwind/memory.h \
+	unwind/core-file.h \
+	unwind/target.h \
+	unwind/cfi.h \
+	unwind/engines.h \
 	unwind/unwind.c \
 	unwind/target.c \
 	unwind/symbolize.c \

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
 

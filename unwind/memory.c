@@ -12,7 +12,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "unwind/unwind-internal.h"
+#include "ptrace/sample.h"
+#include "unwind/core-file.h"
+#include "unwind/maps.h"
+#include "unwind/memory.h"
+#include "unwind/target.h"
 
 static bool
 inside(uint64_t addr, size_t len, uint64_t start, uint64_t size)

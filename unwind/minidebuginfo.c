@@ -10,7 +10,8 @@
 # include <lzma.h>
 #endif
 
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
+#include "unwind/symbols.h"
 
 /* A decompressed MiniDebugInfo larger than this is not believed (an xz
  * bomb in a hostile container must not eat our memory); below it, the

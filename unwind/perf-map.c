@@ -25,7 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind/unwind-internal.h"
+#include "ptrace/clock.h"
+#include "ptrace/procfs.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/perf-map.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
+#include "unwind/yield.h"
 
 #define CHUNK      (64 * 1024)    /* bytes read at a time */
 #define MAX_LINE   4096           /* longer lines are skipped */
@@ -92,7 +99,7 @@ static void read_status(struct perf_map *pm, pid_t pid)
 
 	pm->nspid = pid;
 	/* One number per nested PID namespace, the innermost last. */
-	if (procfs_status_text(pid, 0, "NSpid", text, sizeof(text)) == 0)
+	if (ptrace_proc_status_text(pid, 0, "NSpid", text, sizeof(text)) == 0)
 		for (p = text;; p = end) {
 			long v = strtol(p, &end, 10);
 
@@ -100,7 +107,7 @@ static void read_status(struct perf_map *pm, pid_t pid)
 				break;
 			pm->nspid = (pid_t)v;
 		}
-	if (procfs_status_text(pid, 0, "Uid", text, sizeof(text)) == 0)
+	if (ptrace_proc_status_text(pid, 0, "Uid", text, sizeof(text)) == 0)
 		for (p = text; pm->nuids < 4; p = end) {
 			long v = strtol(p, &end, 10);
 

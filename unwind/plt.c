@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind/unwind-internal.h"
+#include "arch/arch.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
 
 /* PLT stubs have no symbol, but a stack stopped in one (a lazy binding, a
  * thread preempted on its way into libc) deserves a name: "func@plt", as

@@ -28,7 +28,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 /* A copy of a file with compressed sections larger than this is not made
  * (only when it cannot be mapped copy-on-write). */

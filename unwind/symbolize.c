@@ -7,7 +7,12 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "ptrace/clock.h"
+#include "unwind/maps.h"
+#include "unwind/perf-map.h"
+#include "unwind/symbols.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 /* ---- names that live as long as the target ------------------------------ */
 

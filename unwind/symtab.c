@@ -19,7 +19,11 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
+#include "unwind/unwind.h"
+#include "unwind/yield.h"
 
 /* A nested symbol (a size-0 label inside a sized function, a cold part
  * placed inside its parent) hides the enclosing one from the plain "greatest

@@ -1,6 +1,6 @@
 /* unwind/target.c - the target object: what is known about one process
  * (or core file): its memory map and the mappings' images, reloads of the
- * map and the lifetime rules of what they hand out (unwind-internal.h,
+ * map and the lifetime rules of what they hand out (unwind/target.h,
  * "Who owns what"), and the target's architecture. */
 #include "config.h"
 
@@ -12,8 +12,16 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+#include "arch/arch.h"
 #include "base/base.h"
-#include "unwind/unwind-internal.h"
+#include "ptrace/clock.h"
+#include "unwind/core-file.h"
+#include "unwind/elf-image.h"
+#include "unwind/engines.h"
+#include "unwind/maps.h"
+#include "unwind/perf-map.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 /* Copy the vdso now: it is the same for the life of the process, and its
  * code and unwind tables are needed for every clock_gettime sample. */

@@ -7,7 +7,13 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "unwind/unwind-internal.h"
+#include "arch/arch.h"
+#include "ptrace/sample.h"
+#include "unwind/engines.h"
+#include "unwind/memory.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
+#include "unwind/yield.h"
 
 /* Hooks a tracer gives the long loops (unwind_set_yield), called only on
  * the thread that set them. */

@@ -17,6 +17,14 @@
  *   (unwind_target_generation() changed) the same address may belong to
  *   another module, so names cached by address must be dropped then.
  * - One thread at a time per target: nothing here locks.
+ *
+ * unwind/ owns the engines, the target object, ELF files, symbols, debug
+ * files and core files.  It may call ptrace/ (snapshots, /proc readers,
+ * the clock), arch/, base/ and its libraries (libelf, libunwind, libdw,
+ * liblzma); sampler/ and the tests use it, ptrace/ never does.  Its own
+ * files share private headers, one per job: maps.h, elf-image.h,
+ * symbols.h, perf-map.h, memory.h, core-file.h, target.h, cfi.h,
+ * engines.h, yield.h.
  */
 #ifndef STACKSPY_UNWIND_H
 #define STACKSPY_UNWIND_H
@@ -26,7 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ptrace/ptrace.h"
+#include "ptrace/sample.h"
 
 enum unwind_engine {
 	UNWIND_ENGINE_AUTO,

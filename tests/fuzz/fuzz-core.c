@@ -15,7 +15,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "unwind/unwind-internal.h"
+#include "ptrace/sample.h"
+#include "unwind/core-file.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind/unwind-internal.h"
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
+#include "unwind/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

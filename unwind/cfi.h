@@ -1,0 +1,155 @@
+/* unwind/cfi.h - call frame information: the one reader of CIEs, FDEs
+ * and pointer encodings (.eh_frame, .eh_frame_hdr, .debug_frame), and the
+ * rewrite of .debug_frame (or a header-less .eh_frame) as a table for
+ * libunwind.  Defined in unwind/cfi-read.c and unwind/debug-frame.c.
+ *
+ * Private to unwind/ (and its unit tests); every engine reads CFI through it.
+ */
+#ifndef STACKSPY_UNWIND_CFI_H
+#define STACKSPY_UNWIND_CFI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cfi_index;
+struct elf_image;
+
+/* ---- call frame information (cfi-read.c) -------------------------------- */
+
+/* Pointer encodings (DW_EH_PE_*) and the call frame instructions read
+ * here (DW_CFA_*); our own names: elfutils' <dwarf.h> has the DWARF ones. */
+#define CFI_PE_absptr   0x00
+#define CFI_PE_uleb128  0x01
+#define CFI_PE_udata2   0x02
+#define CFI_PE_udata4   0x03
+#define CFI_PE_udata8   0x04
+#define CFI_PE_sleb128  0x09
+#define CFI_PE_sdata2   0x0a
+#define CFI_PE_sdata4   0x0b
+#define CFI_PE_sdata8   0x0c
+#define CFI_PE_pcrel    0x10
+#define CFI_PE_datarel  0x30
+#define CFI_PE_omit     0xff
+#define CFI_OP_nop              0x00
+#define CFI_OP_offset_extended  0x05
+#define CFI_OP_undefined        0x07
+#define CFI_OP_same_value       0x08
+#define CFI_OP_register         0x09
+#define CFI_OP_def_cfa          0x0c
+#define CFI_OP_def_cfa_register 0x0d
+#define CFI_OP_def_cfa_offset   0x0e
+#define CFI_OP_offset           0x80   /* high two bits; the register in the low six */
+
+/* A section of CIEs and FDEs: .eh_frame (eh) or .debug_frame. */
+struct cfi_section {
+	const unsigned char *p;
+	size_t len;
+	uint64_t vaddr;           /* where it is mapped (sh_addr): .eh_frame's
+				     pc-relative pointers count from there */
+	bool eh;
+	bool be;                  /* big-endian */
+	unsigned addr_size;       /* 4 or 8 */
+	uint64_t datarel;         /* base of datarel pointers (.eh_frame_hdr), 0:
+				     none taken */
+};
+
+/* One entry of a section: its body (after the id) is [body, end). */
+struct cfi_entry {
+	size_t off;               /* of its length field in the section */
+	const unsigned char *body, *end;
+	uint64_t body_at;         /* the body's vaddr */
+	bool is_cie;
+	uint64_t cie_off;         /* an FDE's CIE, offset in the section
+				     (UINT64_MAX: the pointer is bad) */
+};
+
+struct cfi_cie {
+	unsigned version;
+	const unsigned char *fields, *fields_end;  /* code and data alignment,
+						      return address column,
+						      as written */
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_column;
+	unsigned fde_enc;         /* CFI_PE_*: its FDEs' addresses */
+	bool aug_data;            /* its FDEs have augmentation data ('z') */
+	bool signal;              /* 'S': a signal frame's */
+	const unsigned char *ins, *end;  /* initial instructions */
+};
+
+struct cfi_fde {
+	uint64_t start, range;    /* the code it covers (ELF vaddr) */
+	const unsigned char *ins, *end;  /* its instructions */
+	struct cfi_cie cie;       /* cfi_find: its CIE */
+};
+
+/* .eh_frame_hdr's search table, as linkers write it (datarel sdata4 pairs
+ * of (start, FDE)). */
+struct cfi_hdr {
+	uint64_t hdr_vaddr, eh_frame_vaddr, table_vaddr, count;
+	const unsigned char *table;
+	bool be;
+};
+
+/* Bytes of the LEB128 number at p (0: it runs past end). */
+size_t cfi_leb_len(const unsigned char *p, const unsigned char *end);
+/* Decode the value encoded as enc at p (before end); at: p's vaddr, for
+ * pc-relative values; relative: apply the pc- or data-relative part (not
+ * for an FDE's range).  The bytes read, 0 when it cannot be read. */
+size_t cfi_read_encoded(const struct cfi_section *s, const unsigned char *p,
+			const unsigned char *end, unsigned enc, uint64_t at, bool relative,
+			uint64_t *val);
+/* The entry at *off into *e, *off moved past it: 1, or 0 at the end (a
+ * terminator, or a length that does not fit). */
+int cfi_next_entry(const struct cfi_section *s, size_t *off, struct cfi_entry *e);
+/* A CIE's fields (versions 1 and 3, and 4 in .debug_frame; .eh_frame's
+ * augmentations z, R, L, P, S, B, G).  false if it cannot be read. */
+bool cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi_cie *c);
+/* An FDE of CIE c: its code range and instructions. */
+bool cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e,
+		   const struct cfi_cie *c, struct cfi_fde *f);
+/* img's section `name` (.eh_frame or .debug_frame), decompressed into
+ * *owned (the caller frees it) when compressed.  0, -ENOENT or -errno. */
+int cfi_section_get(const struct elf_image *img, const char *name, struct cfi_section *out,
+		    unsigned char **owned);
+/* len bytes of img at ELF vaddr (*avail: how many there are from there
+ * in its segment), or NULL. */
+const unsigned char *cfi_image_at(const struct elf_image *img, uint64_t vaddr, size_t len,
+				  size_t *avail);
+/* img's .eh_frame_hdr, if it has a table stackspy takes. */
+bool cfi_hdr_read(const struct elf_image *img, struct cfi_hdr *h);
+/* The FDE covering vaddr and its CIE: through .eh_frame_hdr, else through
+ * a table of .eh_frame built once per image.  0 or -ENOENT. */
+int cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out);
+/* Does f say, before its first instruction that advances the location,
+ * that the return address is undefined (the outermost frame: glibc's
+ * _start and clone mark theirs so)? */
+bool cfi_fde_ra_undefined(const struct cfi_fde *f);
+void cfi_index_free(struct cfi_index *x);
+
+/* debug-frame.c: the .debug_frame of a module (of its file, else of its
+ * separate debug file; compressed or not) rewritten as .eh_frame CIEs and
+ * FDEs, followed by a sorted table in .eh_frame_hdr's format, for
+ * libunwind's remote API (UNW_INFO_FORMAT_REMOTE_TABLE). */
+struct debug_frame {
+	unsigned char *buf;       /* the rewrite, served at `base` */
+	size_t len;
+	uint64_t table_off;       /* the (int32 start, int32 FDE) pairs */
+	size_t count;             /* pairs */
+};
+
+/* Build it for a module loaded with bias and served at base (a multiple of
+ * 8, within 2 GiB below the module's code: the table's entries are 32-bit
+ * offsets from it).  Returns 0, -ENOENT when there is no .debug_frame with
+ * an FDE for the module, -ENOMEM or -EFBIG. */
+int debug_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
+		      struct debug_frame *out);
+/* The same from the module's .eh_frame, for a module without a usable
+ * .eh_frame_hdr (static links: GNU ld writes none unless asked; musl-gcc).
+ * Returns 0, -ENOENT when there is no .eh_frame with an FDE, or -errno. */
+int eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
+		   struct debug_frame *out);
+void debug_frame_free(struct debug_frame *df);
+
+#endif

@@ -1,0 +1,121 @@
+/* unwind/engines.h - the engines behind unwind_walk: the table every
+ * engine fills (struct unwinder, with its per-target state hooks), the
+ * engines (fp, cfi, auto, mips), and the single steps they share (frame
+ * pointer, x86-64 heuristics, a bad pc, signal trampolines, MIPS
+ * prologues).  Defined in unwind/engine-fp.c, unwind/engine-cfi.c,
+ * unwind/engine-x86.c and unwind/engine-mips.c; unwind/unwind.c
+ * dispatches and owns unwind_state_owners.
+ *
+ * Private to unwind/ (and its unit tests); a target's owner goes through
+ * unwind_target_state_* (unwind/target.h), never an engine's own
+ * functions.
+ */
+#ifndef STACKSPY_UNWIND_ENGINES_H
+#define STACKSPY_UNWIND_ENGINES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/arch.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
+
+
+struct memory_reader;
+
+struct unwinder {
+	enum unwind_how first_how;  /* how frames[0] is labelled */
+	/* Append frames after frames[0] (filled by the caller from regs, *n
+	 * is 1) up to max; regs is the innermost frame's registers and is
+	 * consumed.  Returns the stop reason. */
+	enum unwind_stop (*walk)(struct unwind_target *t, struct memory_reader *mr,
+				 struct arch_regs *regs, struct unwind_frame *frames,
+				 int *n, int max);
+	/* The engine's own state for a target, in t->state[slot] (strace's
+	 * unwind_tcb_init/fin): made by init when the target is opened (NULL
+	 * init: the engine keeps none), emptied by flush when its memory map
+	 * is read again, freed by fini with the target.  Engines that share
+	 * one state (cfi and auto) name the same slot; unwind_state_owners
+	 * says whose hooks run. */
+	enum unwind_state_slot slot;
+	void *(*init)(struct unwind_target *t);
+	void (*flush)(void *state);
+	void (*fini)(void *state);
+};
+
+/* The unwinder whose hooks make and free each slot's state (unwind.c). */
+extern const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS];
+
+extern const struct unwinder unwinder_fp;     /* engine-fp.c */
+extern const struct unwinder unwinder_cfi;    /* engine-cfi.c */
+extern const struct unwinder unwinder_auto;   /* engine-cfi.c: cfi, fp per frame */
+extern const struct unwinder unwinder_mips;   /* engine-mips.c */
+
+/* engine-mips.c: one step of the MIPS prologue-analysis unwinder, pure
+ * code over callbacks so tests/unit-mips.c runs it on instruction arrays. */
+struct mips_env {
+	const struct arch *arch;
+	void *ctx;
+	/* Read len bytes at addr.  0 or -EFAULT. */
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	/* Start (and name, may be NULL) of the function containing addr, from
+	 * the symbol table.  0, or -ENOENT when no symbol covers addr. */
+	int (*func)(void *ctx, uint64_t addr, uint64_t *start, const char **name);
+	/* [lo, hi) of the executable mapping containing addr.  0 or -ENOENT. */
+	int (*code)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
+	/* [lo, hi) of the stack mapping containing addr.  0 or -ENOENT. */
+	int (*stack)(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi);
+	/* Is the function starting at start (holding pc) where a stack
+	 * begins: the program's entry point (ELF e_entry), or code whose
+	 * CFI says the return address is undefined (glibc's thread start)?
+	 * NULL: only the names __start, _start, __thread_start say so. */
+	bool (*outermost)(void *ctx, uint64_t pc, uint64_t start);
+};
+
+/* Unwind one frame: regs (r0..r31 and the pc in slot env->arch->reg_ip;
+ * the valid bits say which are known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
+ * *signal when the frame was a sigreturn trampoline (the caller's pc is
+ * then exact, not a return address). */
+int mips_step(const struct mips_env *env, struct arch_regs *regs,
+	      bool *signal, enum unwind_stop *stop);
+
+/* One frame-pointer step from regs (ip, sp, fp of the target's arch/ table
+ * updated).  Returns 0, 1 when the frame at regs was the signal trampoline
+ * (the new frame was interrupted: every register restored, its ip
+ * exact), or -1 with the stop reason when the chain ends or is not
+ * plausible. */
+int fp_step(struct unwind_target *t, struct memory_reader *mr,
+	    struct arch_regs *regs, enum unwind_stop *stop);
+/* engine-x86.c: one step of x86-64 code without CFI, from regs (ip, sp,
+ * rbp updated).  x86_heur_step: a pc outside executable memory (exact:
+ * frames[0] or an interrupted frame) returns to [sp]; an epilogue or the
+ * prologue decoded from the function's symbol gives the frame.  *how says
+ * which.  x86_scan_step: the first return address up the stack.  Both
+ * return 1 when they stepped, 0 when they cannot (other architectures
+ * too); every return address they take is in executable memory right
+ * after a call. */
+int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		  bool exact, enum unwind_how *how, bool *no_symbol);
+/* Is ra a return address: in executable memory, right after a call?
+ * (true on other architectures: not checked there.)  *no_symbol above:
+ * no symbol gave the pc's function (its code may keep no frame pointer). */
+bool x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
+int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+
+/* A pc outside executable memory (frames[0], or a frame a signal
+ * interrupted: exact) on an architecture with a link register and calls
+ * it knows (aarch64): the call went through a bad pointer, and the caller
+ * goes on at the link register, if the instruction before it is a call.
+ * Returns 1 when it stepped (only the pc changes), else 0. */
+int lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		   bool exact);
+
+/* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
+ * the frame at regs is the trampoline and regs now hold the interrupted
+ * registers, 0 when it is not the trampoline, -1 when it is but its
+ * sigframe is not as expected. */
+int fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
+		     struct arch_regs *regs);
+
+#endif

@@ -1,0 +1,124 @@
+/* unwind/target.h - the target object inside unwind/: struct
+ * unwind_target, its lifetime rules (who owns what, and until when), the
+ * mappings it hands out, its interned names, the engines' states it holds
+ * and its architecture.  Defined in unwind/target.c (and
+ * unwind/core-target.c for core files), unwind/symbolize.c (interned
+ * names) and unwind/source.c (its DWARF handles).
+ *
+ * Private to unwind/ (and its unit tests); the public face is unwind/unwind.h.
+ */
+#ifndef STACKSPY_UNWIND_TARGET_H
+#define STACKSPY_UNWIND_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwind/elf-image.h"
+#include "unwind/maps.h"
+#include "unwind/unwind.h"
+
+
+struct arch;
+struct core_file;
+struct perf_map;
+
+/* Who owns what (the public side is in unwind.h):
+ *
+ * - The target owns its memory map (maps), the ELF images (elves, which
+ *   outlive any map: a mapping's image pointer stays valid until
+ *   unwind_target_free), the vdso copy, the perf map, the DWARF handles and
+ *   the interned module names.
+ * - A struct mapping (from unwind_target_mapping or module_map_find on
+ *   t->maps) is an element of the current map array.  A reload (a lookup
+ *   that misses, at most ten times a second, or unwind_target_reload_maps)
+ *   replaces that array; while a public call is running (t->busy > 0) the
+ *   old array is only retired and is freed when the outermost public call
+ *   returns.  So a mapping pointer is valid until the public call that
+ *   obtained it returns, and never beyond: keep values, not the pointer,
+ *   across calls.  Every public entry point that can reach
+ *   unwind_target_mapping brackets its work with target_enter/leave.
+ */
+
+/* The engines' per-target states (struct unwinder's slot). */
+enum unwind_state_slot {
+	UNWIND_STATE_CFI,         /* engine-cfi.c: cfi and auto */
+	UNWIND_STATE_SLOTS,
+};
+struct name_pool;
+
+struct unwind_target {
+	pid_t pid;
+	struct module_map maps;
+	struct module_map *retired;  /* replaced while busy, freed at leave */
+	size_t nretired, retired_cap;
+	unsigned busy;            /* depth of public calls running on t */
+	struct elf_cache elves;
+	struct elf_image *vdso;   /* copy taken at open, or NULL */
+	uint64_t vdso_start, vdso_end;
+	void *state[UNWIND_STATE_SLOTS];  /* the engines' own (struct unwinder's
+				     init/flush/fini): cfi's libunwind address
+				     space and per-module tables */
+	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
+	bool map_files_denied;    /* /proc/PID/map_files cannot be read */
+	struct mapping *last_map; /* last lookup's answer: reads come in runs */
+	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
+	uint64_t perf_map_miss_ns; /* when it last named nothing, or 0 */
+	unsigned generation;      /* bumped by every maps reload */
+	struct core_file *core;   /* core-file target (pid 0), else NULL */
+	const struct arch *arch;  /* NULL: from core, else arch_host() */
+	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
+	struct name_pool *names;  /* module paths handed out (symbolize.c) */
+	struct unwind_dropped dropped;  /* perf_map_lines is perf_map's */
+};
+
+/* A public call starts / ends on t: see "Who owns what" above. */
+void target_enter(struct unwind_target *t);
+void target_leave(struct unwind_target *t);
+
+/* The mapping containing addr with its image and bias resolved (image may be
+ * NULL for anonymous memory).  NULL if addr is unmapped.  Valid until the
+ * public call running on t returns. */
+struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
+
+/* A copy of s that lives as long as t (module names outlive map reloads).
+ * NULL on allocation failure or past UNWIND_MAX_MODULE_NAME_BYTES (counted
+ * in t->dropped.module_names). */
+const char *target_intern(struct unwind_target *t, const char *s);
+
+/* A set of strings, created on first use in *p: the pooled copy of s,
+ * added if it is new and the strings' sizes stay within max_bytes.  NULL
+ * when out of memory or over max_bytes.  The copies live until
+ * name_pool_free (symbolize.c). */
+const char *name_pool_intern(struct name_pool **p, const char *s, size_t max_bytes);
+/* The sizes of the strings in p (0 for NULL). */
+size_t name_pool_bytes(const struct name_pool *p);
+void name_pool_free(struct name_pool *p);
+
+/* ---- source positions (source.c) ----------------------------------------- */
+
+struct source_cache;
+
+#ifdef HAVE_LIBDW
+/* Close the DWARF handles of unwind_source(); before the images go. */
+void source_cache_free(struct source_cache *c);
+#else
+static inline void source_cache_free(struct source_cache *c) { (void)c; }
+#endif
+
+/* ---- the target's architecture (target.c) ------------------------------- */
+
+/* The arch/ table of the target: from e_machine/EI_CLASS/EI_DATA for a
+ * core file (what lets a MIPS core be unwound on an x86-64 host), else the
+ * host's.  NULL when stackspy has no table for it: every engine is then
+ * unavailable, with ARCH_UNSUPPORTED_REASON. */
+const struct arch *unwind_target_arch(struct unwind_target *t);
+
+/* target.c: every engine's state of t made (after its map is read),
+ * flushed, freed; the target's owner (target.c, core-target.c) calls
+ * these, never an engine's own functions. */
+void unwind_target_state_init(struct unwind_target *t);
+void unwind_target_state_flush(struct unwind_target *t);
+void unwind_target_state_fini(struct unwind_target *t);
+
+#endif
