@@ -602,6 +602,8 @@ cmd_record(int argc, char **argv)
 		push_r = push_record(p, &o.cfg, &o.push, o.duration);
 	else
 		record_run(&o, &out, p);
+	if (!stop_signal)
+		profiler_take_deferred(p);
 	status_line_clear();
 	feedback_sampling_ended(p);
 	profiler_stop(p);

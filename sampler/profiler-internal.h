@@ -217,6 +217,8 @@ struct profiler {
 	unsigned idle_stops;      /* --idle: stops chosen this tick, */
 	size_t idle_room;         /* ... at most this many (sample.c) */
 	uint64_t stop_cost_ns;    /* a stop's wall time in a batch, averaged */
+	bool final_pass;          /* profiler_take_deferred is running */
+	uint64_t ticks_end_ns;    /* when the ticks ended, if before the stop */
 	struct profiler_stats stats;
 	struct pause_hist pauses;
 	/* One tick's batch (sample.c): the threads chosen, their schedstat

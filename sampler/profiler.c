@@ -112,7 +112,8 @@ profiler_stop(struct profiler *p)
 	if (p->stopped)
 		return;
 	p->stopped = true;
-	p->stats.elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / (double)NS_PER_SEC;
+	uint64_t end = p->ticks_end_ns ? p->ticks_end_ns : monotonic_ns();
+	p->stats.elapsed_s = (double)(end - p->ticks.start_ns) / (double)NS_PER_SEC;
 	/* Every target at once: threads that cannot stop cost one timeout
 	 * in all.  The profiler's targets are the only ones registered. */
 	ptrace_detach_all();

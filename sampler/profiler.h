@@ -81,7 +81,9 @@ struct profiler_stats {
 				     (the tick went on without it) */
 	uint64_t late;            /* ... of which stopped later and were
 				     sampled then (and judged by the rule) */
-	uint64_t deferred;        /* --idle: stops put off to a later tick */
+	uint64_t deferred;        /* --idle: stops put off to a later tick, */
+	uint64_t deferred_lost;   /* ... lost: the thread ran before its stop,
+				     or the recording ended first */
 	uint64_t queue_dropped;   /* taken, but dropped: the unwinder was
 				     UNWIND_QUEUE_SAMPLES behind */
 	uint64_t not_unwound;     /* still queued when the unwinder's time
@@ -137,6 +139,11 @@ void profiler_job_stop(struct profiler *p);
 /* Detach from everything, then wait (UNWIND_FINISH_MS at most) for the
  * samples still queued to be unwound (idempotent; called by profiler_free
  * too). */
+/* --idle, at the end of a recording: the threads whose first stop was put
+ * off (more threads than a tick can stop) are stopped now, each sample
+ * standing for the ticks it was put off, so that the profile has every
+ * thread.  Ends early at a stop signal. */
+void profiler_take_deferred(struct profiler *p);
 void profiler_stop(struct profiler *p);
 void profiler_free(struct profiler *p);
 

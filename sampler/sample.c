@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "collapse/collapse.h"
 #include "ptrace/clock.h"
@@ -64,14 +65,16 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	bool keep = p->cfg.idle;
 	/* Ticks deferred while it did not run (choose_thread) have this
 	 * stack too. */
-	uint32_t weight = 1;
+	uint32_t weight = p->final_pass ? 0 : 1;
 	if (ts->owed && !ts->awaiting_last) {
 		if (before->cpu_ns - ts->owed_cpu_ns < IDLE_CPU_SLACK_NS)
 			weight += ts->owed;
 		else
-			p->stats.queue_dropped += ts->owed;
+			p->stats.deferred_lost += ts->owed;
 		ts->owed = 0;
 	}
+	if (!weight)
+		return;
 	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, weight, snap) == 0 && keep) {
 		/* --idle: its stack comes back once unwound; until then it is
 		 * stopped again rather than given an older one. */
@@ -250,6 +253,8 @@ flush_batch(struct profiler *p)
 static bool
 idle_may_stop(const struct profiler *p)
 {
+	if (p->final_pass)
+		return p->idle_stops < p->idle_room;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
 	return p->idle_stops < p->idle_room &&
 	       monotonic_ns() - p->tick_ns + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 2;
@@ -509,4 +514,100 @@ profiler_sample_finish(struct profiler *p)
 		any |= !ps->exited;
 	}
 	return any;
+}
+
+/* Let the unwinder get on: unwind now without its own thread, else a
+ * millisecond's sleep. */
+static void
+wait_for_unwinder(struct profiler *p)
+{
+	if (unwinder_pending(p)) {
+		unwinder_drain(p);
+		return;
+	}
+	struct timespec ms = { 0, (long)NS_PER_MS };
+	nanosleep(&ms, NULL);
+}
+
+/* Whether a thread owes ticks to a stack still being unwound. */
+static bool
+owed_awaiting(const struct profiler *p)
+{
+	for (size_t k = 0; k < p->nprocs; k++)
+		for (size_t i = 0; i < p->procs[k].tn; i++)
+			if (p->procs[k].threads[i].owed && p->procs[k].threads[i].awaiting_last)
+				return true;
+	return false;
+}
+
+/* How long profiler_take_deferred waits for room in the unwinder's queue
+ * before it gives up on the samples still to take. */
+#define DEFERRED_WAIT_MS 5000u
+
+void
+profiler_take_deferred(struct profiler *p)
+{
+	if (!p->cfg.idle)
+		return;
+	/* The recording's time and rate are those of its ticks. */
+	p->ticks_end_ns = monotonic_ns();
+	p->final_pass = true;
+	uint64_t waited_since = 0;
+	size_t left;
+	do {
+		left = 0;
+		p->nbatch = 0;
+		p->idle_stops = 0;
+		p->idle_room = unwinder_room(p);
+		p->tick_ns = monotonic_ns();
+		for (size_t k = 0; k < p->nprocs && !stop_signal; k++) {
+			struct proc_state *ps = &p->procs[k];
+			if (!ps->attached || ps->exited || !ps->pt || !ps->ut || ps->map_pending)
+				continue;
+			for (size_t i = 0; i < ps->pt->nthreads && !stop_signal; i++) {
+				struct tracee *th = &ps->pt->threads[i];
+				struct thread_state *ts = th->state == TRACEE_GONE || th->late ? NULL :
+							  thread_state_find(ps, th->tid);
+				if (!ts || !ts->owed || ts->awaiting_last || ts->last_ids)
+					continue;
+				if (p->idle_stops >= p->idle_room) {
+					left++;
+					continue;
+				}
+				choose_thread(p, ps, th, ts);
+			}
+		}
+		flush_batch(p);
+		profiler_poll_events(p);
+		if (!left)
+			break;
+		/* The queue is full: the unwinder makes room. */
+		if (p->idle_room)
+			waited_since = 0;
+		else if (!waited_since)
+			waited_since = monotonic_ns();
+		else if (monotonic_ns() - waited_since > DEFERRED_WAIT_MS * NS_PER_MS)
+			break;
+		if (!p->idle_room)
+			wait_for_unwinder(p);
+	} while (!stop_signal);
+	/* The ticks owed by threads whose stack is still being unwound
+	 * come with it. */
+	uint64_t since = monotonic_ns();
+	while (!stop_signal && owed_awaiting(p) &&
+	       monotonic_ns() - since < DEFERRED_WAIT_MS * NS_PER_MS) {
+		wait_for_unwinder(p);
+		unwinder_take_lasts(p);
+	}
+	unwinder_flush_reuse(p);
+	/* What was not taken is lost (said in the summary). */
+	for (size_t k = 0; k < p->nprocs; k++)
+		for (size_t i = 0; i < p->procs[k].tn; i++) {
+			struct thread_state *ts = &p->procs[k].threads[i];
+			if (ts->owed) {
+				p->stats.deferred_lost += ts->owed;
+				ts->owed = 0;
+			}
+		}
+	p->final_pass = false;
 }

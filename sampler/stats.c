@@ -132,6 +132,14 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		error_msg("warning: %" PRIu64 " thread-samples not in the output: the unwinder made "
 			  "no progress for %.1f s after the recording ended", s->not_unwound,
 			  (double)UNWIND_FINISH_MS / (double)MS_PER_SEC);
+	if (s->deferred) {
+		char lost[128] = "";
+		if (s->deferred_lost)
+			snprintf(lost, sizeof(lost), ", %" PRIu64 " of them lost (the thread ran "
+				 "first, or the recording ended)", s->deferred_lost);
+		error_msg("%" PRIu64 " thread-samples put off to a later stop (more sleeping "
+			  "threads than a tick can stop)%s", s->deferred, lost);
+	}
 	if (cfg->idle && s->skipped)
 		error_msg("%" PRIu64 " thread-samples not stopped by the tick's deadline (waiting "
 			  "for a CPU), %" PRIu64 " of them taken when they stopped", s->skipped, s->late);

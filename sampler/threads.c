@@ -333,16 +333,18 @@ process_cpu_ns(struct proc_state *ps, uint64_t *ns)
 	return true;
 }
 
-/* Read the schedstat of the threads of ps->hot (into their census, with
- * census), between two readings of the process's clock: *lo and *hi.  The
- * time of the threads not read is then at least *lo less the sum, and at
- * most *hi less it; *lo == *hi when no thread read got CPU time
- * meanwhile (one's time is added in steps: at a switch, at the
- * scheduler's tick).  Returns false when the clock cannot be read. */
+/* Read the process's clock into *clock, then the schedstat of the threads
+ * of ps->hot (into their census, with census).  The time of the threads
+ * not read is then *clock less the sum of every thread's last read:
+ * exactly, unless one of those read got CPU time meanwhile (the time is
+ * added in steps: at a switch, at the scheduler's tick), which makes it
+ * smaller.  One reading: the clock sums every thread of the process in
+ * the kernel (a millisecond at 20,000 threads).  Returns false when the
+ * clock cannot be read. */
 static bool
-read_hot(struct profiler *p, struct proc_state *ps, bool census, uint64_t *lo, uint64_t *hi)
+read_hot(struct profiler *p, struct proc_state *ps, bool census, uint64_t *clock)
 {
-	if (!process_cpu_ns(ps, lo))
+	if (!process_cpu_ns(ps, clock))
 		return false;
 	for (size_t i = 0; i < ps->nhot; i++) {
 		struct thread_state *ts = thread_state_find(ps, ps->hot[i]);
@@ -352,21 +354,29 @@ read_hot(struct profiler *p, struct proc_state *ps, bool census, uint64_t *lo, u
 		if (census)
 			ts->census_tick = p->tick_no;
 	}
-	return process_cpu_ns(ps, hi);
+	return true;
 }
 
 bool
 thread_census(struct profiler *p, struct proc_state *ps)
 {
 	uint64_t lo, hi;
-	ps->cpu_now_ok = read_hot(p, ps, true, &lo, &hi);
+	ps->cpu_now_ok = read_hot(p, ps, true, &lo);
 	ps->nhot = 0;
-	/* The threads not read did not run if the time they had at the last
-	 * look at every thread (cpu_base) can be theirs now.  A cold thread
-	 * that ran less than the hot ones got meanwhile is missed here, and
-	 * seen at a tick whose readings are closer. */
-	return ps->cpu_now_ok && ps->cpu_base_ok &&
-	       (int64_t)(lo - ps->cpu_seen_sum) <= (int64_t)ps->cpu_base &&
+	if (!ps->cpu_now_ok || !ps->cpu_base_ok)
+		return false;
+	/* The threads not read did not run if they have the time they had
+	 * at the last look at every thread (cpu_base). */
+	if (lo - ps->cpu_seen_sum == ps->cpu_base)
+		return true;
+	/* A hot thread got time between the clock and its reading (its
+	 * time less theirs is then smaller): the clock again, after them.
+	 * If their time then can be what it was, they are taken not to
+	 * have run (one that ran less than the hot ones got meanwhile is
+	 * seen at a later tick); else every thread is looked at. */
+	if (!process_cpu_ns(ps, &hi))
+		return false;
+	return (int64_t)(lo - ps->cpu_seen_sum) <= (int64_t)ps->cpu_base &&
 	       (int64_t)ps->cpu_base <= (int64_t)(hi - ps->cpu_seen_sum);
 }
 
@@ -391,12 +401,12 @@ thread_census_end(struct profiler *p, struct proc_state *ps, bool looked_at_all)
 		return;
 	}
 	/* The threads were read over the whole tick, and the busy ones got
-	 * CPU time meanwhile: the base is taken from the hot ones read
-	 * again between two readings of the clock that agree. */
+	 * CPU time meanwhile: the base is taken with the hot ones read again
+	 * between two readings of the clock that agree. */
 	ps->cpu_base_ok = false;
 	for (int k = 0; k < CENSUS_SETTLE_TRIES; k++) {
 		uint64_t lo, hi;
-		if (!read_hot(p, ps, false, &lo, &hi))
+		if (!read_hot(p, ps, false, &lo) || !process_cpu_ns(ps, &hi))
 			return;
 		if (lo == hi) {
 			ps->cpu_base = lo - ps->cpu_seen_sum;
