@@ -9,6 +9,11 @@ bench_parked_LDFLAGS = -pthread
 # record's pause per thread-sample (bench/record-pause.sh).
 noinst_PROGRAMS += bench/pause-floor
 bench_pause_floor_SOURCES = bench/pause-floor.c
+# stacks: threads that compute in ever new stacks (bench/record-memory.sh).
+noinst_PROGRAMS += bench/stacks
+bench_stacks_SOURCES = bench/stacks.c
+bench_stacks_CFLAGS = $(WARN_CFLAGS) -pthread
+bench_stacks_LDFLAGS = -pthread
 # fixed-work: fixed CPU work timing itself (bench/record-overhead.sh).
 noinst_PROGRAMS += bench/fixed-work
 bench_fixed_work_SOURCES = bench/fixed-work.c
@@ -27,5 +32,6 @@ EXTRA_DIST += \
 	bench/record-cost.sh \
 	bench/record-overhead.sh \
 	bench/record-pause.sh \
+	bench/record-memory.sh \
 	bench/record-threads.sh \
 	bench/startup.sh
