@@ -33,7 +33,8 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/evilname.c tests/targets/nullcall.c \
 	tests/targets/ucontext.c tests/targets/zombie.c \
 	tests/targets/interrupt.c tests/targets/vfork.c tests/targets/locks.c \
-	tests/targets/crowd.c
+	tests/targets/crowd.c \
+	tests/targets/pool.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -65,7 +66,8 @@ test_targets = \
 	tests/targets/interrupt \
 	tests/targets/vfork \
 	tests/targets/locks \
-	tests/targets/crowd
+	tests/targets/crowd \
+	tests/targets/pool
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
