@@ -19,6 +19,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/symtab.c \
 	unwind/debug-file.c \
 	unwind/cfi-read.c \
+	unwind/cfi-exec.c \
 	unwind/debug-frame.c \
 	unwind/gopclntab.c \
 	unwind/minidebuginfo.c \
