@@ -613,14 +613,14 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 			new_ip = v;
 			unw_get_reg(&cur, UNW_REG_SP, &v);
 			new_sp = v;
-			if (new_ip & a->ra_pac_mask) {
+			if (new_ip & unwind_target_ra_mask(t)) {
 				/* A signed return address (aarch64 pac-ret),
 				 * which libunwind 1.6 does not strip: go on
 				 * from the registers with the address alone. */
 				cursor_regs(a, &cur, regs);
 				if (ctx.log)
 					ctx.log->ok = false;
-				new_ip &= ~a->ra_pac_mask;
+				new_ip &= ~unwind_target_ra_mask(t);
 				regs->r[a->reg_ip] = new_ip;
 				if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 					return UNWIND_STOP_NOINFO;

@@ -15,7 +15,7 @@
  * one a signal interrupted) says so: "fp?" (UNWIND_HOW_FP_UNSURE).
  *
  * aarch64: return addresses lose their pointer-authentication bits
- * (arch->ra_pac_mask), and a frame that is the signal trampoline
+ * (unwind_target_ra_mask: a core's NT_ARM_PAC_MASK, else the table's), and a frame that is the signal trampoline
  * (arch->sigtramp) is stepped through the interrupted registers the
  * kernel saved, not through its frame record.
  */
@@ -100,7 +100,7 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 	}
 	uint64_t saved_fp = arch_get_uint(record, wsize, a->big_endian);
 	uint64_t ret = arch_get_uint(record + wsize, wsize, a->big_endian) &
-		       ~a->ra_pac_mask;
+		       ~unwind_target_ra_mask(t);
 	if (ret == 0) {
 		*stop = UNWIND_STOP_END;
 		return -1;
@@ -174,7 +174,7 @@ lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 	/* Called through a bad pointer: nothing of the callee ran, and the
 	 * link register still holds where its caller goes on (not signed
 	 * yet: pac-ret signs it in the callee's prologue). */
-	uint64_t ra = regs->r[a->reg_ra] & ~a->ra_pac_mask;
+	uint64_t ra = regs->r[a->reg_ra] & ~unwind_target_ra_mask(t);
 	unsigned char insn[8];
 	m = ra >= a->insn_size ? unwind_target_mapping(t, ra - a->insn_size) : NULL;
 	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||
