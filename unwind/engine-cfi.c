@@ -474,16 +474,6 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
 	return find_proc_info(CFI(ctx->t)->as, ip, &pi, 0, ctx) == 0;
 }
 
-/* Is addr in the first bytes of its file's entry point (_start)? */
-static bool
-at_entry(struct unwind_target *t, uint64_t addr)
-{
-	const struct mapping *m = unwind_target_mapping(t, addr);
-
-	return m && m->image && m->bias_known && m->image->entry &&
-	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
-}
-
 /* A signal trampoline without CFI (arch->sigreturn; glibc's __restore_rt
  * has CFI, which libunwind follows): is the code at ip one? */
 static bool
@@ -565,7 +555,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 		/* The program's entry point (_start, which nothing calls),
 		 * where no CFI says so (musl's crt1 has none): the outermost
 		 * frame of the main thread. */
-		if (!covered && at_entry(t, exact_ip ? ip : ip - 1))
+		if (!covered && unwind_at_entry(t, exact_ip ? ip : ip - 1))
 			return UNWIND_STOP_END;
 		uint64_t new_ip, new_sp;
 		enum unwind_how how;
