@@ -159,6 +159,9 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 				/* x86-64 code without CFI (engine-x86.c) */
 			} else if (lr_bad_pc_step(t, mr, regs, exact) > 0) {
 				how = UNWIND_HOW_PROLOGUE;
+			} else if (exact && lr_leaf_step(t, mr, regs) > 0) {
+				/* no record: the caller at the link register */
+				how = UNWIND_HOW_FP_UNSURE;
 			} else if ((fr = fp_step(t, mr, regs, &stop)) >= 0 &&
 				   (fr == 1 || !no_sym ||
 				    x86_plausible_ra(t, mr, regs->r[a->reg_ip]))) {

@@ -130,6 +130,14 @@ int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch
 int lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		   bool exact);
 
+/* At a frame stopped at an exact address on an architecture with a link
+ * register and frame records (aarch64): when the link register returns
+ * right after a call into another function than the pc's (by symbols),
+ * and the record at fp does not return there, the function keeps no
+ * record (a leaf, a prologue, an epilogue) and its caller is at the link
+ * register.  Returns 1 when it stepped (only the pc changes), else 0. */
+int lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+
 /* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
  * the frame at regs is the trampoline and regs now hold the interrupted
  * registers, 0 when it is not the trampoline, -1 when it is but its
