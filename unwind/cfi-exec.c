@@ -126,6 +126,18 @@ column(struct cfi_rules *rs, uint64_t reg)
 	return reg < CFI_MAX_COLUMNS ? &rs->reg[reg] : &ignored;
 }
 
+/* DW_CFA_offset_extended and its kin: a register, then its offset
+ * (unsigned, or signed: sf) times factor. */
+static void
+rule_offset(struct cfi_rules *rs, struct reader *r, enum cfi_rule_kind kind, bool sf,
+	    int64_t factor)
+{
+	struct cfi_rule *c = column(rs, rd_uleb(r));
+	int64_t off = sf ? rd_sleb(r) : (int64_t)rd_uleb(r);
+	c->kind = kind;
+	c->off = off * factor;
+}
+
 /* Run the instructions [p, end) on *rs, from location *loc, stopping
  * before the first row that starts past pc.  init: the CIE's rules, for
  * DW_CFA_restore (NULL while running the CIE itself).  Returns 0, 1 when
@@ -189,34 +201,19 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			adv = rd_fixed(&r, 4) * ca;
 			goto advance;
 		case CFI_OP_offset_extended:
-			reg = rd_uleb(&r);
-			c = column(rs, reg);
-			c->kind = CFI_RULE_OFFSET;
-			c->off = (int64_t)rd_uleb(&r) * da;
+			rule_offset(rs, &r, CFI_RULE_OFFSET, false, da);
 			continue;
 		case OP_offset_extended_sf:
-			reg = rd_uleb(&r);
-			c = column(rs, reg);
-			c->kind = CFI_RULE_OFFSET;
-			c->off = rd_sleb(&r) * da;
+			rule_offset(rs, &r, CFI_RULE_OFFSET, true, da);
 			continue;
 		case OP_GNU_negative_offset_extended:
-			reg = rd_uleb(&r);
-			c = column(rs, reg);
-			c->kind = CFI_RULE_OFFSET;
-			c->off = -(int64_t)rd_uleb(&r) * da;
+			rule_offset(rs, &r, CFI_RULE_OFFSET, false, -da);
 			continue;
 		case OP_val_offset:
-			reg = rd_uleb(&r);
-			c = column(rs, reg);
-			c->kind = CFI_RULE_VAL_OFFSET;
-			c->off = (int64_t)rd_uleb(&r) * da;
+			rule_offset(rs, &r, CFI_RULE_VAL_OFFSET, false, da);
 			continue;
 		case OP_val_offset_sf:
-			reg = rd_uleb(&r);
-			c = column(rs, reg);
-			c->kind = CFI_RULE_VAL_OFFSET;
-			c->off = rd_sleb(&r) * da;
+			rule_offset(rs, &r, CFI_RULE_VAL_OFFSET, true, da);
 			continue;
 		case OP_restore_extended:
 			reg = rd_uleb(&r);
