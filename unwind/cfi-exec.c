@@ -53,41 +53,33 @@ struct reader {
 	bool bad;
 };
 
+/* A LEB128 number (enc: CFI_PE_uleb128 or CFI_PE_sleb128), through the
+ * one reader of encodings (cfi-read.c). */
+static uint64_t
+rd_leb(struct reader *r, unsigned enc)
+{
+	static const struct cfi_section none = { .eh = true };
+	uint64_t v = 0;
+	size_t n = cfi_read_encoded(&none, r->p, r->end, enc, 0, false, &v);
+	if (!n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	r->p += n;
+	return v;
+}
+
 static uint64_t
 rd_uleb(struct reader *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	while (r->p < r->end) {
-		unsigned char b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return 0;
+	return rd_leb(r, CFI_PE_uleb128);
 }
 
 static int64_t
 rd_sleb(struct reader *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	while (r->p < r->end) {
-		unsigned char b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~UINT64_C(0) << shift;
-			return (int64_t)v;
-		}
-	}
-	r->bad = true;
-	return 0;
+	return (int64_t)rd_leb(r, CFI_PE_sleb128);
 }
 
 static uint64_t
