@@ -79,6 +79,7 @@ QUICK_TESTS += \
 QUICK_TESTS += \
 	tests/core-bad.test \
 	tests/core-dump.test \
+	tests/core-foreign.test \
 	tests/core-nonregular.test \
 	tests/dump-O0.test \
 	tests/dump-O2-nopie.test \

@@ -17,6 +17,11 @@ AM_TESTS_ENVIRONMENT = \
 
 EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/jsonq.py tests/gdb-frames.py tests/core-edit.py \
+	tests/data/elfutils/README \
+	tests/data/elfutils/backtrace.aarch64.core.bz2 \
+	tests/data/elfutils/backtrace.aarch64.exec.bz2 \
+	tests/data/elfutils/backtrace.aarch64.fp.core.bz2 \
+	tests/data/elfutils/backtrace.aarch64.fp.exec.bz2 \
 	tests/fuzz/fuzz.sh tests/fuzz/fuzz-elf.c tests/fuzz/fuzz-core.c \
 	tests/fuzz/make-seeds.py tests/fuzz/corpus-core/gcore-notes \
 	tests/fuzz/corpus-core/mipsbe-linkmap \

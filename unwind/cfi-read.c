@@ -433,10 +433,12 @@ hdr_search(const struct cfi_hdr *h, uint64_t vaddr)
 
 /* ---- a module's FDEs, found by address ---------------------------------- */
 
-/* The sorted table of an .eh_frame without a header, built once per image
- * (elf_image.cfi_index, under the image lock). */
+/* The sorted table of an .eh_frame without a header, or of a
+ * .debug_frame, built once per image (elf_image.cfi_index and
+ * cfi_debug_index, under the image lock). */
 struct cfi_index {
 	struct cfi_section sec;
+	unsigned char *owned;     /* a compressed section, inflated */
 	struct cfi_index_ent {
 		uint64_t start, range;
 		size_t off;
@@ -468,14 +470,14 @@ fde_at(const struct cfi_section *s, size_t off, struct cfi_fde *f)
 }
 
 static struct cfi_index *
-index_build(const struct elf_image *img)
+index_build(const struct elf_image *img, const char *name)
 {
-	unsigned char *owned;
 	struct cfi_index *x = calloc(1, sizeof(*x));
 	if (!x)
 		return NULL;
-	if (cfi_section_get(img, ".eh_frame", &x->sec, &owned) < 0 || owned) {
-		free(owned);   /* a compressed .eh_frame is not loaded code */
+	bool eh = strcmp(name, ".eh_frame") == 0;
+	if (cfi_section_get(img, name, &x->sec, &x->owned) < 0 || (eh && x->owned)) {
+		free(x->owned);   /* a compressed .eh_frame is not loaded code */
 		free(x);
 		return NULL;
 	}
@@ -491,6 +493,7 @@ index_build(const struct elf_image *img)
 	}
 	if (x->n == 0) {
 		free(x->v);
+		free(x->owned);
 		free(x);
 		return NULL;
 	}
@@ -504,18 +507,38 @@ cfi_index_free(struct cfi_index *x)
 	if (!x)
 		return;
 	free(x->v);
+	free(x->owned);
 	free(x);
 }
 
-/* Under the image lock: the index of img, built on first use. */
+/* Under the image lock: the index of img's .eh_frame, built on first use. */
 static const struct cfi_index *
 index_of(struct elf_image *img)
 {
 	if (!img->cfi_index_tried) {
 		img->cfi_index_tried = true;
-		img->cfi_index = index_build(img);
+		img->cfi_index = index_build(img, ".eh_frame");
 	}
 	return img->cfi_index;
+}
+
+/* The FDE of index x (NULL: none) covering vaddr.  0 or -ENOENT. */
+static int
+index_find(const struct cfi_index *x, uint64_t vaddr, struct cfi_fde *out)
+{
+	if (!x || vaddr < x->v[0].start)
+		return -ENOENT;
+	size_t lo = 0, hi = x->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->v[mid].start <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!fde_at(&x->sec, x->v[lo].off, out))
+		return -ENOENT;
+	return 0;
 }
 
 int
@@ -538,21 +561,27 @@ cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 		elf_image_lock();
 		const struct cfi_index *x = index_of(img);
 		elf_image_unlock();
-		if (!x || vaddr < x->v[0].start)
-			return -ENOENT;
-		size_t lo = 0, hi = x->n;
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (x->v[mid].start <= vaddr)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		if (!fde_at(&x->sec, x->v[lo].off, out))
+		if (index_find(x, vaddr, out) < 0)
 			return -ENOENT;
 	}
 	if (vaddr < out->start || vaddr - out->start >= out->range)
 		return -ENOENT;   /* in a gap no FDE covers */
+	return 0;
+}
+
+int
+cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
+{
+	elf_image_lock();
+	if (!img->cfi_debug_index_tried) {
+		img->cfi_debug_index_tried = true;
+		img->cfi_debug_index = index_build(img, ".debug_frame");
+	}
+	const struct cfi_index *x = img->cfi_debug_index;
+	elf_image_unlock();
+	if (index_find(x, vaddr, out) < 0 || vaddr < out->start ||
+	    vaddr - out->start >= out->range)
+		return -ENOENT;
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 /* unwind/cfi.h - call frame information: the one reader of CIEs, FDEs
  * and pointer encodings (.eh_frame, .eh_frame_hdr, .debug_frame), and the
  * rewrite of .debug_frame (or a header-less .eh_frame) as a table for
- * libunwind.  Defined in unwind/cfi-read.c and unwind/debug-frame.c.
+ * libunwind, and stackspy's own interpreter of the rules (any
+ * architecture, any host).  Defined in unwind/cfi-read.c,
+ * unwind/cfi-exec.c and unwind/debug-frame.c.
  *
  * Private to unwind/ (and its unit tests); every engine reads CFI through it.
  */
@@ -122,11 +124,83 @@ bool cfi_hdr_read(const struct elf_image *img, struct cfi_hdr *h);
 /* The FDE covering vaddr and its CIE: through .eh_frame_hdr, else through
  * a table of .eh_frame built once per image.  0 or -ENOENT. */
 int cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out);
+/* The same from img's own .debug_frame (a table of it built once per
+ * image): code built without .eh_frame (-fno-asynchronous-unwind-tables
+ * -g).  0 or -ENOENT. */
+int cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out);
 /* Does f say, before its first instruction that advances the location,
  * that the return address is undefined (the outermost frame: glibc's
  * _start and clone mark theirs so)? */
 bool cfi_fde_ra_undefined(const struct cfi_fde *f);
 void cfi_index_free(struct cfi_index *x);
+
+/* ---- executing call frame information (cfi-exec.c) --------------------- */
+
+struct arch;
+struct arch_regs;
+
+/* Register columns followed: the general registers of every arch/ table
+ * (arch->nregs, up to 33); vector and floating-point columns are not. */
+#define CFI_MAX_COLUMNS 40
+
+enum cfi_rule_kind {
+	CFI_RULE_SAME,            /* unchanged (also: no rule given) */
+	CFI_RULE_UNDEFINED,
+	CFI_RULE_OFFSET,          /* saved at CFA + off */
+	CFI_RULE_VAL_OFFSET,      /* is CFA + off */
+	CFI_RULE_REGISTER,        /* in register reg (the CFA: reg + off) */
+	CFI_RULE_EXPR,            /* saved at the value of expr */
+	CFI_RULE_VAL_EXPR,        /* is the value of expr (the CFA: the expr) */
+};
+
+struct cfi_rule {
+	enum cfi_rule_kind kind;
+	int64_t off;
+	uint64_t reg;
+	const unsigned char *expr;  /* inside the FDE or CIE */
+	size_t expr_len;
+};
+
+/* The row of the CFI table at one pc. */
+struct cfi_rules {
+	struct cfi_rule cfa;
+	struct cfi_rule reg[CFI_MAX_COLUMNS];
+	uint64_t ra_column;
+	bool signal;              /* the CIE's 'S': a signal trampoline's */
+};
+
+/* Run f's CIE and FDE instructions up to pc (an ELF vaddr f covers);
+ * addr_size and be: the file's (DW_CFA_set_loc, DW_CFA_advance_loc2/4).
+ * Returns 0, -ENOENT when f does not cover pc, -EINVAL for instructions
+ * that cannot be read (or that stackspy does not know). */
+int cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
+		 struct cfi_rules *out);
+
+/* What a DWARF expression and a step read: the target's memory and the
+ * registers of the frame being stepped. */
+struct cfi_env {
+	void *ctx;
+	unsigned word_size;
+	bool big_endian;
+	/* len bytes at addr.  0 or -EFAULT. */
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	/* Register column reg of the frame.  0, or -EINVAL when unknown. */
+	int (*reg)(void *ctx, uint64_t reg, uint64_t *val);
+};
+
+/* Evaluate a DWARF expression (the operations CFI uses: registers,
+ * constants, arithmetic, comparisons, branches, dereferences) with push
+ * on the stack first.  0 with the top of the stack in *out, or -errno. */
+int cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
+		  const struct cfi_env *env, uint64_t *out);
+
+/* The caller's registers from in (the frame at the row rs) into out: the
+ * CFA becomes its sp and the return address column its pc (not stripped
+ * of pointer-authentication bits: the caller does that).  A pc whose rule
+ * is undefined (the outermost frame) is left not valid in out.  Returns 0
+ * or -errno (a register the rules need is unknown, a read failed). */
+int cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct arch *a,
+	      const struct arch_regs *in, struct arch_regs *out);
 
 /* debug-frame.c: the .debug_frame of a module (of its file, else of its
  * separate debug file; compressed or not) rewritten as .eh_frame CIEs and

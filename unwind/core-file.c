@@ -31,6 +31,9 @@
 #include "unwind/elf-image.h"
 #include "unwind/maps.h"
 
+#ifndef NT_ARM_PAC_MASK
+# define NT_ARM_PAC_MASK 0x406
+#endif
 #ifndef NT_FILE
 # define NT_FILE 0x46494c45
 #endif
@@ -231,6 +234,13 @@ parse_notes(struct core_file *c, uint64_t off, uint64_t len)
 			default:
 				break;
 			}
+		}
+		/* struct user_pac_mask { u64 data_mask, insn_mask; } (the
+		 * kernel's asm/ptrace.h), one per thread, all the same. */
+		if (namesz == 6 && memcmp(name, "LINUX", 6) == 0 &&
+		    type == NT_ARM_PAC_MASK && descsz >= 16 && !c->has_pac_mask) {
+			c->has_pac_mask = true;
+			c->pac_insn_mask = arch_get_uint(desc + 8, 8, c->big_endian);
 		}
 		if (r < 0)
 			return r;

@@ -56,6 +56,10 @@ struct core_file {
 	const unsigned char *auxv;/* NT_AUXV descriptor, or NULL */
 	size_t auxv_len;
 	bool has_prpsinfo;
+	/* NT_ARM_PAC_MASK ("LINUX", aarch64 with pointer authentication):
+	 * the bits of an instruction address that hold its signature. */
+	bool has_pac_mask;
+	uint64_t pac_insn_mask;
 	pid_t pid;                /* pr_pid of NT_PRPSINFO, else the first thread's */
 	char comm[17];            /* pr_fname */
 	char state;               /* pr_sname, '?' if unknown */

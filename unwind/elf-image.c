@@ -344,6 +344,7 @@ static void image_free(struct elf_image *img)
 {
 	symtab_free(img->symtab);
 	cfi_index_free(img->cfi_index);
+	cfi_index_free(img->cfi_debug_index);
 	if (img->mmapped)
 		file_unmap(img->data, img->size);
 	else

@@ -53,6 +53,10 @@ struct elf_image {
 					 header, sorted (cfi-read.c), built on
 					 first lookup */
 	bool cfi_index_tried;
+	struct cfi_index *cfi_debug_index;  /* FDEs of its .debug_frame,
+					       sorted, built on first lookup
+					       (engine-dwarf.c) */
+	bool cfi_debug_index_tried;
 	struct elf_image *next;   /* cache chain (images the cache owns) */
 	/* Pooled images (pool.* in elf-image.c, under its lock): */
 	unsigned refs;            /* targets' caches holding it */

@@ -474,16 +474,6 @@ cfi_covers(struct cfi_ctx *ctx, uint64_t ip)
 	return find_proc_info(CFI(ctx->t)->as, ip, &pi, 0, ctx) == 0;
 }
 
-/* Is addr in the first bytes of its file's entry point (_start)? */
-static bool
-at_entry(struct unwind_target *t, uint64_t addr)
-{
-	const struct mapping *m = unwind_target_mapping(t, addr);
-
-	return m && m->image && m->bias_known && m->image->entry &&
-	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
-}
-
 /* A signal trampoline without CFI (arch->sigreturn; glibc's __restore_rt
  * has CFI, which libunwind follows): is the code at ip one? */
 static bool
@@ -565,7 +555,7 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 		/* The program's entry point (_start, which nothing calls),
 		 * where no CFI says so (musl's crt1 has none): the outermost
 		 * frame of the main thread. */
-		if (!covered && at_entry(t, exact_ip ? ip : ip - 1))
+		if (!covered && unwind_at_entry(t, exact_ip ? ip : ip - 1))
 			return UNWIND_STOP_END;
 		uint64_t new_ip, new_sp;
 		enum unwind_how how;
@@ -613,14 +603,14 @@ walk_steps(struct cfi_ctx *cx, struct unwind_frame *frames, int *n, int max, boo
 			new_ip = v;
 			unw_get_reg(&cur, UNW_REG_SP, &v);
 			new_sp = v;
-			if (new_ip & a->ra_pac_mask) {
+			if (new_ip & unwind_target_ra_mask(t)) {
 				/* A signed return address (aarch64 pac-ret),
 				 * which libunwind 1.6 does not strip: go on
 				 * from the registers with the address alone. */
 				cursor_regs(a, &cur, regs);
 				if (ctx.log)
 					ctx.log->ok = false;
-				new_ip &= ~a->ra_pac_mask;
+				new_ip &= ~unwind_target_ra_mask(t);
 				regs->r[a->reg_ip] = new_ip;
 				if (unw_init_remote(&cur, CFI(t)->as, &ctx) < 0)
 					return UNWIND_STOP_NOINFO;

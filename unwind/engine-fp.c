@@ -9,13 +9,16 @@
  * (tests/dump-engine-fp.test).
  *
  * A leaf function that keeps no record (or has not built it yet) is seen
- * from its caller's record: its caller is then missing, on aarch64 too,
- * where the return address is still in x30.  Nothing here can tell, so the
- * frame found from one that stopped at an exact address (the innermost, or
- * one a signal interrupted) says so: "fp?" (UNWIND_HOW_FP_UNSURE).
+ * from its caller's record: its caller is then missing.  On aarch64 the
+ * return address is still in x30: where x30 returns right after a call
+ * into another function than the pc's, and the record at x29 does not
+ * return there, that caller is taken from x30 (lr_leaf_step).  Still, the
+ * frame found from one that stopped at an exact address (the innermost,
+ * or one a signal interrupted) says it may be wrong: "fp?"
+ * (UNWIND_HOW_FP_UNSURE).
  *
  * aarch64: return addresses lose their pointer-authentication bits
- * (arch->ra_pac_mask), and a frame that is the signal trampoline
+ * (unwind_target_ra_mask: a core's NT_ARM_PAC_MASK, else the table's), and a frame that is the signal trampoline
  * (arch->sigtramp) is stepped through the interrupted registers the
  * kernel saved, not through its frame record.
  */
@@ -28,6 +31,7 @@
 #include "unwind/engines.h"
 #include "unwind/maps.h"
 #include "unwind/memory.h"
+#include "unwind/symbols.h"
 #include "unwind/target.h"
 #include "unwind/unwind.h"
 
@@ -100,7 +104,7 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 	}
 	uint64_t saved_fp = arch_get_uint(record, wsize, a->big_endian);
 	uint64_t ret = arch_get_uint(record + wsize, wsize, a->big_endian) &
-		       ~a->ra_pac_mask;
+		       ~unwind_target_ra_mask(t);
 	if (ret == 0) {
 		*stop = UNWIND_STOP_END;
 		return -1;
@@ -114,6 +118,50 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 	regs->r[a->reg_sp] = fp + 2 * wsize;
 	regs->r[a->reg_ip] = ret;
 	return 0;
+}
+
+/* The start of the function holding addr (its symbol), or 0. */
+static uint64_t
+function_start(struct unwind_target *t, uint64_t addr)
+{
+	struct mapping *m = unwind_target_mapping(t, addr);
+	uint64_t off;
+	if (!m || !m->image || !m->bias_known ||
+	    !elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off))
+		return 0;
+	return addr - off;
+}
+
+int
+lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
+{
+	const struct arch *a = unwind_target_arch(t);
+	if (!a->fp_chain || a->reg_ra < 0 || a->ncalls == 0 ||
+	    !(regs->valid & (UINT64_C(1) << a->reg_ra)))
+		return 0;
+	uint64_t mask = unwind_target_ra_mask(t);
+	uint64_t pc = regs->r[a->reg_ip], fp = regs->r[a->reg_fp];
+	uint64_t ra = regs->r[a->reg_ra] & ~mask;
+	unsigned char insn[8];
+	const struct mapping *m = ra >= a->insn_size ?
+				  unwind_target_mapping(t, ra - a->insn_size) : NULL;
+	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||
+	    memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
+		return 0;
+	/* The link register is set by every call: once a call made from
+	 * this function has returned, it points into the function itself. */
+	uint64_t f = function_start(t, pc), g = function_start(t, ra - a->insn_size);
+	if (!f || !g || f == g)
+		return 0;
+	/* The function's own record returns there too: nothing missing. */
+	unsigned char record[16];
+	if (fp != 0 && fp + 2 * a->word_size > fp &&
+	    memory_read(mr, fp, record, (size_t)(2 * a->word_size)) == 0 &&
+	    (arch_get_uint(record + a->word_size, a->word_size, a->big_endian) & ~mask) == ra)
+		return 0;
+	regs->r[a->reg_ip] = ra;
+	regs->valid &= ~(UINT64_C(1) << a->reg_ra);
+	return 1;
 }
 
 static enum unwind_stop
@@ -132,6 +180,23 @@ fp_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *reg
 			frames[*n - 1].signal_frame = false;
 			frames[*n].ip = regs->r[a->reg_ip];
 			frames[*n].how = UNWIND_HOW_PROLOGUE;
+			frames[*n].signal_frame = false;
+			(*n)++;
+			continue;
+		}
+		/* The program's entry point (_start), which nothing calls:
+		 * the outermost frame, whatever x29 holds there (old aarch64
+		 * startup code left it, and the stack was executable). */
+		uint64_t ip = frames[*n - 1].ip;
+		if (unwind_at_entry(t, exact ? ip : ip - 1))
+			return UNWIND_STOP_END;
+		if (exact && lr_leaf_step(t, mr, regs) > 0) {
+			/* A function that keeps no record (a leaf, or one
+			 * stopped in its prologue or epilogue): its caller,
+			 * at the link register (aarch64). */
+			frames[*n - 1].signal_frame = false;
+			frames[*n].ip = regs->r[a->reg_ip];
+			frames[*n].how = UNWIND_HOW_FP_UNSURE;
 			frames[*n].signal_frame = false;
 			(*n)++;
 			continue;
@@ -174,7 +239,7 @@ lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 	/* Called through a bad pointer: nothing of the callee ran, and the
 	 * link register still holds where its caller goes on (not signed
 	 * yet: pac-ret signs it in the callee's prologue). */
-	uint64_t ra = regs->r[a->reg_ra] & ~a->ra_pac_mask;
+	uint64_t ra = regs->r[a->reg_ra] & ~unwind_target_ra_mask(t);
 	unsigned char insn[8];
 	m = ra >= a->insn_size ? unwind_target_mapping(t, ra - a->insn_size) : NULL;
 	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||

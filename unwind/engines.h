@@ -2,8 +2,9 @@
  * engine fills (struct unwinder, with its per-target state hooks), the
  * engines (fp, cfi, auto, mips), and the single steps they share (frame
  * pointer, x86-64 heuristics, a bad pc, signal trampolines, MIPS
- * prologues).  Defined in unwind/engine-fp.c, unwind/engine-cfi.c,
- * unwind/engine-x86.c and unwind/engine-mips.c; unwind/unwind.c
+ * prologues, a CFI step).  Defined in unwind/engine-fp.c,
+ * unwind/engine-cfi.c, unwind/engine-dwarf.c, unwind/engine-x86.c and
+ * unwind/engine-mips.c; unwind/unwind.c
  * dispatches and owns unwind_state_owners.
  *
  * Private to unwind/ (and its unit tests); a target's owner goes through
@@ -51,6 +52,24 @@ extern const struct unwinder unwinder_fp;     /* engine-fp.c */
 extern const struct unwinder unwinder_cfi;    /* engine-cfi.c */
 extern const struct unwinder unwinder_auto;   /* engine-cfi.c: cfi, fp per frame */
 extern const struct unwinder unwinder_mips;   /* engine-mips.c */
+/* engine-dwarf.c: CFI by stackspy's own interpreter, for targets of
+ * another architecture than the host's (libunwind is the host's only);
+ * auto: the same with fp per frame where no CFI covers the pc. */
+extern const struct unwinder unwinder_dwarf;
+extern const struct unwinder unwinder_dwarf_auto;
+
+/* engine-dwarf.c: one CFI step from regs (the frame's registers: ip, sp
+ * and whatever its rules read), with the FDE of the pc (exact) or of
+ * pc - 1 (a return address) from .eh_frame, else .debug_frame.  Returns
+ * 1 when it stepped (regs are the caller's, its pc stripped of
+ * pointer-authentication bits; *signal: the frame was a signal
+ * trampoline, the caller's pc is exact), 0 when no CFI covers the pc, or
+ * -1 with *stop (the return address is undefined: the outermost frame). */
+int dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	       bool exact, bool *signal, enum unwind_stop *stop);
+/* Is addr in the first bytes of its file's entry point (_start), which
+ * nothing calls? */
+bool unwind_at_entry(struct unwind_target *t, uint64_t addr);
 
 /* engine-mips.c: one step of the MIPS prologue-analysis unwinder, pure
  * code over callbacks so tests/unit-mips.c runs it on instruction arrays. */
@@ -110,6 +129,14 @@ int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch
  * Returns 1 when it stepped (only the pc changes), else 0. */
 int lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		   bool exact);
+
+/* At a frame stopped at an exact address on an architecture with a link
+ * register and frame records (aarch64): when the link register returns
+ * right after a call into another function than the pc's (by symbols),
+ * and the record at fp does not return there, the function keeps no
+ * record (a leaf, a prologue, an epilogue) and its caller is at the link
+ * register.  Returns 1 when it stepped (only the pc changes), else 0. */
+int lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 
 /* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
  * the frame at regs is the trampoline and regs now hold the interrupted

@@ -19,6 +19,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/symtab.c \
 	unwind/debug-file.c \
 	unwind/cfi-read.c \
+	unwind/cfi-exec.c \
 	unwind/debug-frame.c \
 	unwind/gopclntab.c \
 	unwind/minidebuginfo.c \
@@ -31,6 +32,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-x86.c \
+	unwind/engine-dwarf.c \
 	unwind/engine-cfi.c
 unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)
 if HAVE_LIBDW

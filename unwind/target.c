@@ -286,3 +286,17 @@ unwind_target_arch(struct unwind_target *t)
 					t->core->big_endian);
 	return t->arch ? t->arch : arch_host();
 }
+
+uint64_t
+unwind_target_ra_mask(struct unwind_target *t)
+{
+	const struct arch *a = unwind_target_arch(t);
+	/* The kernel's own mask, where the core kept it: a kernel with
+	 * another virtual address size signs other bits.  Some kernels
+	 * give bits 54..VA_BITS only, though the signature of an
+	 * instruction address runs into the top byte too (no top-byte
+	 * ignore for instructions), where no user address has bits. */
+	if (t->core && t->core->has_pac_mask && a && a->ra_pac_mask)
+		return t->core->pac_insn_mask | (UINT64_C(0xff) << 56);
+	return a ? a->ra_pac_mask : 0;
+}

@@ -114,6 +114,13 @@ static inline void source_cache_free(struct source_cache *c) { (void)c; }
  * unavailable, with ARCH_UNSUPPORTED_REASON. */
 const struct arch *unwind_target_arch(struct unwind_target *t);
 
+/* The bits of a return address that are not address (pointer
+ * authentication on aarch64), cleared before it is used: a core's
+ * NT_ARM_PAC_MASK note (its insn_mask) when it has one, else the arch/
+ * table's conservative mask (every bit above the 48-bit user address
+ * space).  0 where there are none. */
+uint64_t unwind_target_ra_mask(struct unwind_target *t);
+
 /* target.c: every engine's state of t made (after its map is read),
  * flushed, freed; the target's owner (target.c, core-target.c) calls
  * these, never an engine's own functions. */

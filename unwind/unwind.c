@@ -101,25 +101,34 @@ unwind_stop_reason(enum unwind_stop s)
 	return "?";
 }
 
-/* The fp and cfi engines read the registers of processes on this host
- * (cfi through libunwind, built for the host only); the mips engine is
- * pure code and runs on any host. */
+/* Which unwinder walks a target of architecture a.  The fp engine is
+ * pure code over (registers, memory reader, module map) and walks any
+ * architecture whose ABI keeps frame records, on any host; so does the
+ * mips engine for MIPS.  The cfi engine goes through libunwind, which is
+ * built for the host only: a target of another architecture (a core file
+ * made elsewhere) takes stackspy's own CFI walk instead (engine-dwarf.c),
+ * and auto that walk with fp per frame. */
 static const struct unwinder *
 engine_unwinder(enum unwind_engine e, const struct arch *a)
 {
 	if (!a)
 		return NULL;
 	bool native = a == arch_host();
-	bool fp = native && a->fp_chain;
+	bool fp = a->fp_chain;
 	bool cfi = native && a->libunwind_slots && unwinder_cfi.walk;
 	switch (e) {
 	case UNWIND_ENGINE_FP: return fp ? &unwinder_fp : NULL;
-	case UNWIND_ENGINE_CFI: return cfi ? &unwinder_cfi : NULL;
+	case UNWIND_ENGINE_CFI:
+		if (cfi)
+			return &unwinder_cfi;
+		return native ? NULL : &unwinder_dwarf;
 	case UNWIND_ENGINE_AUTO:
 		if (a->e_machine == EM_MIPS)
 			return &unwinder_mips;
 		if (cfi && unwinder_auto.walk)
 			return a->fp_chain ? &unwinder_auto : &unwinder_cfi;
+		if (!native)
+			return fp ? &unwinder_dwarf_auto : &unwinder_dwarf;
 		return fp ? &unwinder_fp : NULL;
 	case UNWIND_ENGINE_MIPS: return a->e_machine == EM_MIPS ? &unwinder_mips : NULL;
 	}

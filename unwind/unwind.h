@@ -130,7 +130,9 @@ struct unwind_core_info {
 	unsigned machine;         /* e_machine */
 	int elf_class;            /* 32 or 64 */
 	bool big_endian;
-	bool native;              /* the fp/cfi engines can unwind it here */
+	bool native;              /* of the host's architecture, with frame records:
+				     libunwind's cfi engine serves it (others go
+				     through stackspy's own CFI walk) */
 	size_t nthreads;
 };
 

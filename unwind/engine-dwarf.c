@@ -1,0 +1,218 @@
+/* unwind/engine-dwarf.c - DWARF CFI walked by stackspy's own interpreter
+ * (cfi-exec.c), for targets of another architecture than the host's.
+ *
+ * libunwind's remote API is built for the host's architecture only, so an
+ * aarch64 core on x86-64 (or the reverse) cannot go through engine-cfi.c.
+ * This walk is pure code over (registers, memory reader, module map): the
+ * FDE comes from cfi-read.c (.eh_frame through its header or a table of
+ * its own, then the module's .debug_frame), its rules from cfi-exec.c, the
+ * memory from memory.c (the core's segments, then the mapped files).
+ * What it does around a step is what engine-cfi.c does around unw_step:
+ * the table's signal trampoline first (aarch64's vdso), a pc outside
+ * executable memory through the link register, and, for auto, a frame
+ * without CFI by the frame-pointer chain (engine-fp.c).  Return addresses
+ * lose their pointer-authentication bits (unwind_target_ra_mask).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "unwind/cfi.h"
+#include "unwind/elf-image.h"
+#include "unwind/engines.h"
+#include "unwind/maps.h"
+#include "unwind/memory.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
+
+struct step_ctx {
+	struct memory_reader *mr;
+	const struct arch_regs *regs;
+	unsigned nregs;
+};
+
+static int
+ctx_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct step_ctx *c = ctx;
+	return memory_read(c->mr, addr, buf, len);
+}
+
+static int
+ctx_reg(void *ctx, uint64_t reg, uint64_t *val)
+{
+	struct step_ctx *c = ctx;
+	if (reg >= c->nregs || !(c->regs->valid & (UINT64_C(1) << reg)))
+		return -EINVAL;
+	*val = c->regs->r[reg];
+	return 0;
+}
+
+bool
+unwind_at_entry(struct unwind_target *t, uint64_t addr)
+{
+	const struct mapping *m = unwind_target_mapping(t, addr);
+
+	return m && m->image && m->bias_known && m->image->entry &&
+	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
+}
+
+/* The FDE covering the runtime address addr, and where its module is
+ * loaded: .eh_frame, else .debug_frame.  0 or -ENOENT. */
+static int
+fde_for(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
+	const struct elf_image **img)
+{
+	struct mapping *m = unwind_target_mapping(t, addr);
+	if (!m || !m->image || !m->bias_known)
+		return -ENOENT;
+	*bias = m->bias;
+	*img = m->image;
+	if (cfi_find(m->image, addr - m->bias, f) == 0 ||
+	    cfi_find_debug(m->image, addr - m->bias, f) == 0)
+		return 0;
+	return -ENOENT;
+}
+
+int
+dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	   bool exact, bool *signal, enum unwind_stop *stop)
+{
+	const struct arch *a = unwind_target_arch(t);
+	uint64_t pc = regs->r[a->reg_ip], bias;
+	uint64_t at = exact ? pc : pc - 1;
+	const struct elf_image *img;
+	struct cfi_fde f;
+	struct cfi_rules rs;
+
+	*signal = false;
+	if (fde_for(t, at, &f, &bias, &img) < 0)
+		return 0;
+	if (cfi_rules_at(&f, at - bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
+			 img->data[EI_DATA] == ELFDATA2MSB, &rs) < 0) {
+		*stop = UNWIND_STOP_NOINFO;
+		return -1;
+	}
+	struct step_ctx c = { .mr = mr, .regs = regs, .nregs = a->nregs };
+	struct cfi_env env = {
+		.ctx = &c, .word_size = a->word_size, .big_endian = a->big_endian,
+		.read = ctx_read, .reg = ctx_reg,
+	};
+	struct arch_regs out;
+	int r = cfi_apply(&rs, &env, a, regs, &out);
+	if (r < 0) {
+		*stop = r == -EFAULT ? UNWIND_STOP_MEMORY : UNWIND_STOP_BAD_FRAME;
+		return -1;
+	}
+	if (!(out.valid & (UINT64_C(1) << a->reg_ip))) {
+		/* The return address is undefined: glibc's _start and
+		 * clone mark the outermost frame so. */
+		*stop = UNWIND_STOP_END;
+		return -1;
+	}
+	out.r[a->reg_ip] &= ~unwind_target_ra_mask(t);
+	*regs = out;
+	*signal = rs.signal;
+	return 1;
+}
+
+static enum unwind_stop
+dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	   struct unwind_frame *frames, int *n, int max, bool fp_fallback)
+{
+	const struct arch *a = unwind_target_arch(t);
+	uint64_t prev_sp = regs->r[a->reg_sp];
+
+	while (*n < max) {
+		/* frames[*n - 1] stopped anywhere (exact ip): the innermost,
+		 * or one a signal interrupted.  Others are at a return
+		 * address, looked up at ip - 1. */
+		bool exact = *n == 1 || frames[*n - 2].signal_frame;
+		uint64_t ip = frames[*n - 1].ip;
+		enum unwind_how how = UNWIND_HOW_CFI;
+		enum unwind_stop stop = UNWIND_STOP_NOINFO;
+		bool sig = false;
+		int r = 0;
+
+		/* The table's signal trampoline (aarch64's vdso, whose CFI
+		 * gives only x29 and x30): through the saved registers. */
+		int tramp = fp_sigtramp_step(t, mr, regs);
+		if (tramp < 0)
+			return UNWIND_STOP_BAD_FRAME;
+		if (tramp > 0) {
+			sig = true;
+		} else if ((r = dwarf_step(t, mr, regs, exact, &sig, &stop)) < 0) {
+			return stop;
+		} else if (r == 0) {
+			/* No CFI covers the pc.  The program's entry point
+			 * (_start), which nothing calls: the outermost frame
+			 * of the main thread. */
+			if (unwind_at_entry(t, exact ? ip : ip - 1))
+				return UNWIND_STOP_END;
+			if (!fp_fallback)
+				return UNWIND_STOP_NOINFO;
+			bool no_sym = false;
+			int fr;
+			if (x86_heur_step(t, mr, regs, exact, &how, &no_sym) > 0) {
+				/* x86-64 code without CFI (engine-x86.c) */
+			} else if (lr_bad_pc_step(t, mr, regs, exact) > 0) {
+				how = UNWIND_HOW_PROLOGUE;
+			} else if (exact && lr_leaf_step(t, mr, regs) > 0) {
+				/* no record: the caller at the link register */
+				how = UNWIND_HOW_FP_UNSURE;
+			} else if ((fr = fp_step(t, mr, regs, &stop)) >= 0 &&
+				   (fr == 1 || !no_sym ||
+				    x86_plausible_ra(t, mr, regs->r[a->reg_ip]))) {
+				sig = fr == 1;
+				/* From a frame stopped anywhere, the record may
+				 * be its caller's (engine-fp.c). */
+				how = exact ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
+			} else {
+				return fr >= 0 ? UNWIND_STOP_BAD_FRAME : stop;
+			}
+		}
+		uint64_t new_ip = regs->r[a->reg_ip], new_sp = regs->r[a->reg_sp];
+		if (new_ip == 0 && !sig)
+			return UNWIND_STOP_END;
+		/* The stack only grows one way (a signal frame on an
+		 * alternate stack excepted), and a frame that does not move
+		 * would repeat for ever. */
+		if (new_sp < prev_sp && !sig)
+			return UNWIND_STOP_BAD_FRAME;
+		if (new_sp == prev_sp && new_ip == ip)
+			return UNWIND_STOP_BAD_FRAME;
+		prev_sp = new_sp;
+		frames[*n - 1].signal_frame = sig;
+		frames[*n].ip = new_ip;
+		frames[*n].how = how;
+		frames[*n].signal_frame = false;
+		(*n)++;
+	}
+	return UNWIND_STOP_DEPTH;
+}
+
+static enum unwind_stop
+walk_dwarf(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	   struct unwind_frame *frames, int *n, int max)
+{
+	return dwarf_walk(t, mr, regs, frames, n, max, false);
+}
+
+static enum unwind_stop
+walk_dwarf_auto(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		struct unwind_frame *frames, int *n, int max)
+{
+	return dwarf_walk(t, mr, regs, frames, n, max, true);
+}
+
+const struct unwinder unwinder_dwarf = {
+	.first_how = UNWIND_HOW_CFI,
+	.walk = walk_dwarf,
+};
+
+const struct unwinder unwinder_dwarf_auto = {
+	.first_how = UNWIND_HOW_CFI,
+	.walk = walk_dwarf_auto,
+};
