@@ -114,6 +114,7 @@ QUICK_TESTS += \
 	tests/record-memo.test \
 	tests/record-nginx.test \
 	tests/record-perf.test \
+	tests/record-pool.test \
 	tests/record-ratio.test \
 	tests/record-signals-all.test \
 	tests/record-signals.test \
