@@ -122,6 +122,14 @@ mutations()
 		's/in->slices == before->slices \+ 1 && in_user/0 \&\& in_user/' \
 		'a thread whose CPU the tick took is dropped as waiting' \
 		'tests/unit-profiler'
+	mutation census-cold sampler/threads.c \
+		's/if \(lo - ps->cpu_seen_sum == ps->cpu_base\)/if (1)/' \
+		'threads that did not run lately are never read again (the census trusts nothing)' \
+		'tests/record-pool.test'
+	mutation idle-deferred sampler/cmd-record.c \
+		's/\tif \(!stop_signal\)\n\t\tprofiler_take_deferred\(p\);//' \
+		'--idle: the stops put off are never taken (threads missing from the profile)' \
+		'tests/record-pool.test'
 	mutation late-sample ptrace/poll.c \
 		's/(trace_stop_of\(st\) == TRACE_TRAP &&\s*)sample_late\(owner, th, st\)/${1}0/' \
 		'a thread that stops after the tick deadline is only resumed, never sampled' \
@@ -247,7 +255,7 @@ mutations()
 		'code without CFI is not stepped by prologue analysis' \
 		'tests/accuracy-builds.test tests/go-dump.test'
 	mutation entry-end unwind/engine-cfi.c \
-		's/if \(!covered && at_entry\(t, exact_ip \? ip : ip - 1\)\)/if (0 \&\& at_entry(t, ip))/' \
+		's/if \(!covered && unwind_at_entry\(t, exact_ip \? ip : ip - 1\)\)/if (0 \&\& unwind_at_entry(t, ip))/' \
 		'the program'"'"'s entry point (_start without CFI) is not the end of the stack' \
 		'tests/accuracy-builds.test'
 	mutation debug-file-limit unwind/debug-file.c \
