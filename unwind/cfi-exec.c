@@ -551,8 +551,8 @@ cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct ar
 	}
 	/* The CFA is the caller's sp (on x86-64, aarch64 and MIPS), unless a
 	 * rule of the sp column says otherwise (signal frames). */
-	if (a->reg_sp >= 0 && (a->reg_sp >= CFI_MAX_COLUMNS ||
-			       rs->reg[a->reg_sp].kind == CFI_RULE_SAME)) {
+	if (a->reg_sp >= 0 && a->reg_sp < ARCH_NREGS &&
+	    (a->reg_sp >= CFI_MAX_COLUMNS || rs->reg[a->reg_sp].kind == CFI_RULE_SAME)) {
 		out->r[a->reg_sp] = cfa;
 		out->valid |= UINT64_C(1) << a->reg_sp;
 	}
