@@ -9,18 +9,22 @@
 # stackspy run back to back, in alternating order), and the load average
 # before and after.
 #
-#   bench/dump-parked.sh [-n THREADS] [-r ROUNDS] [-G]   (-G: no gdb)
+#   bench/dump-parked.sh [-n THREADS] [-r ROUNDS] [-B BURNERS] [-G]
+#   -B: that many CPU-bound processes load the host meanwhile (default 0);
+#   -G: no gdb
 # Run from the top of a built tree (needs ./stackspy and bench/parked).
 set -eu
 n=1000
 rounds=5
 use_gdb=1
-while getopts n:r:G opt; do
+burners=0
+while getopts n:r:B:G opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	r) rounds=$OPTARG ;;
+	B) burners=$OPTARG ;;
 	G) use_gdb=0 ;;
-	*) echo "usage: $0 [-n THREADS] [-r ROUNDS] [-G]" >&2; exit 64 ;;
+	*) echo "usage: $0 [-n THREADS] [-r ROUNDS] [-B BURNERS] [-G]" >&2; exit 64 ;;
 	esac
 done
 . "$(dirname "$0")/lib.sh"
@@ -33,9 +37,12 @@ mkfifo "$fifo"
 # parked exits when its stdin closes: keep the fifo open from this shell.
 "$parked" -n "$n" <"$fifo" >"$tmp/pid" &
 exec 3>"$fifo"
-trap 'exec 3>&-; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+pids=
+trap 'exec 3>&-; cleanup; wait 2>/dev/null' EXIT
 while [ ! -s "$tmp/pid" ]; do sleep 0.1; done
 pid=$(head -n1 "$tmp/pid")
+# After the threads are parked: the burners load the dumps, not the start.
+start_burners "$burners"
 
 now() { date +%s%N; }
 have_eu=0
@@ -81,7 +88,7 @@ while [ $i -lt "$rounds" ]; do
 done
 
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$tmp/ss" "$tmp/eu" "$tmp/out.json" "$n" "$tmp/fl" "$tmp/gdb" "$load0" "$load1" <<'PY'
+python3 - "$tmp/ss" "$tmp/eu" "$tmp/out.json" "$n" "$tmp/fl" "$tmp/gdb" "$load0" "$load1" "$burners" <<'PY'
 import json, os, statistics, sys
 ss = [int(x) for x in open(sys.argv[1])]
 eu = [int(x) for x in open(sys.argv[2])]
@@ -97,7 +104,7 @@ print(f"stackspy dump wall: median {statistics.median(ss)/1000:.1f} ms  (runs: {
 print(f"ratio stackspy/floor: {statistics.median(ss)/statistics.median(fl):.2f}  (goal <= 1.5)")
 per_round = [s / f for s, f in zip(ss, fl)]
 print(f"ratio per round: median {statistics.median(per_round):.2f}  (rounds: {', '.join(f'{r:.2f}' for r in per_round)})")
-print(f"load average (1, 5, 15 min): {sys.argv[7]} before, {sys.argv[8]} after, on {len(os.sched_getaffinity(0))} CPUs")
+print(f"load average (1, 5, 15 min): {sys.argv[7]} before, {sys.argv[8]} after, on {len(os.sched_getaffinity(0))} CPUs, {sys.argv[9]} burners")
 if eu:
     print(f"eu-stack wall:      median {statistics.median(eu)/1000:.1f} ms  (runs: {', '.join(f'{x/1000:.1f}' for x in eu)})")
     print(f"ratio stackspy/eu-stack: {statistics.median(ss)/statistics.median(eu):.3f}, eu-stack/floor: {statistics.median(eu)/statistics.median(fl):.1f}")
