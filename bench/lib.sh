@@ -39,3 +39,12 @@ cleanup()
 	done
 	[ -z "${tmp-}" ] || rm -rf "$tmp"
 }
+
+# need_built PROGRAM...: each PROGRAM (a path in the build tree, such as
+# stackspy or bench/parked) is built, or the script ends saying so.
+need_built()
+{
+	for _p in "$@"; do
+		[ -x "$build/$_p" ] || { echo "$0: no $build/$_p: build first (./bootstrap)" >&2; exit 2; }
+	done
+}

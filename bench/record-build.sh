@@ -24,7 +24,7 @@ while getopts r:n:b: opt; do
 done
 . "$(dirname "$0")/lib.sh"
 stackspy=$build/stackspy
-[ -x "$stackspy" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
+need_built stackspy
 command -v gcc >/dev/null && command -v make >/dev/null ||
 	{ echo "needs gcc and make" >&2; exit 2; }
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)" >&2; exit 2; }

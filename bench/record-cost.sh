@@ -44,7 +44,7 @@ shift $((OPTIND - 1))
 secs=${1:-10}
 . "$(dirname "$0")/lib.sh"
 stackspy=${STACKSPY:-$build/stackspy}
-[ -x "$stackspy" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
+need_built stackspy
 tmp=$(mktemp -d)
 pids=
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT

@@ -22,7 +22,7 @@ done
 . "$(dirname "$0")/lib.sh"
 stackspy=$build/stackspy
 stacks=$build/bench/stacks
-[ -x "$stackspy" ] && [ -x "$stacks" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
+need_built stackspy bench/stacks
 tmp=$(mktemp -d)
 cleanup() { exec 3>&- 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT

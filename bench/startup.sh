@@ -20,7 +20,7 @@ done
 . "$(dirname "$0")/lib.sh"
 stackspy=$build/stackspy
 parked=$build/bench/parked
-[ -x "$stackspy" ] && [ -x "$parked" ] || { echo "build first (./bootstrap)" >&2; exit 2; }
+need_built stackspy bench/parked
 tmp=$(mktemp -d)
 pids=
 trap cleanup EXIT
