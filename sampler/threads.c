@@ -299,14 +299,16 @@ thread_schedstat(struct profiler *p, struct proc_state *ps, struct thread_state 
  * Reading a thread's schedstat is one system call; with 5,000 threads of a
  * pool asleep, reading them all made a tick take 57 ms (bench/
  * record-threads.sh: 17 Hz of 99).  A tick reads only the threads that ran
- * lately (hot): the kernel's clock of the process's CPU time, read with
- * them, less the sum of every thread's CPU time as last read, is the time
- * of the threads not read since; while it does not move (to the
- * nanosecond), none of them ran and none is read.  When it moves, every
- * thread is read that tick.  One thread's time is added up at each switch
- * and at the scheduler's tick (HZ): a cold thread woken less than one
- * scheduler tick before our tick and still running is not seen there (the
- * next tick sees it).
+ * in the last HOT_TICKS ticks (hot), and the kernel's clock of the
+ * process's CPU time just before them: that clock less the sum of every
+ * thread's CPU time as last read is the time of the threads not read
+ * since (cold); while it is what it was at the last look at every thread
+ * (to the nanosecond), none of them ran, and none is read.  Else every
+ * thread is read that tick, and the base taken again.  A thread's time is
+ * added up at each switch and at the scheduler's tick (HZ): a cold thread
+ * woken less than a scheduler tick before our tick and still running is
+ * seen at the next tick, not this one (tests/record-pool.test measures
+ * what that costs a pool whose workers each wake once a minute).
  */
 
 void
