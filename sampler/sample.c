@@ -578,7 +578,10 @@ profiler_take_deferred(struct profiler *p)
 			}
 		}
 		flush_batch(p);
-		profiler_poll_events(p);
+		/* Signals to the targets meanwhile are handed on. */
+		for (size_t k = 0; k < p->nprocs; k++)
+			if (p->procs[k].attached && !p->procs[k].exited && p->procs[k].pt)
+				ptrace_target_poll(p->procs[k].pt);
 		if (!left)
 			break;
 		/* The queue is full: the unwinder makes room. */
