@@ -75,6 +75,7 @@ const struct arch arch_aarch64 = {
 	.syscall_args = { 0, 1, 2, 3, 4, 5 },   /* x0-x5 */
 	.nsyscall_args = 6,
 	.libunwind_slots = true,
+	.libunwind_cfi = false,   /* pac-ret: see arch.h */
 	.pr_reg_size = PR_NWORDS * 8,
 	.pr_reg_min = PR_NWORDS * 8,
 	.prstatus_size = 392,   /* 112 + 272 + pr_fpvalid, padded to 8 */

@@ -47,6 +47,7 @@ const struct arch arch_x86_64 = {
 	.reg_zero = -1,
 	.fp_chain = true,
 	.libunwind_slots = true,
+	.libunwind_cfi = true,
 	.pr_reg_size = PR_NWORDS * 8,
 	.pr_reg_min = PR_NWORDS * 8,
 	.prstatus_size = 336,

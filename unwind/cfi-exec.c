@@ -39,7 +39,8 @@ enum {
 	OP_val_expression = 0x16,
 	/* DW_CFA_GNU_window_save, which aarch64 reuses as
 	 * DW_CFA_AARCH64_negate_ra_state: the return address is signed from
-	 * here on (pac-ret).  Its signature is stripped by mask anyway. */
+	 * here on (pac-ret: after paciasp), or no longer (after autiasp);
+	 * SPARC's register windows are not followed. */
 	OP_GNU_window_save = 0x2d,
 	OP_GNU_args_size = 0x2e,
 	OP_GNU_negative_offset_extended = 0x2f,
@@ -168,7 +169,9 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 		}
 		switch (op) {
 		case CFI_OP_nop:
+			continue;
 		case OP_GNU_window_save:
+			rs->ra_signed = !rs->ra_signed;
 			continue;
 		case OP_set_loc:
 			/* Absolute addresses only (DW_EH_PE_absptr, what

@@ -167,6 +167,10 @@ struct cfi_rules {
 	struct cfi_rule reg[CFI_MAX_COLUMNS];
 	uint64_t ra_column;
 	bool signal;              /* the CIE's 'S': a signal trampoline's */
+	/* aarch64's RA_SIGN_STATE: the return address is signed (pac-ret)
+	 * here, toggled by DW_CFA_AARCH64_negate_ra_state (the opcode of
+	 * DW_CFA_GNU_window_save), kept and restored with the row. */
+	bool ra_signed;
 };
 
 /* Run f's CIE and FDE instructions up to pc (an ELF vaddr f covers);

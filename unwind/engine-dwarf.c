@@ -112,6 +112,10 @@ dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		*stop = UNWIND_STOP_END;
 		return -1;
 	}
+	/* Signed where RA_SIGN_STATE says so (pac-ret; x30 of a frame 0
+	 * between paciasp and autiasp too); stripped whatever it says, since
+	 * no user address has a bit in the mask, and hand-written code may
+	 * sign without saying so in its CFI. */
 	out.r[a->reg_ip] &= ~unwind_target_ra_mask(t);
 	*regs = out;
 	*signal = rs.signal;
@@ -143,13 +147,15 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 			return UNWIND_STOP_BAD_FRAME;
 		if (tramp > 0) {
 			sig = true;
-		} else if ((r = dwarf_step(t, mr, regs, exact, &sig, &stop)) < 0) {
+		} else if ((r = dwarf_step(t, mr, regs, exact, &sig, &stop)) < 0 &&
+			   (stop == UNWIND_STOP_END || !fp_fallback)) {
 			return stop;
-		} else if (r == 0) {
-			/* No CFI covers the pc.  The program's entry point
-			 * (_start), which nothing calls: the outermost frame
-			 * of the main thread. */
-			if (unwind_at_entry(t, exact ? ip : ip - 1))
+		} else if (r <= 0) {
+			/* No CFI covers the pc (or, for auto, CFI that cannot
+			 * be followed: the heuristics below try).  The
+			 * program's entry point (_start), which nothing calls:
+			 * the outermost frame of the main thread. */
+			if (r == 0 && unwind_at_entry(t, exact ? ip : ip - 1))
 				return UNWIND_STOP_END;
 			if (!fp_fallback)
 				return UNWIND_STOP_NOINFO;

@@ -105,9 +105,10 @@ unwind_stop_reason(enum unwind_stop s)
  * pure code over (registers, memory reader, module map) and walks any
  * architecture whose ABI keeps frame records, on any host; so does the
  * mips engine for MIPS.  The cfi engine goes through libunwind, which is
- * built for the host only: a target of another architecture (a core file
- * made elsewhere) takes stackspy's own CFI walk instead (engine-dwarf.c),
- * and auto that walk with fp per frame. */
+ * built for the host only, and only where libunwind follows the CFI that
+ * compilers write (a->libunwind_cfi: x86-64); elsewhere, a core of
+ * another architecture or a live aarch64 process, stackspy's own CFI walk
+ * (engine-dwarf.c) is cfi, and that walk with fp per frame is auto. */
 static const struct unwinder *
 engine_unwinder(enum unwind_engine e, const struct arch *a)
 {
@@ -115,20 +116,21 @@ engine_unwinder(enum unwind_engine e, const struct arch *a)
 		return NULL;
 	bool native = a == arch_host();
 	bool fp = a->fp_chain;
-	bool cfi = native && a->libunwind_slots && unwinder_cfi.walk;
+	bool own = !native || !a->libunwind_cfi;
+	bool cfi = !own && unwinder_cfi.walk;
 	switch (e) {
 	case UNWIND_ENGINE_FP: return fp ? &unwinder_fp : NULL;
 	case UNWIND_ENGINE_CFI:
-		if (cfi)
-			return &unwinder_cfi;
-		return native ? NULL : &unwinder_dwarf;
+		if (own)
+			return &unwinder_dwarf;
+		return cfi ? &unwinder_cfi : NULL;
 	case UNWIND_ENGINE_AUTO:
 		if (a->e_machine == EM_MIPS)
 			return &unwinder_mips;
+		if (own)
+			return fp ? &unwinder_dwarf_auto : &unwinder_dwarf;
 		if (cfi && unwinder_auto.walk)
 			return a->fp_chain ? &unwinder_auto : &unwinder_cfi;
-		if (!native)
-			return fp ? &unwinder_dwarf_auto : &unwinder_dwarf;
 		return fp ? &unwinder_fp : NULL;
 	case UNWIND_ENGINE_MIPS: return a->e_machine == EM_MIPS ? &unwinder_mips : NULL;
 	}
