@@ -11,10 +11,12 @@
  * signs x30 with paciasp before it saves it, so return addresses on the
  * stack carry a signature in their top bits (from bit 48 up to bit 54, and
  * bits 56-63 too, since Linux leaves instruction addresses without top-byte
- * ignore).  Linux gives user space 48-bit addresses (a 52-bit address
+ * ignore).  The kernel reports its mask (GENMASK(54, vabits): the
+ * machine's, the same for every process) in the NT_ARM_PAC_MASK regset,
+ * which ptrace/ reads once, and in a core's note of that type; where it
+ * is not known, Linux gives user space 48-bit addresses (a 52-bit address
  * space only to mmap hints above 2^48, never to code), so keeping the low
- * 48 bits strips the signature without asking the kernel for the exact
- * mask (the NT_ARM_PAC_MASK regset, not read: a core file lacks it).
+ * 48 bits strips the signature.
  *
  * Signal frames: see struct arch_sigtramp.  sizeof(struct rt_sigframe)
  * is 4688 (siginfo 128, ucontext: 176 up to uc_mcontext, sigcontext 288
@@ -31,6 +33,9 @@
 
 #ifndef EM_AARCH64
 # define EM_AARCH64 183
+#endif
+#ifndef NT_ARM_PAC_MASK
+# define NT_ARM_PAC_MASK 0x406
 #endif
 
 enum { PR_SP = 31, PR_PC = 32, PR_PSTATE = 33, PR_NWORDS = 34 };
@@ -68,6 +73,7 @@ const struct arch arch_aarch64 = {
 	.reg_zero = -1,
 	.fp_chain = true,
 	.ra_pac_mask = ~((UINT64_C(1) << 48) - 1),
+	.pac_mask_note = NT_ARM_PAC_MASK,
 	.sigtramp = &aarch64_sigtramp,
 	.calls = aarch64_calls,
 	.ncalls = sizeof(aarch64_calls) / sizeof(aarch64_calls[0]),

@@ -100,6 +100,11 @@ struct arch {
 	 * aarch64's pointer-authentication code (-mbranch-protection=pac-ret
 	 * signs x30 before it is saved).  0 where there are none. */
 	uint64_t ra_pac_mask;
+	/* The regset in which the kernel reports the pointer-authentication
+	 * masks (aarch64's NT_ARM_PAC_MASK, struct user_pac_mask { data_mask,
+	 * insn_mask }, the same as a core's note), which replace ra_pac_mask
+	 * where they are known; 0: none. */
+	unsigned pac_mask_note;
 	const struct arch_sigtramp *sigtramp;  /* NULL: none the fp walk knows */
 	/* Calls of a fixed-size instruction set (insn_size bytes, in the
 	 * target's byte order): insn & mask == value for each pattern.  A

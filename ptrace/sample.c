@@ -143,6 +143,35 @@ prepare(struct tracee **threads, size_t n, size_t window,
 	return 0;
 }
 
+/* The arch/ table's pointer-authentication regset (aarch64's
+ * NT_ARM_PAC_MASK): its insn_mask, the bits of a return address that are
+ * its signature.  The kernel's mask is the machine's, not the process's
+ * (GENMASK(54, vabits) in arch/arm64), so it is read once, in the first
+ * stop (tid stopped), and kept; 0 where there is none (another
+ * architecture, no pointer authentication: EINVAL). */
+static uint64_t
+pac_mask(pid_t tid)
+{
+	static uint64_t kept;     /* 0: not read yet; 1: there is none */
+	uint64_t m = __atomic_load_n(&kept, __ATOMIC_RELAXED);
+	if (m)
+		return m == 1 ? 0 : m;
+	const struct arch *a = arch_host();
+	uint64_t masks[2] = { 0, 0 };   /* data_mask, insn_mask */
+	struct iovec iov = { .iov_base = masks, .iov_len = sizeof(masks) };
+	m = 1;
+	if (a && a->pac_mask_note) {
+		if (ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)a->pac_mask_note, &iov) == 0) {
+			if (iov.iov_len == sizeof(masks) && masks[1])
+				m = masks[1];
+		} else if (errno == ESRCH) {
+			return 0;   /* gone meanwhile: the next stop asks */
+		}
+	}
+	__atomic_store_n(&kept, m, __ATOMIC_RELAXED);
+	return m == 1 ? 0 : m;
+}
+
 /* The thread is in the event-stop our PTRACE_INTERRUPT asked for (status
  * st): registers, one stack copy, and let it go.  Returns the sample's
  * result. */
@@ -158,6 +187,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		err = -errno;
 	} else {
 		out->regs_len = iov.iov_len;
+		out->pac_mask = pac_mask(th->tid);
 		uint64_t sp = regs_stack_pointer(out->regs, out->regs_len);
 		uint64_t end = o->stack_end ? o->stack_end(ctx, sp) : 0;
 		size_t len = window;

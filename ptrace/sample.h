@@ -44,6 +44,11 @@ struct stack_snapshot {
 	bool group_stopped;       /* thread was (and stays) in a job-control stop */
 	int schedstat_fd;         /* in, with SAMPLE_SCHEDSTAT: the
 				     thread's open schedstat, or -1 */
+	uint64_t pac_mask;        /* out: the bits of a return address that
+				     are its pointer-authentication code, as
+				     the kernel reports them (aarch64's
+				     NT_ARM_PAC_MASK insn_mask, read once in
+				     the first stop); 0: none or unknown */
 	struct task_schedstat stop_sched;  /* out: read while it was stopped
 				     (the one read inside the stop: its
 				     scheduled-in count tells whether the

@@ -291,12 +291,15 @@ uint64_t
 unwind_target_ra_mask(struct unwind_target *t)
 {
 	const struct arch *a = unwind_target_arch(t);
-	/* The kernel's own mask, where the core kept it: a kernel with
-	 * another virtual address size signs other bits.  Some kernels
-	 * give bits 54..VA_BITS only, though the signature of an
-	 * instruction address runs into the top byte too (no top-byte
-	 * ignore for instructions), where no user address has bits. */
-	if (t->core && t->core->has_pac_mask && a && a->ra_pac_mask)
-		return t->core->pac_insn_mask | (UINT64_C(0xff) << 56);
+	/* The kernel's own mask, where the core kept it or a stop of the
+	 * live process read it (ptrace/sample.c): a kernel with another
+	 * virtual address size signs other bits.  Kernels give bits
+	 * 54..VA_BITS only, though the signature of an instruction address
+	 * runs into the top byte too (no top-byte ignore for instructions),
+	 * where no user address has bits. */
+	uint64_t kernel = t->core && t->core->has_pac_mask ? t->core->pac_insn_mask :
+			  t->pac_mask;
+	if (kernel && a && a->ra_pac_mask)
+		return kernel | (UINT64_C(0xff) << 56);
 	return a ? a->ra_pac_mask : 0;
 }

@@ -67,6 +67,9 @@ struct unwind_target {
 	unsigned generation;      /* bumped by every maps reload */
 	struct core_file *core;   /* core-file target (pid 0), else NULL */
 	const struct arch *arch;  /* NULL: from core, else arch_host() */
+	uint64_t pac_mask;        /* live: the kernel's pointer-authentication
+				     mask, from a snapshot (unwind_walk); 0:
+				     not known */
 	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
 	struct name_pool *names;  /* module paths handed out (symbolize.c) */
 	struct unwind_dropped dropped;  /* perf_map_lines is perf_map's */
@@ -116,7 +119,8 @@ const struct arch *unwind_target_arch(struct unwind_target *t);
 
 /* The bits of a return address that are not address (pointer
  * authentication on aarch64), cleared before it is used: a core's
- * NT_ARM_PAC_MASK note (its insn_mask) when it has one, else the arch/
+ * NT_ARM_PAC_MASK note (its insn_mask) when it has one, a live process's
+ * NT_ARM_PAC_MASK regset as a stop read it, else the arch/
  * table's conservative mask (every bit above the 48-bit user address
  * space).  0 where there are none. */
 uint64_t unwind_target_ra_mask(struct unwind_target *t);
