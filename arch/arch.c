@@ -74,13 +74,26 @@ arch_regs_from_prstatus(const struct arch *a, const unsigned char *pr_reg,
 	return 0;
 }
 
+/* Register slot `slot` of pr_reg, or 0 (no such slot, pr_reg too short). */
+static uint64_t
+pr_slot(const struct arch *a, const unsigned char *pr_reg, size_t len, int slot)
+{
+	uint64_t v;
+	if (slot < 0 || arch_pr_word(a, pr_reg, len, a->pr_index[slot], &v) < 0)
+		return 0;
+	return v;
+}
+
+uint64_t
+arch_pr_pc(const struct arch *a, const unsigned char *pr_reg, size_t len)
+{
+	return pr_slot(a, pr_reg, len, a->reg_ip);
+}
+
 uint64_t
 arch_pr_sp(const struct arch *a, const unsigned char *pr_reg, size_t len)
 {
-	uint64_t sp;
-	if (a->reg_sp < 0 || arch_pr_word(a, pr_reg, len, a->pr_index[a->reg_sp], &sp) < 0)
-		return 0;
-	return sp;
+	return pr_slot(a, pr_reg, len, a->reg_sp);
 }
 
 int
@@ -109,5 +122,39 @@ arch_pr_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
 	out->nr = (int64_t)nr;
 	/* MIPS returns a positive errno and flags it in a3. */
 	out->ret = a->pr_syscall_err >= 0 && err ? -(int64_t)ret : (int64_t)ret;
+	return 0;
+}
+
+/* The kernel's restart codes (include/linux/errno.h, not in the uapi). */
+#define ERESTARTSYS 512
+
+int
+arch_code_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
+		  const unsigned char *code, size_t code_len, struct arch_syscall *out)
+{
+	const struct arch_insn_pattern *sc = &a->syscall_insn;
+	uint64_t ret;
+
+	out->in_syscall = false;
+	out->nr = out->ret = -1;
+	if (!sc->mask || !a->insn_size || (code_len != a->insn_size && code_len != 2 * a->insn_size) ||
+	    arch_pr_word(a, pr_reg, len, a->pr_syscall_ret, &ret) < 0)
+		return -EINVAL;
+	const unsigned char *at = code + code_len - a->insn_size;
+	uint32_t insn = (uint32_t)arch_get_uint(at, a->insn_size, a->big_endian);
+	if ((insn & sc->mask) == sc->value) {
+		/* Back on the call: to be restarted (which restart code
+		 * the kernel had is gone with the call's number). */
+		out->in_syscall = true;
+		out->ret = -ERESTARTSYS;
+		return 0;
+	}
+	if (code_len == a->insn_size)
+		return 0;
+	insn = (uint32_t)arch_get_uint(code, a->insn_size, a->big_endian);
+	if ((insn & sc->mask) == sc->value) {
+		out->in_syscall = true;
+		out->ret = a->word_size == 4 ? (int64_t)(int32_t)ret : (int64_t)ret;
+	}
 	return 0;
 }

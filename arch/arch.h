@@ -152,6 +152,11 @@ struct arch {
 	int pr_syscall_err;       /* MIPS a3: nonzero when ret is a
 				     positive errno; -1: ret is -errno */
 	const char *syscall_note; /* how to read them, for the reader */
+	/* Where pr_reg does not say (pr_syscall_nr -1), the code does: the
+	 * system call instruction (aarch64's svc #0), on which a stop leaves
+	 * the pc of a call to be restarted and after which it leaves the pc
+	 * of one that returned (arch_code_syscall).  Mask 0: not known. */
+	struct arch_insn_pattern syscall_insn;
 
 	const struct arch_sigframe *sigframe;  /* NULL: CFI describes them */
 	const struct arch_sigreturn *sigreturn;  /* NULL: none known */
@@ -240,6 +245,22 @@ struct arch_syscall {
  * (aarch64: the NT_ARM_SYSTEM_CALL regset has the number). */
 int arch_pr_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
 		    struct arch_syscall *out);
+
+/* arch_pr_syscall where pr_reg does not hold the call's number
+ * (-ENOTSUP there) and a->syscall_insn is known: from the code around the
+ * pc, code[0..insn_size) the instruction before it and code[insn_size..
+ * 2 * insn_size) the one at it (code_len 2 * insn_size; insn_size: the
+ * one at the pc only, at the start of a mapping).  A stop (PTRACE_INTERRUPT,
+ * a group-stop) finds a thread of a blocking call that will be restarted
+ * with its pc put back on the call instruction (aarch64: do_signal, "so
+ * that a debugger will see the already changed PC"), and one whose call
+ * returned (or was cut short: -EINTR) right after it, the return value in
+ * the first return register.  A thread stopped in user code just there
+ * reads as in a call too.  Returns 0, or -EINVAL. */
+int arch_code_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
+		      const unsigned char *code, size_t code_len, struct arch_syscall *out);
+/* The pc in pr_reg, or 0 if pr_reg is too short. */
+uint64_t arch_pr_pc(const struct arch *a, const unsigned char *pr_reg, size_t len);
 
 /* The stack pointer in pr_reg, or 0 if pr_reg is too short. */
 uint64_t arch_pr_sp(const struct arch *a, const unsigned char *pr_reg, size_t len);

@@ -422,6 +422,58 @@ test_oncpu_rule(void)
 	CHECK(oncpu_verdict(NULL, &s, &before, tick, 0) == -1);
 }
 
+/* aarch64: pr_reg does not say whether the stop found a system call (the
+ * kernel forgot its number), the code at the pc does: read here from this
+ * process, whose "code" is a buffer. */
+static void
+test_oncpu_rule_code(void)
+{
+	const struct arch *a = &arch_aarch64;
+	static const unsigned char code[] = {
+		0x1f, 0x20, 0x03, 0xd5,   /* nop */
+		0x1f, 0x20, 0x03, 0xd5,   /* nop */
+		0x01, 0x00, 0x00, 0xd4,   /* svc #0 */
+		0x1f, 0x20, 0x03, 0xd5,   /* nop */
+	};
+	const uint64_t tick = 10000000u;
+	struct stack_snapshot s;
+	memset(&s, 0, sizeof(s));
+	s.tid = getpid();
+	s.regs_len = a->pr_reg_size;
+	struct task_schedstat before = { .cpu_ns = 500000, .wait_ns = 1000, .slices = 40,
+					 .read_ns = tick + 1000 };
+	s.stop_sched = (struct task_schedstat){ .cpu_ns = 520000, .wait_ns = 1000 + 20000,
+						.slices = 41, .read_ns = tick + 30000 };
+	uint64_t pc, x0;
+
+	/* in user code, scheduled in once since the tick: counts */
+	pc = (uint64_t)(uintptr_t)&code[4];
+	x0 = 7;
+	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
+	memcpy(s.regs, &x0, 8);
+	CHECK(!oncpu_cut_syscall(a, &s));
+	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == -1);
+	/* back on the svc: a blocking call to be restarted, cut short */
+	pc = (uint64_t)(uintptr_t)&code[8];
+	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
+	CHECK(oncpu_cut_syscall(a, &s));
+	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_ASLEEP);
+	/* after it, returned: woken from its sleep, waiting in the kernel */
+	pc = (uint64_t)(uintptr_t)&code[12];
+	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
+	CHECK(!oncpu_cut_syscall(a, &s));
+	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_WAITING);
+	/* ... or cut short: -EINTR */
+	x0 = (uint64_t)-EINTR;
+	memcpy(s.regs, &x0, 8);
+	CHECK(oncpu_cut_syscall(a, &s));
+	/* code that cannot be read: not in user code for all we know */
+	pc = 8;
+	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
+	CHECK(!oncpu_cut_syscall(a, &s));
+	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_WAITING);
+}
+
 int
 main(void)
 {
@@ -433,5 +485,6 @@ main(void)
 	test_tick_clock();
 	test_frame_names();
 	test_oncpu_rule();
+	test_oncpu_rule_code();
 	return check_exit_status("unit-profiler");
 }
