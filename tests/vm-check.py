@@ -2,7 +2,7 @@
 """tests/vm-check.py - check what a guest of tests/vm-*.test printed.
 
 usage: vm-check.py CONSOLE.LOG [--static T,...] [--deadlock T:E,...]
-                   TARGET:ENGINE...
+                   [--oncpu T,...] TARGET:ENGINE...
 
 CONSOLE.LOG holds the markers of tests/vm-init.sh.  Each TARGET:ENGINE
 named must have a dump, and each TARGET a record; each thread of
@@ -23,10 +23,21 @@ the dumps and in every recorded stack:
 
 A target's record must also leave it untraced and running (@@tracer).
 
+Each --oncpu TARGET (of live.c) must have an on-CPU record (TARGET-oncpu:
+no --idle) that counted samples of each busy thread (spin, alloca,
+signal), every one in its chain as above, and none of the sleeping ones
+(main, sleeper): a thread is counted only where it ran.
+
 Each --deadlock TARGET:ENGINE is a dump of tests/targets/vm/locks.c: it
 must report one deadlock, of lock-a and lock-b over mutex_a and mutex_b,
 and each of the three lock threads must wait for its mutex, named by
 symbol, held by the right thread (lock-c: contention, in no cycle).
+Each --same A:E=B:F,... says that dump A with engine E and dump B with F
+found the same frames (addresses) in every thread: a core unwound in the
+guest and on the host.  Each --eu T:E=FILE,... compares dump T with
+engine E frame for frame with eu-stack's output FILE for the same core
+(eu-stack's repeated frames counted once; where eu-stack stops after a
+frame at 0x0, its frames begin stackspy's).
 Exit 0 when every check holds, 1 otherwise (each failure printed).
 """
 import json
@@ -172,11 +183,17 @@ def check_deadlock(d):
 def main():
     args = sys.argv[1:]
     log = args.pop(0)
-    static, want, deadlock = set(), [], []
+    static, want, deadlock, oncpu, same, eu = set(), [], [], [], [], []
     while args:
         a = args.pop(0)
         if a == "--static":
             static = set(args.pop(0).split(","))
+        elif a == "--same":
+            same += [x.split("=") for x in args.pop(0).split(",")]
+        elif a == "--eu":
+            eu += [x.split("=") for x in args.pop(0).split(",")]
+        elif a == "--oncpu":
+            oncpu = args.pop(0).split(",")
         elif a == "--deadlock":
             deadlock += [x.split(":") for x in args.pop(0).split(",")]
         else:
@@ -249,14 +266,19 @@ def main():
             report("dump %s %s" % (target, engine),
                    ["threads missing: %s" % sorted(missing)], "")
 
-    for target in sorted(set(t for t, _ in want if not t.endswith("-core"))):
-        sec = secs.get(("record", target, ""))
+    def check_record(target, name, roles, absent):
+        """The folded record `name` of target: each of roles has samples,
+        in its chain; none of absent has any."""
+        sec = secs.get(("record", name, ""))
         if not sec:
-            report("record %s" % target, ["no output"], "")
-            continue
+            report("record %s" % name, ["no output"], "")
+            return
         rc, body, err = sec
         if rc != 0:
-            report("record %s" % target, ["exit %s" % rc] + err[:5], "")
+            report("record %s" % name, ["exit %s" % rc] + err[:5], "")
+        summary = [e for e in err if "samples" in e]
+        if summary:
+            print("   record %s: %s" % (name, " / ".join(summary)[:300]))
         per = {}
         chains = chains_for(target)
         for ln in body:
@@ -288,12 +310,21 @@ def main():
         for r in sorted(chains):
             lines = per.get(r, [])
             if not lines:
-                report("record %s %s" % (target, r), ["no samples"], "")
+                if r in roles:
+                    report("record %s %s" % (name, r), ["no samples"], "")
                 continue
             errs = [e for es, _ in lines for e in es]
             n = sum(int(ln.rpartition(" ")[2]) for _, ln in lines)
-            report("record %s %s" % (target, r), sorted(set(errs)),
+            if r in absent:
+                errs.append("%d samples of a thread that sleeps" % n)
+            report("record %s %s" % (name, r), sorted(set(errs)),
                    "%d stacks, %d samples: %s" % (len(lines), n, lines[0][1][:160]))
+
+    for target in sorted(set(t for t, _ in want if not t.endswith("-core"))):
+        check_record(target, target, set(chains_for(target)), set())
+        if target in oncpu:
+            check_record(target, target + "-oncpu", {"spin", "alloca", "signal"},
+                         {"main", "sleeper"})
         tr = tracer.get(target)
         if tr != ("0", "S") and tr != ("0", "R"):
             report("record %s" % target,
@@ -311,6 +342,54 @@ def main():
         report(title, errs + (err[:5] if errs else []),
                " ".join("%s->%s" % (t["name"], (t.get("waits_for") or {}).get("symbol"))
                         for t in d["threads"]))
+
+    def frames_of(spec):
+        target, engine = spec.split(":")
+        loaded = load_dump(target, engine, "dump %s" % spec)
+        if not loaded:
+            return None
+        return {t["tid"]: [f["ip"] for f in t["frames"]] for t in loaded[0]["threads"]}
+
+    for a, b in same:
+        fa, fb = frames_of(a), frames_of(b)
+        if fa is None or fb is None:
+            continue
+        errs = ["thread %s: %s %s, %s %s" % (tid, a, fa.get(tid), b, fb.get(tid))
+                for tid in sorted(set(fa) | set(fb)) if fa.get(tid) != fb.get(tid)]
+        report("dump %s = %s" % (a, b), errs,
+               "%d threads, %d frames" % (len(fa), sum(len(v) for v in fa.values())))
+
+    for spec, path in eu:
+        got = frames_of(spec)
+        if got is None:
+            continue
+        want, tid = {}, None
+        for line in open(path):
+            m = re.match(r"TID (\d+):", line)
+            if m:
+                tid = int(m.group(1))
+                want[tid] = []
+                continue
+            m = re.match(r"#\d+\s+0x([0-9a-f]+)", line)
+            if m and tid is not None:
+                ip = "0x%x" % int(m.group(1), 16)
+                if not want[tid] or want[tid][-1] != ip:
+                    want[tid].append(ip)
+        # eu-stack (0.188) stops after a frame at 0x0 (a call through
+        # NULL): there, its frames must begin stackspy's, which goes on
+        # (its chain is checked by name above).
+        errs, more = [], 0
+        for t in sorted(set(got) | set(want)):
+            g, w = got.get(t) or [], want.get(t) or []
+            if g == w:
+                continue
+            if w and w[0] == "0x0" and g[:len(w)] == w:
+                more += len(g) - len(w)
+                continue
+            errs.append("thread %s: stackspy %s, eu-stack %s" % (t, g, w))
+        report("dump %s = eu-stack" % spec, errs,
+               "%d threads, %d frames as eu-stack's, %d more past its stop at 0x0" %
+               (len(want), sum(len(v) for v in want.values()), more))
 
     print("%d checks failed" % bad if bad else "all checks passed")
     return 1 if bad else 0

@@ -11,8 +11,12 @@
 #   @@stderr                       ...stderr of the run before...
 #   @@folded TARGET                ...folded...    @@end-folded
 #
+# And an on-CPU `stackspy record --threads` (no --idle) with the first
+# engine, as "record TARGET-oncpu" and "@@folded TARGET-oncpu".
 # A line "core:TARGET ENGINE..." runs `TARGET crash` instead, and dumps
-# the core the kernel wrote ("dump TARGET-core ENGINE").
+# the core the kernel wrote ("dump TARGET-core ENGINE"), then prints the
+# core itself, gzip'd and in base64, between "@@core TARGET" and
+# "@@end-core", for the host to unwind.
 # Then "@@done" and power off.  Never exits (PID 1 must not): whatever
 # fails, the machine is powered off at the end.
 /bin/busybox --install -s
@@ -53,6 +57,11 @@ while read -r target engines; do
 			show "dump $t-core $e" stackspy dump --core "$c" --exe /t/"$t" \
 				--engine "$e" --format json
 		done
+		if [ -n "$c" ]; then
+			echo "@@core $t"
+			gzip -c "$c" | base64
+			echo "@@end-core"
+		fi
 		rm -f /tmp/core*
 		continue;;
 	esac
@@ -87,6 +96,12 @@ while read -r target engines; do
 	show "record $target" stackspy record -p $pid -d 4 --threads --idle \
 		--engine "$1" -o /tmp/rec.folded
 	echo "@@folded $target"
+	cat /tmp/rec.folded
+	echo "@@end-folded"
+	# On-CPU: only where a thread ran at the tick (one emulated CPU).
+	show "record $target-oncpu" stackspy record -p $pid -d 3 --threads \
+		--engine "$1" -o /tmp/rec.folded
+	echo "@@folded $target-oncpu"
 	cat /tmp/rec.folded
 	echo "@@end-folded"
 	# The target was left running and untraced.
