@@ -152,24 +152,29 @@ prepare(struct tracee **threads, size_t n, size_t window,
 static uint64_t
 pac_mask(pid_t tid)
 {
-	static uint64_t kept;     /* 0: not read yet; 1: there is none */
-	uint64_t m = __atomic_load_n(&kept, __ATOMIC_RELAXED);
-	if (m)
-		return m == 1 ? 0 : m;
+	/* One reader (the state's owner while READING); an int, not the
+	 * 64-bit mask, is what is atomic: 32-bit MIPS has no 64-bit atomics
+	 * without libatomic. */
+	enum { UNREAD, NONE, KNOWN, READING };
+	static int state;
+	static uint64_t known;
+	int st = UNREAD;
+	if (!__atomic_compare_exchange_n(&state, &st, READING, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_ACQUIRE))
+		return st == KNOWN ? known : 0;
 	const struct arch *a = arch_host();
 	uint64_t masks[2] = { 0, 0 };   /* data_mask, insn_mask */
 	struct iovec iov = { .iov_base = masks, .iov_len = sizeof(masks) };
-	m = 1;
-	if (a && a->pac_mask_note) {
-		if (ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)a->pac_mask_note, &iov) == 0) {
-			if (iov.iov_len == sizeof(masks) && masks[1])
-				m = masks[1];
-		} else if (errno == ESRCH) {
-			return 0;   /* gone meanwhile: the next stop asks */
-		}
+	if (a && a->pac_mask_note &&
+	    ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)a->pac_mask_note, &iov) < 0 &&
+	    errno == ESRCH) {
+		/* Gone meanwhile: the next stop asks. */
+		__atomic_store_n(&state, UNREAD, __ATOMIC_RELEASE);
+		return 0;
 	}
-	__atomic_store_n(&kept, m, __ATOMIC_RELAXED);
-	return m == 1 ? 0 : m;
+	known = iov.iov_len == sizeof(masks) ? masks[1] : 0;
+	__atomic_store_n(&state, known ? KNOWN : NONE, __ATOMIC_RELEASE);
+	return known;
 }
 
 /* The thread is in the event-stop our PTRACE_INTERRUPT asked for (status
