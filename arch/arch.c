@@ -125,9 +125,6 @@ arch_pr_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
 	return 0;
 }
 
-/* The kernel's restart codes (include/linux/errno.h, not in the uapi). */
-#define ERESTARTSYS 512
-
 int
 arch_code_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
 		  const unsigned char *code, size_t code_len, struct arch_syscall *out)

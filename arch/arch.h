@@ -230,6 +230,14 @@ int arch_pr_word(const struct arch *a, const unsigned char *pr_reg, size_t len,
 int arch_regs_from_prstatus(const struct arch *a, const unsigned char *pr_reg,
 			    size_t len, struct arch_regs *out);
 
+/* The kernel's restart codes (include/linux/errno.h, not in the uapi): a
+ * system call that was asleep returns one of them, or -EINTR, when a stop
+ * or a signal wakes it. */
+#define ERESTARTSYS           512
+#define ERESTARTNOINTR        513
+#define ERESTARTNOHAND        514
+#define ERESTART_RESTARTBLOCK 516
+
 /* What pr_reg says of the system call a stopped thread is in. */
 struct arch_syscall {
 	bool in_syscall;          /* the stop found it inside a system call */

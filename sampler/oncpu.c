@@ -20,14 +20,6 @@
 #include "sampler/profiler-internal.h"
 #include "sampler/profiler.h"
 
-/* The kernel's restart codes (include/linux/errno.h, not in the uapi): a
- * system call that was asleep returns one of them, or -EINTR, when a stop
- * or a signal wakes it. */
-#define ERESTARTSYS           512
-#define ERESTARTNOINTR        513
-#define ERESTARTNOHAND        514
-#define ERESTART_RESTARTBLOCK 516
-
 /* What the stop found of a system call: from pr_reg (x86-64, MIPS), else
  * from the code around the pc (aarch64, arch_code_syscall: one read of two
  * instructions, after the thread runs again; code does not change).

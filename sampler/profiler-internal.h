@@ -350,6 +350,9 @@ void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t
  * unwind; then the processes whose threads are all gone are ended.
  * Returns whether one is alive. */
 bool profiler_sample_finish(struct profiler *p);
+/* The stops of every attached target waiting since the last look (a
+ * signal to a thread, an exec) handled; false when no target is left. */
+bool profiler_poll_targets(struct profiler *p);
 
 /* ---- unwinder.c ------------------------------------------------------------ */
 

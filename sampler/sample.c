@@ -516,6 +516,20 @@ profiler_sample_finish(struct profiler *p)
 	return any;
 }
 
+bool
+profiler_poll_targets(struct profiler *p)
+{
+	bool alive = false;
+	for (size_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		if (!ps->attached || ps->exited)
+			continue;
+		ptrace_target_poll(ps->pt);
+		alive = true;
+	}
+	return alive;
+}
+
 /* Let the unwinder get on: unwind now without its own thread, else a
  * millisecond's sleep. */
 static void
@@ -579,9 +593,7 @@ profiler_take_deferred(struct profiler *p)
 		}
 		flush_batch(p);
 		/* Signals to the targets meanwhile are handed on. */
-		for (size_t k = 0; k < p->nprocs; k++)
-			if (p->procs[k].attached && !p->procs[k].exited && p->procs[k].pt)
-				ptrace_target_poll(p->procs[k].pt);
+		profiler_poll_targets(p);
 		if (!left)
 			break;
 		/* The queue is full: the unwinder makes room. */

@@ -331,7 +331,7 @@ process_cpu_ns(struct proc_state *ps, uint64_t *ns)
 		ps->cpu_clock_ok = clock_getcpuclockid(ps->pid, &ps->cpu_clock) == 0 ? 1 : -1;
 	if (ps->cpu_clock_ok < 0 || clock_gettime(ps->cpu_clock, &t) < 0)
 		return false;
-	*ns = (uint64_t)t.tv_sec * NS_PER_SEC + (uint64_t)t.tv_nsec;
+	*ns = timespec_to_ns(&t);
 	return true;
 }
 

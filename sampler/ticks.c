@@ -93,14 +93,7 @@ profiler_fd(const struct profiler *p)
 static bool
 handle_tracee_events(struct profiler *p)
 {
-	bool alive = false;
-	for (size_t i = 0; i < p->nprocs; i++) {
-		struct proc_state *ps = &p->procs[i];
-		if (!ps->attached || ps->exited)
-			continue;
-		ptrace_target_poll(ps->pt);
-		alive = true;
-	}
+	bool alive = profiler_poll_targets(p);
 	if (p->cfg.subprocesses) {
 		/* Children created meanwhile: sampled from the next tick. */
 		size_t before = p->nprocs;
