@@ -126,10 +126,13 @@ struct thread_state {
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;            /* (the unwinder's, unwinder_take_lasts) */
 	bool awaiting_last;       /* its last sample is not unwound yet */
+	uint32_t last_seq;        /* which: p->keep_seq when it was handed over */
+	bool last_ran;            /* it was running (R) then: not to be reused */
 	uint32_t owed;            /* ticks whose stack is that of its next
 				     sample (deferred: --idle, a tick over
 				     its budget) or of the one being unwound */
-	uint64_t owed_cpu_ns;     /* deferred: its CPU time then */
+	uint64_t owed_cpu_ns;     /* deferred: its CPU time then, */
+	uint64_t owed_slices;     /* ... and its scheduled-in count */
 	uint32_t root_id;         /* "comm-PID/TID" */
 	char name[64];            /* its comm as last read (root_id's) */
 	struct task_schedstat asleep;  /* on-CPU: its schedstat when /proc last
@@ -217,6 +220,11 @@ struct profiler {
 	unsigned idle_stops;      /* --idle: stops chosen this tick, */
 	size_t idle_room;         /* ... at most this many (sample.c) */
 	uint64_t stop_cost_ns;    /* a stop's wall time in a batch, averaged */
+	uint32_t keep_seq;        /* --idle: samples handed over to be kept */
+	unsigned stop_wait_tick;  /* the tick whose time in its batches' */
+	uint64_t stop_wait_ns;    /* stops this is (sample.c) */
+	uint64_t tick_other_ns;   /* the last tick's time not spent in its
+				     stops (ticks.c; idle_may_stop) */
 	bool final_pass;          /* profiler_take_deferred is running */
 	uint64_t ticks_end_ns;    /* when the ticks ended, if before the stop */
 	struct profiler_stats stats;
@@ -312,6 +320,9 @@ bool thread_census(struct profiler *p, struct proc_state *ps);
 void thread_census_end(struct profiler *p, struct proc_state *ps, bool looked_at_all);
 /* Add ts to the next census if it is hot. */
 void thread_census_keep(struct profiler *p, struct proc_state *ps, const struct thread_state *ts);
+/* Before the first tick: every thread of ps read twice, the ones that
+ * ran between the readings hot, and the census's base taken. */
+void thread_first_look(struct profiler *p, struct proc_state *ps);
 
 /* ---- task-stat.c ----------------------------------------------------------- */
 
@@ -353,6 +364,8 @@ bool profiler_sample_finish(struct profiler *p);
 /* The stops of every attached target waiting since the last look (a
  * signal to a thread, an exec) handled; false when no target is left. */
 bool profiler_poll_targets(struct profiler *p);
+/* The time this tick has spent stopping threads (its batches). */
+uint64_t profiler_stop_wait_ns(const struct profiler *p);
 
 /* ---- unwinder.c ------------------------------------------------------------ */
 

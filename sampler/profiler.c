@@ -93,14 +93,15 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 		profiler_free(p);
 		return e;
 	}
-	tick_clock_init(&p->ticks, cfg->rate_hz, monotonic_ns());
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		if (ps->attached && ps->ut && profiler_sample_setup(p, ps) < 0) {
 			profiler_free(p);
 			return -ENOMEM;
 		}
+		thread_first_look(p, ps);
 	}
+	tick_clock_init(&p->ticks, cfg->rate_hz, monotonic_ns());
 	tick_arm(p);
 	*out = p;
 	return 0;

@@ -30,10 +30,11 @@ static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
  * stands for what the thread was doing at the tick that began at tick_ns.
- * before: its schedstat read before the interrupt. */
+ * before: its schedstat read before the interrupt; state: its state then
+ * (/proc stat). */
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
-	      struct stack_snapshot *snap, const struct task_schedstat *before,
+	      struct stack_snapshot *snap, const struct task_schedstat *before, char state,
 	      uint64_t tick_ns, const uint32_t *kids, size_t nk)
 {
 	if (r == -ESRCH)
@@ -67,7 +68,12 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	 * stack too. */
 	uint32_t weight = p->final_pass ? 0 : 1;
 	if (ts->owed && !ts->awaiting_last) {
-		if (before->cpu_ns - ts->owed_cpu_ns < IDLE_CPU_SLACK_NS)
+		/* Not scheduled in since: a thread just woken has run for
+		 * less than the kernel's own tick and shows no new CPU time
+		 * (a pool's worker put off for 154 ticks asleep, then stopped
+		 * a moment into its work, had them all counted there). */
+		if (before->cpu_ns - ts->owed_cpu_ns < IDLE_CPU_SLACK_NS &&
+		    before->slices == ts->owed_slices)
 			weight += ts->owed;
 		else
 			p->stats.deferred_lost += ts->owed;
@@ -82,6 +88,12 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		ts->last_ids = NULL;
 		ts->last_n = 0;
 		ts->awaiting_last = true;
+		ts->last_seq = ++p->keep_seq;
+		/* Taken running, its stack is not the one it sleeps in
+		 * next: not reused (a worker stopped 50 us before the end
+		 * of its work, well within IDLE_CPU_SLACK_NS, was counted
+		 * there for the 110 ticks it slept after). */
+		ts->last_ran = state == 'R';
 		ts->last_cpu_ns = before->cpu_ns;
 	}
 }
@@ -118,8 +130,8 @@ finish_thread(struct profiler *p, size_t i, int r)
 		return;
 	}
 	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
-	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->tick_ns,
-		      p->batch_kids[i], p->batch_nk[i]);
+	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->batch_state[i],
+		      p->tick_ns, p->batch_kids[i], p->batch_nk[i]);
 }
 
 /* The late stop of a thread the tick's deadline gave up on
@@ -140,7 +152,7 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		p->stats.late++;
 		uint64_t tick_ns = ts->late_tick_ns;
 		ts->late_tick_ns = 0;
-		finish_sample(p, ps, ts, r, snap, &ts->late_before, tick_ns, NULL, 0);
+		finish_sample(p, ps, ts, r, snap, &ts->late_before, 'R', tick_ns, NULL, 0);
 		return;
 	}
 }
@@ -196,12 +208,6 @@ profiler_sample_setup(struct profiler *p, struct proc_state *ps)
 	return ptrace_target_set_late(ps->pt, &o, late_sample, late_schedstat_fd, p);
 }
 
-/* The time this tick spent in ptrace_sample_many (its batches). */
-static struct {
-	unsigned tick_no;
-	uint64_t ns;
-} stop_wait;
-
 /* Stop the batch's threads, of every process of the tick, together
  * against one deadline (each stopped only for its own copy), then, with
  * every one of them running again, decide and hand over. */
@@ -228,47 +234,81 @@ flush_batch(struct profiler *p)
 	 * their stops, up to ONCPU_STOP_TIMEOUT_US on a busy host, which
 	 * counted in made nearly every tick there drop the priority and take
 	 * it again (two system calls a tick). */
-	if (stop_wait.tick_no != p->tick_no) {
-		stop_wait.tick_no = p->tick_no;
-		stop_wait.ns = 0;
-	}
 	uint64_t spent = monotonic_ns() - t0;
-	stop_wait.ns += spent;
+	p->stop_wait_ns = profiler_stop_wait_ns(p) + spent;
+	p->stop_wait_tick = p->tick_no;
 	/* Averaged over the last batches (--idle's budget, idle_may_stop). */
 	uint64_t per = spent / n;
 	p->stop_cost_ns = p->stop_cost_ns ? (7 * p->stop_cost_ns + per) / 8 : per;
 	uint64_t budget = p->ticks.period_ns / 4 < TICK_RT_BUDGET_NS ? p->ticks.period_ns / 4 :
 			  TICK_RT_BUDGET_NS;
 	for (size_t i = 0; i < n; i++) {
-		if (monotonic_ns() - p->tick_ns > budget + stop_wait.ns)
+		if (monotonic_ns() - p->tick_ns > budget + p->stop_wait_ns)
 			ptrace_hold_realtime(false);
 		finish_thread(p, i, r < 0 ? r : p->results[i]);
 	}
 }
 
+uint64_t
+profiler_stop_wait_ns(const struct profiler *p)
+{
+	return p->stop_wait_tick == p->tick_no ? p->stop_wait_ns : 0;
+}
+
 /* --idle: whether this tick may stop one more thread that has no stack
  * to reuse: the unwinder's queue has room for its sample, and the tick,
  * with the stops it has chosen (at what a stop has cost lately), stays
- * within half its period. */
+ * within half its period.  The rest of the tick is what the last one
+ * spent besides its stops, or what this one has so far if more: the
+ * time so far alone left out the rest of the walk and the handing over,
+ * and ticks of 7-10 ms at 99 Hz (5,000 threads' first stops) ran past
+ * the next tick's grid point a quarter of the time (the deadlines are
+ * jittered by up to half a period: a tick longer than half of one can
+ * miss the next). */
 static bool
 idle_may_stop(const struct profiler *p)
 {
 	if (p->final_pass)
 		return p->idle_stops < p->idle_room;
+	if (p->idle_stops >= p->idle_room)
+		return false;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
-	return p->idle_stops < p->idle_room &&
-	       monotonic_ns() - p->tick_ns + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 2;
+	uint64_t other = monotonic_ns() - p->tick_ns - profiler_stop_wait_ns(p);
+	if (other < p->tick_other_ns)
+		other = p->tick_other_ns;
+	return other + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 3;
 }
 
 /* Put off ts's stop: its stack when it stops is this tick's, if it has
  * not run meanwhile (its CPU time then, cpu_ns). */
 static void
-idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns)
+idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns, uint64_t slices)
 {
-	if (!ts->owed)
+	/* Its last stack is not its stack now (it ran since): once cold,
+	 * it would be reused for every tick (a pool's worker sampled in its
+	 * 20 ms of work was counted there for a second after, in 111 of 186
+	 * ticks: tests/record-pool.test). */
+	free(ts->last_ids);
+	ts->last_ids = NULL;
+	ts->last_n = 0;
+	if (!ts->owed) {
 		ts->owed_cpu_ns = cpu_ns;
+		ts->owed_slices = slices;
+	}
 	ts->owed++;
 	p->stats.deferred++;
+}
+
+/* --idle: ts has not run since its last sample: this tick has its stack
+ * (added when it comes back from the unwinder if it is still there). */
+static void
+idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
+{
+	p->stats.reused++;
+	if (ts->awaiting_last)
+		ts->owed++;
+	else
+		unwinder_push_reuse(p, ps, ts, 1);
 }
 
 /* Choose thread th for this tick, or account for it without a stop. */
@@ -297,9 +337,32 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	 * waiting for one, which the rule would drop), and its stat line
 	 * (five times the cost of schedstat) is not read.  Most threads of
 	 * a server sleep most ticks. */
-	if (!p->cfg.idle && before.slices && before.slices == ts->asleep.slices &&
-	    before.cpu_ns == ts->asleep.cpu_ns)
+	bool unmoved = before.slices && before.slices == ts->asleep.slices &&
+		       before.cpu_ns == ts->asleep.cpu_ns;
+	if (!p->cfg.idle && unmoved)
 		return;
+	if (p->cfg.idle) {
+		/* --idle: likewise, a thread seen asleep with its stack to
+		 * reuse, and not scheduled in since, has that stack still
+		 * (or waits for a CPU with it).  The threads our stops woke
+		 * are read for HOT_TICKS ticks after (threads.c): at 5,000
+		 * threads a stat line for each was a third of a tick. */
+		if (unmoved && !ts->last_ran && (ts->last_ids || ts->awaiting_last)) {
+			idle_reuse(p, ps, ts);
+			return;
+		}
+		/* A thread with no stack yet that this tick cannot stop,
+		 * and that has not run lately, is put off before its state
+		 * is read: the first tick of a pool of 5,000 read every
+		 * stat line for nothing (0.16 s, 15 ticks missed).  One
+		 * that runs is stopped first (at the first tick, with no
+		 * reading before, it is put off once). */
+		if (!ts->last_ids && !ts->awaiting_last && thread_is_cold(p, ts) &&
+		    !idle_may_stop(p)) {
+			idle_defer(p, ts, before.cpu_ns, before.slices);
+			return;
+		}
+	}
 	char state = thread_state_now(p, ps, ts);
 	if (!state)
 		return;  /* exiting */
@@ -317,24 +380,22 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 			p->stats.unstopped++;
 			return;
 		}
-		if (state != 'R' && (ts->last_ids || ts->awaiting_last) &&
+		if (state != 'R' && !ts->last_ran && (ts->last_ids || ts->awaiting_last) &&
 		    before.cpu_ns - ts->last_cpu_ns < IDLE_CPU_SLACK_NS) {
 			/* Has not run since its last sample: same stack (still
 			 * being unwound: added when it comes back). */
-			p->stats.reused++;
-			if (ts->awaiting_last)
-				ts->owed++;
-			else
-				unwinder_push_reuse(p, ps, ts, 1);
+			ts->asleep = before;
+			idle_reuse(p, ps, ts);
 			return;
 		}
+		ts->asleep.slices = 0;
 		/* Past what the unwinder can take this tick, or the tick's
 		 * budget (the first tick of 20,000 sleeping threads stopped
 		 * every one, for seconds, and the queue dropped most), a
 		 * sleeping thread's stop is deferred: its stack when it comes
 		 * is this tick's, if it has not run meanwhile. */
 		if (state != 'R' && !ts->awaiting_last && !idle_may_stop(p)) {
-			idle_defer(p, ts, before.cpu_ns);
+			idle_defer(p, ts, before.cpu_ns, before.slices);
 			return;
 		}
 		p->idle_stops++;
@@ -464,17 +525,13 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 			all = false;
 			if (!p->cfg.idle)
 				continue;  /* asleep since it was last read */
-			if (!th->late && (ts->last_ids || ts->awaiting_last)) {
+			if (!th->late && !ts->last_ran && (ts->last_ids || ts->awaiting_last)) {
 				/* --idle: its stack has not moved either. */
-				p->stats.reused++;
-				if (ts->awaiting_last)
-					ts->owed++;
-				else
-					unwinder_push_reuse(p, ps, ts, 1);
+				idle_reuse(p, ps, ts);
 				continue;
 			}
 			if (!th->late && !idle_may_stop(p)) {
-				idle_defer(p, ts, ts->cpu_seen);
+				idle_defer(p, ts, ts->cpu_seen, ts->slices_seen);
 				continue;
 			}
 		}

@@ -170,7 +170,9 @@ tick(struct profiler *p, bool events, bool arm)
 	unwind_between_ticks(p);
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
-	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
+	uint64_t done = monotonic_ns();
+	p->tick_other_ns = done - now - profiler_stop_wait_ns(p);
+	p->stats.missed_ticks += tick_clock_advance(&p->ticks, done);
 	if (arm)
 		tick_arm(p);
 	else

@@ -57,7 +57,8 @@ struct job {
 	enum job_kind kind;
 	uint32_t proc;
 	pid_t pid, tid;
-	bool keep_last;           /* --idle: the stack goes back to the tracer */
+	bool keep_last;           /* --idle: the stack goes back to the tracer, */
+	uint32_t seq;             /* ... as the thread's sample seq */
 	uint32_t weight;          /* JOB_SAMPLE: the ticks it stands for */
 	uint8_t nroots, nk;
 	uint32_t roots[2];        /* comm-PID, comm-PID/TID (what applies) */
@@ -77,6 +78,7 @@ struct job {
 struct last_stack {
 	uint32_t proc;
 	pid_t tid;
+	uint32_t seq;             /* the thread's sample it is (job.seq) */
 	uint32_t *ids;
 	size_t n;
 };
@@ -156,7 +158,7 @@ post_last(struct unwinder *u, const struct job *j, const uint32_t *ids, size_t n
 		free(copy);
 		return;
 	}
-	u->lasts[u->nlasts++] = (struct last_stack){ j->proc, j->tid, copy, n };
+	u->lasts[u->nlasts++] = (struct last_stack){ j->proc, j->tid, j->seq, copy, n };
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -536,6 +538,7 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 	j.tid = ts->tid;
 	j.sampled_ns = sampled_ns;
 	j.keep_last = keep_last;
+	j.seq = p->keep_seq + 1;  /* the caller counts it once it is in */
 	job_roots(p, ps, ts, &j);
 	if (nk > MAX_KERNEL_FRAMES)
 		nk = MAX_KERNEL_FRAMES;
@@ -656,7 +659,12 @@ unwinder_take_lasts(struct profiler *p)
 	for (size_t i = 0; i < n; i++) {
 		struct thread_state *ts = v[i].proc < p->nprocs && p->procs[v[i].proc].tcap ?
 					  thread_state_find(&p->procs[v[i].proc], v[i].tid) : NULL;
-		if (ts && ts->awaiting_last) {
+		/* Only its latest sample: a thread stopped again while one was
+		 * being unwound (it ran) has that one's stack now, and the
+		 * earlier one, back first, was kept in its place (a pool's
+		 * worker counted in its work for a second after it slept:
+		 * tests/record-pool.test). */
+		if (ts && ts->awaiting_last && v[i].seq == ts->last_seq) {
 			ts->awaiting_last = false;
 			free(ts->last_ids);
 			ts->last_ids = v[i].ids;  /* NULL when it found no frame */
