@@ -128,6 +128,9 @@ struct thread_state {
 	bool awaiting_last;       /* its last sample is not unwound yet */
 	uint32_t last_seq;        /* which: p->keep_seq when it was handed over */
 	bool last_ran;            /* it was running (R) then: not to be reused */
+	uint32_t prev_owed;       /* ticks owed to an earlier sample, prev_seq, */
+	uint32_t prev_seq;        /* ... still being unwound when it was
+				     stopped again */
 	uint32_t owed;            /* ticks whose stack is that of its next
 				     sample (deferred: --idle, a tick over
 				     its budget) or of the one being unwound */

@@ -87,6 +87,15 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		free(ts->last_ids);
 		ts->last_ids = NULL;
 		ts->last_n = 0;
+		/* The ticks owed to a sample still being unwound are that
+		 * one's, not this one's (a worker parked while its sample was
+		 * unwound, then stopped in its work, had them counted there). */
+		if (ts->awaiting_last && ts->owed) {
+			p->stats.deferred_lost += ts->prev_owed;
+			ts->prev_owed = ts->owed;
+			ts->prev_seq = ts->last_seq;
+			ts->owed = 0;
+		}
 		ts->awaiting_last = true;
 		ts->last_seq = ++p->keep_seq;
 		/* Taken running, its stack is not the one it sleeps in
@@ -676,9 +685,9 @@ profiler_take_deferred(struct profiler *p)
 	for (size_t k = 0; k < p->nprocs; k++)
 		for (size_t i = 0; i < p->procs[k].tn; i++) {
 			struct thread_state *ts = &p->procs[k].threads[i];
-			if (ts->owed) {
-				p->stats.deferred_lost += ts->owed;
-				ts->owed = 0;
+			if (ts->owed || ts->prev_owed) {
+				p->stats.deferred_lost += ts->owed + ts->prev_owed;
+				ts->owed = ts->prev_owed = 0;
 			}
 		}
 	p->final_pass = false;

@@ -548,9 +548,22 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 	return push(p, &j, snap);
 }
 
+static int push_reuse_ids(struct profiler *p, const struct proc_state *ps,
+			  const struct thread_state *ts, const uint32_t *ids, size_t n,
+			  uint32_t count);
+
 int
 unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
 		    const struct thread_state *ts, uint32_t count)
+{
+	return push_reuse_ids(p, ps, ts, ts->last_ids, ts->last_n, count);
+}
+
+/* ids (n of them): a stack of ts (its last, or an earlier one, back from
+ * being unwound) counted count more times. */
+static int
+push_reuse_ids(struct profiler *p, const struct proc_state *ps, const struct thread_state *ts,
+	       const uint32_t *ids, size_t n, uint32_t count)
 {
 	/* One job a tick, not one a thread: with 5,000 sleeping threads a
 	 * job each (a kilobyte copied under the queue's lock) was most of
@@ -560,18 +573,18 @@ unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
 	job_init(&j, JOB_REUSE, p, ps);
 	job_roots(p, ps, ts, &j);
 	size_t name_ids = p->hook ? REUSE_NAME_IDS : 0;
-	size_t need = u->nreuse_ids + REUSE_HEAD + name_ids + ts->last_n;
+	size_t need = u->nreuse_ids + REUSE_HEAD + name_ids + n;
 	if (BASE_GROW(u->reuse, u->reuse_cap, need, 4096) < 0)
 		return -ENOMEM;
 	uint32_t *e = &u->reuse[u->nreuse_ids];
 	e[0] = (uint32_t)ps->pid;
 	e[1] = (uint32_t)ts->tid;
 	e[2] = j.nroots;
-	e[3] = (uint32_t)ts->last_n;
+	e[3] = (uint32_t)n;
 	e[4] = count;
 	if (name_ids)
 		memcpy(&e[REUSE_HEAD], j.name, sizeof(j.name));
-	memcpy(&e[REUSE_HEAD + name_ids], ts->last_ids, ts->last_n * sizeof(*e));
+	memcpy(&e[REUSE_HEAD + name_ids], ids, n * sizeof(*e));
 	u->nreuse_ids = need;
 	u->nreuse++;
 	return 0;
@@ -674,6 +687,13 @@ unwinder_take_lasts(struct profiler *p)
 				unwinder_push_reuse(p, &p->procs[v[i].proc], ts, ts->owed);
 			ts->owed = 0;
 		} else {
+			/* An earlier sample, after which it was stopped again:
+			 * the ticks it slept through before that are its. */
+			if (ts && v[i].seq == ts->prev_seq && ts->prev_owed && v[i].ids)
+				push_reuse_ids(p, &p->procs[v[i].proc], ts, v[i].ids, v[i].n,
+					       ts->prev_owed);
+			if (ts && v[i].seq == ts->prev_seq)
+				ts->prev_owed = 0;
 			free(v[i].ids);
 		}
 	}
