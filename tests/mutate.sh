@@ -126,6 +126,14 @@ mutations()
 		's/if \(lo - ps->cpu_seen_sum == ps->cpu_base\)/if (1)/' \
 		'threads that did not run lately are never read again (the census trusts nothing)' \
 		'tests/record-pool.test'
+	mutation idle-ran sampler/sample.c \
+		's/ts->last_ran = state == .R.;/ts->last_ran = false;/' \
+		'--idle: a stack taken while the thread ran is reused while it sleeps after' \
+		'tests/record-pool.test'
+	mutation idle-owed-woken sampler/sample.c \
+		's/ &&\n\t\t    before->slices == ts->owed_slices\)/)/' \
+		'--idle: ticks put off while a thread slept go to its stop just after it woke' \
+		'tests/record-pool.test'
 	mutation idle-deferred sampler/cmd-record.c \
 		's/\tif \(!stop_signal\)\n\t\tprofiler_take_deferred\(p\);//' \
 		'--idle: the stops put off are never taken (threads missing from the profile)' \
