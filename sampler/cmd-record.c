@@ -28,6 +28,7 @@
 
 #define DEFAULT_CHECKPOINT 60.0
 #define DEFAULT_PUSH_EVERY 10
+#define DEFAULT_PUSH_TIMEOUT 10
 
 enum record_format { FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE, FORMAT_PPROF };
 
@@ -112,6 +113,8 @@ record_usage(FILE *f)
 	           "                          Alloy's pyroscope.receive_http); runs until stopped\n"
 	           "                          without -d; SIGINT sends the last interval and exits\n"
 	           "      --push-every SECONDS  one profile per this many seconds (default 10)\n"
+	           "      --push-timeout SECONDS  how long one send may take, and how long the end\n"
+	           "                          of the recording waits for the server (default 10)\n"
 	           "      --app NAME          the application's name (default: the command's or the\n"
 	           "                          process's name)\n"
 	           "      --label KEY=VALUE   a label of every profile sent (repeatable)\n"
@@ -218,7 +221,7 @@ static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
 	enum { OPT_THREADS = OPT_COMMAND_FIRST, OPT_INLINE, OPT_CHECKPOINT, OPT_PUSH,
-	       OPT_PUSH_EVERY, OPT_APP, OPT_LABEL, OPT_PUSH_AUTH_FILE };
+	       OPT_PUSH_EVERY, OPT_PUSH_TIMEOUT, OPT_APP, OPT_LABEL, OPT_PUSH_AUTH_FILE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -237,6 +240,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "push", required_argument, NULL, OPT_PUSH },
 		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
+		{ "push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT },
 		{ "app", required_argument, NULL, OPT_APP },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE },
@@ -304,6 +308,12 @@ parse_options(int argc, char **argv, struct record_options *o)
 						   optarg);
 			o->push.every = (unsigned)v;
 			break;
+		case OPT_PUSH_TIMEOUT:
+			if (parse_long(optarg, 1, 600, &v) < 0)
+				error_msg_and_help("record", "invalid --push-timeout argument: '%s' (1 to 600 seconds)",
+						   optarg);
+			o->push.timeout = (unsigned)v;
+			break;
 		case OPT_APP:
 			if (!valid_push_name(optarg, false))
 				error_msg_and_help("record", "invalid --app argument: '%s' (letters, digits, '.', '-', '_')",
@@ -355,12 +365,15 @@ parse_options(int argc, char **argv, struct record_options *o)
 		o->cfg.threads = true;
 	}
 	check_engine_or_help("record", o->cfg.engine);
-	if (!o->push.url && (o->push.every || o->push.app || o->push.nlabels || o->push.auth_file))
-		error_msg_and_help("record", "--push-every, --push-auth-file, --app and --label go "
-				   "with --push");
+	if (!o->push.url && (o->push.every || o->push.timeout || o->push.app || o->push.nlabels ||
+			     o->push.auth_file))
+		error_msg_and_help("record", "--push-every, --push-timeout, --push-auth-file, --app and "
+				   "--label go with --push");
 	if (o->push.url) {
 		if (!o->push.every)
 			o->push.every = DEFAULT_PUSH_EVERY;
+		if (!o->push.timeout)
+			o->push.timeout = DEFAULT_PUSH_TIMEOUT;
 		/* No --app: the command's name, or (NULL) the process's. */
 		if (!o->push.app && o->cfg.argv)
 			o->push.app = push_app_default(o->cfg.argv[0]);

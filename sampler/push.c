@@ -84,7 +84,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 
 #define PUSH_QUEUE     8        /* intervals waiting; more: the oldest is dropped */
 #define PUSH_ATTEMPTS  3        /* per interval */
-#define PUSH_FINAL_WAIT_S 10    /* at exit, for what is still queued */
+#define PUSH_CONNECT_S 5        /* a connection's part of --push-timeout */
 #define REPLY_TEXT    200       /* bytes of a failed reply's body kept to show */
 #define REPLY_MAX     (1 << 20) /* bytes of a reply read at most, then the
 				   transfer is cut: the body is the server's
@@ -107,7 +107,7 @@ struct push {
 	size_t head, n;
 	bool busy;              /* the thread is sending one */
 	bool closing;
-	bool give_up;           /* at exit, after PUSH_FINAL_WAIT_S */
+	bool give_up;           /* at exit, after --push-timeout */
 	/* counted under lock */
 	uint64_t sent, dropped, retries;
 	/* the last failure, for the summary (the sender's; read after join) */
@@ -200,7 +200,7 @@ curl_load(void)
 }
 
 /* libcurl's progress callback: a transfer still running when the
- * recording gives up on the server (PUSH_FINAL_WAIT_S) is aborted, so the
+ * recording gives up on the server (--push-timeout) is aborted, so the
  * sender's thread ends at once. */
 static int
 give_up_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
@@ -235,8 +235,9 @@ post_once(struct push *ps, CURL *curl, const struct push_item *it)
 	lc.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
 	lc.easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
 	lc.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	lc.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	lc.easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+	long timeout = (long)ps->po->timeout;
+	lc.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, timeout < PUSH_CONNECT_S ? timeout : PUSH_CONNECT_S);
+	lc.easy_setopt(curl, CURLOPT_TIMEOUT, timeout);
 	lc.easy_setopt(curl, CURLOPT_USERAGENT, "stackspy/" PACKAGE_VERSION);
 	lc.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 	lc.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, give_up_progress);
@@ -519,7 +520,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	pthread_mutex_lock(&ps.lock);
 	ps.closing = true;
 	pthread_cond_broadcast(&ps.cond);
-	struct timespec dl = realtime_deadline((uint64_t)PUSH_FINAL_WAIT_S * NS_PER_SEC);
+	struct timespec dl = realtime_deadline((uint64_t)po->timeout * NS_PER_SEC);
 	while ((ps.n || ps.busy) && pthread_cond_timedwait(&ps.cond, &ps.lock, &dl) == 0)
 		;
 	__atomic_store_n(&ps.give_up, true, __ATOMIC_RELAXED);

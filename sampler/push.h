@@ -15,6 +15,8 @@ struct profiler_config;
 struct push_options {
 	const char *url;          /* base URL of Pyroscope (or its /ingest) */
 	unsigned every;           /* seconds per profile sent */
+	unsigned timeout;         /* seconds a send may take, and the end of
+				     the recording waits for the server */
 	const char *app;          /* the name's application part; NULL: the
 				     process's name */
 	const char **labels;      /* KEY=VALUE, checked */
