@@ -138,9 +138,11 @@ struct thread_state {
 	uint64_t owed_slices;     /* ... and its scheduled-in count */
 	uint32_t root_id;         /* "comm-PID/TID" */
 	char name[64];            /* its comm as last read (root_id's) */
-	struct task_schedstat asleep;  /* on-CPU: its schedstat when /proc last
-				     said it was not running (slices 0: it
-				     did not, or no count) */
+	struct task_schedstat asleep;  /* its schedstat when /proc last said it
+				     was not running (on-CPU), or when its
+				     stack was last reused (--idle); slices
+				     0: not since it was stopped, or no
+				     count */
 	unsigned seen_tick;
 	/* What its last schedstat read said (threads.c, thread_schedstat):
 	 * cpu_seen is in its process's cpu_seen_sum; slices_seen 0 when it
@@ -224,8 +226,8 @@ struct profiler {
 	size_t idle_room;         /* ... at most this many (sample.c) */
 	uint64_t stop_cost_ns;    /* a stop's wall time in a batch, averaged */
 	uint32_t keep_seq;        /* --idle: samples handed over to be kept */
-	unsigned stop_wait_tick;  /* the tick whose time in its batches' */
-	uint64_t stop_wait_ns;    /* stops this is (sample.c) */
+	uint64_t stop_wait_ns;    /* this tick's time in its batches' stops
+				     (sample.c; reset by ticks.c) */
 	uint64_t tick_other_ns;   /* the last tick's time not spent in its
 				     stops (ticks.c; idle_may_stop) */
 	bool final_pass;          /* profiler_take_deferred is running */
@@ -367,8 +369,6 @@ bool profiler_sample_finish(struct profiler *p);
 /* The stops of every attached target waiting since the last look (a
  * signal to a thread, an exec) handled; false when no target is left. */
 bool profiler_poll_targets(struct profiler *p);
-/* The time this tick has spent stopping threads (its batches). */
-uint64_t profiler_stop_wait_ns(const struct profiler *p);
 
 /* ---- unwinder.c ------------------------------------------------------------ */
 

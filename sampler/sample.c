@@ -27,6 +27,15 @@
 
 static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
 
+/* --idle: ts's kept stack no longer stands for it. */
+static void
+forget_last(struct thread_state *ts)
+{
+	free(ts->last_ids);
+	ts->last_ids = NULL;
+	ts->last_n = 0;
+}
+
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
  * stands for what the thread was doing at the tick that began at tick_ns.
@@ -84,9 +93,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, weight, snap) == 0 && keep) {
 		/* --idle: its stack comes back once unwound; until then it is
 		 * stopped again rather than given an older one. */
-		free(ts->last_ids);
-		ts->last_ids = NULL;
-		ts->last_n = 0;
+		forget_last(ts);
 		/* The ticks owed to a sample still being unwound are that
 		 * one's, not this one's (a worker parked while its sample was
 		 * unwound, then stopped in its work, had them counted there). */
@@ -244,8 +251,7 @@ flush_batch(struct profiler *p)
 	 * counted in made nearly every tick there drop the priority and take
 	 * it again (two system calls a tick). */
 	uint64_t spent = monotonic_ns() - t0;
-	p->stop_wait_ns = profiler_stop_wait_ns(p) + spent;
-	p->stop_wait_tick = p->tick_no;
+	p->stop_wait_ns += spent;
 	/* Averaged over the last batches (--idle's budget, idle_may_stop). */
 	uint64_t per = spent / n;
 	p->stop_cost_ns = p->stop_cost_ns ? (7 * p->stop_cost_ns + per) / 8 : per;
@@ -256,12 +262,6 @@ flush_batch(struct profiler *p)
 			ptrace_hold_realtime(false);
 		finish_thread(p, i, r < 0 ? r : p->results[i]);
 	}
-}
-
-uint64_t
-profiler_stop_wait_ns(const struct profiler *p)
-{
-	return p->stop_wait_tick == p->tick_no ? p->stop_wait_ns : 0;
 }
 
 /* --idle: whether this tick may stop one more thread that has no stack
@@ -277,12 +277,12 @@ profiler_stop_wait_ns(const struct profiler *p)
 static bool
 idle_may_stop(const struct profiler *p)
 {
-	if (p->final_pass)
-		return p->idle_stops < p->idle_room;
 	if (p->idle_stops >= p->idle_room)
 		return false;
+	if (p->final_pass)
+		return true;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
-	uint64_t other = monotonic_ns() - p->tick_ns - profiler_stop_wait_ns(p);
+	uint64_t other = monotonic_ns() - p->tick_ns - p->stop_wait_ns;
 	if (other < p->tick_other_ns)
 		other = p->tick_other_ns;
 	return other + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 3;
@@ -297,9 +297,7 @@ idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns, uint64_
 	 * it would be reused for every tick (a pool's worker sampled in its
 	 * 20 ms of work was counted there for a second after, in 111 of 186
 	 * ticks: tests/record-pool.test). */
-	free(ts->last_ids);
-	ts->last_ids = NULL;
-	ts->last_n = 0;
+	forget_last(ts);
 	if (!ts->owed) {
 		ts->owed_cpu_ns = cpu_ns;
 		ts->owed_slices = slices;
@@ -640,6 +638,7 @@ profiler_take_deferred(struct profiler *p)
 		p->idle_stops = 0;
 		p->idle_room = unwinder_room(p);
 		p->tick_ns = monotonic_ns();
+		p->stop_wait_ns = 0;
 		for (size_t k = 0; k < p->nprocs && !stop_signal; k++) {
 			struct proc_state *ps = &p->procs[k];
 			if (!ps->attached || ps->exited || !ps->pt || !ps->ut || ps->map_pending)

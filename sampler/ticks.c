@@ -150,6 +150,7 @@ tick(struct profiler *p, bool events, bool arm)
 	uint64_t now = monotonic_ns();
 	p->stats.ticks++;
 	p->tick_no++;
+	p->stop_wait_ns = 0;
 	/* Stops that came with the tick (a signal to a thread, an exec) are
 	 * seen before the threads are chosen. */
 	if (events)
@@ -171,7 +172,7 @@ tick(struct profiler *p, bool events, bool arm)
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
 	uint64_t done = monotonic_ns();
-	p->tick_other_ns = done - now - profiler_stop_wait_ns(p);
+	p->tick_other_ns = done - now - p->stop_wait_ns;
 	p->stats.missed_ticks += tick_clock_advance(&p->ticks, done);
 	if (arm)
 		tick_arm(p);

@@ -548,17 +548,6 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 	return push(p, &j, snap);
 }
 
-static int push_reuse_ids(struct profiler *p, const struct proc_state *ps,
-			  const struct thread_state *ts, const uint32_t *ids, size_t n,
-			  uint32_t count);
-
-int
-unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
-		    const struct thread_state *ts, uint32_t count)
-{
-	return push_reuse_ids(p, ps, ts, ts->last_ids, ts->last_n, count);
-}
-
 /* ids (n of them): a stack of ts (its last, or an earlier one, back from
  * being unwound) counted count more times. */
 static int
@@ -588,6 +577,13 @@ push_reuse_ids(struct profiler *p, const struct proc_state *ps, const struct thr
 	u->nreuse_ids = need;
 	u->nreuse++;
 	return 0;
+}
+
+int
+unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
+		    const struct thread_state *ts, uint32_t count)
+{
+	return push_reuse_ids(p, ps, ts, ts->last_ids, ts->last_n, count);
 }
 
 size_t
@@ -657,6 +653,21 @@ profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, void
 	return push(p, &j, NULL);
 }
 
+/* count ticks a thread slept through with stack ids (n of them, from
+ * its process's slot proc): counted on it, or lost when it unwound to
+ * nothing. */
+static void
+owed_to(struct profiler *p, uint32_t proc, const struct thread_state *ts, const uint32_t *ids,
+	size_t n, uint32_t count)
+{
+	if (!count)
+		return;
+	if (ids)
+		push_reuse_ids(p, &p->procs[proc], ts, ids, n, count);
+	else
+		p->stats.deferred_lost += count;
+}
+
 void
 unwinder_take_lasts(struct profiler *p)
 {
@@ -683,17 +694,15 @@ unwinder_take_lasts(struct profiler *p)
 			ts->last_ids = v[i].ids;  /* NULL when it found no frame */
 			ts->last_n = v[i].n;
 			/* The ticks it slept through meanwhile. */
-			if (ts->owed && ts->last_ids)
-				unwinder_push_reuse(p, &p->procs[v[i].proc], ts, ts->owed);
+			owed_to(p, v[i].proc, ts, v[i].ids, v[i].n, ts->owed);
 			ts->owed = 0;
 		} else {
 			/* An earlier sample, after which it was stopped again:
 			 * the ticks it slept through before that are its. */
-			if (ts && v[i].seq == ts->prev_seq && ts->prev_owed && v[i].ids)
-				push_reuse_ids(p, &p->procs[v[i].proc], ts, v[i].ids, v[i].n,
-					       ts->prev_owed);
-			if (ts && v[i].seq == ts->prev_seq)
+			if (ts && v[i].seq == ts->prev_seq) {
+				owed_to(p, v[i].proc, ts, v[i].ids, v[i].n, ts->prev_owed);
 				ts->prev_owed = 0;
+			}
 			free(v[i].ids);
 		}
 	}

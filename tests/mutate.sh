@@ -128,11 +128,11 @@ mutations()
 		'tests/record-pool.test'
 	mutation idle-ran sampler/sample.c \
 		's/ts->last_ran = state == .R.;/ts->last_ran = false;/' \
-		'--idle: a stack taken while the thread ran is reused while it sleeps after' \
+		'--idle: a stack taken while the thread ran is reused while it sleeps after (record-pool catches it in about half the runs: a stop must land in the last 100 us of a 20 ms burst)' \
 		'tests/record-pool.test'
 	mutation idle-owed-woken sampler/sample.c \
 		's/ &&\n\t\t    before->slices == ts->owed_slices\)/)/' \
-		'--idle: ticks put off while a thread slept go to its stop just after it woke' \
+		'--idle: ticks put off while a thread slept go to its stop just after it woke (caught in about half the runs: a put-off worker must be stopped just after it wakes)' \
 		'tests/record-pool.test'
 	mutation idle-deferred sampler/cmd-record.c \
 		's/\tif \(!stop_signal\)\n\t\tprofiler_take_deferred\(p\);//' \
