@@ -207,6 +207,33 @@ ptrace_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t nam
 }
 
 int
+ptrace_thread_name_at(int taskfd, pid_t tid, char *name, size_t namelen)
+{
+	char rel[32], buf[64];
+	if (!namelen)
+		return -EINVAL;
+	snprintf(rel, sizeof(rel), "%d/comm", (int)tid);
+	int fd = openat(taskfd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* At most 16 bytes and a newline, handed out whole by one read. */
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR)
+		;
+	int e = errno;
+	close(fd);
+	if (r < 0)
+		return -e;
+	/* Only the newline the kernel ends it with: a name may hold one
+	 * of its own (PR_SET_NAME takes any byte but NUL). */
+	if (r > 0 && buf[r - 1] == '\n')
+		r--;
+	buf[r] = '\0';
+	snprintf(name, namelen, "%s", buf);
+	return 0;
+}
+
+int
 ptrace_read_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -218,7 +245,10 @@ ptrace_read_comm(pid_t pid, char *buf, size_t len)
 		buf[0] = '\0';
 		return (int)r;
 	}
-	buf[strcspn(buf, "\n")] = '\0';
+	/* The kernel's newline only: the name may hold one of its own. */
+	size_t n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
 	return 0;
 }
 

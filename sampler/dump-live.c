@@ -259,9 +259,11 @@ thread_info(int taskfd, struct dump_thread *d)
 {
 	char state;
 	d->need_info = false;
-	if (taskfd >= 0 &&
-	    ptrace_thread_info_at(taskfd, d->tid, &state, d->name, sizeof(d->name)) == 0 &&
-	    d->state == '?')
+	if (taskfd < 0)
+		return;
+	if (d->state != '?')
+		ptrace_thread_name_at(taskfd, d->tid, d->name, sizeof(d->name));
+	else if (ptrace_thread_info_at(taskfd, d->tid, &state, d->name, sizeof(d->name)) == 0)
 		d->state = state;
 }
 

@@ -200,6 +200,14 @@ mutations()
 		's/\tcollapse_text_write\(out, s\);/\tfputs(s, out);/' \
 		'dump text prints names raw' \
 		'tests/security-terminal.test'
+	mutation comm-newline ptrace/procfs.c \
+		's/if \(n && buf\[n - 1\] == .\\n.\)/if (n \&\& (buf[strcspn(buf, "\\n")] = 0, 0))/' \
+		'a process name is cut at a newline of its own (only the last is the kernel'"'"'s)' \
+		'tests/security-terminal.test'
+	mutation thread-name-newline ptrace/procfs.c \
+		's/\t\tr--;\n\tbuf\[r\] = .\\0.;/\t\tr--;\n\tbuf[r] = 0;\n\tbuf[strcspn(buf, "\\n")] = 0;/' \
+		'a thread name read from comm is cut at a newline of its own' \
+		'tests/security-terminal.test'
 	mutation text-bidi collapse/text.c \
 		's/return !\(cp == 0x061c/return 1 || !(cp == 0x061c/' \
 		'bidi overrides reach the terminal' \
