@@ -28,10 +28,16 @@ void collapse_json_string(FILE *out, const char *s)
 			 * time of a 1000-thread dump (perf: _IO_fwrite). */
 			size_t run = i;
 
-			do
+			do {
 				i += k;
-			while (i < len && p[i] != '"' && p[i] != '\\' &&
-			       (k = collapse_utf8_char(p + i, len - i)) != 0);
+				/* Printable ASCII needs no decoding (names are
+				 * mostly that: the call per byte was a fifth of
+				 * a 1000-thread dump's JSON). */
+				while (i < len && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' &&
+				       p[i] != '\\')
+					i++;
+			} while (i < len && p[i] != '"' && p[i] != '\\' &&
+				 (k = collapse_utf8_char(p + i, len - i)) != 0);
 			fwrite(p + run, 1, i - run, out);
 		} else if (k) {
 			putc('\\', out);

@@ -73,6 +73,9 @@ static void test_json_string(void)
 		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },
 		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },
 		{ "\xc2", "\"\\ufffd\"" },
+		/* ASCII runs (written whole) against everything else */
+		{ "ab\xc3\xa9" "cd\"e\x01" "f\xc2\x9bg\\\xffh",
+		  "\"ab\xc3\xa9" "cd\\\"e\\u0001f\\u009bg\\\\\\ufffdh\"" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
