@@ -185,50 +185,52 @@ ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen
 	return parse_stat(buf, state, name, namelen);
 }
 
-int
-ptrace_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t namelen)
+/* File TID/what under taskfd (/proc/PID/task open), one record the kernel
+ * hands out whole to a read big enough (no second read for the end of
+ * file), into buf as a string.  Returns its length or -errno (-ESRCH:
+ * the thread is gone). */
+static ssize_t
+task_file_at(int taskfd, pid_t tid, const char *what, char *buf, size_t len)
 {
-	char rel[32], buf[1024];
-	snprintf(rel, sizeof(rel), "%d/stat", (int)tid);
+	char rel[32];
+	snprintf(rel, sizeof(rel), "%d/%s", (int)tid, what);
 	int fd = openat(taskfd, rel, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	/* One record, which the kernel hands out whole to a read big
-	 * enough: no second read for the end of file. */
 	ssize_t r;
-	while ((r = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR)
+	while ((r = read(fd, buf, len - 1)) < 0 && errno == EINTR)
 		;
 	int e = errno;
 	close(fd);
 	if (r < 0)
 		return -e;
 	buf[r] = '\0';
+	return r;
+}
+
+int
+ptrace_thread_info_at(int taskfd, pid_t tid, char *state, char *name, size_t namelen)
+{
+	char buf[1024];
+	ssize_t r = task_file_at(taskfd, tid, "stat", buf, sizeof(buf));
+	if (r < 0)
+		return (int)r;
 	return parse_stat(buf, state, name, namelen);
 }
 
 int
 ptrace_thread_name_at(int taskfd, pid_t tid, char *name, size_t namelen)
 {
-	char rel[32], buf[64];
+	char buf[64];   /* at most 16 bytes and a newline */
 	if (!namelen)
 		return -EINVAL;
-	snprintf(rel, sizeof(rel), "%d/comm", (int)tid);
-	int fd = openat(taskfd, rel, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	/* At most 16 bytes and a newline, handed out whole by one read. */
-	ssize_t r;
-	while ((r = read(fd, buf, sizeof(buf) - 1)) < 0 && errno == EINTR)
-		;
-	int e = errno;
-	close(fd);
+	ssize_t r = task_file_at(taskfd, tid, "comm", buf, sizeof(buf));
 	if (r < 0)
-		return -e;
+		return (int)r;
 	/* Only the newline the kernel ends it with: a name may hold one
 	 * of its own (PR_SET_NAME takes any byte but NUL). */
 	if (r > 0 && buf[r - 1] == '\n')
-		r--;
-	buf[r] = '\0';
+		buf[r - 1] = '\0';
 	snprintf(name, namelen, "%s", buf);
 	return 0;
 }

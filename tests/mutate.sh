@@ -205,7 +205,7 @@ mutations()
 		'a process name is cut at a newline of its own (only the last is the kernel'"'"'s)' \
 		'tests/security-terminal.test'
 	mutation thread-name-newline ptrace/procfs.c \
-		's/\t\tr--;\n\tbuf\[r\] = .\\0.;/\t\tr--;\n\tbuf[r] = 0;\n\tbuf[strcspn(buf, "\\n")] = 0;/' \
+		's/if \(r > 0 && buf\[r - 1\] == .\\n.\)/buf[strcspn(buf, "\\n")] = 0;\n\tif (0)/' \
 		'a thread name read from comm is cut at a newline of its own' \
 		'tests/security-terminal.test'
 	mutation text-bidi collapse/text.c \
