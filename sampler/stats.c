@@ -137,8 +137,12 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		if (s->deferred_lost)
 			snprintf(lost, sizeof(lost), ", %" PRIu64 " of them lost (the thread ran "
 				 "first, or the recording ended)", s->deferred_lost);
-		error_msg("%" PRIu64 " thread-samples put off to a later stop (more sleeping "
-			  "threads than a tick can stop)%s", s->deferred, lost);
+		/* A share says what a count of millions (5,000 threads for
+		 * ten seconds) does not: how much of the profile came late. */
+		error_msg("%" PRIu64 " thread-samples put off to a later stop (%.0f%% of the %"
+			  PRIu64 "; more sleeping threads than a tick can stop)%s", s->deferred,
+			  s->samples ? 100.0 * (double)s->deferred / (double)s->samples : 0.0,
+			  s->samples, lost);
 	}
 	if (cfg->idle && s->skipped)
 		error_msg("%" PRIu64 " thread-samples not stopped by the tick's deadline (waiting "
