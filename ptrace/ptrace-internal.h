@@ -103,6 +103,13 @@ pid_t procfs_tracer(pid_t pid, pid_t tid);
 /* Wait for a state change of tid for at most timeout_ms (negative: forever).
  * Returns 1 with *status filled, 0 on timeout, -ECHILD/-errno on error. */
 int tracee_wait(pid_t tid, int *status, int timeout_ms);
+/* Can this thread wait with tracee_wait_until (its deadline timer is
+ * made, and is this thread's)? */
+bool tracee_wait_blocking_ok(void);
+/* Wait for thread tid's next status with a blocking waitpid until
+ * deadline_ns (CLOCK_MONOTONIC): 1 with *status, 0 at the deadline, or a
+ * negative errno (-ECHILD: gone).  Only where tracee_wait_blocking_ok. */
+int tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns);
 
 /* Sleep until a SIGCHLD arrives or until wake_ns (monotonic_ns(); UINT64_MAX:
  * no limit).  Returns true if a SIGCHLD read came from another child than

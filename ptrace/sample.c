@@ -280,6 +280,21 @@ in_dstate(struct ptrace_target *t, struct tracee *th, uint64_t since, uint64_t *
 	return ptrace_thread_info(t->pid, th->tid, &state, NULL, 0) == 0 && state == 'D';
 }
 
+/* When something is due for the pending threads (the oldest first): the
+ * oldest one's deadline, or a look at a slow one's state (SAMPLE_DSTATE). */
+static uint64_t
+due_by(const size_t *pending, size_t npending, const uint64_t *since,
+       const uint64_t *check_at, uint64_t timeout_ns, uint64_t check_ns)
+{
+	uint64_t due = UINT64_MAX;
+	if (timeout_ns != UINT64_MAX)
+		due = since[pending[0]] + timeout_ns;
+	for (size_t k = 0; check_ns && k < npending; k++)
+		if (check_at[pending[k]] < due)
+			due = check_at[pending[k]];
+	return due;
+}
+
 /* ptrace_sample_many and ptrace_sample_threads: thread i is of target
  * ts ? ts[i] : t, its stack_end context ctxs ? ctxs[i] : o->ctx. */
 static int
@@ -336,6 +351,10 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	 * sleep lasts at most SCAN_NS. */
 	bool sleep_first = false;
 	uint64_t look_by = 0;
+	/* SAMPLE_INORDER: no SIGCHLD at all; the oldest pending thread is
+	 * waited for with a blocking waitpid, the others when it is done. */
+	const bool inorder = (o->flags & SAMPLE_INORDER) && stagger_ns == 0 &&
+			     tracee_wait_blocking_ok();
 	for (;;) {
 		/* Interrupt the next thread once the last one stopped or is
 		 * slow. */
@@ -362,7 +381,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 			}
 			pending[npending++] = i;
 			if (stagger_ns == 0)
-				sleep_first = true;
+				sleep_first = !inorder;
 			else
 				fresh = true;
 		}
@@ -372,6 +391,31 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 			sleep_first = false;
 			look_by = monotonic_ns() + SCAN_NS;
 			goto sleep;
+		}
+		if (inorder && !scan) {
+			size_t i = pending[0];
+			int st;
+			int w = tracee_wait_until(threads[i]->tid, &st,
+						  due_by(pending, npending, since, check_at, timeout_ns,
+							 check_ns));
+			if (w != 0) {
+				/* Its stop, or it is gone: the next one. */
+				bool done = w < 0;
+				if (done) {
+					threads[i]->state = TRACEE_GONE;
+					results[i] = -ESRCH;
+				} else {
+					done = collect(ts ? ts[i] : t, threads[i], st, o,
+						       ctxs ? ctxs[i] : o->ctx, window, since[i],
+						       &outs[i], &results[i]);
+				}
+				if (done)
+					memmove(pending, pending + 1, --npending * sizeof(*pending));
+				continue;
+			}
+			/* Due: every pending thread looked at, and those past
+			 * their deadline or in D given up on, below. */
+			scan = true;
 		}
 
 		/* Collect the stops that are there: the fresh thread always
@@ -435,22 +479,17 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 		npending = kept;
 		if (fresh && now - since[pending[npending - 1]] >= stagger_ns)
 			fresh = false;
-		if (npending == 0 || (!fresh && next < n))
+		if (npending == 0 || (!fresh && next < n) || inorder)
 			continue;
 
 		/* Sleep until a SIGCHLD, the fresh thread turns slow, or the
 		 * oldest pending thread's deadline. */
 sleep:;
-		uint64_t wake = UINT64_MAX;
-		if (timeout_ns != UINT64_MAX)
-			wake = since[pending[0]] + timeout_ns;
+		uint64_t wake = due_by(pending, npending, since, check_at, timeout_ns, check_ns);
 		if (fresh && since[pending[npending - 1]] + stagger_ns < wake)
 			wake = since[pending[npending - 1]] + stagger_ns;
 		if (look_by && look_by < wake)
 			wake = look_by;
-		for (size_t k = 0; check_ns && k < npending; k++)
-			if (check_at[pending[k]] < wake)
-				wake = check_at[pending[k]];
 		look_by = 0;
 		if (!fresh && boosted) {
 			/* Only slow threads left: no reason to keep the CPU. */

@@ -87,6 +87,13 @@ typedef uint64_t (*stack_end_fn)(void *ctx, uint64_t sp);
 				     SAMPLE_LATE its stop then is its
 				     late sample (results[i] -ETIMEDOUT) */
 #define SAMPLE_DSTATE_CHECK_US 1000
+#define SAMPLE_INORDER 0x20 /* with no stagger: the stops are taken in the
+				     order of the interrupts, each with a
+				     blocking waitpid, not through SIGCHLD
+				     (a dump's batches: a tenth faster); only
+				     the thread that first sampled so, and a
+				     thread stopped after a slow one waits up
+				     to SAMPLE_DSTATE_CHECK_US more */
 
 /* What a sample copies and how long it may wait (ptrace_sample_many). */
 struct sample_opts {

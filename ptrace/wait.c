@@ -6,11 +6,23 @@
  * once (trace_stop_of, ptrace-internal.h), and tracee_resume answers
  * every kind the one way the ptrace rules (DESIGN.md) want: a signal is
  * handed on, a group-stop is kept with PTRACE_LISTEN.
+ *
+ * A wait for one known stop (tracee_wait_until) is a blocking waitpid
+ * instead, which the kernel ends at that stop: the SIGCHLD path costs a
+ * signal, a poll wakeup and two more system calls a stop, a tenth of a
+ * dump's time (bench/dump-parked.sh).  Its deadline is a timer of the
+ * waiting thread's own that sends it SIGURG, whose handler does nothing
+ * and is installed without SA_RESTART, so that the waitpid returns EINTR.
+ * SIGURG is ignored by default: one from outside costs a spurious EINTR,
+ * nothing else (every blocking call of ours retries or ends on EINTR).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -62,6 +74,92 @@ sigchld_drain(void)
 			break;
 	}
 	return pending;
+}
+
+/* The deadline timer of tracee_wait_until: made by the first thread that
+ * waits so, and used by that thread only (it is the one the timer
+ * signals). */
+static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
+static bool wake_ok;
+static timer_t wake_timer;
+static pid_t wake_tid;
+
+static void
+on_wake(int sig)
+{
+	(void)sig;
+}
+
+static void
+wake_setup(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_wake;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGURG, &sa, NULL) < 0)
+		return;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGURG;
+	wake_tid = (pid_t)syscall(SYS_gettid);
+	sev._sigev_un._tid = wake_tid;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &wake_timer) < 0)
+		return;
+	sigset_t urg;
+	sigemptyset(&urg);
+	sigaddset(&urg, SIGURG);
+	wake_ok = pthread_sigmask(SIG_UNBLOCK, &urg, NULL) == 0;
+}
+
+bool
+tracee_wait_blocking_ok(void)
+{
+	pthread_once(&wake_once, wake_setup);
+	return wake_ok && (pid_t)syscall(SYS_gettid) == wake_tid;
+}
+
+static void
+wake_arm(uint64_t deadline_ns)
+{
+	struct itimerspec its;
+	memset(&its, 0, sizeof(its));
+	its.it_value = ns_to_timespec(deadline_ns);
+	timer_settime(wake_timer, TIMER_ABSTIME, &its, NULL);
+}
+
+int
+tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns)
+{
+	pid_t r = waitpid(tid, status, WNOHANG | __WALL);
+	if (r == tid)
+		return 1;
+	if (r < 0 && errno != EINTR)
+		return -errno;
+	/* Not stopped yet: block till it is or the deadline passes. */
+	bool armed = false;
+	for (;;) {
+		uint64_t now = monotonic_ns();
+		if (now >= deadline_ns) {
+			r = 0;
+			break;
+		}
+		if (!armed) {
+			ptrace_watchdog_alive(deadline_ns);
+			armed = deadline_ns != UINT64_MAX;
+			if (armed)
+				wake_arm(deadline_ns);
+		}
+		r = waitpid(tid, status, __WALL);
+		if (r == tid || (r < 0 && errno != EINTR))
+			break;
+	}
+	if (armed)
+		wake_arm(0);  /* disarmed: a late SIGURG lands now, harmlessly */
+	if (r == tid)
+		return 1;
+	return r < 0 ? -errno : 0;
 }
 
 int

@@ -166,7 +166,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		 * dump).  --consistent: all stay stopped until the detach,
 		 * as with gdb. */
 		.flags = (consistent ? SAMPLE_HOLD : SAMPLE_DETACH) |
-			 SAMPLE_DSTATE,
+			 SAMPLE_DSTATE | SAMPLE_INORDER,
 	};
 	int r = ptrace_sample_many(pt, b->threads, b->n, &so, b->outs, b->results);
 	for (size_t k = 0; k < b->n; k++) {

@@ -45,6 +45,10 @@ mutations()
 		's/(if \(trace_stop_of\(st\) == TRACE_SIGNAL\) \{\s*)tracee_resume\(th, st\);(\s*return false;)/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);$2/' \
 		'ptrace_sample: a signal that comes before the interrupt stop is dropped' \
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
+	mutation wait-deadline ptrace/wait.c \
+		's/armed = deadline_ns != UINT64_MAX;/armed = false;/' \
+		'a dump'"'"'s blocking wait for a stop has no deadline (a thread in D holds the dump, and the stopped threads of its batch, forever)' \
+		'tests/dump-dstate.test'
 	mutation detach-signal ptrace/detach.c \
 		's/long sig = trace_signal\(st\);\n(\s*\/\* After a group-stop)/long sig = 0;\n$1/' \
 		'detach_collect: a signal whose stop comes at detach is dropped' \
