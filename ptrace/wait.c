@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/ptrace.h>
@@ -120,13 +121,38 @@ tracee_wait_blocking_ok(void)
 	return wake_ok && (pid_t)syscall(SYS_gettid) == wake_tid;
 }
 
+/* Arm the timer for deadline_ns (0: disarm).  It fires again every
+ * WAKE_REPEAT_NS after that: a firing that lands between the arming and
+ * the waitpid (a loaded host, a deadline a few microseconds away) is
+ * handled before the wait begins and interrupts nothing, and the wait
+ * would otherwise last until the thread stops, for a thread in D never. */
+#define WAKE_REPEAT_NS (NS_PER_MS / 2)
+
 static void
 wake_arm(uint64_t deadline_ns)
 {
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
-	its.it_value = ns_to_timespec(deadline_ns);
+	if (deadline_ns) {
+		its.it_value = ns_to_timespec(deadline_ns);
+		its.it_interval = ns_to_timespec(WAKE_REPEAT_NS);
+	}
 	timer_settime(wake_timer, TIMER_ABSTIME, &its, NULL);
+}
+
+/* STACKSPY_TEST_LATE_WAIT=1 (tests/dump-dstate.test only): every
+ * blocking wait begins just after its deadline, as on a host that
+ * preempts us between the arming and the waitpid: the first firing is
+ * spent before the wait, which only the repeat then ends. */
+static bool
+test_late_wait(void)
+{
+	static int late = -1;
+	if (late < 0) {
+		const char *e = getenv("STACKSPY_TEST_LATE_WAIT");
+		late = e && *e == '1';
+	}
+	return late;
 }
 
 int
@@ -151,6 +177,8 @@ tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns)
 			if (armed)
 				wake_arm(deadline_ns);
 		}
+		while (test_late_wait() && armed && monotonic_ns() < deadline_ns + NS_PER_MS / 10)
+			;
 		r = waitpid(tid, status, __WALL);
 		if (r == tid || (r < 0 && errno != EINTR))
 			break;

@@ -49,6 +49,10 @@ mutations()
 		's/armed = deadline_ns != UINT64_MAX;/armed = false;/' \
 		'a dump'"'"'s blocking wait for a stop has no deadline (a thread in D holds the dump, and the stopped threads of its batch, forever)' \
 		'tests/dump-dstate.test'
+	mutation wait-repeat ptrace/wait.c \
+		's/its.it_interval = ns_to_timespec\(WAKE_REPEAT_NS\);/its.it_interval = ns_to_timespec(0);/' \
+		'the deadline timer of a blocking wait fires once: a firing spent before the wait began leaves a dump waiting on a thread in D forever' \
+		'tests/dump-dstate.test'
 	mutation detach-signal ptrace/detach.c \
 		's/long sig = trace_signal\(st\);\n(\s*\/\* After a group-stop)/long sig = 0;\n$1/' \
 		'detach_collect: a signal whose stop comes at detach is dropped' \
@@ -163,7 +167,7 @@ mutations()
 		'a stackspy stopped by a debugger holds its targets' \
 		'tests/record-watchdog.test'
 	mutation dump-dstate-check sampler/dump-live.c \
-		's/\|\s*SAMPLE_DSTATE,/,/' \
+		's/\|\s*SAMPLE_DSTATE \| SAMPLE_INORDER,/ | SAMPLE_INORDER,/' \
 		'a dump waits out the stop timeout for threads in D' \
 		'tests/dump-dstate.test'
 	mutation dump-state-from-stop sampler/dump-live.c \
