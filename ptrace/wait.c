@@ -183,11 +183,12 @@ tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns)
 		if (r == tid || (r < 0 && errno != EINTR))
 			break;
 	}
+	int e = r < 0 ? errno : 0;
 	if (armed)
 		wake_arm(0);  /* disarmed: a late SIGURG lands now, harmlessly */
 	if (r == tid)
 		return 1;
-	return r < 0 ? -errno : 0;
+	return -e;
 }
 
 int
