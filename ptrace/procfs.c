@@ -185,6 +185,16 @@ ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen
 	return parse_stat(buf, state, name, namelen);
 }
 
+/* A name read from a comm file (len bytes in buf) without the newline the
+ * kernel ends it with, and only that one: a name may hold one of its own
+ * (PR_SET_NAME takes any byte but NUL). */
+static void
+comm_trim(char *buf, size_t len)
+{
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = '\0';
+}
+
 /* File TID/what under taskfd (/proc/PID/task open), one record the kernel
  * hands out whole to a read big enough (no second read for the end of
  * file), into buf as a string.  Returns its length or -errno (-ESRCH:
@@ -227,10 +237,7 @@ ptrace_thread_name_at(int taskfd, pid_t tid, char *name, size_t namelen)
 	ssize_t r = task_file_at(taskfd, tid, "comm", buf, sizeof(buf));
 	if (r < 0)
 		return (int)r;
-	/* Only the newline the kernel ends it with: a name may hold one
-	 * of its own (PR_SET_NAME takes any byte but NUL). */
-	if (r > 0 && buf[r - 1] == '\n')
-		buf[r - 1] = '\0';
+	comm_trim(buf, (size_t)r);
 	snprintf(name, namelen, "%s", buf);
 	return 0;
 }
@@ -247,10 +254,7 @@ ptrace_read_comm(pid_t pid, char *buf, size_t len)
 		buf[0] = '\0';
 		return (int)r;
 	}
-	/* The kernel's newline only: the name may hold one of its own. */
-	size_t n = strlen(buf);
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
+	comm_trim(buf, (size_t)r);
 	return 0;
 }
 

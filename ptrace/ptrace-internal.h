@@ -110,6 +110,8 @@ bool tracee_wait_blocking_ok(void);
  * deadline_ns (CLOCK_MONOTONIC): 1 with *status, 0 at the deadline, or a
  * negative errno (-ECHILD: gone).  Only where tracee_wait_blocking_ok. */
 int tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns);
+/* After the last tracee_wait_until of a batch: its timer disarmed. */
+void tracee_wait_until_end(void);
 
 /* Sleep until a SIGCHLD arrives or until wake_ns (monotonic_ns(); UINT64_MAX:
  * no limit).  Returns true if a SIGCHLD read came from another child than

@@ -500,6 +500,8 @@ sleep:;
 		if (tracee_sleep(wake, fresh_tid))
 			scan = true;
 	}
+	if (inorder)
+		tracee_wait_until_end();
 	if (boosted)
 		boost(false);
 	if (since != since_small) {

@@ -155,40 +155,41 @@ test_late_wait(void)
 	return late;
 }
 
+/* The timer is left armed when a wait ends (a disarming there would be
+ * one more system call while the thread that stopped waits for its copy):
+ * the next wait arms it anew, tracee_wait_until_end disarms it.  A firing
+ * in between runs the empty handler: nothing of ours blocks meanwhile. */
+static bool wake_armed;
+
 int
 tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns)
 {
-	pid_t r = waitpid(tid, status, WNOHANG | __WALL);
-	if (r == tid)
-		return 1;
-	if (r < 0 && errno != EINTR)
-		return -errno;
-	/* Not stopped yet: block till it is or the deadline passes. */
-	bool armed = false;
-	for (;;) {
-		uint64_t now = monotonic_ns();
-		if (now >= deadline_ns) {
-			r = 0;
-			break;
-		}
-		if (!armed) {
+	for (bool blocking = false;; blocking = true) {
+		pid_t r = waitpid(tid, status, __WALL | (blocking ? 0 : WNOHANG));
+		if (r == tid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		/* Not stopped yet: block till it is or the deadline passes. */
+		if (monotonic_ns() >= deadline_ns)
+			return 0;
+		if (!blocking) {
 			ptrace_watchdog_alive(deadline_ns);
-			armed = deadline_ns != UINT64_MAX;
-			if (armed)
-				wake_arm(deadline_ns);
+			wake_armed = deadline_ns != UINT64_MAX;
+			wake_arm(wake_armed ? deadline_ns : 0);
+			while (test_late_wait() && wake_armed &&
+			       monotonic_ns() < deadline_ns + NS_PER_MS / 10)
+				;
 		}
-		while (test_late_wait() && armed && monotonic_ns() < deadline_ns + NS_PER_MS / 10)
-			;
-		r = waitpid(tid, status, __WALL);
-		if (r == tid || (r < 0 && errno != EINTR))
-			break;
 	}
-	int e = r < 0 ? errno : 0;
-	if (armed)
-		wake_arm(0);  /* disarmed: a late SIGURG lands now, harmlessly */
-	if (r == tid)
-		return 1;
-	return -e;
+}
+
+void
+tracee_wait_until_end(void)
+{
+	if (wake_armed)
+		wake_arm(0);  /* a firing already due lands now, harmlessly */
+	wake_armed = false;
 }
 
 int

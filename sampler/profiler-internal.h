@@ -377,7 +377,8 @@ int unwinder_init(struct profiler *p);
 /* Hand over the sample of thread ts of ps (its stack's roots are taken
  * now), taken at sampled_ns, with kernel frames kids: the snapshot goes
  * by swapping *snap with a free one of the queue's (no copy).  keep_last:
- * --idle, the stack comes back to ts (unwinder_take_lasts).  Returns 0,
+ * --idle, the stack comes back to ts (unwinder_take_lasts) as sample
+ * p->keep_seq, counted here once it is in.  Returns 0,
  * -ENOSPC when dropped (the unwinder is behind; counted; *snap is left as
  * it was), or -ENOMEM. */
 int unwinder_push_sample(struct profiler *p, const struct proc_state *ps,

@@ -104,7 +104,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 			ts->owed = 0;
 		}
 		ts->awaiting_last = true;
-		ts->last_seq = ++p->keep_seq;
+		ts->last_seq = p->keep_seq;  /* this sample's (unwinder_push_sample) */
 		/* Taken running, its stack is not the one it sleeps in
 		 * next: not reused (a worker stopped 50 us before the end
 		 * of its work, well within IDLE_CPU_SLACK_NS, was counted
@@ -306,6 +306,21 @@ idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns, uint64_
 	p->stats.deferred++;
 }
 
+/* --idle: has ts a stack kept (or coming back from the unwinder)? */
+static bool
+has_last(const struct thread_state *ts)
+{
+	return ts->last_ids || ts->awaiting_last;
+}
+
+/* --idle: may that stack stand for it while it has not run since?  Not
+ * one taken while it ran (finish_sample). */
+static bool
+last_reusable(const struct thread_state *ts)
+{
+	return !ts->last_ran && has_last(ts);
+}
+
 /* --idle: ts has not run since its last sample: this tick has its stack
  * (added when it comes back from the unwinder if it is still there). */
 static void
@@ -354,7 +369,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		 * (or waits for a CPU with it).  The threads our stops woke
 		 * are read for HOT_TICKS ticks after (threads.c): at 5,000
 		 * threads a stat line for each was a third of a tick. */
-		if (unmoved && !ts->last_ran && (ts->last_ids || ts->awaiting_last)) {
+		if (unmoved && last_reusable(ts)) {
 			idle_reuse(p, ps, ts);
 			return;
 		}
@@ -364,7 +379,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		 * stat line for nothing (0.16 s, 15 ticks missed).  One
 		 * that runs is stopped first (at the first tick, with no
 		 * reading before, it is put off once). */
-		if (!ts->last_ids && !ts->awaiting_last && thread_is_cold(p, ts) &&
+		if (!has_last(ts) && thread_is_cold(p, ts) &&
 		    !idle_may_stop(p)) {
 			idle_defer(p, ts, before.cpu_ns, before.slices);
 			return;
@@ -387,7 +402,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 			p->stats.unstopped++;
 			return;
 		}
-		if (state != 'R' && !ts->last_ran && (ts->last_ids || ts->awaiting_last) &&
+		if (state != 'R' && last_reusable(ts) &&
 		    before.cpu_ns - ts->last_cpu_ns < IDLE_CPU_SLACK_NS) {
 			/* Has not run since its last sample: same stack (still
 			 * being unwound: added when it comes back). */
@@ -532,7 +547,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 			all = false;
 			if (!p->cfg.idle)
 				continue;  /* asleep since it was last read */
-			if (!th->late && !ts->last_ran && (ts->last_ids || ts->awaiting_last)) {
+			if (!th->late && last_reusable(ts)) {
 				/* --idle: its stack has not moved either. */
 				idle_reuse(p, ps, ts);
 				continue;

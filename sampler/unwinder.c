@@ -538,14 +538,17 @@ unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
 	j.tid = ts->tid;
 	j.sampled_ns = sampled_ns;
 	j.keep_last = keep_last;
-	j.seq = p->keep_seq + 1;  /* the caller counts it once it is in */
+	j.seq = p->keep_seq + 1;
 	job_roots(p, ps, ts, &j);
 	if (nk > MAX_KERNEL_FRAMES)
 		nk = MAX_KERNEL_FRAMES;
 	if (nk)
 		memcpy(j.kids, kids, nk * sizeof(*kids));
 	j.nk = (uint8_t)nk;
-	return push(p, &j, snap);
+	int r = push(p, &j, snap);
+	if (r == 0 && keep_last)
+		p->keep_seq = j.seq;
+	return r;
 }
 
 /* ids (n of them): a stack of ts (its last, or an earlier one, back from

@@ -209,12 +209,8 @@ mutations()
 		'dump text prints names raw' \
 		'tests/security-terminal.test'
 	mutation comm-newline ptrace/procfs.c \
-		's/if \(n && buf\[n - 1\] == .\\n.\)/if (n \&\& (buf[strcspn(buf, "\\n")] = 0, 0))/' \
-		'a process name is cut at a newline of its own (only the last is the kernel'"'"'s)' \
-		'tests/security-terminal.test'
-	mutation thread-name-newline ptrace/procfs.c \
-		's/if \(r > 0 && buf\[r - 1\] == .\\n.\)/buf[strcspn(buf, "\\n")] = 0;\n\tif (0)/' \
-		'a thread name read from comm is cut at a newline of its own' \
+		's/if \(len && buf\[len - 1\] == .\\n.\)/buf[strcspn(buf, "\\n")] = 0;\n\tif (0)/' \
+		'process and thread names are cut at a newline of their own (only the last is the kernel'"'"'s)' \
 		'tests/security-terminal.test'
 	mutation text-bidi collapse/text.c \
 		's/return !\(cp == 0x061c/return 1 || !(cp == 0x061c/' \
