@@ -35,3 +35,8 @@ EXTRA_DIST += \
 	bench/record-memory.sh \
 	bench/record-threads.sh \
 	bench/startup.sh
+# unwind-cost: unwinding alone, per walk and per frame, from a core's
+# snapshots (bench/unwind-cost.sh).
+noinst_PROGRAMS += bench/unwind-cost
+bench_unwind_cost_SOURCES = bench/unwind-cost.c
+bench_unwind_cost_LDADD = $(tests_unit_symtab_LDADD)

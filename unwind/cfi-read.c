@@ -23,6 +23,7 @@
 #include "unwind/cfi.h"
 #include "unwind/elf-image.h"
 #include "unwind/maps.h"
+#include "unwind/symbols.h"
 
 /* A decompressed section larger than this is not believed. */
 #define CFI_SECTION_MAX (256u << 20)
@@ -438,6 +439,8 @@ hdr_search(const struct cfi_hdr *h, uint64_t vaddr)
  * cfi_debug_index, under the image lock). */
 struct cfi_index {
 	struct cfi_section sec;
+	struct elf_cache *file;   /* a separate debug file the section is
+				     read from (its mapping), or NULL */
 	unsigned char *owned;     /* a compressed section, inflated */
 	struct cfi_index_ent {
 		uint64_t start, range;
@@ -508,6 +511,10 @@ cfi_index_free(struct cfi_index *x)
 		return;
 	free(x->v);
 	free(x->owned);
+	if (x->file) {
+		elf_cache_free(x->file);
+		free(x->file);
+	}
 	free(x);
 }
 
@@ -569,6 +576,27 @@ cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 	return 0;
 }
 
+/* elf_debug_file_search's taker: the .debug_frame of a separate debug
+ * file (Go binaries and -g builds split by objcopy --only-keep-debug
+ * keep theirs only there), indexed; the file stays open with the index. */
+static long
+take_debug_frame(void *arg, struct elf_cache *file, struct elf_image *dbg)
+{
+	struct cfi_index **out = arg;
+	struct elf_cache *kept = malloc(sizeof(*kept));
+	if (!kept)
+		return -ENOMEM;
+	struct cfi_index *x = index_build(dbg, ".debug_frame");
+	if (!x) {
+		free(kept);
+		return 0;
+	}
+	*kept = *file;
+	x->file = kept;
+	*out = x;
+	return 1;
+}
+
 int
 cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 {
@@ -576,6 +604,8 @@ cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 	if (!img->cfi_debug_index_tried) {
 		img->cfi_debug_index_tried = true;
 		img->cfi_debug_index = index_build(img, ".debug_frame");
+		if (!img->cfi_debug_index)
+			(void)elf_debug_file_search(img, take_debug_frame, &img->cfi_debug_index);
 	}
 	const struct cfi_index *x = img->cfi_debug_index;
 	elf_image_unlock();

@@ -76,6 +76,26 @@ fde_for(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bia
 	return -ENOENT;
 }
 
+/* The stop for the interpreter's error r: a bound it keeps (cfi.h), or
+ * otherwise. */
+static enum unwind_stop
+rejected(int r, enum unwind_stop otherwise)
+{
+	switch (r) {
+	case -ELOOP: return UNWIND_STOP_CFI_LOOP;
+	case -E2BIG: case -EOVERFLOW: case -EDOM: case -ERANGE: return UNWIND_STOP_CFI_REJECTED;
+	}
+	return otherwise;
+}
+
+/* Did the walk stop on a table stackspy refuses (no heuristic goes on
+ * from a frame whose table is hostile)? */
+static bool
+stop_rejected(enum unwind_stop s)
+{
+	return s == UNWIND_STOP_CFI_LOOP || s == UNWIND_STOP_CFI_REJECTED;
+}
+
 int
 dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	   bool exact, bool *signal, enum unwind_stop *stop)
@@ -90,9 +110,10 @@ dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	*signal = false;
 	if (fde_for(t, at, &f, &bias, &img) < 0)
 		return 0;
-	if (cfi_rules_at(&f, at - bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
-			 img->data[EI_DATA] == ELFDATA2MSB, &rs) < 0) {
-		*stop = UNWIND_STOP_NOINFO;
+	int r = cfi_rules_at(&f, at - bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
+			     img->data[EI_DATA] == ELFDATA2MSB, &rs);
+	if (r < 0) {
+		*stop = rejected(r, UNWIND_STOP_NOINFO);
 		return -1;
 	}
 	struct step_ctx c = { .mr = mr, .regs = regs, .nregs = a->nregs };
@@ -101,9 +122,9 @@ dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		.read = ctx_read, .reg = ctx_reg,
 	};
 	struct arch_regs out;
-	int r = cfi_apply(&rs, &env, a, regs, &out);
+	r = cfi_apply(&rs, &env, a, regs, &out);
 	if (r < 0) {
-		*stop = r == -EFAULT ? UNWIND_STOP_MEMORY : UNWIND_STOP_BAD_FRAME;
+		*stop = r == -EFAULT ? UNWIND_STOP_MEMORY : rejected(r, UNWIND_STOP_BAD_FRAME);
 		return -1;
 	}
 	if (!(out.valid & (UINT64_C(1) << a->reg_ip))) {
@@ -122,6 +143,101 @@ dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	return 1;
 }
 
+/* Is there an FDE for the runtime address addr (already pc - 1 for a
+ * return address)? */
+static bool
+cfi_covers(struct unwind_target *t, uint64_t addr)
+{
+	struct cfi_fde f;
+	uint64_t bias;
+	const struct elf_image *img;
+	return fde_for(t, addr, &f, &bias, &img) == 0;
+}
+
+/* A signal return without CFI (arch->sigreturn: musl's __restore_rt, Go's
+ * runtime.sigreturn__sigaction): is the code at ip one? */
+static bool
+sigreturn_code(struct memory_reader *mr, const struct arch *a, uint64_t ip)
+{
+	const struct arch_sigreturn *sr = a->sigreturn;
+	unsigned char code[sizeof(sr->code)];
+
+	return sr && sr->code_len <= sizeof(code) &&
+	       memory_read(mr, ip, code, sr->code_len) >= 0 &&
+	       memcmp(code, sr->code, sr->code_len) == 0;
+}
+
+/* If regs is at one (a handler has returned to it), make regs the
+ * interrupted frame's and return true. */
+static bool
+sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs *regs)
+{
+	const struct arch_sigreturn *sr = a->sigreturn;
+	uint64_t g[32];
+
+	if (!sr || sr->nregs > 32 || !sigreturn_code(mr, a, regs->r[a->reg_ip]) ||
+	    memory_read(mr, regs->r[a->reg_sp] + sr->regs_off, g, sr->nregs * sizeof(g[0])) < 0)
+		return false;
+	for (unsigned i = 0; i < sr->nregs; i++) {
+		if (sr->slots[i] < 0 || sr->slots[i] >= ARCH_NREGS)
+			return false;
+		regs->r[sr->slots[i]] = g[i];
+		regs->valid |= UINT64_C(1) << sr->slots[i];
+	}
+	return true;
+}
+
+/* One step of a frame no CFI covers (or whose CFI cannot be followed),
+ * for auto: x86-64 code without CFI (its prologue or epilogue, a call
+ * through NULL: engine-x86.c), a pc outside code on a link-register
+ * architecture, a leaf that keeps no record, one frame-pointer step, and
+ * last one return address found up the stack, never a guess from a
+ * guess (prev_how).  1 when it stepped (*how, *sig set), else 0 with
+ * *stop. */
+static int
+heuristic_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	       bool exact, enum unwind_how prev_how, enum unwind_how *how, bool *sig,
+	       enum unwind_stop *stop)
+{
+	const struct arch *a = unwind_target_arch(t);
+	struct arch_regs before = *regs;
+	bool no_sym = false;
+	int fr;
+
+	*sig = false;
+	if (x86_heur_step(t, mr, regs, exact, how, &no_sym) > 0)
+		return 1;
+	if (lr_bad_pc_step(t, mr, regs, exact) > 0) {
+		*how = UNWIND_HOW_PROLOGUE;
+		return 1;
+	}
+	if (exact && lr_leaf_step(t, mr, regs) > 0) {
+		*how = UNWIND_HOW_FP_UNSURE;
+		return 1;
+	}
+	/* (In code without a symbol, which may keep no frame pointer at
+	 * all, only a return address right after a call.) */
+	if ((fr = fp_step(t, mr, regs, stop)) >= 0 &&
+	    (fr == 1 || !no_sym || x86_plausible_ra(t, mr, regs->r[a->reg_ip]))) {
+		*sig = fr == 1;   /* the table's signal trampoline */
+		/* From a frame stopped anywhere, the record may be its
+		 * caller's (engine-fp.c). */
+		*how = exact ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
+		return 1;
+	}
+	if ((fr >= 0 || *stop != UNWIND_STOP_END) && prev_how != UNWIND_HOW_SCAN) {
+		*regs = before;
+		if (x86_scan_step(t, mr, regs) > 0) {
+			*how = UNWIND_HOW_SCAN;
+			return 1;
+		}
+	}
+	*regs = before;
+	if (fr >= 0)
+		*stop = UNWIND_STOP_BAD_FRAME;
+	return 0;
+}
+
 static enum unwind_stop
 dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	   struct unwind_frame *frames, int *n, int max, bool fp_fallback)
@@ -135,10 +251,25 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		 * address, looked up at ip - 1. */
 		bool exact = *n == 1 || frames[*n - 2].signal_frame;
 		uint64_t ip = frames[*n - 1].ip;
+		uint64_t at = exact ? ip : ip - 1;
 		enum unwind_how how = UNWIND_HOW_CFI;
 		enum unwind_stop stop = UNWIND_STOP_NOINFO;
 		bool sig = false;
 		int r = 0;
+
+		if (!exact && !cfi_covers(t, at)) {
+			/* A return address at a function's first
+			 * instruction, with CFI there but not before it: no
+			 * call put it there.  A context's start was made to
+			 * look like a caller (makecontext's
+			 * __start_context, which switches to the uc_link
+			 * context and never returns): the outermost frame.
+			 * (A signal's restorer is put there too, by the
+			 * kernel: Go's runtime.sigreturn has CFI, and goes
+			 * on.) */
+			if (cfi_covers(t, ip) && !sigreturn_code(mr, a, ip))
+				return UNWIND_STOP_END;
+		}
 
 		/* The table's signal trampoline (aarch64's vdso, whose CFI
 		 * gives only x29 and x30): through the saved registers. */
@@ -148,38 +279,31 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		if (tramp > 0) {
 			sig = true;
 		} else if ((r = dwarf_step(t, mr, regs, exact, &sig, &stop)) < 0 &&
-			   (stop == UNWIND_STOP_END || !fp_fallback)) {
+			   (stop == UNWIND_STOP_END || stop_rejected(stop) || !fp_fallback)) {
 			return stop;
 		} else if (r <= 0) {
 			/* No CFI covers the pc (or, for auto, CFI that cannot
 			 * be followed: the heuristics below try).  The
 			 * program's entry point (_start), which nothing calls:
-			 * the outermost frame of the main thread. */
-			if (r == 0 && unwind_at_entry(t, exact ? ip : ip - 1))
+			 * the outermost frame of the main thread (musl's crt1
+			 * has no CFI to say so). */
+			if (r == 0 && unwind_at_entry(t, at))
 				return UNWIND_STOP_END;
-			if (!fp_fallback)
+			if (!exact && sigreturn_frame(mr, a, regs)) {
+				/* A handler returns here: the next frame is
+				 * the one the signal interrupted. */
+				sig = true;
+			} else if (!fp_fallback) {
 				return UNWIND_STOP_NOINFO;
-			bool no_sym = false;
-			int fr;
-			if (x86_heur_step(t, mr, regs, exact, &how, &no_sym) > 0) {
-				/* x86-64 code without CFI (engine-x86.c) */
-			} else if (lr_bad_pc_step(t, mr, regs, exact) > 0) {
-				how = UNWIND_HOW_PROLOGUE;
-			} else if (exact && lr_leaf_step(t, mr, regs) > 0) {
-				/* no record: the caller at the link register */
-				how = UNWIND_HOW_FP_UNSURE;
-			} else if ((fr = fp_step(t, mr, regs, &stop)) >= 0 &&
-				   (fr == 1 || !no_sym ||
-				    x86_plausible_ra(t, mr, regs->r[a->reg_ip]))) {
-				sig = fr == 1;
-				/* From a frame stopped anywhere, the record may
-				 * be its caller's (engine-fp.c). */
-				how = exact ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
-			} else {
-				return fr >= 0 ? UNWIND_STOP_BAD_FRAME : stop;
+			} else if (!heuristic_step(t, mr, regs, exact, frames[*n - 1].how, &how,
+						   &sig, &stop)) {
+				return stop;
 			}
 		}
 		uint64_t new_ip = regs->r[a->reg_ip], new_sp = regs->r[a->reg_sp];
+		/* A pc of 0 ends the stack, unless a signal interrupted it
+		 * there: a call through a NULL pointer, whose caller is
+		 * found from [sp] next (engine-x86.c). */
 		if (new_ip == 0 && !sig)
 			return UNWIND_STOP_END;
 		/* The stack only grows one way (a signal frame on an

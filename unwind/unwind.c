@@ -97,6 +97,8 @@ unwind_stop_reason(enum unwind_stop s)
 	case UNWIND_STOP_MEMORY: return "memory not readable";
 	case UNWIND_STOP_UNSUPPORTED: return "engine not supported here";
 	case UNWIND_STOP_ISA: return "microMIPS/MIPS16 code is not analysed";
+	case UNWIND_STOP_CFI_LOOP: return "unwind table rejected: expression loop";
+	case UNWIND_STOP_CFI_REJECTED: return "unwind table rejected: a rule breaks a bound";
 	}
 	return "?";
 }

@@ -72,6 +72,10 @@ enum unwind_stop {
 	UNWIND_STOP_MEMORY,       /* a read failed */
 	UNWIND_STOP_UNSUPPORTED,  /* engine not built in or not for this arch */
 	UNWIND_STOP_ISA,          /* microMIPS/MIPS16 code (odd pc): not decoded */
+	/* The frame's unwind table breaks a bound of stackspy's CFI
+	 * interpreter (unwind/cfi-exec.c): refused, never followed. */
+	UNWIND_STOP_CFI_LOOP,     /* an expression that does not end */
+	UNWIND_STOP_CFI_REJECTED, /* any other bound (sizes, depth, overflow) */
 };
 
 struct unwind_frame {
