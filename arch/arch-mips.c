@@ -69,7 +69,6 @@ static const struct arch_sigframe o32_sigframe = {
 	.reg_ip = 32, .reg_sp = 29, .reg_fp = 30, .reg_ra = 31, \
 	.reg_zero = 0, \
 	.fp_chain = false, \
-	.libunwind_slots = false, \
 	.pr_reg_size = PR_NWORDS * 4, \
 	.pr_reg_min = (PR_CP0_EPC + 1) * 4, \
 	.prstatus_size = 256, \

@@ -46,8 +46,6 @@ const struct arch arch_x86_64 = {
 	.reg_ip = 16, .reg_sp = 7, .reg_fp = 6, .reg_ra = -1,
 	.reg_zero = -1,
 	.fp_chain = true,
-	.libunwind_slots = true,
-	.libunwind_cfi = false,
 	.pr_reg_size = PR_NWORDS * 8,
 	.pr_reg_min = PR_NWORDS * 8,
 	.prstatus_size = 336,

@@ -113,17 +113,6 @@ struct arch {
 	 * engine-mips.c). */
 	const struct arch_insn_pattern *calls;
 	unsigned ncalls, insn_size;
-	/* Slot i is libunwind's register i for this architecture, so the cfi
-	 * engine can hand libunwind our slots (x86-64, aarch64; not MIPS,
-	 * where libunwind puts the pc at 34). */
-	bool libunwind_slots;
-	/* libunwind follows the CFI this architecture's compilers write, so
-	 * the cfi engine of a live process goes through it (x86-64).  False:
-	 * stackspy's own interpreter (unwind/engine-dwarf.c) walks it, as it
-	 * walks every core of another architecture (aarch64: libunwind 1.6
-	 * stops at DW_CFA_AARCH64_negate_ra_state, so at the first frame of
-	 * pac-ret code, every frame on Ubuntu and Fedora; MIPS). */
-	bool libunwind_cfi;
 
 	/* NT_PRSTATUS.  pr_reg (elf_gregset_t) is pr_reg_size bytes of
 	 * word_size words in the target's byte order; pr_index[slot] is the

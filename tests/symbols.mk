@@ -6,7 +6,7 @@ check_PROGRAMS += tests/unit-symtab
 tests_unit_symtab_SOURCES = tests/unit-symtab.c
 tests_unit_symtab_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_symtab_LDADD = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a base/libbase.a \
-	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS)
+	$(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS)
 
 # file_map()'s SIGBUS guard (unwind/elf-image.c).
 check_PROGRAMS += tests/unit-filemap

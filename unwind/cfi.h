@@ -1,9 +1,8 @@
 /* unwind/cfi.h - call frame information: the one reader of CIEs, FDEs
- * and pointer encodings (.eh_frame, .eh_frame_hdr, .debug_frame), and the
- * rewrite of .debug_frame (or a header-less .eh_frame) as a table for
- * libunwind, and stackspy's own interpreter of the rules (any
- * architecture, any host).  Defined in unwind/cfi-read.c,
- * unwind/cfi-exec.c and unwind/debug-frame.c.
+ * and pointer encodings (.eh_frame, .eh_frame_hdr, .debug_frame), and
+ * stackspy's own interpreter of the rules (any architecture, any host),
+ * the only one: every engine's rows come from it.  Defined in
+ * unwind/cfi-read.c and unwind/cfi-exec.c.
  *
  * Private to unwind/ (and its unit tests); every engine reads CFI through it.
  */
@@ -206,28 +205,5 @@ int cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 int cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct arch *a,
 	      const struct arch_regs *in, struct arch_regs *out);
 
-/* debug-frame.c: the .debug_frame of a module (of its file, else of its
- * separate debug file; compressed or not) rewritten as .eh_frame CIEs and
- * FDEs, followed by a sorted table in .eh_frame_hdr's format, for
- * libunwind's remote API (UNW_INFO_FORMAT_REMOTE_TABLE). */
-struct debug_frame {
-	unsigned char *buf;       /* the rewrite, served at `base` */
-	size_t len;
-	uint64_t table_off;       /* the (int32 start, int32 FDE) pairs */
-	size_t count;             /* pairs */
-};
-
-/* Build it for a module loaded with bias and served at base (a multiple of
- * 8, within 2 GiB below the module's code: the table's entries are 32-bit
- * offsets from it).  Returns 0, -ENOENT when there is no .debug_frame with
- * an FDE for the module, -ENOMEM or -EFBIG. */
-int debug_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
-		      struct debug_frame *out);
-/* The same from the module's .eh_frame, for a module without a usable
- * .eh_frame_hdr (static links: GNU ld writes none unless asked; musl-gcc).
- * Returns 0, -ENOENT when there is no .eh_frame with an FDE, or -errno. */
-int eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
-		   struct debug_frame *out);
-void debug_frame_free(struct debug_frame *df);
 
 #endif

@@ -1,24 +1,30 @@
-/* unwind/engine-dwarf.c - DWARF CFI walked by stackspy's own interpreter
- * (cfi-exec.c), for targets of another architecture than the host's.
+/* unwind/engine-dwarf.c - the cfi and auto engines: DWARF CFI walked by
+ * stackspy's own interpreter (cfi-exec.c), for every architecture, live
+ * or core, on any host.
  *
- * libunwind's remote API is built for the host's architecture only, so an
- * aarch64 core on x86-64 (or the reverse) cannot go through engine-cfi.c.
- * This walk is pure code over (registers, memory reader, module map): the
+ * The walk is pure code over (registers, memory reader, module map): the
  * FDE comes from cfi-read.c (.eh_frame through its header or a table of
- * its own, then the module's .debug_frame), its rules from cfi-exec.c, the
- * memory from memory.c (the core's segments, then the mapped files).
- * What it does around a step is what engine-cfi.c does around unw_step:
- * the table's signal trampoline first (aarch64's vdso), a pc outside
- * executable memory through the link register, and, for auto, a frame
- * without CFI by the frame-pointer chain (engine-fp.c).  Return addresses
- * lose their pointer-authentication bits (unwind_target_ra_mask).
+ * its own, then the .debug_frame of the module or of its separate debug
+ * file), its rules from cfi-exec.c, whose bounds refuse a hostile table
+ * (the walk stops there: "unwind table rejected"), the memory from
+ * memory.c (the snapshot, the mapped files, the core's segments).  Around
+ * a step: the table's signal trampoline (aarch64's vdso), a signal return
+ * without CFI (musl), and, for auto, a frame without CFI by the x86-64
+ * heuristics, the link register or the frame-pointer chain (engine-fp.c,
+ * engine-x86.c), then one stack scan.  Return addresses lose their
+ * pointer-authentication bits (unwind_target_ra_mask).  libunwind was
+ * this engine on live x86-64 until its evaluation of the target's bytes
+ * proved unbounded (issue 32); bench/unwind-cost measured ours faster.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch/arch.h"
+#include "base/base.h"
+#include "ptrace/sample.h"
 #include "unwind/cfi.h"
 #include "unwind/elf-image.h"
 #include "unwind/engines.h"
@@ -26,6 +32,7 @@
 #include "unwind/memory.h"
 #include "unwind/target.h"
 #include "unwind/unwind.h"
+#include "unwind/yield.h"
 
 struct step_ctx {
 	struct memory_reader *mr;
@@ -246,6 +253,8 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	uint64_t prev_sp = regs->r[a->reg_sp];
 
 	while (*n < max) {
+		if (unwind_deadline_passed())
+			return UNWIND_STOP_DEADLINE;
 		/* frames[*n - 1] stopped anywhere (exact ip): the innermost,
 		 * or one a signal interrupted.  Others are at a return
 		 * address, looked up at ip - 1. */
@@ -266,8 +275,13 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 			 * context and never returns): the outermost frame.
 			 * (A signal's restorer is put there too, by the
 			 * kernel: Go's runtime.sigreturn has CFI, and goes
-			 * on.) */
-			if (cfi_covers(t, ip) && !sigreturn_code(mr, a, ip))
+			 * on.)  A return address right after a call is one,
+			 * though: a noreturn call ends its function, and its
+			 * return address is the next one's first byte.  (Only
+			 * x86-64 tells calls apart here: elsewhere
+			 * x86_plausible_ra says yes, and the walk goes on.) */
+			if (cfi_covers(t, ip) && !sigreturn_code(mr, a, ip) &&
+			    !x86_plausible_ra(t, mr, ip))
 				return UNWIND_STOP_END;
 		}
 
@@ -323,26 +337,172 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	return UNWIND_STOP_DEPTH;
 }
 
-static enum unwind_stop
-walk_dwarf(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	   struct unwind_frame *frames, int *n, int max)
-{
-	return dwarf_walk(t, mr, regs, frames, n, max, false);
-}
+/* ---- walks of identical snapshots -----------------------------------------
+ * A thread sampled again where it was (a loop, a thread blocked in the same
+ * call) gives a snapshot whose walk reads the same registers and the same
+ * stack words as one already walked: its frames are the same, since the
+ * walk is a function of what it reads (the rest comes from the files and
+ * the vdso, which do not change while the memory map stays the same).  So
+ * a walk of a live process logs the stack words it read (memory.c), and a
+ * later walk from the same registers whose snapshot holds the same values
+ * there takes the frames of the first.  A walk that read live memory
+ * (process_vm_readv: heap, JIT code) is not kept. */
+#define MEMO_SLOTS 256            /* walks kept per target, by ip and sp */
 
-static enum unwind_stop
-walk_dwarf_auto(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-		struct unwind_frame *frames, int *n, int max)
-{
-	return dwarf_walk(t, mr, regs, frames, n, max, true);
-}
-
-const struct unwinder unwinder_dwarf = {
-	.first_how = UNWIND_HOW_CFI,
-	.walk = walk_dwarf,
+struct memo_entry {
+	struct arch_regs regs;    /* the innermost frame's, all of them */
+	int max;
+	bool fp_fallback;
+	enum unwind_stop stop;
+	int nframes;
+	size_t nreads;
+	struct memory_log_read *reads;  /* nreads of them, then ... */
+	struct unwind_frame *frames;    /* ... nframes: one allocation */
 };
 
-const struct unwinder unwinder_dwarf_auto = {
+struct dwarf_state {
+	struct memo_entry *memo[MEMO_SLOTS];
+	struct memory_log log;
+};
+
+/* The engine's state of target t (struct unwinder's slot). */
+#define DWARF(t) ((struct dwarf_state *)(t)->state[UNWIND_STATE_CFI])
+
+static void *
+dwarf_state_new(struct unwind_target *t)
+{
+	(void)t;
+	return calloc(1, sizeof(struct dwarf_state));
+}
+
+static void
+dwarf_state_flush(void *state)
+{
+	struct dwarf_state *c = state;
+	/* A kept walk read the files of the old map. */
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		free(c->memo[i]);
+		c->memo[i] = NULL;
+	}
+}
+
+static void
+dwarf_state_free(void *state)
+{
+	dwarf_state_flush(state);
+	free(state);
+}
+
+static uint32_t
+memo_slot(const struct arch *a, const struct arch_regs *regs)
+{
+	uint64_t ip = regs->r[a->reg_ip], sp = regs->r[a->reg_sp];
+	return (uint32_t)(base_mix64(ip ^ (sp << 17) ^ (sp >> 4)) % MEMO_SLOTS);
+}
+
+static bool
+same_regs(const struct arch *a, const struct arch_regs *x, const struct arch_regs *y)
+{
+	return x->valid == y->valid &&
+	       memcmp(x->r, y->r, a->nregs * sizeof(x->r[0])) == 0;
+}
+
+/* The kept walk that this snapshot's would repeat, or NULL. */
+static const struct memo_entry *
+memo_find(struct dwarf_state *c, const struct arch *a, const struct arch_regs *regs,
+	  const struct stack_snapshot *s, int max, bool fp_fallback)
+{
+	const struct memo_entry *e = c->memo[memo_slot(a, regs)];
+	if (!e || e->max != max || e->fp_fallback != fp_fallback || !same_regs(a, &e->regs, regs))
+		return NULL;
+	for (size_t i = 0; i < e->nreads; i++) {
+		const struct memory_log_read *r = &e->reads[i];
+		uint64_t v = 0;
+		if (r->addr < s->stack_start || !span_inside(s->stack_len, r->addr - s->stack_start, r->len))
+			return NULL;
+		memcpy(&v, s->stack + (r->addr - s->stack_start), r->len);
+		if (v != r->value)
+			return NULL;
+	}
+	return e;
+}
+
+static void
+memo_keep(struct dwarf_state *c, const struct arch *a, const struct arch_regs *regs, int max,
+	  bool fp_fallback, enum unwind_stop stop, const struct unwind_frame *frames, int n)
+{
+	const struct memory_log *log = &c->log;
+	size_t size = log->n * sizeof(log->r[0]) + (size_t)n * sizeof(*frames);
+	struct memo_entry *e = malloc(sizeof(*e) + size);
+	if (!e)
+		return;  /* only slower */
+	*e = (struct memo_entry){
+		.regs = *regs, .max = max, .fp_fallback = fp_fallback, .stop = stop,
+		.nframes = n, .nreads = log->n,
+	};
+	e->reads = (struct memory_log_read *)(e + 1);
+	e->frames = (struct unwind_frame *)(e->reads + log->n);
+	memcpy(e->reads, log->r, log->n * sizeof(*e->reads));
+	memcpy(e->frames, frames, (size_t)n * sizeof(*frames));
+	uint32_t slot = memo_slot(a, regs);
+	free(c->memo[slot]);
+	c->memo[slot] = e;
+}
+
+static enum unwind_stop
+walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+     struct unwind_frame *frames, int *n, int max, bool fp_fallback)
+{
+	struct dwarf_state *c = DWARF(t);
+	const struct arch *a = unwind_target_arch(t);
+	/* Live processes only: a core is walked once. */
+	bool memo = c && t->pid > 0 && mr->snap && mr->snap->stack && *n == 1;
+	struct arch_regs first = *regs;
+	if (memo) {
+		const struct memo_entry *e = memo_find(c, a, regs, mr->snap, max, fp_fallback);
+		if (e) {
+			memcpy(frames, e->frames, (size_t)e->nframes * sizeof(*frames));
+			*n = e->nframes;
+			return e->stop;
+		}
+		c->log.ok = true;
+		c->log.n = 0;
+		mr->log = &c->log;
+	}
+	unsigned generation = t->generation;
+	enum unwind_stop stop = dwarf_walk(t, mr, regs, frames, n, max, fp_fallback);
+	mr->log = NULL;
+	/* A map reloaded during the walk may have changed what it read. */
+	if (memo && c->log.ok && t->generation == generation)
+		memo_keep(c, a, &first, max, fp_fallback, stop, frames, *n);
+	return stop;
+}
+
+static enum unwind_stop
+walk_cfi(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	 struct unwind_frame *frames, int *n, int max)
+{
+	return walk(t, mr, regs, frames, n, max, false);
+}
+
+static enum unwind_stop
+walk_auto(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	  struct unwind_frame *frames, int *n, int max)
+{
+	return walk(t, mr, regs, frames, n, max, true);
+}
+
+const struct unwinder unwinder_cfi = {
 	.first_how = UNWIND_HOW_CFI,
-	.walk = walk_dwarf_auto,
+	.walk = walk_cfi,
+	.slot = UNWIND_STATE_CFI,
+	.init = dwarf_state_new,
+	.flush = dwarf_state_flush,
+	.fini = dwarf_state_free,
+};
+
+const struct unwinder unwinder_auto = {
+	.first_how = UNWIND_HOW_CFI,
+	.walk = walk_auto,
+	.slot = UNWIND_STATE_CFI,       /* cfi's, made by unwinder_cfi */
 };

@@ -3,8 +3,7 @@
  * engines (fp, cfi, auto, mips), and the single steps they share (frame
  * pointer, x86-64 heuristics, a bad pc, signal trampolines, MIPS
  * prologues, a CFI step).  Defined in unwind/engine-fp.c,
- * unwind/engine-cfi.c, unwind/engine-dwarf.c, unwind/engine-x86.c and
- * unwind/engine-mips.c; unwind/unwind.c
+ * unwind/engine-dwarf.c, unwind/engine-x86.c and unwind/engine-mips.c; unwind/unwind.c
  * dispatches and owns unwind_state_owners.
  *
  * Private to unwind/ (and its unit tests); a target's owner goes through
@@ -49,14 +48,12 @@ struct unwinder {
 extern const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS];
 
 extern const struct unwinder unwinder_fp;     /* engine-fp.c */
-extern const struct unwinder unwinder_cfi;    /* engine-cfi.c */
-extern const struct unwinder unwinder_auto;   /* engine-cfi.c: cfi, fp per frame */
+/* engine-dwarf.c: CFI by stackspy's own interpreter, every architecture;
+ * auto: the same with the heuristics per frame where no CFI covers the
+ * pc. */
+extern const struct unwinder unwinder_cfi;
+extern const struct unwinder unwinder_auto;
 extern const struct unwinder unwinder_mips;   /* engine-mips.c */
-/* engine-dwarf.c: CFI by stackspy's own interpreter, for targets of
- * another architecture than the host's (libunwind is the host's only);
- * auto: the same with fp per frame where no CFI covers the pc. */
-extern const struct unwinder unwinder_dwarf;
-extern const struct unwinder unwinder_dwarf_auto;
 
 /* engine-dwarf.c: one CFI step from regs (the frame's registers: ip, sp
  * and whatever its rules read), with the FDE of the pc (exact) or of

@@ -20,7 +20,6 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/debug-file.c \
 	unwind/cfi-read.c \
 	unwind/cfi-exec.c \
-	unwind/debug-frame.c \
 	unwind/gopclntab.c \
 	unwind/minidebuginfo.c \
 	unwind/plt.c \
@@ -32,9 +31,8 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
 	unwind/engine-x86.c \
-	unwind/engine-dwarf.c \
-	unwind/engine-cfi.c
-unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LIBUNWIND_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)
+	unwind/engine-dwarf.c
+unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)
 if HAVE_LIBDW
 unwind_libunwind_engines_a_SOURCES += unwind/source.c
 endif
@@ -43,5 +41,5 @@ EXTRA_DIST += unwind/source.c
 # What every program linking unwind/ needs (base/ after every library of
 # ours that uses it: libprofilepb, generated, does not).
 UNWIND_LIBS = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a base/libbase.a \
-	$(LIBUNWIND_LIBS) $(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS) \
+	$(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS) \
 	$(PROFILEPB_LIBS) -lpthread

@@ -24,12 +24,35 @@ inside(uint64_t addr, size_t len, uint64_t start, uint64_t size)
 	return addr >= start && addr - start <= size && len <= size - (addr - start);
 }
 
+/* Log the snapshot's bytes [addr, addr + len) that a read took, in
+ * words of up to 8 bytes. */
+static void
+log_snapshot(struct memory_log *log, uint64_t addr, const unsigned char *p, size_t len)
+{
+	while (len > 0 && log->ok) {
+		if (log->n == MEMORY_LOG_MAX) {
+			log->ok = false;
+			return;
+		}
+		struct memory_log_read *e = &log->r[log->n++];
+		e->addr = addr;
+		e->len = len < 8 ? (unsigned)len : 8;
+		e->value = 0;
+		memcpy(&e->value, p, e->len);
+		addr += e->len;
+		p += e->len;
+		len -= e->len;
+	}
+}
+
 int
 memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len)
 {
 	const struct stack_snapshot *s = r->snap;
 	if (s && s->stack && inside(addr, len, s->stack_start, s->stack_len)) {
 		memcpy(buf, s->stack + (addr - s->stack_start), len);
+		if (r->log)
+			log_snapshot(r->log, addr, buf, len);
 		return 0;
 	}
 	struct unwind_target *t = r->target;
@@ -54,6 +77,9 @@ memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len)
 	}
 	if (t->pid <= 0)
 		return -EFAULT;
+	/* Live memory (heap, JIT code, a writable mapping) may change. */
+	if (r->log)
+		r->log->ok = false;
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
 	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);

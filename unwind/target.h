@@ -42,7 +42,7 @@ struct perf_map;
 
 /* The engines' per-target states (struct unwinder's slot). */
 enum unwind_state_slot {
-	UNWIND_STATE_CFI,         /* engine-cfi.c: cfi and auto */
+	UNWIND_STATE_CFI,         /* engine-dwarf.c: cfi and auto */
 	UNWIND_STATE_SLOTS,
 };
 struct name_pool;
@@ -57,8 +57,7 @@ struct unwind_target {
 	struct elf_image *vdso;   /* copy taken at open, or NULL */
 	uint64_t vdso_start, vdso_end;
 	void *state[UNWIND_STATE_SLOTS];  /* the engines' own (struct unwinder's
-				     init/flush/fini): cfi's libunwind address
-				     space and per-module tables */
+				     init/flush/fini): cfi's walks kept */
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
 	bool map_files_denied;    /* /proc/PID/map_files cannot be read */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "ptrace/clock.h"
 #include "ptrace/sample.h"
 #include "unwind/engines.h"
 #include "unwind/memory.h"
@@ -28,6 +29,35 @@ unwind_set_yield(void (*fn)(void *), void *arg)
 	yield_fn = fn;
 	yield_arg = arg;
 	yield_thread = pthread_self();
+}
+
+/* The unwinding's deadline (CLOCK_MONOTONIC ns), 0: none.  Set by the
+ * command's main thread, read by its unwinding thread too. */
+static _Atomic uint64_t deadline_ns;
+
+void
+unwind_set_deadline(uint64_t ns)
+{
+	deadline_ns = ns;
+}
+
+/* Walks cut and symbol tables not read because of it. */
+static _Atomic unsigned long deadline_misses;
+
+bool
+unwind_deadline_passed(void)
+{
+	uint64_t d = deadline_ns;
+	if (!d || monotonic_ns() < d)
+		return false;
+	deadline_misses++;
+	return true;
+}
+
+unsigned long
+unwind_deadline_misses(void)
+{
+	return deadline_misses;
 }
 
 void
@@ -97,43 +127,30 @@ unwind_stop_reason(enum unwind_stop s)
 	case UNWIND_STOP_MEMORY: return "memory not readable";
 	case UNWIND_STOP_UNSUPPORTED: return "engine not supported here";
 	case UNWIND_STOP_ISA: return "microMIPS/MIPS16 code is not analysed";
+	case UNWIND_STOP_DEADLINE: return "time limit reached";
 	case UNWIND_STOP_CFI_LOOP: return "unwind table rejected: expression loop";
 	case UNWIND_STOP_CFI_REJECTED: return "unwind table rejected: a rule breaks a bound";
 	}
 	return "?";
 }
 
-/* Which unwinder walks a target of architecture a.  The fp engine is
- * pure code over (registers, memory reader, module map) and walks any
- * architecture whose ABI keeps frame records, on any host; so does the
- * mips engine for MIPS.  The cfi engine goes through libunwind, which is
- * built for the host only, and only where libunwind follows the CFI that
- * compilers write (a->libunwind_cfi: x86-64); elsewhere, a core of
- * another architecture or a live aarch64 process, stackspy's own CFI walk
- * (engine-dwarf.c) is cfi, and that walk with fp per frame is auto. */
+/* Which unwinder walks a target of architecture a.  Every engine is pure
+ * code over (registers, memory reader, module map), so it walks any
+ * architecture it knows on any host: fp where the ABI keeps frame
+ * records, cfi everywhere (stackspy's own interpreter), mips for MIPS;
+ * auto is cfi with the heuristics per frame, or mips on MIPS. */
 static const struct unwinder *
 engine_unwinder(enum unwind_engine e, const struct arch *a)
 {
 	if (!a)
 		return NULL;
-	bool native = a == arch_host();
-	bool fp = a->fp_chain;
-	bool own = !native || !a->libunwind_cfi;
-	bool cfi = !own && unwinder_cfi.walk;
 	switch (e) {
-	case UNWIND_ENGINE_FP: return fp ? &unwinder_fp : NULL;
-	case UNWIND_ENGINE_CFI:
-		if (own)
-			return &unwinder_dwarf;
-		return cfi ? &unwinder_cfi : NULL;
+	case UNWIND_ENGINE_FP: return a->fp_chain ? &unwinder_fp : NULL;
+	case UNWIND_ENGINE_CFI: return &unwinder_cfi;
 	case UNWIND_ENGINE_AUTO:
 		if (a->e_machine == EM_MIPS)
 			return &unwinder_mips;
-		if (own)
-			return fp ? &unwinder_dwarf_auto : &unwinder_dwarf;
-		if (cfi && unwinder_auto.walk)
-			return a->fp_chain ? &unwinder_auto : &unwinder_cfi;
-		return fp ? &unwinder_fp : NULL;
+		return a->fp_chain ? &unwinder_auto : &unwinder_cfi;
 	case UNWIND_ENGINE_MIPS: return a->e_machine == EM_MIPS ? &unwinder_mips : NULL;
 	}
 	return NULL;
@@ -154,8 +171,6 @@ unwind_engine_unavailable_reason(enum unwind_engine e)
 		return ARCH_UNSUPPORTED_REASON;
 	if (e == UNWIND_ENGINE_MIPS)
 		return "it unwinds MIPS code (MIPS processes, or MIPS core files with dump --core)";
-	if (e == UNWIND_ENGINE_CFI && !unwinder_cfi.walk)
-		return "stackspy was built without libunwind";
 	return "not supported on this architecture";
 }
 
@@ -178,7 +193,10 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	if (s->pac_mask)
 		t->pac_mask = s->pac_mask;
 	target_enter(t);
-	*stop = n < max ? u->walk(t, &mr, &regs, frames, &n, max) : UNWIND_STOP_DEPTH;
+	if (unwind_deadline_passed())
+		*stop = UNWIND_STOP_DEADLINE;
+	else
+		*stop = n < max ? u->walk(t, &mr, &regs, frames, &n, max) : UNWIND_STOP_DEPTH;
 	target_leave(t);
 	return n;
 }

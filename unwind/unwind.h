@@ -3,7 +3,7 @@
  * A `struct unwind_target` holds what is known about one target process
  * (or core file): its memory map, the ELF files behind it (mmap'd once per
  * (dev, inode)), their symbol tables and unwind tables, a copy of its
- * vdso, and the libunwind address space (target.c).  Engines (auto, fp,
+ * vdso, and the walks kept by the cfi engine (target.c).  Engines (auto, fp,
  * cfi, mips: unwind.c dispatches) walk a snapshot taken by ptrace/ after
  * the thread has been resumed.  Register facts come from arch/.
  *
@@ -20,7 +20,7 @@
  *
  * unwind/ owns the engines, the target object, ELF files, symbols, debug
  * files and core files.  It may call ptrace/ (snapshots, /proc readers,
- * the clock), arch/, base/ and its libraries (libelf, libunwind, libdw,
+ * the clock), arch/, base/ and its libraries (libelf, libdw,
  * liblzma); sampler/ and the tests use it, ptrace/ never does.  Its own
  * files share private headers, one per job: maps.h, elf-image.h,
  * symbols.h, perf-map.h, memory.h, core-file.h, target.h, cfi.h,
@@ -72,6 +72,7 @@ enum unwind_stop {
 	UNWIND_STOP_MEMORY,       /* a read failed */
 	UNWIND_STOP_UNSUPPORTED,  /* engine not built in or not for this arch */
 	UNWIND_STOP_ISA,          /* microMIPS/MIPS16 code (odd pc): not decoded */
+	UNWIND_STOP_DEADLINE,     /* the thread's deadline passed (unwind_set_deadline) */
 	/* The frame's unwind table breaks a bound of stackspy's CFI
 	 * interpreter (unwind/cfi-exec.c): refused, never followed. */
 	UNWIND_STOP_CFI_LOOP,     /* an expression that does not end */
@@ -105,6 +106,14 @@ const char *unwind_stop_reason(enum unwind_stop s);
  * removes it. */
 void unwind_set_yield(void (*fn)(void *), void *arg);
 
+/* A deadline (CLOCK_MONOTONIC ns, 0: none) for every thread's unwinding:
+ * past it, unwind_walk returns the frames found so far with
+ * UNWIND_STOP_DEADLINE and no more symbol tables are built (frames of
+ * modules not read yet are named module+offset).  dump's time limit. */
+void unwind_set_deadline(uint64_t ns);
+/* How many walks and symbol tables the deadline cut short so far. */
+unsigned long unwind_deadline_misses(void);
+
 struct unwind_target;
 
 /* Open a live process: reads /proc/PID/maps and copies the vdso.  Returns
@@ -134,9 +143,7 @@ struct unwind_core_info {
 	unsigned machine;         /* e_machine */
 	int elf_class;            /* 32 or 64 */
 	bool big_endian;
-	bool native;              /* of the host's architecture, with frame records:
-				     libunwind's cfi engine serves it (others go
-				     through stackspy's own CFI walk) */
+	bool native;              /* of the host's architecture, with frame records */
 	size_t nthreads;
 };
 
