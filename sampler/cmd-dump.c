@@ -47,6 +47,10 @@ dump_usage(FILE *f)
 	           "  -e, --engine ENGINE     auto (default: DWARF CFI where the code has it,\n"
 	           "                          frame pointers elsewhere), cfi, fp, mips\n"
 	           "  -m, --max-depth N       at most N frames per thread (default %d, 0: no limit)\n"
+	           "      --timeout SECONDS   give up unwinding a process SECONDS after its last\n"
+	           "                          thread was copied (default %g): threads not done\n"
+	           "                          are printed as far as they got, frames of files\n"
+	           "                          not read yet as module+offset; exit status 1\n"
 	           "\n"
 	           "Output:\n"
 	           "  -f, --format FORMAT     text (default) or json\n"
@@ -78,20 +82,21 @@ dump_usage(FILE *f)
 	           "\n"
 	           "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
 	           "output still written), 2 fatal error (nothing written), 64 usage error.\n",
-	           DEFAULT_MAX_DEPTH);
+	           DEFAULT_MAX_DEPTH, DUMP_DEFAULT_TIMEOUT);
 }
 
 static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
 	enum { OPT_CORE = OPT_COMMAND_FIRST, OPT_EXE, OPT_SYSROOT, OPT_SOURCE, OPT_GROUP,
-	       OPT_CONSISTENT };
+	       OPT_CONSISTENT, OPT_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "engine", required_argument, NULL, 'e' },
 		{ "max-depth", required_argument, NULL, 'm' },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "source", no_argument, NULL, OPT_SOURCE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
@@ -111,6 +116,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 
 	common_options_init(&o->cfg);
 	o->format = OUTPUT_TEXT;
+	o->timeout = DUMP_DEFAULT_TIMEOUT;
 	while ((c = getopt_long(argc, argv, ":p:t:f:e:m:h", longopts, NULL)) != -1) {
 		if (common_option(&co, c, optarg, &o->cfg))
 			continue;
@@ -134,6 +140,11 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			break;
 		case OPT_CORE:
 			o->core = optarg;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_double(optarg, 0.001, 86400, &o->timeout) < 0)
+				error_msg_and_help("dump", "invalid --timeout argument: '%s' (seconds, "
+						   "0.001 to 86400)", optarg);
 			break;
 		case OPT_EXE:
 			o->exe = optarg;

@@ -20,6 +20,9 @@
 #include "sampler/output.h"
 #include "sampler/profiler.h"
 
+/* --timeout's default: a dump of 20,000 threads unwinds in about 2 s. */
+#define DUMP_DEFAULT_TIMEOUT 10.0
+
 struct dump_options {
 	struct profiler_config cfg;  /* the options shared with record and top:
 					pids, engine, max_depth, sym_flags,
@@ -34,6 +37,8 @@ struct dump_options {
 	bool consistent;          /* --consistent: every thread stopped together */
 	int ngiven;               /* pids[0, ngiven) were given; the rest are
 				     descendants (their exit is no error) */
+	double timeout;           /* --timeout: seconds the unwinding of a
+				     process may take after its last copy */
 };
 
 /* Dump process pid (a TID: that thread of its process) to stdout, adding

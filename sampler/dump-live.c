@@ -516,8 +516,8 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	 bool *begun)
 {
 	char why[256];
-	struct dump_options tid_opts;
-	const struct dump_options *o = o_in;
+	struct dump_options opts = *o_in;   /* the TID given as a PID */
+	const struct dump_options *o = &opts;
 	pid_t tgid;
 	pid_t only_tid = 0;
 	/* A TID where a PID was expected: that thread of its process. */
@@ -526,9 +526,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 			error_msg("%d is a thread of process %d, not a process", (int)pid, (int)tgid);
 			return -ESRCH;
 		}
-		tid_opts = *o_in;
-		tid_opts.tid = pid;
-		o = &tid_opts;
+		opts.tid = pid;
 		only_tid = pid;
 		pid = tgid;
 	}
@@ -550,9 +548,15 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	ptrace_read_comm(pid, p.comm, sizeof(p.comm));
 
 	struct stack_snapshot *snaps = NULL;
+	/* The unwinding runs beside the sampling without a limit (a walk
+	 * there holds up nothing but itself) and ends, on both threads,
+	 * --timeout after the last copy. */
+	unwind_set_deadline(0);
+	unsigned long misses = unwind_deadline_misses();
 	r = sample_process(o, pid, &p, &snaps, &ut);
 	if (r < 0)
 		return r;
+	unwind_set_deadline(monotonic_ns() + (uint64_t)(o->timeout * (double)NS_PER_SEC));
 	/* Every thread let go before the unwind and the output, and a
 	 * Ctrl-Z that came meanwhile taken now (sampler/signals.c). */
 	cleanup_release_before_output();
@@ -593,6 +597,16 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	}
 	if (r == 0)
 		report_target_inputs(ut, pid);
+	if (unwind_deadline_misses() != misses) {
+		size_t late = 0;
+		for (size_t i = 0; i < p.nthreads; i++)
+			late += p.threads[i].sampled && p.threads[i].stop == UNWIND_STOP_DEADLINE;
+		*partial = true;
+		error_msg("the unwinding of process %d reached its time limit (--timeout %g): "
+			  "%zu thread%s printed as far as %s got, frames of files not read by "
+			  "then named module+offset", (int)pid, o->timeout, late,
+			  late == 1 ? "" : "s", late == 1 ? "it" : "they");
+	}
 	for (size_t i = 0; i < p.nthreads; i++) {
 		struct dump_thread *d = &p.threads[i];
 		free(d->frames);

@@ -100,6 +100,7 @@ QUICK_TESTS += \
 	tests/dump-subprocesses.test \
 	tests/dump-text.test \
 	tests/dump-tid-depth.test \
+	tests/dump-timeout.test \
 	tests/dump-ucontext.test
 
 # record

@@ -49,6 +49,10 @@ mutations()
 		's/armed = deadline_ns != UINT64_MAX;/armed = false;/' \
 		'a dump'"'"'s blocking wait for a stop has no deadline (a thread in D holds the dump, and the stopped threads of its batch, forever)' \
 		'tests/dump-dstate.test'
+	mutation dump-timeout unwind/engine-dwarf.c \
+		's/if \(unwind_deadline_passed\(\)\)\n\t\t\treturn UNWIND_STOP_DEADLINE;//' \
+		'a walk under way when dump'"'"'s time limit passes goes on to its end (a hostile table or a huge stack holds the dump)' \
+		'tests/dump-timeout.test'
 	mutation wait-repeat ptrace/wait.c \
 		's/its.it_interval = ns_to_timespec\(WAKE_REPEAT_NS\);/its.it_interval = ns_to_timespec(0);/' \
 		'the deadline timer of a blocking wait fires once: a firing spent before the wait began leaves a dump waiting on a thread in D forever' \

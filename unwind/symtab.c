@@ -346,6 +346,10 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 	struct sym *s;
 
 	if (!img->symtab_tried) {
+		/* Past the dump's time limit, a table not read yet is not
+		 * begun (the module's frames are named module+offset). */
+		if (unwind_deadline_passed())
+			return NULL;
 		img->symtab_tried = true;
 		img->symtab = symtab_build(img);
 	}
