@@ -152,7 +152,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			dump_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("dump", c, argv);
+			option_error_and_help("dump", c, argv, longopts);
 		}
 	}
 	/* PIDs as arguments too: stackspy dump $(pidof nginx). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,8 +63,8 @@ record_usage(FILE *f)
 	           "                          recording stops when it exits.  When the recording\n"
 	           "                          ends first (-d, a signal) COMMAND gets SIGTERM, and\n"
 	           "                          SIGKILL 2 s later if it still runs; its exit status\n"
-	           "                          is in the summary.  (A COMMAND whose name does not\n"
-	           "                          start with a digit needs no --.)\n"
+	           "                          is in the summary.  Only after --: any other word\n"
+	           "                          is a usage error (a process name gets its PIDs)\n"
 	           "      --keep-running      leave COMMAND running when the recording ends\n"
 	           "      --subprocesses      also the child processes of the targets: those running\n"
 	           "                          now and those created while recording (fork, vfork,\n"
@@ -93,8 +94,10 @@ record_usage(FILE *f)
 	           "                          character devices but terminals and /dev/null\n"
 	           "  -f, --format FORMAT     folded (default), svg, speedscope or pprof (gzipped\n"
 	           "                          profile.proto, labels thread_name, tid, pid,\n"
-	           "                          process_name); without -f, taken from the -o\n"
-	           "                          extension (.svg, .json, .pb.gz)\n"
+	           "                          process_name); without -f, from the -o extension\n"
+	           "                          in any case: .svg, .json (speedscope), .pb, .pb.gz,\n"
+	           "                          .pprof, .folded, .txt; none: folded; any other\n"
+	           "                          extension is a usage error\n"
 	           "      --checkpoint SECONDS\n"
 	           "                          with -o FILE, replace FILE with the profile so far\n"
 	           "                          this often (default 60, 0: only at the end)\n"
@@ -142,10 +145,44 @@ record_usage(FILE *f)
 }
 
 static bool
-ends_with(const char *s, const char *suffix)
+ends_with_nocase(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && strcmp(s + a - b, suffix) == 0;
+	return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+/* The extensions -o understands without -f, and what each writes. */
+static const struct {
+	const char *ext;
+	enum record_format format;
+} format_exts[] = {
+	{ ".svg", FORMAT_SVG },
+	{ ".json", FORMAT_SPEEDSCOPE },  /* .speedscope.json too */
+	{ ".pb.gz", FORMAT_PPROF },
+	{ ".pb", FORMAT_PPROF },
+	{ ".pprof", FORMAT_PPROF },
+	{ ".folded", FORMAT_FOLDED },
+	{ ".txt", FORMAT_FOLDED },
+};
+#define FORMAT_EXTS_TEXT ".svg, .json (speedscope), .pb, .pb.gz, .pprof, .folded, .txt"
+
+/* -o FILE without -f: the format of FILE's extension, any case; no
+ * extension (a dot file, /dev/stdout) is folded; an unknown one a usage
+ * error, never folded text in flame.html. */
+static enum record_format
+format_of_output(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		return FORMAT_FOLDED;
+	for (size_t i = 0; i < sizeof(format_exts) / sizeof(format_exts[0]); i++)
+		if (ends_with_nocase(base, format_exts[i].ext))
+			return format_exts[i].format;
+	error_msg("cannot tell the format of '%s' from its extension '%s'", path, dot);
+	hint_msg("use one of " FORMAT_EXTS_TEXT ", or give -f folded|svg|speedscope|pprof");
+	usage_exit("record");
 }
 
 static int
@@ -338,7 +375,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 			record_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("record", c, argv);
+			option_error_and_help("record", c, argv, longopts);
 		}
 	}
 	parse_target_or_help("record", "record", argc, argv, &o->cfg);
@@ -349,14 +386,8 @@ parse_options(int argc, char **argv, struct record_options *o)
 	if (o->cfg.kernel && !o->cfg.idle)
 		error_msg_and_help("record", "--kernel goes with --idle (the kernel stacks of "
 				   "sleeping threads; on-CPU samples have none to read)");
-	if (!o->format_given && o->output) {
-		if (ends_with(o->output, ".svg"))
-			o->format = FORMAT_SVG;
-		else if (ends_with(o->output, ".json"))
-			o->format = FORMAT_SPEEDSCOPE;
-		else if (ends_with(o->output, ".pb.gz"))
-			o->format = FORMAT_PPROF;
-	}
+	if (!o->format_given && o->output)
+		o->format = format_of_output(o->output);
 	if (o->format == FORMAT_PPROF) {
 #ifndef HAVE_PROTOBUF_C
 		error_msg_and_help("record", "-f pprof needs protobuf-c: stackspy was built without it");

@@ -170,7 +170,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 			top_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("top", c, argv);
+			option_error_and_help("top", c, argv, longopts);
 		}
 	}
 	parse_target_or_help("top", "watch", argc, argv, &o->cfg);

@@ -135,6 +135,12 @@ error_msg_and_help(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vprint("", "", fmt, ap);
 	va_end(ap);
+	usage_exit(cmd);
+}
+
+void
+usage_exit(const char *cmd)
+{
 	fprintf(stderr, "Try 'stackspy%s%s --help' for more information.\n",
 		cmd ? " " : "", cmd ? cmd : "");
 	ptrace_detach_all();

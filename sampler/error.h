@@ -31,6 +31,9 @@ void error_msg_and_die(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((no
  * exit(EXIT_USAGE). */
 void error_msg_and_help(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3)
 	__attribute__((noreturn));
+/* The "Try 'stackspy CMD --help' ..." line, ptrace_detach_all(),
+ * exit(EXIT_USAGE): after error_msg and hint_msg lines of a usage error. */
+void usage_exit(const char *cmd) __attribute__((noreturn));
 
 /* After every target is detached and before unwinding and writing: if
  * some thread is still seized (a detach gave up on it: uninterruptible
