@@ -72,8 +72,10 @@ record_usage(FILE *f)
 	           "                          until they exit; a root frame comm-PID per process\n"
 	           "\n"
 	           "Sampling:\n"
-	           "  -r, --rate HZ           samples per second per thread (default 99, at most 10000)\n"
-	           "  -d, --duration SECONDS  stop after this long (default: Ctrl-C, or the command's exit)\n"
+	           "  -r, --rate HZ           samples per second per thread (default 99, at most 10000;\n"
+	           "                          -F HZ, as perf record, is the same)\n"
+	           "  -d, --duration SECONDS  stop after this long (30, 30s, 500ms, 2m, 1h; default:\n"
+	           "                          Ctrl-C, or the command's exit)\n"
 	           "      --idle              wall-clock: sample sleeping threads too (a thread that has\n"
 	           "                          not run since its last sample is not stopped again;\n"
 	           "                          one in uninterruptible sleep, D, is read without a\n"
@@ -283,6 +285,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE },
 		{ "keep-running", no_argument, NULL, OPT_KEEP_RUNNING },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -293,14 +296,15 @@ parse_options(int argc, char **argv, struct record_options *o)
 	common_options_init(&o->cfg);
 	o->checkpoint = DEFAULT_CHECKPOINT;
 	/* '+': options end at the command's name. */
-	while ((c = target_getopt("record", argc, argv, "+:p:r:d:o:f:e:m:qh", longopts,
+	while ((c = target_getopt("record", argc, argv, "+:p:r:F:d:o:f:e:m:qVh", longopts,
 				  &o->cfg)) != -1) {
 		if (common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
 		case 'd':
-			if (parse_double(optarg, DBL_MIN, 1e7, &o->duration) < 0)
-				error_msg_and_help("record", "invalid --duration argument: '%s'", optarg);
+			if (parse_seconds(optarg, DBL_MIN, 1e7, &o->duration) < 0)
+				error_msg_and_help("record", "invalid --duration argument: '%s' (above 0; "
+						   SECONDS_FORM ")", optarg);
 			break;
 		case 'o':
 			if (!*optarg)
@@ -318,10 +322,10 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->threads_asked = true;
 			break;
 		case OPT_CHECKPOINT:
-			if (parse_double(optarg, 0, 1e7, &o->checkpoint) < 0 ||
+			if (parse_seconds(optarg, 0, 1e7, &o->checkpoint) < 0 ||
 			    (o->checkpoint > 0 && o->checkpoint < 1))
-				error_msg_and_help("record", "invalid --checkpoint argument: '%s' (0, or at least 1)",
-						   optarg);
+				error_msg_and_help("record", "invalid --checkpoint argument: '%s' (0, or at "
+						   "least 1; " SECONDS_FORM ")", optarg);
 			break;
 		case OPT_INLINE:
 			need_libdw_or_help("record", "--inline");
@@ -615,6 +619,11 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
+	if (!o.output && !o.push.url && stdio_stdout_closed()) {
+		error_msg("standard output is closed: give -o FILE, or redirect it");
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
 	struct out_file out;
 	char why[512];
 	int r = out_file_open(&out, o.output, why, sizeof(why));
@@ -664,7 +673,7 @@ cmd_record(int argc, char **argv)
 	else
 		out_file_discard(&out);
 	if (r < 0) {
-		perror_msg(r, "cannot write %s", o.output ? o.output : "the output");
+		out_file_write_error(r, o.output);
 		rc = EXIT_FATAL;
 	}
 	profiler_print_summary(p, &o.cfg);

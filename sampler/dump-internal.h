@@ -15,6 +15,7 @@
 #define STACKSPY_DUMP_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "sampler/output.h"
@@ -34,9 +35,11 @@ struct dump_options {
 	bool consistent;          /* --consistent: every thread stopped together */
 	int ngiven;               /* pids[0, ngiven) were given; the rest are
 				     descendants (their exit is no error) */
+	const char *output;       /* -o FILE; NULL: standard output */
+	FILE *out;                /* where the dump goes: stdout or -o's file */
 };
 
-/* Dump process pid (a TID: that thread of its process) to stdout, adding
+/* Dump process pid (a TID: that thread of its process) to o->out, adding
  * to *partial when some thread could not be sampled.  Writes before (the
  * JSON array's separator, or "") just before its output, and then sets
  * *begun.  Returns 0 or a negative errno (already reported). */

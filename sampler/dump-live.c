@@ -26,6 +26,7 @@
 #include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
 #include "sampler/error.h"
+#include "sampler/out-file.h"
 #include "sampler/options.h"
 #include "sampler/output.h"
 #include "sampler/profiler.h"
@@ -584,11 +585,11 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	if (r == 0)
 		dump_find_locks(&p, ut);
 	if (r == 0) {
-		fputs(before, stdout);
+		fputs(before, o->out);
 		*begun = true;
 	}
-	if (r == 0 && output_dump(stdout, o->format, &p, ut, o->cfg.sym_flags) < 0) {
-		perror_msg(errno ? errno : EIO, "cannot write the output");
+	if (r == 0 && output_dump(o->out, o->format, &p, ut, o->cfg.sym_flags) < 0) {
+		out_file_write_error(errno ? errno : EIO, o->output);
 		r = -EIO;
 	}
 	if (r == 0)

@@ -51,6 +51,12 @@ void cleanup_set_terminal(void (*restore)(void));
  * printers depend on nothing of the sampler. */
 void status_line_show(const char *text);
 void status_line_clear(void);
+/* At the start of main: a closed standard input, output or error gets
+ * /dev/null, so that no file opened later takes its number; whether
+ * standard output was closed (stackspy dump PID >&-) is remembered for
+ * the commands, which then refuse before attaching. */
+void stdio_reserve(void);
+bool stdio_stdout_closed(void);
 /* Lines for a person at a terminal: on when standard error is a terminal
  * and not quiet (--quiet); info_msg is "stackspy: <msg>" when on. */
 void info_init(bool quiet);

@@ -64,6 +64,7 @@ help(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
+	stdio_reserve();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

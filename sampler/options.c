@@ -44,6 +44,29 @@ parse_double(const char *s, double min, double max, double *out)
 	return 0;
 }
 
+int
+parse_seconds(const char *s, double min, double max, double *out)
+{
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "min", 60 }, { "h", 3600 },
+	};
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) != 0)
+			continue;
+		v *= units[i].scale;
+		if (!(v >= min) || v > max)
+			return -1;
+		*out = v;
+		return 0;
+	}
+	return -1;
+}
+
 /* Is s meant as a list of PIDs?  An argument that starts with a digit:
  * a command rarely does, and "12x" is then a bad PID, not a program. */
 bool
@@ -353,7 +376,11 @@ common_option(struct common_options *co, int c, const char *arg, struct profiler
 		co->pid_given = true;
 		pid_list_append_or_die(co->cmd, arg, &cfg->pids, &cfg->npids);
 		return true;
+	case 'V':
+		printf("stackspy %s\n", PACKAGE_VERSION);
+		exit(0);
 	case 'r':
+	case 'F':  /* perf record -F 99 */
 		if (parse_double(arg, DBL_MIN, MAX_RATE, &cfg->rate_hz) < 0)
 			error_msg_and_help(co->cmd, "invalid --rate argument: '%s' (above 0, at most %.0f)",
 					   arg, MAX_RATE);

@@ -58,6 +58,12 @@ int parse_long(const char *s, long min, long max, long *out);
  * underflow is an error).  Returns 0 or -1. */
 int parse_double(const char *s, double min, double max, double *out);
 
+/* Parse a time: seconds, or with a unit (500ms, 30s, 2m, 2min, 1h), in
+ * [min, max] seconds.  Returns 0 or -1. */
+int parse_seconds(const char *s, double min, double max, double *out);
+/* The words of a time argument's usage error. */
+#define SECONDS_FORM "seconds, as 30, 0.5, 30s, 500ms, 2m or 1h"
+
 struct profiler_config;
 
 /* The long options that mean the same in dump, record and top (their
@@ -79,7 +85,8 @@ struct common_options {
 };
 /* Defaults of the shared settings in cfg. */
 void common_options_init(struct profiler_config *cfg);
-/* Option c (argument arg) if it is a shared one: -p, -r, -e, -m and the
+/* Option c (argument arg) if it is a shared one: -p, -r (and perf's -F),
+ * -e, -m, -V (the version: printed, exit 0) and the
  * OPT_* above, into cfg (a bad argument is a usage error, exit 64, with
  * the same words in every command).  Returns whether it was. */
 bool common_option(struct common_options *co, int c, const char *arg,
