@@ -577,7 +577,7 @@ record_run(const struct record_options *o, const struct out_file *out, struct pr
 			next_checkpoint += o->checkpoint;
 		}
 		if (progress)
-			feedback_progress(p, o->duration);
+			feedback_progress(p, &o->cfg, o->duration);
 	}
 }
 
@@ -602,6 +602,33 @@ report_written(const char *path, enum record_format f)
 		break;
 	}
 	feedback_wrote(path, how);
+}
+
+/* -p targets that exited while recorded: said, for a recording that ends
+ * early with them is otherwise a mystery (a command started here has
+ * profiler_report_command). */
+static void
+report_exited_targets(struct profiler *p, const struct record_options *o)
+{
+	if (o->cfg.argv)
+		return;
+	size_t n = profiler_process_count(p), gone = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!profiler_process_exited(p, i))
+			continue;
+		gone++;
+		error_msg("%s (pid %d) exited during the recording", profiler_process_comm(p, i),
+			  (int)profiler_process_pid(p, i));
+	}
+	const struct profiler_stats *st = profiler_stats(p);
+	if (!gone || gone < n || stop_signal)
+		return;
+	if (o->duration > 0 && st->elapsed_s < o->duration)
+		error_msg("the recording ended with %s, after %.1f s of the %g s asked",
+			  n == 1 ? "it" : "them", st->elapsed_s, o->duration);
+	else if (o->duration == 0)
+		error_msg("the recording ended with %s, after %.1f s", n == 1 ? "it" : "them",
+			  st->elapsed_s);
 }
 
 int
@@ -678,6 +705,7 @@ cmd_record(int argc, char **argv)
 	}
 	profiler_print_summary(p, &o.cfg);
 	profiler_report_command(p);
+	report_exited_targets(p, &o);
 	if (rc == 0 && push_r < 0)
 		rc = EXIT_FATAL;
 	if (rc == 0 && push_r > 0)
