@@ -80,7 +80,14 @@ dump_usage(FILE *f)
 	           "the mutex and its owner; wait-for cycles are printed first as deadlocks.\n"
 	           "\n"
 	           "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
-	           "output still written), 2 fatal error (nothing written), 64 usage error.\n",
+	           "output still written), 2 fatal error (nothing written), 64 usage error.\n"
+	           "\n"
+	           "Examples:\n"
+	           "  stackspy dump $(pidof myservice)         every thread's stack (a hang)\n"
+	           "  stackspy dump --group PID                1000 identical threads as one stack\n"
+	           "  stackspy dump -f json -o stacks.json PID  for scripts, into a file\n"
+	           "  stackspy dump --kernel --source PID      kernel frames and file:line too\n"
+	           "  stackspy dump --core core.1234           a core file instead of a process\n",
 	           DEFAULT_MAX_DEPTH);
 }
 

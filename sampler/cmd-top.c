@@ -87,8 +87,8 @@ top_usage(FILE *f)
 	      "                          new, until they exit (the PROCESS column says whose)\n"
 	      "\n"
 	      "Sampling:\n"
-	      "  -r, --rate HZ           samples per second per thread (default 99, at most 10000;\n"
-	      "                          -F HZ, as perf top, is the same)\n"
+	      "  -r, --rate HZ           samples per second per thread (default 99, at most\n"
+	      "                          10000; -F HZ, as in perf top, is the same)\n"
 	      "      --idle              wall-clock: sample sleeping threads too\n"
 	      "                          (default: on-CPU, only running threads)\n"
 	      "  -e, --engine ENGINE     auto (default), cfi, fp, mips\n"
@@ -114,8 +114,14 @@ top_usage(FILE *f)
 	      "process (it runs on; a COMMAND started here is ended, see above) and\n"
 	      "restore the terminal.  When the process exits the last view stays until q.\n"
 	      "\n"
-	      "Exit status: 0 success, 2 fatal error (no terminal, nothing attached, or top\n"
-	      "not built in), 64 usage error.\n", f);
+	      "Exit status: 0 success, 2 fatal error (no terminal, a TERM that cannot move\n"
+	      "the cursor, nothing attached, or top not built in), 64 usage error.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  stackspy top -p PID                      the hottest functions of a process\n"
+	      "  stackspy top -p $(pidof nginx) --subprocesses  a server and its workers\n"
+	      "  stackspy top -p PID --idle --threads     where each thread is, sleeping too\n"
+	      "  stackspy top -- ./prog ARG               start ./prog and watch it\n", f);
 }
 
 static void

@@ -35,9 +35,9 @@ usage(FILE *f)
 	      "hostile (names, files, symlinks): see stackspy(1), SECURITY.\n"
 	      "\n"
 	      "Examples:\n"
-	      "  stackspy dump $(pidof myservice)        every thread's stack, once (a hang)\n"
-	      "  stackspy record -p PID -d 30 -o flame.svg  30 s flamegraph of a running process\n"
-	      "  stackspy top -p PID                     live view of its hottest functions\n"
+	      "  stackspy dump $(pidof myservice)           every thread's stack, once (a hang)\n"
+	      "  stackspy record -p PID -d 30 -o flame.svg  30 s flamegraph of a live process\n"
+	      "  stackspy top -p PID                        its hottest functions, live\n"
 	      "  stackspy record -o flame.svg -- ./prog ARG  start ./prog and record it\n", f);
 }
 
