@@ -72,6 +72,7 @@ dump_usage(FILE *f)
 	           "      --subprocesses      also every process below the given ones (their\n"
 	           "                          children, grandchildren...) as they are now\n"
 	           "  -h, --help              show this help\n"
+	           "  -V, --version           show the version\n"
 	           "\n"
 	           "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
 	           "are not stopped: their user stack is read while they stay blocked,\n"

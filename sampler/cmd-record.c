@@ -108,6 +108,7 @@ record_usage(FILE *f)
 	           "  -q, --quiet             on a terminal too, only the summary: no start line,\n"
 	           "                          progress line, output file line or hints\n"
 	           "  -h, --help              show this help\n"
+	           "  -V, --version           show the version\n"
 	           "\n"
 	           "Continuous profiling:\n"
 	           "      --push URL          send each interval's profile (pprof) to a Pyroscope-\n"

@@ -100,6 +100,7 @@ top_usage(FILE *f)
 	      "      --window SECONDS    length of the rolling window of the w key (default 10)\n"
 	      "  -q, --quiet             no hints on standard error at the end\n"
 	      "  -h, --help              show this help\n"
+	      "  -V, --version           show the version\n"
 	      "\n"
 	      "Columns: %Self (the function was on top of the stack), %Total (it was\n"
 	      "anywhere in the stack), the same as time (samples / achieved rate), Function,\n"
