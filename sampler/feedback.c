@@ -3,7 +3,7 @@
  * rewritten in place about once a second, the end ("wrote FILE (open it
  * in a browser)") and hints where the result is empty or odd.  All of it
  * only when standard error is a terminal and --quiet was not given:
- * scripts and logs get the summary lines alone, as before.
+ * scripts and logs get the summary lines alone.
  */
 #include "config.h"
 
