@@ -18,6 +18,7 @@
 #include "sampler/dump-internal.h"
 #include "sampler/error.h"
 #include "sampler/options.h"
+#include "sampler/out-file.h"
 #include "sampler/output.h"
 #include "sampler/sampler.h"
 
@@ -54,6 +55,8 @@ dump_usage(FILE *f)
 	           "\n"
 	           "Output:\n"
 	           "  -f, --format FORMAT     text (default) or json\n"
+	           "  -o, --output FILE       write here (default: standard output); complete or\n"
+	           "                          not at all, as record -o (same rules as root)\n"
 	           "      --no-demangle       print C++/Rust symbols as they are in the binary\n"
 	           "      --source            source file:line of each frame, and the functions\n"
 	           "                          inlined at its address as frames of their own\n"
@@ -73,6 +76,7 @@ dump_usage(FILE *f)
 	           "      --subprocesses      also every process below the given ones (their\n"
 	           "                          children, grandchildren...) as they are now\n"
 	           "  -h, --help              show this help\n"
+	           "  -V, --version           show the version\n"
 	           "\n"
 	           "Threads that cannot stop (state D, e.g. in vfork or on a hung disk)\n"
 	           "are not stopped: their user stack is read while they stay blocked,\n"
@@ -80,8 +84,16 @@ dump_usage(FILE *f)
 	           "stack and wchan.  Threads blocked in pthread_mutex_lock are shown with\n"
 	           "the mutex and its owner; wait-for cycles are printed first as deadlocks.\n"
 	           "\n"
-	           "Exit status: 0 success, 1 partial (some threads could not be sampled;\n"
-	           "output still written), 2 fatal error (nothing written), 64 usage error.\n",
+	           "Exit status: 0 success, 1 partial (some threads could not be sampled or\n"
+	           "unwound in time; output still written), 2 fatal error (nothing written),\n"
+	           "64 usage error.\n"
+	           "\n"
+	           "Examples:\n"
+	           "  stackspy dump $(pidof myservice)         every thread's stack (a hang)\n"
+	           "  stackspy dump --group PID                1000 identical threads as one stack\n"
+	           "  stackspy dump -f json -o stacks.json PID  for scripts, into a file\n"
+	           "  stackspy dump --kernel --source PID      kernel frames and file:line too\n"
+	           "  stackspy dump --core core.1234           a core file instead of a process\n",
 	           DEFAULT_MAX_DEPTH, DUMP_DEFAULT_TIMEOUT);
 }
 
@@ -94,6 +106,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "engine", required_argument, NULL, 'e' },
 		{ "max-depth", required_argument, NULL, 'm' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -107,6 +120,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "group", no_argument, NULL, OPT_GROUP },
 		{ "consistent", no_argument, NULL, OPT_CONSISTENT },
 		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -117,7 +131,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	common_options_init(&o->cfg);
 	o->format = OUTPUT_TEXT;
 	o->timeout = DUMP_DEFAULT_TIMEOUT;
-	while ((c = getopt_long(argc, argv, ":p:t:f:e:m:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:t:f:o:e:m:Vh", longopts, NULL)) != -1) {
 		if (common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
@@ -133,6 +147,11 @@ parse_options(int argc, char **argv, struct dump_options *o)
 				o->format = OUTPUT_JSON;
 			else
 				error_msg_and_help("dump", "invalid --format argument: '%s' (text or json)", optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				error_msg_and_help("dump", "invalid --output argument: ''");
+			o->output = optarg;
 			break;
 		case OPT_SOURCE:
 			need_libdw_or_help("dump", "--source");
@@ -163,7 +182,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			dump_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("dump", c, argv);
+			option_error_and_help("dump", c, argv, longopts);
 		}
 	}
 	/* PIDs as arguments too: stackspy dump $(pidof nginx). */
@@ -226,6 +245,29 @@ json_array_next(const struct dump_options *o)
 	return "";
 }
 
+/* The end of a dump: standard output flushed, or -o's file committed
+ * (nothing written: FILE left as it was).  Returns exit status rc, or
+ * EXIT_FATAL when the output could not be written. */
+static int
+dump_finish(struct out_file *of, int rc)
+{
+	int r = 0;
+	if (!of->path) {
+		if (fflush(stdout) != 0)
+			r = -errno;
+	} else if (rc == EXIT_FATAL) {
+		out_file_discard(of);
+		return rc;
+	} else {
+		r = out_file_commit(of);
+	}
+	if (r < 0) {
+		out_file_write_error(r, of->path);
+		return EXIT_FATAL;
+	}
+	return rc;
+}
+
 int
 cmd_dump(int argc, char **argv)
 {
@@ -233,15 +275,30 @@ cmd_dump(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	parse_options(argc, argv, &o);
 
+	/* Before attaching: a bad path must not cost the target anything. */
+	if (!o.output && stdio_stdout_closed()) {
+		error_msg("standard output is closed: give -o FILE, or redirect it");
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	struct out_file of;
+	char why[512];
+	int r = out_file_open(&of, o.output, why, sizeof(why));
+	if (r < 0) {
+		if (why[0])
+			error_msg("cannot open '%s' for writing: %s", o.output, why);
+		else
+			perror_msg(r, "cannot open '%s' for writing", o.output);
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	o.out = of.f;
+
 	int failed = 0;
 	bool partial = false;
 	if (o.core) {
 		failed = dump_core(&o, &partial) < 0;
-		if (fflush(stdout) != 0) {
-			perror_msg(errno, "cannot write the output");
-			return EXIT_FATAL;
-		}
-		return failed ? EXIT_FATAL : partial ? EXIT_PARTIAL : 0;
+		return dump_finish(&of, failed ? EXIT_FATAL : partial ? EXIT_PARTIAL : 0);
 	}
 	if (o.cfg.subprocesses)
 		add_descendants(&o);
@@ -251,7 +308,7 @@ cmd_dump(int argc, char **argv)
 		if (i >= o.ngiven && kill(o.cfg.pids[i], 0) < 0 && errno == ESRCH)
 			continue;
 		if (i > 0 && o.format == OUTPUT_TEXT)
-			putchar('\n');
+			putc('\n', o.out);
 		const char *before = json_array_next(&o);
 		bool begun = false;
 		if (dump_one(&o, o.cfg.pids[i], &partial, before, &begun) < 0)
@@ -259,14 +316,11 @@ cmd_dump(int argc, char **argv)
 		if (begun && *before)
 			json_objects++;
 	}
+	int npids = o.cfg.npids;
 	free(o.cfg.pids);
 	if (json_objects)
-		fputs("]\n", stdout);
-	if (fflush(stdout) != 0) {
-		perror_msg(errno, "cannot write the output");
-		return EXIT_FATAL;
-	}
-	if (failed == o.cfg.npids)
-		return EXIT_FATAL;
-	return failed || partial ? EXIT_PARTIAL : 0;
+		fputs("]\n", o.out);
+	if (failed == npids)
+		return dump_finish(&of, EXIT_FATAL);
+	return dump_finish(&of, failed || partial ? EXIT_PARTIAL : 0);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,8 +63,8 @@ record_usage(FILE *f)
 	           "                          recording stops when it exits.  When the recording\n"
 	           "                          ends first (-d, a signal) COMMAND gets SIGTERM, and\n"
 	           "                          SIGKILL 2 s later if it still runs; its exit status\n"
-	           "                          is in the summary.  (A COMMAND whose name does not\n"
-	           "                          start with a digit needs no --.)\n"
+	           "                          is in the summary.  Only after --: any other word\n"
+	           "                          is a usage error (a process name gets its PIDs)\n"
 	           "      --keep-running      leave COMMAND running when the recording ends\n"
 	           "      --subprocesses      also the child processes of the targets: those running\n"
 	           "                          now and those created while recording (fork, vfork,\n"
@@ -71,8 +72,10 @@ record_usage(FILE *f)
 	           "                          until they exit; a root frame comm-PID per process\n"
 	           "\n"
 	           "Sampling:\n"
-	           "  -r, --rate HZ           samples per second per thread (default 99, at most 10000)\n"
-	           "  -d, --duration SECONDS  stop after this long (default: Ctrl-C, or the command's exit)\n"
+	           "  -r, --rate HZ           samples per second per thread (default 99, at most\n"
+	           "                          10000; -F HZ, as in perf record, is the same)\n"
+	           "  -d, --duration SECONDS  stop after this long (30, 30s, 500ms, 2m, 1h; default:\n"
+	           "                          Ctrl-C, or the command's exit)\n"
 	           "      --idle              wall-clock: sample sleeping threads too (a thread that has\n"
 	           "                          not run since its last sample is not stopped again;\n"
 	           "                          one in uninterruptible sleep, D, is read without a\n"
@@ -85,16 +88,15 @@ record_usage(FILE *f)
 	           "  -m, --max-depth N       at most N frames per stack (default %d)\n"
 	           "\n"
 	           "Output:\n"
-	           "  -o, --output FILE       write here (default: standard output), through a\n"
-	           "                          temporary file renamed over FILE at the end; as\n"
-	           "                          root, refused (exit 2): another user's symlink, file\n"
-	           "                          or FIFO in a sticky directory such as /tmp (the\n"
-	           "                          kernel's protected_* rules), block devices, and\n"
-	           "                          character devices but terminals and /dev/null\n"
+	           "  -o, --output FILE       write here (default: standard output), complete or\n"
+	           "                          not at all; as root, never through another user's\n"
+	           "                          symlink, file or FIFO in /tmp (stackspy(1), SECURITY)\n"
 	           "  -f, --format FORMAT     folded (default), svg, speedscope or pprof (gzipped\n"
 	           "                          profile.proto, labels thread_name, tid, pid,\n"
-	           "                          process_name); without -f, taken from the -o\n"
-	           "                          extension (.svg, .json, .pb.gz)\n"
+	           "                          process_name); without -f, from the -o extension\n"
+	           "                          in any case: .svg, .json (speedscope), .pb, .pb.gz,\n"
+	           "                          .pprof, .folded, .txt; none: folded; any other\n"
+	           "                          extension is a usage error\n"
 	           "      --checkpoint SECONDS\n"
 	           "                          with -o FILE, replace FILE with the profile so far\n"
 	           "                          this often (default 60, 0: only at the end)\n"
@@ -106,6 +108,7 @@ record_usage(FILE *f)
 	           "  -q, --quiet             on a terminal too, only the summary: no start line,\n"
 	           "                          progress line, output file line or hints\n"
 	           "  -h, --help              show this help\n"
+	           "  -V, --version           show the version\n"
 	           "\n"
 	           "Continuous profiling:\n"
 	           "      --push URL          send each interval's profile (pprof) to a Pyroscope-\n"
@@ -118,34 +121,69 @@ record_usage(FILE *f)
 	           "      --app NAME          the application's name (default: the command's or the\n"
 	           "                          process's name)\n"
 	           "      --label KEY=VALUE   a label of every profile sent (repeatable)\n"
-	           "      --push-auth-file FILE  basic-auth credentials for the server: the first\n"
-	           "                          line of FILE, USER:PASSWORD (or set STACKSPY_PUSH_AUTH\n"
-	           "                          to USER:PASSWORD); not in the URL, where every user\n"
-	           "                          sees them (ps): stackspy wipes them from its arguments\n"
-	           "                          and warns.  The server's replies are read and thrown\n"
-	           "                          away (a failure's first 200 bytes are shown, escaped)\n"
+	           "      --push-auth-file FILE  basic auth: USER:PASSWORD, the first line of FILE\n"
+	           "                          (or STACKSPY_PUSH_AUTH=USER:PASSWORD); not in the\n"
+	           "                          URL, where every user sees it (ps)\n"
 	           "\n"
-	           "SIGINT, SIGTERM, SIGHUP (and every other signal that would kill stackspy)\n"
-	           "stop the recording: stackspy detaches, writes the complete output and exits\n"
-	           "0.  Ctrl-Z detaches, then stops; fg attaches again.  A SIGSTOPped stackspy\n"
-	           "is killed by its watchdog after 100 ms, so that the target runs on (its\n"
-	           "recording is lost).  A summary (samples, achieved rate, missed ticks, pause\n"
-	           "per thread-sample) goes to standard error.  When standard error is a\n"
-	           "terminal, a start line says what is sampled and how to stop, a progress\n"
-	           "line is rewritten every second (not while COMMAND shares the terminal),\n"
-	           "and the end says which file was written and how to open it, with hints\n"
-	           "when the profile is empty (--idle) or the target's children did the work.\n"
+	           "Ctrl-C (SIGINT, SIGTERM, SIGHUP...) ends the recording: stackspy detaches,\n"
+	           "writes the complete output and exits 0; Ctrl-Z detaches, then stops.  The\n"
+	           "summary goes to standard error; on a terminal also a start line, a progress\n"
+	           "line (samples kept), the file written, and hints when the profile is empty\n"
+	           "(--idle) or the target's children did the work (--subprocesses).\n"
 	           "\n"
 	           "Exit status: 0 success, 1 partial (some processes or threads could not be\n"
-	           "attached or read), 2 fatal error (nothing written), 64 usage error.\n",
+	           "attached or read), 2 fatal error (nothing written), 64 usage error.\n"
+	           "\n"
+	           "Examples:\n"
+	           "  stackspy record -p PID -d 30 -o flame.svg   30 s of a running process, as a\n"
+	           "                                              flamegraph to open in a browser\n"
+	           "  stackspy record -p $(pidof nginx) --subprocesses -d 30 -o nginx.svg\n"
+	           "                                              a server and the workers it forks\n"
+	           "  stackspy record -p PID --idle -d 10 -o wait.svg  where its threads wait too\n"
+	           "  stackspy record -p PID -d 60 -o app.pb.gz   pprof, for go tool pprof app.pb.gz\n"
+	           "  stackspy record -o flame.svg -- ./prog ARG  start ./prog, record it to its end\n",
 	           DEFAULT_MAX_DEPTH);
 }
 
 static bool
-ends_with(const char *s, const char *suffix)
+ends_with_nocase(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && strcmp(s + a - b, suffix) == 0;
+	return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+/* The extensions -o understands without -f, and what each writes. */
+static const struct {
+	const char *ext;
+	enum record_format format;
+} format_exts[] = {
+	{ ".svg", FORMAT_SVG },
+	{ ".json", FORMAT_SPEEDSCOPE },  /* .speedscope.json too */
+	{ ".pb.gz", FORMAT_PPROF },
+	{ ".pb", FORMAT_PPROF },
+	{ ".pprof", FORMAT_PPROF },
+	{ ".folded", FORMAT_FOLDED },
+	{ ".txt", FORMAT_FOLDED },
+};
+#define FORMAT_EXTS_TEXT ".svg, .json (speedscope), .pb, .pb.gz, .pprof, .folded, .txt"
+
+/* -o FILE without -f: the format of FILE's extension, any case; no
+ * extension (a dot file, /dev/stdout) is folded; an unknown one a usage
+ * error, never folded text in flame.html. */
+static enum record_format
+format_of_output(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		return FORMAT_FOLDED;
+	for (size_t i = 0; i < sizeof(format_exts) / sizeof(format_exts[0]); i++)
+		if (ends_with_nocase(base, format_exts[i].ext))
+			return format_exts[i].format;
+	error_msg("cannot tell the format of '%s' from its extension '%s'", path, dot);
+	hint_msg("use one of " FORMAT_EXTS_TEXT ", or give -f folded|svg|speedscope|pprof");
+	usage_exit("record");
 }
 
 static int
@@ -246,6 +284,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE },
 		{ "keep-running", no_argument, NULL, OPT_KEEP_RUNNING },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -256,14 +295,15 @@ parse_options(int argc, char **argv, struct record_options *o)
 	common_options_init(&o->cfg);
 	o->checkpoint = DEFAULT_CHECKPOINT;
 	/* '+': options end at the command's name. */
-	while ((c = target_getopt("record", argc, argv, "+:p:r:d:o:f:e:m:qh", longopts,
+	while ((c = target_getopt("record", argc, argv, "+:p:r:F:d:o:f:e:m:qVh", longopts,
 				  &o->cfg)) != -1) {
 		if (common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
 		case 'd':
-			if (parse_double(optarg, DBL_MIN, 1e7, &o->duration) < 0)
-				error_msg_and_help("record", "invalid --duration argument: '%s'", optarg);
+			if (parse_seconds(optarg, DBL_MIN, 1e7, &o->duration) < 0)
+				error_msg_and_help("record", "invalid --duration argument: '%s' (above 0; "
+						   SECONDS_FORM ")", optarg);
 			break;
 		case 'o':
 			if (!*optarg)
@@ -281,10 +321,10 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->threads_asked = true;
 			break;
 		case OPT_CHECKPOINT:
-			if (parse_double(optarg, 0, 1e7, &o->checkpoint) < 0 ||
+			if (parse_seconds(optarg, 0, 1e7, &o->checkpoint) < 0 ||
 			    (o->checkpoint > 0 && o->checkpoint < 1))
-				error_msg_and_help("record", "invalid --checkpoint argument: '%s' (0, or at least 1)",
-						   optarg);
+				error_msg_and_help("record", "invalid --checkpoint argument: '%s' (0, or at "
+						   "least 1; " SECONDS_FORM ")", optarg);
 			break;
 		case OPT_INLINE:
 			need_libdw_or_help("record", "--inline");
@@ -338,7 +378,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 			record_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("record", c, argv);
+			option_error_and_help("record", c, argv, longopts);
 		}
 	}
 	parse_target_or_help("record", "record", argc, argv, &o->cfg);
@@ -349,14 +389,8 @@ parse_options(int argc, char **argv, struct record_options *o)
 	if (o->cfg.kernel && !o->cfg.idle)
 		error_msg_and_help("record", "--kernel goes with --idle (the kernel stacks of "
 				   "sleeping threads; on-CPU samples have none to read)");
-	if (!o->format_given && o->output) {
-		if (ends_with(o->output, ".svg"))
-			o->format = FORMAT_SVG;
-		else if (ends_with(o->output, ".json"))
-			o->format = FORMAT_SPEEDSCOPE;
-		else if (ends_with(o->output, ".pb.gz"))
-			o->format = FORMAT_PPROF;
-	}
+	if (!o->format_given && o->output)
+		o->format = format_of_output(o->output);
 	if (o->format == FORMAT_PPROF) {
 #ifndef HAVE_PROTOBUF_C
 		error_msg_and_help("record", "-f pprof needs protobuf-c: stackspy was built without it");
@@ -542,7 +576,7 @@ record_run(const struct record_options *o, const struct out_file *out, struct pr
 			next_checkpoint += o->checkpoint;
 		}
 		if (progress)
-			feedback_progress(p, o->duration);
+			feedback_progress(p, &o->cfg, o->duration);
 	}
 }
 
@@ -569,6 +603,33 @@ report_written(const char *path, enum record_format f)
 	feedback_wrote(path, how);
 }
 
+/* -p targets that exited while recorded: said, for a recording that ends
+ * early with them is otherwise a mystery (a command started here has
+ * profiler_report_command). */
+static void
+report_exited_targets(struct profiler *p, const struct record_options *o)
+{
+	if (o->cfg.argv)
+		return;
+	size_t n = profiler_process_count(p), gone = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!profiler_process_exited(p, i))
+			continue;
+		gone++;
+		error_msg("%s (pid %d) exited during the recording", profiler_process_comm(p, i),
+			  (int)profiler_process_pid(p, i));
+	}
+	const struct profiler_stats *st = profiler_stats(p);
+	if (!gone || gone < n || stop_signal)
+		return;
+	if (o->duration > 0 && st->elapsed_s < o->duration)
+		error_msg("the recording ended with %s, after %.1f s of the %g s asked",
+			  n == 1 ? "it" : "them", st->elapsed_s, o->duration);
+	else if (o->duration == 0)
+		error_msg("the recording ended with %s, after %.1f s", n == 1 ? "it" : "them",
+			  st->elapsed_s);
+}
+
 int
 cmd_record(int argc, char **argv)
 {
@@ -581,6 +642,11 @@ cmd_record(int argc, char **argv)
 	 * FILE keeps its contents if nothing gets recorded or stackspy is
 	 * killed (sampler/out-file.c). */
 	if (o.push.url && push_load_auth(&o.push) < 0) {
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	if (!o.output && !o.push.url && stdio_stdout_closed()) {
+		error_msg("standard output is closed: give -o FILE, or redirect it");
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
@@ -633,11 +699,12 @@ cmd_record(int argc, char **argv)
 	else
 		out_file_discard(&out);
 	if (r < 0) {
-		perror_msg(r, "cannot write %s", o.output ? o.output : "the output");
+		out_file_write_error(r, o.output);
 		rc = EXIT_FATAL;
 	}
 	profiler_print_summary(p, &o.cfg);
 	profiler_report_command(p);
+	report_exited_targets(p, &o);
 	if (rc == 0 && push_r < 0)
 		rc = EXIT_FATAL;
 	if (rc == 0 && push_r > 0)

@@ -87,18 +87,20 @@ top_usage(FILE *f)
 	      "                          new, until they exit (the PROCESS column says whose)\n"
 	      "\n"
 	      "Sampling:\n"
-	      "  -r, --rate HZ           samples per second per thread (default 99, at most 10000)\n"
+	      "  -r, --rate HZ           samples per second per thread (default 99, at most\n"
+	      "                          10000; -F HZ, as in perf top, is the same)\n"
 	      "      --idle              wall-clock: sample sleeping threads too\n"
 	      "                          (default: on-CPU, only running threads)\n"
 	      "  -e, --engine ENGINE     auto (default), cfi, fp, mips\n"
 	      "\n"
 	      "View:\n"
-	      "      --delay SECONDS     refresh every SECONDS (default 1)\n"
+	      "  -d, --delay SECONDS     refresh every SECONDS (default 1; 0.5, 500ms, 2s)\n"
 	      "      --iterations N      exit after N refreshes (for scripts and tests)\n"
 	      "      --threads           a row per (thread, function), with a Thread column\n"
 	      "      --window SECONDS    length of the rolling window of the w key (default 10)\n"
 	      "  -q, --quiet             no hints on standard error at the end\n"
 	      "  -h, --help              show this help\n"
+	      "  -V, --version           show the version\n"
 	      "\n"
 	      "Columns: %Self (the function was on top of the stack), %Total (it was\n"
 	      "anywhere in the stack), the same as time (samples / achieved rate), Function,\n"
@@ -113,19 +115,25 @@ top_usage(FILE *f)
 	      "process (it runs on; a COMMAND started here is ended, see above) and\n"
 	      "restore the terminal.  When the process exits the last view stays until q.\n"
 	      "\n"
-	      "Exit status: 0 success, 2 fatal error (no terminal, nothing attached, or top\n"
-	      "not built in), 64 usage error.\n", f);
+	      "Exit status: 0 success, 2 fatal error (no terminal, a TERM that cannot move\n"
+	      "the cursor, nothing attached, or top not built in), 64 usage error.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  stackspy top -p PID                      the hottest functions of a process\n"
+	      "  stackspy top -p $(pidof nginx) --subprocesses  a server and its workers\n"
+	      "  stackspy top -p PID --idle --threads     where each thread is, sleeping too\n"
+	      "  stackspy top -- ./prog ARG               start ./prog and watch it\n", f);
 }
 
 static void
 parse_options(int argc, char **argv, struct top_options *o)
 {
-	enum { OPT_THREADS = OPT_COMMAND_FIRST, OPT_DELAY, OPT_ITERATIONS, OPT_WINDOW };
+	enum { OPT_THREADS = OPT_COMMAND_FIRST, OPT_ITERATIONS, OPT_WINDOW };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "engine", required_argument, NULL, 'e' },
-		{ "delay", required_argument, NULL, OPT_DELAY },
+		{ "delay", required_argument, NULL, 'd' },
 		{ "iterations", required_argument, NULL, OPT_ITERATIONS },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "threads", no_argument, NULL, OPT_THREADS },
@@ -133,6 +141,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 		{ "keep-running", no_argument, NULL, OPT_KEEP_RUNNING },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -142,12 +151,12 @@ parse_options(int argc, char **argv, struct top_options *o)
 	common_options_init(&o->cfg);
 	o->delay = 1.0;
 	o->window = TOP_WINDOW_S;
-	while ((c = target_getopt("top", argc, argv, "+:p:r:e:qh", longopts, &o->cfg)) != -1) {
+	while ((c = target_getopt("top", argc, argv, "+:p:r:F:e:d:qVh", longopts, &o->cfg)) != -1) {
 		if (common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
-		case OPT_DELAY:
-			if (parse_double(optarg, 0.05, 3600, &o->delay) < 0)
+		case 'd':
+			if (parse_seconds(optarg, 0.05, 3600, &o->delay) < 0)
 				error_msg_and_help("top", "invalid --delay argument: '%s' (0.05 to 3600 seconds)",
 						   optarg);
 			break;
@@ -170,7 +179,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 			top_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("top", c, argv);
+			option_error_and_help("top", c, argv, longopts);
 		}
 	}
 	parse_target_or_help("top", "watch", argc, argv, &o->cfg);
@@ -413,6 +422,19 @@ cmd_top(int argc, char **argv)
 	if (!isatty(STDOUT_FILENO)) {
 		error_msg("top needs a terminal: standard output is not a terminal");
 		hint_msg("to write samples to a file or a pipe use 'stackspy record'");
+		free(o.cfg.pids);
+		return EXIT_FATAL;
+	}
+	int tr = ui_terminal_check();
+	if (tr < 0) {
+		const char *term = getenv("TERM") ? getenv("TERM") : "(unset)";
+		if (tr == -EOPNOTSUPP)
+			error_msg("cannot use the terminal: TERM=%s cannot move the cursor, and top "
+				  "draws a full screen", term);
+		else
+			error_msg("cannot use the terminal: TERM=%s is not known to curses", term);
+		hint_msg("run it with TERM=xterm-256color (or your terminal's name), or use "
+			 "'stackspy record'");
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}

@@ -9,6 +9,7 @@
 #include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
 #include "sampler/error.h"
+#include "sampler/out-file.h"
 #include "sampler/output.h"
 #include "unwind/unwind.h"
 
@@ -78,8 +79,8 @@ dump_core(const struct dump_options *o, bool *partial)
 		r = -ESRCH;
 	} else {
 		qsort(p.threads, p.nthreads, sizeof(*p.threads), cmp_thread_tid);
-		if (output_dump(stdout, o->format, &p, ut, o->cfg.sym_flags) < 0) {
-			perror_msg(errno ? errno : EIO, "cannot write the output");
+		if (output_dump(o->out, o->format, &p, ut, o->cfg.sym_flags) < 0) {
+			out_file_write_error(errno ? errno : EIO, o->output);
 			r = -EIO;
 		}
 	}

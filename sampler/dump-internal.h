@@ -15,6 +15,7 @@
 #define STACKSPY_DUMP_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "sampler/output.h"
@@ -39,9 +40,11 @@ struct dump_options {
 				     descendants (their exit is no error) */
 	double timeout;           /* --timeout: seconds the unwinding of a
 				     process may take after its last copy */
+	const char *output;       /* -o FILE; NULL: standard output */
+	FILE *out;                /* where the dump goes: stdout or -o's file */
 };
 
-/* Dump process pid (a TID: that thread of its process) to stdout, adding
+/* Dump process pid (a TID: that thread of its process) to o->out, adding
  * to *partial when some thread could not be sampled.  Writes before (the
  * JSON array's separator, or "") just before its output, and then sets
  * *begun.  Returns 0 or a negative errno (already reported). */

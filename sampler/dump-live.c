@@ -26,6 +26,7 @@
 #include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
 #include "sampler/error.h"
+#include "sampler/out-file.h"
 #include "sampler/options.h"
 #include "sampler/output.h"
 #include "sampler/profiler.h"
@@ -99,13 +100,23 @@ sample_blocked(pid_t pid, struct unwind_target *ut, struct dump_thread *d,
 	d->syscall_arg0 = sc.args[0];
 }
 
-/* The kernel stack and wchan of thread d (root only for the stack). */
+/* The kernel stack and wchan of thread d (root only for the stack).
+ * asked: --kernel was given, and a refusal is said once, not dropped in
+ * silence (the kernel lets only root, CAP_SYS_ADMIN, read
+ * /proc/TID/stack). */
 static void
-read_kernel_stack(pid_t pid, struct dump_thread *d)
+read_kernel_stack(pid_t pid, struct dump_thread *d, bool asked)
 {
+	static bool said;
 	struct kernel_frame kf[MAX_KERNEL_FRAMES];
 	ptrace_read_wchan(pid, d->tid, d->wchan, sizeof(d->wchan));
 	int n = ptrace_kernel_stack(pid, d->tid, kf, MAX_KERNEL_FRAMES);
+	if ((n == -EACCES || n == -EPERM) && asked && !said) {
+		said = true;
+		error_msg("warning: --kernel: the kernel stacks are left out: /proc/%d/task/%d/stack "
+			  "is readable by root only (CAP_SYS_ADMIN); run stackspy as root for them",
+			  (int)pid, (int)d->tid);
+	}
 	if (n <= 0)
 		return;
 	if (!(d->kframes = malloc((size_t)n * sizeof(*kf))))
@@ -505,7 +516,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		if (d->unstopped)
 			p->nunstopped++;
 		if (d->unstopped || (o->cfg.kernel && d->state != 'Z' && d->state != 'X'))
-			read_kernel_stack(pid, d);
+			read_kernel_stack(pid, d, o->cfg.kernel);
 	}
 	*snaps_out = snaps;
 	return 0;
@@ -588,11 +599,11 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	if (r == 0)
 		dump_find_locks(&p, ut);
 	if (r == 0) {
-		fputs(before, stdout);
+		fputs(before, o->out);
 		*begun = true;
 	}
-	if (r == 0 && output_dump(stdout, o->format, &p, ut, o->cfg.sym_flags) < 0) {
-		perror_msg(errno ? errno : EIO, "cannot write the output");
+	if (r == 0 && output_dump(o->out, o->format, &p, ut, o->cfg.sym_flags) < 0) {
+		out_file_write_error(errno ? errno : EIO, o->output);
 		r = -EIO;
 	}
 	if (r == 0)

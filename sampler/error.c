@@ -135,6 +135,12 @@ error_msg_and_help(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vprint("", "", fmt, ap);
 	va_end(ap);
+	usage_exit(cmd);
+}
+
+void
+usage_exit(const char *cmd)
+{
 	fprintf(stderr, "Try 'stackspy%s%s --help' for more information.\n",
 		cmd ? " " : "", cmd ? cmd : "");
 	ptrace_detach_all();
@@ -178,6 +184,33 @@ cleanup_release_before_output(void)
 		_exit(128 + WTERMSIG(st));
 	}
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_FATAL);
+}
+
+static bool stdout_closed;
+
+void
+stdio_reserve(void)
+{
+	/* A closed 0, 1 or 2 would be the next file stackspy opens (a
+	 * signalfd, the output's temporary, a /proc file), and the output or
+	 * the messages would go there. */
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int nd = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (nd >= 0 && nd != fd) {
+			dup2(nd, fd);
+			close(nd);
+		}
+		if (fd == STDOUT_FILENO)
+			stdout_closed = true;
+	}
+}
+
+bool
+stdio_stdout_closed(void)
+{
+	return stdout_closed;
 }
 
 static bool info;

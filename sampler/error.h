@@ -31,6 +31,9 @@ void error_msg_and_die(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((no
  * exit(EXIT_USAGE). */
 void error_msg_and_help(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3)
 	__attribute__((noreturn));
+/* The "Try 'stackspy CMD --help' ..." line, ptrace_detach_all(),
+ * exit(EXIT_USAGE): after error_msg and hint_msg lines of a usage error. */
+void usage_exit(const char *cmd) __attribute__((noreturn));
 
 /* After every target is detached and before unwinding and writing: if
  * some thread is still seized (a detach gave up on it: uninterruptible
@@ -48,6 +51,12 @@ void cleanup_set_terminal(void (*restore)(void));
  * printers depend on nothing of the sampler. */
 void status_line_show(const char *text);
 void status_line_clear(void);
+/* At the start of main: a closed standard input, output or error gets
+ * /dev/null, so that no file opened later takes its number; whether
+ * standard output was closed (stackspy dump PID >&-) is remembered for
+ * the commands, which then refuse before attaching. */
+void stdio_reserve(void);
+bool stdio_stdout_closed(void);
 /* Lines for a person at a terminal: on when standard error is a terminal
  * and not quiet (--quiet); info_msg is "stackspy: <msg>" when on. */
 void info_init(bool quiet);

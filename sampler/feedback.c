@@ -3,7 +3,7 @@
  * rewritten in place about once a second, the end ("wrote FILE (open it
  * in a browser)") and hints where the result is empty or odd.  All of it
  * only when standard error is a terminal and --quiet was not given:
- * scripts and logs get the summary lines alone, as before.
+ * scripts and logs get the summary lines alone.
  */
 #include "config.h"
 
@@ -151,11 +151,70 @@ feedback_progress_wanted(const struct profiler_config *cfg)
 	return info_on() && !(cfg->argv && isatty(STDOUT_FILENO));
 }
 
+/* The CPU time (clock ticks) the targets' descendants used since
+ * feedback_sampling_started, those alive now and those reaped. */
+static unsigned long long
+children_cpu_since_start(struct profiler *p, unsigned long long *targets)
+{
+	size_t nafter = 0;
+	unsigned long long own_after = 0, kids = 0;
+	struct proc_cpu *after = descendants_cpu(p, &nafter, &own_after);
+	for (size_t i = 0; i < nafter; i++) {
+		const struct proc_cpu *b = NULL;
+		for (size_t j = 0; j < ncpu_before && !b; j++)
+			if (cpu_before[j].pid == after[i].pid && cpu_before[j].start == after[i].start)
+				b = &cpu_before[j];
+		unsigned long long used = after[i].own + after[i].reaped;
+		if (b && b->own + b->reaped <= used)
+			used -= b->own + b->reaped;
+		kids += used;
+	}
+	free(after);
+	*targets = own_after > targets_own_before ? own_after - targets_own_before : 0;
+	return kids;
+}
+
+static double
+clock_ticks_s(unsigned long long ticks)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	return (double)ticks / (double)(hz > 0 ? hz : 100);
+}
+
+/* The hint given while recording (feedback_early_hint), not repeated at
+ * the end. */
+enum early_hint { EARLY_NONE, EARLY_CHILDREN, EARLY_IDLE };
+static enum early_hint early_hint;
+static bool early_looked;
+
+/* A whole second with no sample kept: say why now, not after a 30 s
+ * recording of nothing (nginx's master forks its workers and sleeps). */
+static void
+feedback_early_hint(struct profiler *p, const struct profiler_config *cfg)
+{
+	const struct profiler_stats *st = profiler_stats(p);
+	if (early_looked || st->elapsed_s < 1 || st->samples > 0 || cfg->idle)
+		return;
+	early_looked = true;
+	unsigned long long own = 0, kids = cfg->subprocesses ? 0 : children_cpu_since_start(p, &own);
+	if (kids > own) {
+		early_hint = EARLY_CHILDREN;
+		hint_msg("no sample yet, but the target's children used %.1f s of CPU: the process "
+			 "forks its workers; add --subprocesses (or give the workers' PIDs)",
+			 clock_ticks_s(kids));
+	} else {
+		early_hint = EARLY_IDLE;
+		hint_msg("no sample yet: the target has not run on a CPU (it sleeps or waits); "
+			 "--idle records where its threads wait");
+	}
+}
+
 void
-feedback_progress(struct profiler *p, double duration)
+feedback_progress(struct profiler *p, const struct profiler_config *cfg, double duration)
 {
 	if (!info_on())
 		return;
+	feedback_early_hint(p, cfg);
 	const struct profiler_stats *st = profiler_stats(p);
 	uint64_t errors = 0;
 	for (int i = 0; i < PROF_ERR_MAX; i++)
@@ -165,9 +224,12 @@ feedback_progress(struct profiler *p, double duration)
 		snprintf(elapsed, sizeof(elapsed), "%.0f/%g s", st->elapsed_s, duration);
 	else
 		snprintf(elapsed, sizeof(elapsed), "%.0f s", st->elapsed_s);
-	snprintf(line, sizeof(line), "stackspy: %s: %llu samples at %.1f Hz, %llu error%s",
-		 elapsed, (unsigned long long)st->samples, profiler_stats_rate(st),
-		 (unsigned long long)errors, errors == 1 ? "" : "s");
+	/* The samples kept (on-CPU: those where a thread ran), not the
+	 * ticks: 0 of them for a second says more than the tick rate. */
+	snprintf(line, sizeof(line), "stackspy: %s: %llu samples kept (%.1f/s; ticks at %.1f Hz), "
+		 "%llu error%s", elapsed, (unsigned long long)st->samples,
+		 st->elapsed_s > 0 ? (double)st->samples / st->elapsed_s : 0.0,
+		 profiler_stats_rate(st), (unsigned long long)errors, errors == 1 ? "" : "s");
 	status_line_show(line);
 }
 
@@ -187,25 +249,12 @@ feedback_sampling_ended(struct profiler *p)
 	/* Busy children: the CPU time of the targets' descendants (those
 	 * alive now, and those their parents reaped meanwhile) against the
 	 * targets' own. */
-	size_t nafter = 0;
-	unsigned long long own_after = 0, kids = 0;
-	struct proc_cpu *after = info_on() ? descendants_cpu(p, &nafter, &own_after) : NULL;
-	for (size_t i = 0; i < nafter; i++) {
-		const struct proc_cpu *b = NULL;
-		for (size_t j = 0; j < ncpu_before && !b; j++)
-			if (cpu_before[j].pid == after[i].pid && cpu_before[j].start == after[i].start)
-				b = &cpu_before[j];
-		unsigned long long used = after[i].own + after[i].reaped;
-		if (b && b->own + b->reaped <= used)
-			used -= b->own + b->reaped;
-		kids += used;
-	}
-	free(after);
+	unsigned long long own = 0;
+	kids_used = info_on() ? children_cpu_since_start(p, &own) : 0;
+	targets_used = own;
 	free(cpu_before);
 	cpu_before = NULL;
 	ncpu_before = 0;
-	kids_used = kids;
-	targets_used = own_after > targets_own_before ? own_after - targets_own_before : 0;
 }
 
 void
@@ -223,12 +272,14 @@ feedback_hints(struct profiler *p, const struct profiler_config *cfg)
 	 * a loaded host that child gets less than a whole CPU). */
 	bool busy_kids = !cfg->subprocesses && kids > 0 && kids > 2 * own &&
 			 (double)kids / (double)hz >= 0.1 * st->elapsed_s;
-	if (busy_kids)
+	if (busy_kids && early_hint == EARLY_CHILDREN)
+		;  /* said while recording */
+	else if (busy_kids)
 		hint_msg("the children of the target used %.1f s of CPU time, the target itself "
 			 "%.1f s: --subprocesses records them too", (double)kids / (double)hz,
 			 (double)own / (double)hz);
 	/* (A command that exits at once gets no sample either.) */
-	else if (!cfg->idle && st->elapsed_s >= 0.5 && st->samples == 0)
+	else if (!cfg->idle && st->elapsed_s >= 0.5 && st->samples == 0 && early_hint != EARLY_IDLE)
 		hint_msg("no sample: the target never ran on a CPU while it was recorded "
 			 "(it sleeps or waits); --idle records where its threads wait");
 }

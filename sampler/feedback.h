@@ -21,9 +21,11 @@ void feedback_sampling_started(struct profiler *p);
 /* Will progress lines be shown?  Not when a command started here shares
  * the terminal (its lines would cut ours). */
 bool feedback_progress_wanted(const struct profiler_config *cfg);
-/* The progress line (elapsed, samples, achieved rate, errors), rewritten
- * in place: call it about once a second. */
-void feedback_progress(struct profiler *p, double duration);
+/* The progress line (elapsed, samples kept and their rate, the tick rate,
+ * errors), rewritten in place: call it about once a second.  After the
+ * first second without a sample kept, a hint (--subprocesses when the
+ * target's children used the CPU, else --idle), once. */
+void feedback_progress(struct profiler *p, const struct profiler_config *cfg, double duration);
 /* "wrote FILE (how_to_open)". */
 void feedback_wrote(const char *path, const char *how_to_open);
 /* When sampling ends, before a command started here is ended: the CPU time

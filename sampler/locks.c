@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,10 +152,20 @@ name_object(struct dump_thread *d, struct unwind_target *t)
 			  sizeof(d->wait_symbol), &start) &&
 	    strcmp(d->wait_kind, "mutex") != 0 && start <= sym.module_offset) {
 		/* A rwlock or condvar waits on a futex inside itself: name
-		 * the object by where it starts. */
-		d->wait_addr -= sym.module_offset - start;
+		 * the object by where it starts.  The symbol may hold several
+		 * (pthread_cond_t conds[3], a struct of locks): the object is
+		 * the one of its size the futex is in, not the symbol's start,
+		 * which would give three threads on three condition
+		 * variables one address (tests/cli-newcomer.test). */
+		uint64_t size = strcmp(d->wait_kind, "cond") == 0 ? sizeof(pthread_cond_t)
+								  : sizeof(pthread_rwlock_t);
+		uint64_t into = sym.module_offset - start, object = into / size * size;
+		d->wait_addr -= into - object;
 		char *plus = strchr(d->wait_symbol, '+');
-		if (plus)
+		if (plus && object)
+			snprintf(plus, sizeof(d->wait_symbol) - (size_t)(plus - d->wait_symbol),
+				 "+0x%" PRIx64, object);
+		else if (plus)
 			*plus = '\0';
 	}
 }

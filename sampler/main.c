@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sampler/error.h"
+#include "sampler/options.h"
 #include "sampler/sampler.h"
 #include "sampler/signals.h"
 
@@ -18,39 +19,62 @@ usage(FILE *f)
 	      "\n"
 	      "Commands:\n"
 	      "  dump      print the stack of every thread of a process, once\n"
-	      "  record    sample stacks periodically into a flamegraph (folded, SVG, speedscope)\n"
+	      "  record    sample stacks periodically into a flamegraph (folded, SVG,\n"
+	      "            speedscope, pprof)\n"
 	      "  top       a live view of the hottest functions (ncurses)\n"
+	      "  help [COMMAND]  this help, or a command's (as stackspy COMMAND --help)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -h, --help     show this help (stackspy COMMAND --help for a command's)\n"
-	      "  -V, --version  show the version\n"
+	      "  -V, -v, --version  show the version\n"
 	      "\n"
 	      "Exit status: 0 success, 1 partial (some threads or frames failed, output\n"
 	      "still written), 2 fatal error (nothing written), 64 usage error.\n"
 	      "\n"
-	      "Run as root against other users' processes, stackspy treats what they\n"
-	      "control as hostile: it refuses to write -o FILE through another user's\n"
-	      "symlink, file or FIFO in /tmp-like directories, or into devices other\n"
-	      "than terminals and /dev/null; shows names with control and bidi\n"
-	      "characters as \\xNN; reads /tmp/perf-PID.map only as the target's own\n"
-	      "regular file, never through a symlink; throws push replies away and takes\n"
-	      "credentials from --push-auth-file or STACKSPY_PUSH_AUTH; and caches\n"
-	      "debuginfod downloads in root's home (see stackspy(1), SECURITY).\n", f);
+	      "Run as root, stackspy treats what other users' processes control as\n"
+	      "hostile (names, files, symlinks): see stackspy(1), SECURITY.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  stackspy dump $(pidof myservice)           every thread's stack, once (a hang)\n"
+	      "  stackspy record -p PID -d 30 -o flame.svg  30 s flamegraph of a live process\n"
+	      "  stackspy top -p PID                        its hottest functions, live\n"
+	      "  stackspy record -o flame.svg -- ./prog ARG  start ./prog and record it\n", f);
+}
+
+static const char *const commands[] = { "dump", "record", "top", "help", NULL };
+
+/* stackspy help [COMMAND]: the same as --help. */
+static int
+help(int argc, char **argv)
+{
+	if (argc < 3) {
+		usage(stdout);
+		return 0;
+	}
+	char *args[] = { argv[2], (char *)"--help", NULL };
+	if (strcmp(argv[2], "dump") == 0)
+		return cmd_dump(2, args);
+	if (strcmp(argv[2], "record") == 0)
+		return cmd_record(2, args);
+	if (strcmp(argv[2], "top") == 0)
+		return cmd_top(2, args);
+	error_msg_and_help(NULL, "unknown command '%s'", argv[2]);
 }
 
 int
 main(int argc, char **argv)
 {
+	stdio_reserve();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
-		usage(stdout);
-		return 0;
-	}
-	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0)
+		return help(1, argv);
+	if (strcmp(cmd, "help") == 0)
+		return help(argc, argv);
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "-v") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("stackspy %s\n", PACKAGE_VERSION);
 		return 0;
 	}
@@ -63,5 +87,8 @@ main(int argc, char **argv)
 		return cmd_top(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		error_msg_and_help(NULL, "unrecognized option '%s'", cmd);
+	const char *near = closest_word(cmd, commands);
+	if (near)
+		error_msg_and_help(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
 	error_msg_and_help(NULL, "unknown command '%s'", cmd);
 }

@@ -1,13 +1,17 @@
 /* sampler/options.c - parsing shared by the commands. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ptrace/procfs.h"
 #include "sampler/error.h"
 #include "sampler/options.h"
 #include "sampler/profiler.h"
@@ -38,6 +42,29 @@ parse_double(const char *s, double min, double max, double *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int
+parse_seconds(const char *s, double min, double max, double *out)
+{
+	static const struct { const char *suffix; double scale; } units[] = {
+		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "min", 60 }, { "h", 3600 },
+	};
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) != 0)
+			continue;
+		v *= units[i].scale;
+		if (!(v >= min) || v > max)
+			return -1;
+		*out = v;
+		return 0;
+	}
+	return -1;
 }
 
 /* Is s meant as a list of PIDs?  An argument that starts with a digit:
@@ -87,24 +114,153 @@ pid_list_append(const char *s, pid_t **pids, int *npids)
 	return 0;
 }
 
+/* Does process pid go by name: its comm (the kernel cuts it to 15
+ * bytes, as pidof knows) or the base name of its executable? */
+static bool
+process_named(pid_t pid, const char *name)
+{
+	char comm[64], path[64], exe[PATH_MAX];
+	size_t len = strlen(name);
+	if (ptrace_read_comm(pid, comm, sizeof(comm)) == 0 && comm[0] &&
+	    (strcmp(comm, name) == 0 || (len > 15 && strlen(comm) == 15 &&
+					  strncmp(comm, name, 15) == 0)))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	/* A replaced executable reads "/usr/sbin/nginx (deleted)". */
+	char *deleted = strstr(exe, " (deleted)");
+	if (deleted && deleted[10] == '\0')
+		*deleted = '\0';
+	const char *base = strrchr(exe, '/');
+	return strcmp(base ? base + 1 : exe, name) == 0;
+}
+
+int
+pids_named(const char *word, char *list, size_t len)
+{
+	const char *name = strrchr(word, '/');
+	name = name ? name + 1 : word;
+	list[0] = '\0';
+	if (!*name)
+		return 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int n = 0;
+	size_t used = 0;
+	pid_t self = getpid();
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		long pid;
+		if (parse_long(e->d_name, 1, INT_MAX, &pid) < 0 || (pid_t)pid == self ||
+		    !process_named((pid_t)pid, name))
+			continue;
+		/* Enough to recognize them; pidof gives them all. */
+		if (n == 8 && used + 8 < len) {
+			snprintf(list + used, len - used, ",...");
+			used += 4;
+		} else if (n < 8 && used + 16 < len) {
+			int k = snprintf(list + used, len - used, "%s%ld", n ? "," : "", pid);
+			if (k > 0)
+				used += (size_t)k;
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 void
 pid_list_append_or_die(const char *cmd, const char *s, pid_t **pids, int *npids)
 {
 	int r = pid_list_append(s, pids, npids);
 	if (r == -ENOMEM)
 		error_msg_and_die("out of memory");
-	if (r < 0)
+	if (r < 0) {
+		char list[256];
+		/* stackspy dump nginx: a name where a PID goes. */
+		int n = looks_like_pids(s) ? 0 : pids_named(s, list, sizeof(list));
+		if (n > 0) {
+			error_msg("invalid PID: '%s'", s);
+			hint_msg("%s is running as PID%s %s: stackspy %s %s$(pidof %s)", s,
+				 n == 1 ? "" : "s", list, cmd,
+				 strcmp(cmd, "dump") == 0 ? "" : "-p ", s);
+			usage_exit(cmd);
+		}
 		error_msg_and_help(cmd, "invalid PID: '%s'", s);
+	}
+}
+
+/* The word closest to s among words (NULL-terminated), within a third of
+ * its length in edits (insert, delete, change, swap two neighbours), or
+ * NULL.  For "did you mean". */
+const char *
+closest_word(const char *s, const char *const *words)
+{
+	const char *best = NULL;
+	size_t best_d = strlen(s) / 3 + 1, ls = strlen(s);
+	if (ls > 62)
+		return NULL;
+	for (; *words; words++) {
+		const char *w = *words;
+		size_t lw = strlen(w);
+		if (lw > 62)
+			continue;
+		/* Optimal string alignment distance, three rows. */
+		size_t rows[3][64], *pp = rows[0], *prev = rows[1], *cur = rows[2];
+		for (size_t j = 0; j <= lw; j++)
+			prev[j] = j;
+		for (size_t i = 1; i <= ls; i++) {
+			cur[0] = i;
+			for (size_t j = 1; j <= lw; j++) {
+				size_t sub = prev[j - 1] + (s[i - 1] != w[j - 1]);
+				size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+				size_t d = sub < del ? sub : del;
+				d = d < ins ? d : ins;
+				if (i > 1 && j > 1 && s[i - 1] == w[j - 2] && s[i - 2] == w[j - 1] &&
+				    pp[j - 2] + 1 < d)
+					d = pp[j - 2] + 1;
+				cur[j] = d;
+			}
+			size_t *t = pp;
+			pp = prev;
+			prev = cur;
+			cur = t;
+		}
+		if (prev[lw] < best_d) {
+			best_d = prev[lw];
+			best = w;
+		}
+	}
+	return best;
 }
 
 void
-option_error_and_help(const char *cmd, int c, char **argv)
+option_error_and_help(const char *cmd, int c, char **argv, const struct option *longopts)
 {
 	if (c == ':')
 		error_msg_and_help(cmd, "option '%s' requires an argument", argv[optind - 1]);
 	if (optopt)
 		error_msg_and_help(cmd, "invalid option -- '%c'", optopt);
-	error_msg_and_help(cmd, "unrecognized option '%s'", argv[optind - 1]);
+	const char *arg = argv[optind - 1];
+	if (strncmp(arg, "--", 2) == 0 && longopts) {
+		/* --formt: the long option it was probably meant to be. */
+		char name[64];
+		const char *names[128];
+		size_t n = 0;
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+		for (const struct option *lo = longopts; lo->name && n + 1 < 128; lo++)
+			names[n++] = lo->name;
+		names[n] = NULL;
+		const char *near = closest_word(name, names);
+		if (near)
+			error_msg_and_help(cmd, "unrecognized option '%s' (did you mean --%s?)", arg,
+					   near);
+	}
+	error_msg_and_help(cmd, "unrecognized option '%s'", arg);
 }
 
 void
@@ -113,6 +269,30 @@ check_engine_or_help(const char *cmd, enum unwind_engine e)
 	if (!unwind_engine_available(e))
 		error_msg_and_help(cmd, "the %s engine cannot be used here: %s",
 				   unwind_engine_name(e), unwind_engine_unavailable_reason(e));
+}
+
+/* A word after the options of record or top that is neither a PID nor
+ * after "--": never a command started as root by accident (stackspy
+ * record redis-server would start a second redis-server).  A name of
+ * running processes gets their PIDs; anything else, how to start it. */
+static void __attribute__((noreturn))
+bare_word_and_help(const char *cmd, const char *word)
+{
+	char list[256];
+	int n = pids_named(word, list, sizeof(list));
+	if (n > 0) {
+		error_msg("'%s' is not a PID (a command to start goes after --)", word);
+		hint_msg("%s is running as PID%s %s: stackspy %s -p $(pidof %s) ...", word,
+			 n == 1 ? "" : "s", list, cmd,
+			 word);
+		hint_msg("to start another %s and %s it: stackspy %s [OPTIONS] -- %s ...", word,
+			 strcmp(cmd, "top") == 0 ? "watch" : "record", cmd, word);
+	} else {
+		error_msg("'%s' is not a PID, and no running process is named %s", word, word);
+		hint_msg("to start it as a command, put it after --: stackspy %s [OPTIONS] -- %s ...",
+			 cmd, word);
+	}
+	usage_exit(cmd);
 }
 
 int
@@ -127,8 +307,10 @@ target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 		/* getopt steps over a "--" that ends the options, and stops
 		 * without a step at any other argument. */
 		bool dashdash = optind == before + 1 && strcmp(argv[before], "--") == 0;
-		if (dashdash || optind >= argc || !looks_like_pids(argv[optind]))
+		if (dashdash || optind >= argc)
 			return -1;
+		if (!looks_like_pids(argv[optind]))
+			bare_word_and_help(cmd, argv[optind]);
 		/* PIDs as arguments (stackspy record $(pidof nginx) -d 5):
 		 * options may follow them. */
 		pid_list_append_or_die(cmd, argv[optind++], &cfg->pids, &cfg->npids);
@@ -194,7 +376,11 @@ common_option(struct common_options *co, int c, const char *arg, struct profiler
 		co->pid_given = true;
 		pid_list_append_or_die(co->cmd, arg, &cfg->pids, &cfg->npids);
 		return true;
+	case 'V':
+		printf("stackspy %s\n", PACKAGE_VERSION);
+		exit(0);
 	case 'r':
+	case 'F':  /* perf record -F 99 */
 		if (parse_double(arg, DBL_MIN, MAX_RATE, &cfg->rate_hz) < 0)
 			error_msg_and_help(co->cmd, "invalid --rate argument: '%s' (above 0, at most %.0f)",
 					   arg, MAX_RATE);

@@ -10,6 +10,7 @@
 #define STACKSPY_SAMPLER_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "unwind/unwind.h"
@@ -42,6 +43,13 @@ int pid_list_append(const char *s, pid_t **pids, int *npids);
 /* The same for command cmd: a usage error (exit 64, "invalid PID: 's'")
  * on bad input. */
 void pid_list_append_or_die(const char *cmd, const char *s, pid_t **pids, int *npids);
+/* The running processes called word (its base name: the comm, or the
+ * base name of the executable), stackspy itself left out: their PIDs
+ * as a comma list in list (as many as fit in len).  Returns how many. */
+int pids_named(const char *word, char *list, size_t len);
+/* The word of words (NULL-terminated) closest to s in edits, if it is
+ * close enough to be a typing slip ("did you mean"), else NULL. */
+const char *closest_word(const char *s, const char *const *words);
 /* Is a non-option argument meant as PIDs (it starts with a digit)? */
 bool looks_like_pids(const char *s);
 /* Parse a decimal in [min, max].  Returns 0 or -1. */
@@ -49,6 +57,12 @@ int parse_long(const char *s, long min, long max, long *out);
 /* Parse a floating-point number in [min, max] (DBL_MIN as min: above 0;
  * underflow is an error).  Returns 0 or -1. */
 int parse_double(const char *s, double min, double max, double *out);
+
+/* Parse a time: seconds, or with a unit (500ms, 30s, 2m, 2min, 1h), in
+ * [min, max] seconds.  Returns 0 or -1. */
+int parse_seconds(const char *s, double min, double max, double *out);
+/* The words of a time argument's usage error. */
+#define SECONDS_FORM "seconds, as 30, 0.5, 30s, 500ms, 2m or 1h"
 
 struct profiler_config;
 
@@ -71,7 +85,8 @@ struct common_options {
 };
 /* Defaults of the shared settings in cfg. */
 void common_options_init(struct profiler_config *cfg);
-/* Option c (argument arg) if it is a shared one: -p, -r, -e, -m and the
+/* Option c (argument arg) if it is a shared one: -p, -r (and perf's -F),
+ * -e, -m, -V (the version: printed, exit 0) and the
  * OPT_* above, into cfg (a bad argument is a usage error, exit 64, with
  * the same words in every command).  Returns whether it was. */
 bool common_option(struct common_options *co, int c, const char *arg,
@@ -80,17 +95,19 @@ bool common_option(struct common_options *co, int c, const char *arg,
  * --inline). */
 void need_libdw_or_help(const char *cmd, const char *opt);
 /* getopt_long's ':' (missing argument) or '?' (unknown option) for command
- * cmd: the usage error, exit 64. */
-void option_error_and_help(const char *cmd, int c, char **argv) __attribute__((noreturn));
+ * cmd: the usage error, exit 64; a long option close to one of longopts
+ * gets "did you mean". */
+struct option;
+void option_error_and_help(const char *cmd, int c, char **argv, const struct option *longopts)
+	__attribute__((noreturn));
 /* A usage error unless engine e can be used here. */
 void check_engine_or_help(const char *cmd, enum unwind_engine e);
 /* getopt_long for record and top, whose targets are PIDs (-p lists, and
  * arguments that look like PIDs, which options may follow) or a command
- * (after "--", or from the first argument that is neither an option nor
- * PIDs).  PID arguments are appended to cfg->pids (bad ones: usage
+ * (after "--" only: any other word is a usage error, with the PIDs of the
+ * processes of that name when there are some).  PID arguments are appended to cfg->pids (bad ones: usage
  * error).  Returns the option, or -1 with optind at the command (or
  * argc). */
-struct option;
 int target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 		  const struct option *longopts, struct profiler_config *cfg);
 /* After target_getopt: argv[optind..] is the command; exactly one of PIDs

@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sampler/error.h"
 #include "sampler/out-file.h"
 
 /* Tries at a free temporary name before giving up (EEXIST each time). */
@@ -345,15 +346,26 @@ static int
 open_in_place(struct out_file *of, struct resolved *res)
 {
 	int fd;
-	if (res->obj >= 0) {
-		char self[64];
+	char self[64];
+	if (res->obj >= 0)
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", res->obj);
-		fd = open(self, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	} else {
-		fd = openat(res->dfd, res->base, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	/* A FIFO without a reader: said, then waited for (nothing is
+	 * attached yet), instead of a silent block. */
+	for (int flags = O_NONBLOCK;; flags = 0) {
+		if (res->obj >= 0)
+			fd = open(self, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags);
+		else
+			fd = openat(res->dfd, res->base,
+				    O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | flags);
+		if (fd >= 0 || errno != ENXIO || !flags)
+			break;
+		error_msg("waiting for a reader of the FIFO '%s' (nothing is attached yet)", of->path);
 	}
 	if (fd < 0)
 		return -errno;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	struct stat now;
 	/* The same object we checked, not one swapped in since. */
 	if (fstat(fd, &now) < 0 || now.st_ino != res->st.st_ino || now.st_dev != res->st.st_dev) {
@@ -545,6 +557,19 @@ out_file_commit(struct out_file *of)
 	}
 	out_file_discard(of);
 	return r;
+}
+
+void
+out_file_write_error(int err, const char *path)
+{
+	int e = err < 0 ? -err : err;
+	if (!path && e == EBADF)
+		error_msg("cannot write the output: standard output is closed "
+			  "(give -o FILE, or redirect it)");
+	else if (!path && e == EPIPE)
+		error_msg("cannot write the output: its reader has gone (a closed pipe)");
+	else
+		perror_msg(e, "cannot write %s", path ? path : "the output");
 }
 
 void

@@ -2,7 +2,7 @@
  * absent, written without following another user's symlink.  Defined in
  * sampler/out-file.c.
  *
- * For the commands that write files (record -o).
+ * For the commands that write files (record -o, dump -o).
  */
 #ifndef STACKSPY_SAMPLER_OUT_FILE_H
 #define STACKSPY_SAMPLER_OUT_FILE_H
@@ -37,6 +37,10 @@ int out_file_open(struct out_file *of, const char *path, char *why, size_t whyle
  * write error: the temporary is removed, FILE left as it was).  of is
  * empty afterwards in both cases. */
 int out_file_commit(struct out_file *of);
+/* Say that writing to path (NULL: standard output) failed with errno
+ * err, in the words a user can act on (a closed standard output, a pipe
+ * whose reader has gone). */
+void out_file_write_error(int err, const char *path);
 /* Give up: remove the temporary, FILE left as it was.  Idempotent. */
 void out_file_discard(struct out_file *of);
 

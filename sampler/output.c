@@ -126,6 +126,22 @@ text_thread_ref(FILE *out, const struct dump_process *p, pid_t tid)
 }
 
 
+/* "waits for mutex 0x... (name) held by thread 12 (name)" */
+static void
+text_wait(FILE *out, const struct dump_process *p, const struct dump_thread *d)
+{
+	fprintf(out, "waits for %s 0x%" PRIx64, d->wait_kind, d->wait_addr);
+	if (d->wait_symbol[0]) {
+		fputs(" (", out);
+		text_string(out, d->wait_symbol);
+		putc(')', out);
+	}
+	if (d->wait_owner) {
+		fputs(" held by ", out);
+		text_thread_ref(out, p, d->wait_owner);
+	}
+}
+
 /* What the thread waits for (sampler/locks.c) and how it was read, as
  * the note at the end of its first frame line ("<...>", the one place the
  * text format has for notes: tests/jsonq.py parses the rest). */
@@ -145,16 +161,8 @@ text_note(FILE *out, const struct dump_process *p, const struct dump_thread *d)
 		sep = "; ";
 	}
 	if (d->wait_kind) {
-		fprintf(out, "%swaits for %s 0x%" PRIx64, sep, d->wait_kind, d->wait_addr);
-		if (d->wait_symbol[0]) {
-			fputs(" (", out);
-			text_string(out, d->wait_symbol);
-			putc(')', out);
-		}
-		if (d->wait_owner) {
-			fputs(" held by ", out);
-			text_thread_ref(out, p, d->wait_owner);
-		}
+		fputs(sep, out);
+		text_wait(out, p, d);
 		sep = "; ";
 	}
 	if (sep[0] == ';')
@@ -243,6 +251,25 @@ text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d
 				       " registers were known" : "");
 }
 
+/* The value of "waits_for": the object (and a mutex's owner), or null. */
+static void
+json_waits_for(FILE *out, const struct dump_thread *d)
+{
+	if (!d->wait_kind) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"%s\": \"0x%" PRIx64 "\", \"symbol\": ", d->wait_kind, d->wait_addr);
+	collapse_json_string(out, d->wait_symbol[0] ? d->wait_symbol : NULL);
+	if (strcmp(d->wait_kind, "mutex") == 0) {
+		if (d->wait_owner)
+			fprintf(out, ", \"owner\": %d", (int)d->wait_owner);
+		else
+			fputs(", \"owner\": null", out);
+	}
+	putc('}', out);
+}
+
 static void
 json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
 {
@@ -261,19 +288,7 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 	else
 		fputs(", \"syscall\": null", out);
 	fputs(", \"waits_for\": ", out);
-	if (d->wait_kind) {
-		fprintf(out, "{\"%s\": \"0x%" PRIx64 "\", \"symbol\": ", d->wait_kind, d->wait_addr);
-		collapse_json_string(out, d->wait_symbol[0] ? d->wait_symbol : NULL);
-		if (strcmp(d->wait_kind, "mutex") == 0) {
-			if (d->wait_owner)
-				fprintf(out, ", \"owner\": %d", (int)d->wait_owner);
-			else
-				fputs(", \"owner\": null", out);
-		}
-		putc('}', out);
-	} else {
-		fputs("null", out);
-	}
+	json_waits_for(out, d);
 	fputs(", \"stop\": ", out);
 	/* A thread read unstopped has most registers unknown: a walk that
 	 * ends on a bad frame or read ends where one was needed. */
@@ -396,9 +411,20 @@ same_stack(const struct dump_thread *a, const struct dump_thread *b)
 	return true;
 }
 
+/* Do a and b wait for the same object (or neither for one)? */
+static bool
+same_wait(const struct dump_thread *a, const struct dump_thread *b)
+{
+	if (!a->wait_kind || !b->wait_kind)
+		return !a->wait_kind && !b->wait_kind;
+	return strcmp(a->wait_kind, b->wait_kind) == 0 && a->wait_addr == b->wait_addr &&
+	       a->wait_owner == b->wait_owner;
+}
+
 struct stack_group {
 	size_t first;             /* index of the first thread */
 	size_t count;
+	bool one_wait;            /* every thread waits for the first's object */
 };
 
 static int
@@ -424,9 +450,12 @@ make_groups(const struct dump_process *p, size_t *group_of, size_t *ngroups)
 		size_t k = 0;
 		while (k < n && !same_stack(&p->threads[g[k].first], &p->threads[i]))
 			k++;
-		if (k == n)
-			g[n++].first = i;
+		if (k == n) {
+			g[n].first = i;
+			g[n++].one_wait = true;
+		}
 		g[k].count++;
+		g[k].one_wait &= same_wait(&p->threads[g[k].first], &p->threads[i]);
 		group_of[i] = g[k].first;
 	}
 	qsort(g, n, sizeof(*g), cmp_group);
@@ -448,31 +477,51 @@ output_groups(FILE *out, enum output_format f, const struct dump_process *p,
 	if (f == OUTPUT_JSON)
 		fputs(", \"groups\": [", out);
 	for (size_t k = 0; k < ng; k++) {
-		const struct dump_thread *rep = &p->threads[g[k].first];
+		/* Threads with one stack that wait for different objects (a
+		 * condition variable per worker): the stack is shown without
+		 * an object, and each thread with its own, never the first
+		 * thread's object for all of them. */
+		struct dump_thread shown = p->threads[g[k].first];
+		bool each = !g[k].one_wait;
+		if (each) {
+			shown.wait_kind = NULL;
+			shown.wait_symbol[0] = '\0';
+			shown.wait_owner = 0;
+		}
 		if (f == OUTPUT_TEXT) {
 			fprintf(out, "\n%zu thread%s:", g[k].count, g[k].count == 1 ? "" : "s");
 			for (size_t i = 0, n = 0; i < p->nthreads; i++) {
+				const struct dump_thread *d = &p->threads[i];
 				if (group_of[i] != g[k].first)
 					continue;
-				fprintf(out, "%s %d \"", n++ ? "," : "", (int)p->threads[i].tid);
-				text_string(out, p->threads[i].name);
+				fprintf(out, "%s %d \"", n++ ? "," : "", (int)d->tid);
+				text_string(out, d->name);
 				putc('"', out);
+				if (each && d->wait_kind) {
+					fputs(" (", out);
+					text_wait(out, p, d);
+					putc(')', out);
+				}
 			}
 			putc('\n', out);
-			text_frames(out, p, rep, t, flags);
+			text_frames(out, p, &shown, t, flags);
 			continue;
 		}
 		fprintf(out, "%s\n  {\"count\": %zu, \"threads\": [", k ? "," : "", g[k].count);
 		for (size_t i = 0, n = 0; i < p->nthreads; i++) {
+			const struct dump_thread *d = &p->threads[i];
 			if (group_of[i] != g[k].first)
 				continue;
-			fprintf(out, "%s{\"tid\": %d, \"name\": ", n++ ? ", " : "",
-				(int)p->threads[i].tid);
-			collapse_json_string(out, p->threads[i].name);
+			fprintf(out, "%s{\"tid\": %d, \"name\": ", n++ ? ", " : "", (int)d->tid);
+			collapse_json_string(out, d->name);
+			if (each) {
+				fputs(", \"waits_for\": ", out);
+				json_waits_for(out, d);
+			}
 			putc('}', out);
 		}
 		fputs("], \"stack\": ", out);
-		json_thread(out, rep, t, flags);
+		json_thread(out, &shown, t, flags);
 		putc('}', out);
 	}
 	if (f == OUTPUT_JSON)

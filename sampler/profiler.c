@@ -251,6 +251,12 @@ profiler_process_comm(const struct profiler *p, size_t i)
 	return p->procs[i].comm;
 }
 
+bool
+profiler_process_exited(const struct profiler *p, size_t i)
+{
+	return p->procs[i].exited && !p->procs[i].followed;
+}
+
 size_t
 profiler_thread_count(const struct profiler *p)
 {

@@ -207,6 +207,9 @@ size_t profiler_thread_root_level(const struct profiler *p);
 size_t profiler_process_count(const struct profiler *p);
 pid_t profiler_process_pid(const struct profiler *p, size_t i);
 const char *profiler_process_comm(const struct profiler *p, size_t i);
+/* Did process i, one asked for (not a child followed by --subprocesses),
+ * exit while it was sampled? */
+bool profiler_process_exited(const struct profiler *p, size_t i);
 /* Threads traced now, in every process. */
 size_t profiler_thread_count(const struct profiler *p);
 

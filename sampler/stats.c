@@ -90,6 +90,8 @@ profiler_stats_not_oncpu(const struct profiler_stats *s)
 	return n;
 }
 
+#define PLURAL(n) ((n) == 1 ? "" : "s")
+
 void
 profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 {
@@ -111,10 +113,13 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 		if (s->errors[i] && len < sizeof(errors))
 			len += (size_t)snprintf(errors + len, sizeof(errors) - len, "%s%" PRIu64 " %s",
 						len ? ", " : "", s->errors[i], kinds[i]);
+	/* Scripts read this line by its words (tests/record-lib.sh
+	 * summary_field, bench/record-build.sh: "N samples in", "ticks at"),
+	 * which stay as they are whatever the counts. */
 	error_msg("%" PRIu64 " samples in %.1f s: %" PRIu64 " ticks at %.1f Hz (asked %.1f Hz), "
-		  "%" PRIu64 " missed; %zu threads seen%s",
+		  "%" PRIu64 " missed; %zu thread%s seen%s",
 		  s->samples, s->elapsed_s, s->ticks, rate, cfg->rate_hz, s->missed_ticks,
-		  s->threads_seen, procs);
+		  s->threads_seen, PLURAL(s->threads_seen), procs);
 	char reused[128] = "";
 	if (cfg->idle)
 		snprintf(reused, sizeof(reused), ", %" PRIu64 " reused without stopping, %" PRIu64
@@ -144,15 +149,24 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 			  s->samples ? 100.0 * (double)s->deferred / (double)s->samples : 0.0,
 			  s->samples, lost);
 	}
+	/* Counts that are 0 are left out: "0 of them" says nothing. */
+	char late[96] = "";
+	if (s->late)
+		snprintf(late, sizeof(late), ", %" PRIu64 " of them taken when they stopped", s->late);
 	if (cfg->idle && s->skipped)
-		error_msg("%" PRIu64 " thread-samples not stopped by the tick's deadline (waiting "
-			  "for a CPU), %" PRIu64 " of them taken when they stopped", s->skipped, s->late);
-	if (!cfg->idle)
-		error_msg("on-CPU: %" PRIu64 " stops not counted (%" PRIu64 " asleep in a system call, "
-			  "%" PRIu64 " waiting for a CPU, %" PRIu64 " idle); %" PRIu64 " thread-samples "
-			  "not stopped by the tick's deadline (%.2f per tick), %" PRIu64 " of them "
-			  "taken when they stopped",
-			  profiler_stats_not_oncpu(s), s->dropped[ONCPU_DROP_ASLEEP],
-			  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], s->skipped,
-			  s->ticks ? (double)s->skipped / (double)s->ticks : 0.0, s->late);
+		error_msg("%" PRIu64 " thread-sample%s not stopped by the tick's deadline (waiting "
+			  "for a CPU)%s", s->skipped, PLURAL(s->skipped), late);
+	if (!cfg->idle) {
+		char skipped[192] = "";
+		if (s->skipped)
+			snprintf(skipped, sizeof(skipped), "; %" PRIu64 " thread-sample%s not stopped "
+				 "by the tick's deadline (%.2f per tick)%s", s->skipped,
+				 PLURAL(s->skipped), s->ticks ? (double)s->skipped / (double)s->ticks : 0.0,
+				 late);
+		uint64_t not_oncpu = profiler_stats_not_oncpu(s);
+		error_msg("on-CPU: %" PRIu64 " stop%s not counted (%" PRIu64 " asleep in a system "
+			  "call, %" PRIu64 " waiting for a CPU, %" PRIu64 " idle)%s",
+			  not_oncpu, PLURAL(not_oncpu), s->dropped[ONCPU_DROP_ASLEEP],
+			  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], skipped);
+	}
 }

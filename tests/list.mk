@@ -34,6 +34,7 @@ QUICK_TESTS += \
 # The framework and the command line
 QUICK_TESTS += \
 	tests/cli-command-end.test \
+	tests/cli-newcomer.test \
 	tests/cli-pids.test \
 	tests/cli-top-command.test \
 	tests/layering.test \

@@ -322,6 +322,12 @@ mutations()
 		's/(limit_ms \* NS_PER_MS\) \{\n\t\t\t)break;/$1since = now;/' \
 		'the end of a recording waits for a stuck unwinder without bound: no output' \
 		'tests/record-slow-unwind.test'
+
+	# --- the command line never starts a service by accident ----------
+	mutation bare-word-launch sampler/options.c \
+		's/(if \(!looks_like_pids\(argv\[optind\]\)\)\n\t\t\t)bare_word_and_help/$1return -1;\n\t\tif (0)\n\t\t\tbare_word_and_help/' \
+		'record NAME and top NAME start NAME as a command again (a second redis-server), without --' \
+		'tests/cli-newcomer.test'
 }
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }

@@ -4,7 +4,7 @@
 noinst_LIBRARIES += ui/libui.a
 ui_libui_a_SOURCES = ui/ui.h ui/ui-internal.h ui/screen.h ui/model.c ui/text.c
 if HAVE_NCURSES
-ui_libui_a_SOURCES += ui/draw.c ui/input.c
+ui_libui_a_SOURCES += ui/draw.c ui/input.c ui/terminal.c
 endif
 ui_libui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
 

@@ -191,6 +191,13 @@ ui_available(void)
 }
 
 /*
+ * Can the terminal of TERM draw the view: 0; -EINVAL when curses does not
+ * know TERM; -EOPNOTSUPP when it cannot move the cursor (TERM=dumb: the
+ * view would be a blank screen).  Touches nothing: for before attaching.
+ */
+int ui_terminal_check(void);
+
+/*
  * Takes over the terminal (setlocale from the environment, curses mode,
  * keys without echo): stdout must be a terminal.  m stays the caller's.
  * split_threads: start with a row per (thread, function); split_procs: a
@@ -244,6 +251,7 @@ ui_screen_open(struct ui_model *m, bool split_threads, bool split_procs,
 	return -ENOTSUP;
 }
 
+static inline int ui_terminal_check(void) { return -ENOTSUP; }
 static inline void ui_screen_close(struct ui_screen *s) { (void)s; }
 static inline void ui_screen_restore_terminal(void) { }
 static inline void

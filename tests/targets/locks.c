@@ -11,6 +11,9 @@
  *   robust     cycle2 with robust mutexes
  *   rwlock     "lk-a" waits to write rw_lock, held for reading by main;
  *              "lk-b" waits on cond_var
+ *   conds      "lk-a", "lk-b" and "lk-c" each wait on a condition variable
+ *              of their own, conds[0], [1], [2], from the same code: one
+ *              stack, three objects (tests/cli-newcomer.test)
  * Each waiter is in lock_wait <- waiter.  Prints "thread NAME TID" per
  * thread and "ready" once every waiter sits in its futex wait.
  */
@@ -21,6 +24,8 @@ pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
 pthread_rwlock_t rw_lock = PTHREAD_RWLOCK_INITIALIZER;
 pthread_cond_t cond_var = PTHREAD_COND_INITIALIZER;
+pthread_cond_t conds[3] = { PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+			    PTHREAD_COND_INITIALIZER };
 pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_barrier_t held;
@@ -32,6 +37,7 @@ struct waiter {
 	int slot;
 	pthread_mutex_t *hold, *want;   /* want NULL: rwlock or cond */
 	int kind;                       /* 0 mutex, 1 rwlock, 2 cond */
+	pthread_cond_t *cond;           /* kind 2: NULL is cond_var */
 };
 
 int lock_wait(struct waiter *w);
@@ -46,7 +52,7 @@ lock_wait(struct waiter *w)
 		r = pthread_rwlock_wrlock(&rw_lock);
 	else if (w->kind == 2) {
 		pthread_mutex_lock(&cond_mutex);
-		r = pthread_cond_wait(&cond_var, &cond_mutex);
+		r = pthread_cond_wait(w->cond ? w->cond : &cond_var, &cond_mutex);
 	} else
 		r = pthread_mutex_lock(w->want);
 	BARRIER();
@@ -86,9 +92,9 @@ int
 main(int argc, char **argv)
 {
 	static struct waiter w[3] = {
-		{ "lk-a", 0, NULL, NULL, 0 },
-		{ "lk-b", 1, NULL, NULL, 0 },
-		{ "lk-c", 2, NULL, NULL, 0 },
+		{ "lk-a", 0, NULL, NULL, 0, NULL },
+		{ "lk-b", 1, NULL, NULL, 0, NULL },
+		{ "lk-c", 2, NULL, NULL, 0, NULL },
 	};
 	const char *mode = argc > 1 ? argv[1] : "cycle2";
 	int i, n = 2;
@@ -123,6 +129,12 @@ main(int argc, char **argv)
 		pthread_rwlock_rdlock(&rw_lock);
 		w[0].kind = 1;
 		w[1].kind = 2;
+	} else if (!strcmp(mode, "conds")) {
+		n = 3;
+		for (i = 0; i < n; i++) {
+			w[i].kind = 2;
+			w[i].cond = &conds[i];
+		}
 	} else {
 		fprintf(stderr, "target: unknown mode %s\n", mode);
 		return 64;
