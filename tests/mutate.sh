@@ -240,6 +240,14 @@ mutations()
 		's/if \(collapse_text_escaped_len\(str\) == strlen\(str\)\)/if (1)/' \
 		'pprof strings are written raw' \
 		'tests/security-terminal.test'
+	mutation perfmap-look unwind/perf-map.c \
+		's/#define READ_BUDGET_NS \(2 \* NS_PER_SEC\)/#define READ_BUDGET_NS (100 * NS_PER_MS)/' \
+		'one look of the perf map stops at 100 ms: a 250,000-line map is never read to its end' \
+		'tests/symbols-perfmap-big.test'
+	mutation perfmap-bad unwind/perf-map.c \
+		's/(bad:\n\t\/\*[^\n]*\*\/\n)\tpm->bad\+\+;/$1\t;/' \
+		'perf map lines not in perf'"'"'s format are not counted' \
+		'tests/unit-perfmap tests/symbols-perfmap-big.test'
 	mutation perfmap-follow unwind/perf-map.c \
 		's/fd = elf_open_in_root_nofollow\(pid, rel\);/fd = elf_open_in_root(pid, rel);/' \
 		'the perf map is read through a symlink' \
