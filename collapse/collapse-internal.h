@@ -23,11 +23,6 @@
 long collapse_sorted_stacks(const struct collapse *c,
 			    struct collapse_stack **out);
 
-/* collapse_utf8_char() is declared in collapse.h (the JSON of dump uses it too). */
-
-/* Bytes of U+FFFD REPLACEMENT CHARACTER, written for each rejected byte. */
-#define COLLAPSE_REPLACEMENT "\xef\xbf\xbd"
-
 /*
  * Flushes out and returns 0, or the -errno of a failed write (-EIO when
  * errno does not tell): a full disk must not pass for a written file.

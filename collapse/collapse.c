@@ -335,25 +335,68 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-static char *fold_stack(const struct collapse *c, const struct stack_rec *s)
+/* A frame's name as the folded writer shows it, escaped (text.c). */
+struct shown_name {
+	const char *s;		/* the stored name, or escaped */
+	size_t len;
+	bool own;		/* s was allocated */
+};
+
+static void free_shown(struct shown_name *shown, size_t n)
+{
+	for (size_t i = 0; shown && i < n; i++)
+		if (shown[i].own)
+			free((char *)shown[i].s);
+	free(shown);
+}
+
+/* The escaped name of every frame, allocated only for names the rule
+ * changes (escaping only ever lengthens a name); NULL on ENOMEM. */
+static struct shown_name *shown_names(const struct collapse *c)
+{
+	struct shown_name *shown = calloc(c->nframes ? c->nframes : 1, sizeof(*shown));
+
+	if (!shown)
+		return NULL;
+	for (uint32_t id = 0; id < c->nframes; id++) {
+		const struct frame *f = &c->frames[id];
+		size_t len = collapse_text_escaped_len(f->name);
+
+		shown[id].s = f->name;
+		shown[id].len = f->len;
+		if (len == f->len)
+			continue;
+		shown[id].s = collapse_text_dup(f->name);
+		if (!shown[id].s) {
+			free_shown(shown, id);
+			return NULL;
+		}
+		shown[id].own = true;
+		shown[id].len = len;
+	}
+	return shown;
+}
+
+static char *fold_stack(const struct collapse *c, const struct shown_name *shown,
+			const struct stack_rec *s)
 {
 	const uint32_t *ids = &c->ids[s->first];
 	size_t len = s->n - 1;	/* the separators */
 	char *text, *p;
 
 	for (uint32_t i = 0; i < s->n; i++)
-		len += c->frames[ids[i]].len;
+		len += shown[ids[i]].len;
 	text = malloc(len + COUNT_ROOM);
 	if (!text)
 		return NULL;
 	p = text;
 	for (uint32_t i = 0; i < s->n; i++) {
-		const struct frame *f = &c->frames[ids[i]];
+		const struct shown_name *f = &shown[ids[i]];
 
 		if (i)
 			*p++ = ';';
 		/* With its NUL, which the next ';' or the end overwrites. */
-		memcpy(p, f->name, f->len + 1);
+		memcpy(p, f->s, f->len + 1);
 		collapse_sanitize_frame(p);
 		p += f->len;
 	}
@@ -364,22 +407,29 @@ static char *fold_stack(const struct collapse *c, const struct stack_rec *s)
 int collapse_write_folded(const struct collapse *c, FILE *out)
 {
 	struct folded_line *lines;
+	struct shown_name *shown;
 	size_t n = 0, kept = 0;
 	int ret = 0;
 
 	if (!c->nstacks)
 		return fflush(out) ? (errno ? -errno : -EIO) : 0;
+	shown = shown_names(c);
 	lines = calloc(c->nstacks, sizeof(*lines));
-	if (!lines)
+	if (!lines || !shown) {
+		free(lines);
+		free_shown(shown, c->nframes);
 		return -ENOMEM;
+	}
 	for (n = 0; n < c->nstacks; n++) {
-		lines[n].text = fold_stack(c, &c->stacks[n]);
+		lines[n].text = fold_stack(c, shown, &c->stacks[n]);
 		if (!lines[n].text) {
 			ret = -ENOMEM;
 			goto out;
 		}
 		lines[n].count = c->stacks[n].count;
 	}
+	free_shown(shown, c->nframes);
+	shown = NULL;
 
 	/* Sanitizing can make two stacks print alike ("a;b" and "a:b" as
 	 * frames): merge them so each line stays a distinct stack. */
@@ -413,6 +463,7 @@ int collapse_write_folded(const struct collapse *c, FILE *out)
 	if (fflush(out) || ferror(out))
 		ret = errno ? -errno : -EIO;
 out:
+	free_shown(shown, c->nframes);
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].text);
 	free(lines);

@@ -108,7 +108,8 @@ size_t collapse_memory_bytes(const struct collapse *c);
 
 /*
  * Writes the folded format of DESIGN.md to out: one line per distinct stack,
- * the frames root first joined by ';', a space, the count. Names go through
+ * the frames root first joined by ';', a space, the count. Names are
+ * escaped (collapse_text_escape()), then go through
  * collapse_sanitize_frame() on the way out (c is not changed); stacks that
  * become equal by it are merged into one line. Lines are sorted bytewise, so
  * the output equals `LC_ALL=C sort` of itself and two runs over the same
@@ -142,8 +143,8 @@ void collapse_svg_options_init(struct collapse_svg_options *opts);
  * by prefix and sorted by name per level, so the same samples always give
  * the same bytes); click to zoom, Ctrl-F to search with a regular expression
  * (the URL parameter ?s=REGEX too), tooltips with samples and percentage.
- * Names are written as stored (no collapse_sanitize_frame()), escaped for
- * XML; bytes that are not valid UTF-8 become U+FFFD. opts NULL means the
+ * Names are escaped by the rule of every output (collapse_text_escape(),
+ * no collapse_sanitize_frame()), then for XML. opts NULL means the
  * defaults. An empty c gives a valid SVG that says "No samples". Does not
  * close out. Returns 0, -EINVAL (an option out of range), -ENOMEM, or the
  * -errno (-EIO if unknown) of a failed write.
@@ -157,41 +158,51 @@ int collapse_write_svg(const struct collapse *c,
  * "shared.frames" (index = frame id), one "sampled" profile called name
  * (NULL: "stackspy") whose samples are the distinct stacks, root first, in
  * the order of collapse_write_svg(), weighted by their counts. Strings are
- * JSON-escaped; bytes that are not valid UTF-8 become U+FFFD. Does not close
+ * written by collapse_json_string(). Does not close
  * out. Returns 0, -ENOMEM, or the -errno (-EIO if unknown) of a failed
  * write.
  */
 int collapse_write_speedscope(const struct collapse *c, const char *name,
 			      FILE *out);
 
-/*
- * Returns the length (1-4) of the UTF-8 sequence at s[0..avail-1] if it
- * encodes a character that both XML 1.0 and JSON carry as is: valid,
- * shortest form, no surrogate, not U+FFFE/U+FFFF, and not a control
- * character (C0, DEL or C1); returns 0 otherwise, and the writers (these,
- * and dump's JSON) replace that byte.  Names come from symbol tables of
- * arbitrary binaries: one bad byte must not make a reader reject the file.
- */
-size_t collapse_utf8_char(const unsigned char *s, size_t avail);
 /* The length (1-4) of the valid, shortest-form UTF-8 character at
  * s[0..avail-1] (any code point but surrogates, controls included), its
  * code point in *cp; 0 for a byte that starts none. */
 size_t collapse_utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp);
 
-/* ---- text.c: text safe for a terminal ------------------------------------ */
+/* ---- text.c: the one escaping rule of every output ------------------------ */
 
-/* May code point cp be written to a terminal as it is?  Not C0, DEL, C1 or
- * a bidirectional mark, embedding, override or isolate: the one rule for
- * text shown to people (messages, dump's text, top). */
+/* May code point cp be written as it is?  Not C0, DEL, C1, U+FFFE/U+FFFF,
+ * or a bidirectional mark, embedding, override or isolate (U+061C,
+ * U+200E/F, U+202A-202E, U+2066-2069): the one rule of every output
+ * (text for people, folded, SVG, pprof, top; JSON writes the others as
+ * \uXXXX). */
 bool collapse_text_safe_cp(uint32_t cp);
-/* The length (1-4) of the character at s[0..avail-1] if it is valid UTF-8
- * and collapse_text_safe_cp() allows it; 0 otherwise. */
+/* The length (1-4) of the character at s[0..avail-1] if every output
+ * writes it as it is: valid UTF-8, collapse_text_safe_cp(), and not the
+ * escape character '\\'; 0 otherwise. */
 size_t collapse_text_char(const unsigned char *s, size_t avail);
-/* s into buf (len bytes, NUL-terminated, cut at a character), every byte
- * of what collapse_text_char() refuses written as "\xNN".  Returns the
- * length written.  Output is at most 4 times as long as s. */
+
+/* The longest escape of one character: 4 bytes, "\xNN" each. */
+#define COLLAPSE_ESC_MAX 16
+/*
+ * The rule for the character at s[0..avail-1]: sets *used to the bytes it
+ * takes and returns 0 when it is written as it is; else writes its escape
+ * to esc (no NUL) and returns its length: "\\" for a backslash, "\xNN" for
+ * each byte of a character collapse_text_safe_cp() refuses, "\xNN" for a
+ * byte that starts no valid UTF-8 character (*used 1).  The output thus
+ * reads one way: a backslash in it always starts an escape.
+ */
+size_t collapse_text_escape_char(const unsigned char *s, size_t avail,
+				 size_t *used, char esc[COLLAPSE_ESC_MAX]);
+/* The length of s escaped (at most 4 times strlen(s)). */
+size_t collapse_text_escaped_len(const char *s);
+/* s escaped into buf (len bytes, NUL-terminated, cut between characters).
+ * Returns the length written.  Output is at most 4 times as long as s. */
 size_t collapse_text_escape(char *buf, size_t len, const char *s);
-/* s escaped so to out, whatever its length. */
+/* s escaped in a new string the caller frees; NULL when out of memory. */
+char *collapse_text_dup(const char *s);
+/* s escaped to out, whatever its length.  Errors show in ferror(out). */
 void collapse_text_write(FILE *out, const char *s);
 
 /* ---- frame-names.c: the rules of a folded line (DESIGN.md) ---------------- */
@@ -235,9 +246,9 @@ size_t collapse_sanitize_frame(char *name);
  * Writes s to out as a JSON string, quotes included, or null when s is
  * NULL: the one JSON escaper of stackspy (speedscope files, dump's JSON).
  * The output is valid JSON whatever s holds: quote and backslash are
- * escaped, control characters (C0, DEL, C1) written as escapes of their
- * code point, and each byte that is not part of a character
- * collapse_utf8_char() accepts as an escaped U+FFFD (JSON text must be
+ * escaped, the characters collapse_text_safe_cp() refuses (controls, bidi
+ * marks and overrides) written as \uXXXX of their code point, and each
+ * byte that starts no valid UTF-8 character as \ufffd (JSON text must be
  * Unicode). Errors show in ferror(out).
  */
 void collapse_json_string(FILE *out, const char *s);

@@ -111,17 +111,6 @@ size_t collapse_utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp)
 	return len;
 }
 
-size_t collapse_utf8_char(const unsigned char *s, size_t avail)
-{
-	uint32_t cp;
-	size_t len = collapse_utf8_decode(s, avail, &cp);
-
-	if (!len || cp < 0x20 || cp == 0x7f || cp == 0xfffe || cp == 0xffff ||
-	    (cp >= 0x80 && cp < 0xa0))
-		return 0;
-	return len;
-}
-
 int collapse_flush(FILE *out)
 {
 	if (fflush(out) || ferror(out))

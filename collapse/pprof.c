@@ -419,6 +419,7 @@ int collapse_encode_pprof(const struct collapse *c,
 	struct collapse_stack st;
 	size_t cursor = 0, index = 0;
 	char **table = NULL;
+	size_t ntable = 0;
 	uint8_t *raw = NULL;
 	size_t nraw;
 	int r = -ENOMEM;
@@ -493,12 +494,20 @@ int collapse_encode_pprof(const struct collapse *c,
 	prof.function = (pb_function **)b.fvec.v;
 	prof.n_mapping = b.mvec.n;
 	prof.mapping = (pb_mapping **)b.mvec.v;
-	prof.n_string_table = collapse_distinct_frames(b.strs);
-	table = calloc(prof.n_string_table, sizeof(*table));
+	ntable = prof.n_string_table = collapse_distinct_frames(b.strs);
+	table = calloc(ntable, sizeof(*table));
 	if (!table)
 		goto out;
-	for (size_t i = 0; i < prof.n_string_table; i++)
-		table[i] = (char *)collapse_frame_name(b.strs, (uint32_t)i);
+	/* Every string (function, file, module and thread names) by the
+	 * rule of every output (text.c): pprof's readers print them raw. */
+	for (size_t i = 0; i < ntable; i++) {
+		const char *str = collapse_frame_name(b.strs, (uint32_t)i);
+
+		if (collapse_text_escaped_len(str) == strlen(str))
+			table[i] = (char *)str;
+		else if (!(table[i] = collapse_text_dup(str)))
+			goto out;
+	}
 	prof.string_table = table;
 
 	nraw = perftools__profiles__profile__get_packed_size(&prof);
@@ -509,6 +518,9 @@ int collapse_encode_pprof(const struct collapse *c,
 	r = gzip_buffer(raw, nraw, buf, len);
 out:
 	free(raw);
+	for (size_t i = 0; table && i < ntable; i++)
+		if (table[i] && table[i] != collapse_frame_name(b.strs, (uint32_t)i))
+			free(table[i]);
 	free(table);
 	builder_free(&b);
 	return r;

@@ -118,26 +118,30 @@ static int build_nodes(const struct collapse_stack *stacks, size_t nstacks,
 }
 
 /*
- * Writes s as XML character data (escaped, bad bytes replaced; see
- * collapse_utf8_char()), cut to max_chars characters with ".." when longer.
+ * Writes s as XML character data, escaped first by the rule of every output
+ * (collapse_text_escape_char()), cut to max_chars characters with ".." when
+ * longer (never inside an escape).
  */
 static void put_xml(FILE *out, const char *s, size_t max_chars)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), chars = 0, keep;
+	size_t len = strlen(s), chars = 0, keep, used;
+	char esc[COLLAPSE_ESC_MAX];
 
-	for (size_t i = 0; i < len; chars++) {
-		size_t k = collapse_utf8_char(p + i, len - i);
+	for (size_t i = 0; i < len; i += used) {
+		size_t e = collapse_text_escape_char(p + i, len - i, &used, esc);
 
-		i += k ? k : 1;
+		chars += e ? e : 1;
 	}
 	keep = chars > max_chars ? max_chars - 2 : chars;
-	for (size_t i = 0, c = 0; i < len && c < keep; c++) {
-		size_t k = collapse_utf8_char(p + i, len - i);
+	for (size_t i = 0, c = 0; i < len; i += used) {
+		size_t e = collapse_text_escape_char(p + i, len - i, &used, esc);
 
-		if (!k) {
-			fputs(COLLAPSE_REPLACEMENT, out);
-			i++;
+		if (c + (e ? e : 1) > keep)
+			break;
+		c += e ? e : 1;
+		if (e) {
+			fwrite(esc, 1, e, out);
 			continue;
 		}
 		switch (p[i]) {
@@ -145,9 +149,8 @@ static void put_xml(FILE *out, const char *s, size_t max_chars)
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
-		default: fwrite(p + i, 1, k, out); break;
+		default: fwrite(p + i, 1, used, out); break;
 		}
-		i += k;
 	}
 	if (keep < chars)
 		fputs("..", out);

@@ -190,7 +190,10 @@ text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d
 	/* The note goes on the first user frame, else the first kernel one. */
 	int note_at = d->nframes > 0 ? d->nkframes : 0;
 	if (d->error) {
-		fprintf(out, "  error: %s\n", d->error);
+		/* It may name a file of the target. */
+		fputs("  error: ", out);
+		text_string(out, d->error);
+		putc('\n', out);
 		return;
 	}
 	if (!d->sampled) {

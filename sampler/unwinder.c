@@ -828,6 +828,15 @@ report_target_inputs(const struct unwind_target *ut, pid_t pid)
 			  "(kept at most %u entries and %u MiB of names)",
 			  d.perf_map_lines, (int)pid,
 			  UNWIND_PERF_MAP_MAX_ENTRIES, UNWIND_PERF_MAP_MAX_NAME_BYTES >> 20);
+	if (d.perf_map_bad)
+		error_msg("warning: %" PRIu64 " lines of /tmp/perf-%d.map not in perf's format "
+			  "(START SIZE NAME, hex) or longer than 4 KiB, left out",
+			  d.perf_map_bad, (int)pid);
+	if (d.perf_map_unread)
+		error_msg("warning: the last %" PRIu64 " bytes of /tmp/perf-%d.map not read yet "
+			  "(one look reads for at most 2 s, twice as many lines as entries "
+			  "are kept and 256 bytes a line; later looks go on)",
+			  d.perf_map_unread, (int)pid);
 	if (d.module_names)
 		error_msg("warning: process %d: %" PRIu64 " frames without a module name "
 			  "(kept at most %u MiB of module paths)",

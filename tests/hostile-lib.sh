@@ -62,3 +62,21 @@ assert_file()
 	[ "$4" = "$3" ] || fail_ "the mode of $1 is now $4, was $3"
 	[ "$6" = 0 ] || fail_ "the owner of $1 is now $6"
 }
+
+# hostile_symbol_exe DEST: a copy of tests/targets/evilname at DEST whose
+# sleeping thread's function is named by hostile bytes, as a target's own
+# ELF file may name it: evil_RLOfn_x41 becomes evil_<U+202E>fn\x41 (a
+# right-to-left override and a backslash; the same length) wherever the
+# name is (.strtab, .debug_str).
+hostile_symbol_exe()
+{
+	cp "$TARGETS/evilname" "$1" || framework_failure_ "cannot copy evilname"
+	_offs=$(LC_ALL=C grep -obUaF evil_RLOfn_x41 "$1" | cut -d: -f1)
+	[ -n "$_offs" ] || framework_failure_ "no evil_RLOfn_x41 in evilname"
+	for _o in $_offs; do
+		printf 'evil_\342\200\256fn\\x41' |
+			dd of="$1" bs=1 seek="$_o" conv=notrunc 2> /dev/null ||
+			framework_failure_ "cannot patch $1"
+	done
+	chmod 755 "$1"
+}

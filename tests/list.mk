@@ -139,7 +139,8 @@ QUICK_TESTS += \
 	tests/go-gdb.test \
 	tests/mips-core.test \
 	tests/symbols-minidebuginfo.test \
-	tests/symbols-perfmap.test
+	tests/symbols-perfmap.test \
+	tests/symbols-perfmap-big.test
 
 # -f pprof, --push, debuginfod
 QUICK_TESTS += \

@@ -221,9 +221,37 @@ mutations()
 		'bidi overrides reach the terminal' \
 		'tests/security-terminal.test'
 	mutation text-top ui/text.c \
-		's/if \(w < 0 \|\| !collapse_text_safe_cp\(\(uint32_t\)\*wc\)\) \{/if (w < 0) {/' \
+		's/n = collapse_text_escape_char\(s, avail, &used, esc\);/n = 0; used = collapse_utf8_decode(s, avail, &cp); if (!used) used = 1;/' \
 		'top shows a bidi override from the target'"'"'s thread name' \
 		'tests/security-top.test'
+	mutation text-backslash collapse/text.c \
+		's/if \(s\[0\] == .\\\\.\) \{/if (0) {/' \
+		'a backslash is not escaped: b\\xcac reads two ways' \
+		'tests/security-terminal.test tests/unit-collapse'
+	mutation folded-escape collapse/collapse.c \
+		's/size_t len = collapse_text_escaped_len\(f->name\);/size_t len = f->len;/' \
+		'folded output writes names raw (bidi, backslash)' \
+		'tests/security-terminal.test'
+	mutation svg-escape collapse/svg.c \
+		's/collapse_text_escape_char\(p \+ i, len - i, &used, esc\)/(used = 1, 0)/g' \
+		'SVG titles and labels write names raw' \
+		'tests/security-terminal.test'
+	mutation json-bidi collapse/json.c \
+		's/collapse_text_char\(p \+ i, len - i\)/collapse_utf8_decode(p + i, len - i, &cp)/g' \
+		'JSON (dump, speedscope) writes controls and bidi overrides raw' \
+		'tests/security-terminal.test'
+	mutation pprof-escape collapse/pprof.c \
+		's/if \(collapse_text_escaped_len\(str\) == strlen\(str\)\)/if (1)/' \
+		'pprof strings are written raw' \
+		'tests/security-terminal.test'
+	mutation perfmap-look unwind/perf-map.c \
+		's/#define READ_BUDGET_NS \(2 \* NS_PER_SEC\)/#define READ_BUDGET_NS (100 * NS_PER_MS)/' \
+		'one look of the perf map stops at 100 ms: a 250,000-line map is never read to its end' \
+		'tests/symbols-perfmap-big.test'
+	mutation perfmap-bad unwind/perf-map.c \
+		's/(bad:\n\t\/\*[^\n]*\*\/\n)\tpm->bad\+\+;/$1\t;/' \
+		'perf map lines not in perf'"'"'s format are not counted' \
+		'tests/unit-perfmap tests/symbols-perfmap-big.test'
 	mutation perfmap-follow unwind/perf-map.c \
 		's/fd = elf_open_in_root_nofollow\(pid, rel\);/fd = elf_open_in_root(pid, rel);/' \
 		'the perf map is read through a symlink' \

@@ -73,6 +73,12 @@ static void test_json_string(void)
 		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },
 		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },
 		{ "\xc2", "\"\\ufffd\"" },
+		/* bidi marks, embeddings, overrides and isolates, U+FFFE:
+		 * escaped as code points (text.c's rule) */
+		{ "a\xe2\x80\xae" "b\xd8\x9c\xe2\x80\x8e\xe2\x81\xa6\xe2\x81\xa9\xef\xbf\xbe",
+		  "\"a\\u202eb\\u061c\\u200e\\u2066\\u2069\\ufffe\"" },
+		/* U+2028 and U+202F (next to the overrides) are kept */
+		{ "\xe2\x80\xa9\xe2\x80\xaf", "\"\xe2\x80\xa9\xe2\x80\xaf\"" },
 		/* ASCII runs (written whole) against everything else */
 		{ "ab\xc3\xa9" "cd\"e\x01" "f\xc2\x9bg\\\xffh",
 		  "\"ab\xc3\xa9" "cd\\\"e\\u0001f\\u009bg\\\\\\ufffdh\"" },
@@ -84,6 +90,113 @@ static void test_json_string(void)
 		CHECK_STR(got, cases[i].want);
 		free(got);
 	}
+}
+
+/* The one escaping rule (collapse/text.c): what is kept, what becomes
+ * "\xNN", and the backslash doubled so an escape reads one way. */
+static void test_text_escape(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "", "" },
+		{ "main", "main" },
+		{ "std::vector<int>::at", "std::vector<int>::at" },
+		/* b, backslash, the byte 0xca, c: one reading only */
+		{ "b\\\xca" "c", "b\\\\\\xcac" },
+		{ "\\x41", "\\\\x41" },
+		/* C0, DEL, C1 (U+009B, two bytes), a bare 0x9b */
+		{ "\x1b]0;t\x07\x7f", "\\x1b]0;t\\x07\\x7f" },
+		{ "\xc2\x9b" "2J\x9b", "\\xc2\\x9b" "2J\\x9b" },
+		/* every bidi character of the rule */
+		{ "\xe2\x80\xaa\xe2\x80\xae\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c",
+		  "\\xe2\\x80\\xaa\\xe2\\x80\\xae\\xe2\\x81\\xa6\\xe2\\x81\\xa9"
+		  "\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c" },
+		/* kept: e-acute, CJK, U+1F600, U+202F (after the overrides) */
+		{ "caf\xc3\xa9\xe6\xbc\xa2\xf0\x9f\x98\x80\xe2\x80\xaf",
+		  "caf\xc3\xa9\xe6\xbc\xa2\xf0\x9f\x98\x80\xe2\x80\xaf" },
+		/* bad UTF-8: a character cut short, a surrogate, overlong */
+		{ "ab\xe2\x82", "ab\\xe2\\x82" },
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },
+		{ "\xc0\xaf", "\\xc0\\xaf" },
+		{ "\xef\xbf\xbf", "\\xef\\xbf\\xbf" },
+	};
+	char buf[256], *dup;
+	char out[4096];
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = collapse_text_escape(buf, sizeof(buf), cases[i].in);
+
+		CHECK_STR(buf, cases[i].want);
+		CHECK(n == strlen(cases[i].want));
+		CHECK(collapse_text_escaped_len(cases[i].in) == n);
+		dup = collapse_text_dup(cases[i].in);
+		CHECK(dup && strcmp(dup, cases[i].want) == 0);
+		free(dup);
+		memset(out, 0, sizeof(out));
+		f = fmemopen(out, sizeof(out) - 1, "w");
+		if (!f) {
+			perror("fmemopen");
+			exit(99);
+		}
+		collapse_text_write(f, cases[i].in);
+		fclose(f);
+		CHECK_STR(out, cases[i].want);
+	}
+	/* cut between escapes, never inside one */
+	CHECK(collapse_text_escape(buf, 7, "ab\xe2\x80\xae") == 2);
+	CHECK_STR(buf, "ab");
+	CHECK(collapse_text_escape(buf, 4, "a\\b") == 3);
+	CHECK_STR(buf, "a\\\\");
+}
+
+/* Every writer of collapse/ applies the rule: a bidi override, a
+ * backslash and a bad byte in a symbol name and in a thread's root frame
+ * reach no file raw. */
+static void test_writers_escape(void)
+{
+	static const char rlo[] = "\xe2\x80\xae";
+	struct collapse *c = collapse_new();
+	char root[96], *buf = NULL;
+	const char *names[3];
+	uint32_t ids[3];
+	size_t len = 0;
+	FILE *f;
+
+	if (!c)
+		exit(99);
+	names[0] = collapse_name_root(root, sizeof(root), "b\\\xca" "c\xe2\x80\xaex", 7, 8);
+	names[1] = "main";
+	names[2] = "evil\xe2\x80\xae" "fn\\x";
+	for (int i = 0; i < 3; i++)
+		ids[i] = (uint32_t)collapse_intern(c, names[i]);
+	CHECK(collapse_add(c, ids, 3, 5) == 0);
+
+	buf = folded(c);
+	CHECK_STR(buf, "b\\\\\\xcac\\xe2\\x80\\xaex-7/8;main;evil\\xe2\\x80\\xaefn\\\\x 5\n");
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		exit(99);
+	CHECK(collapse_write_svg(c, NULL, f) == 0);
+	fclose(f);
+	CHECK(!strstr(buf, rlo));
+	CHECK(strstr(buf, "<title>evil\\xe2\\x80\\xaefn\\\\x (5 samples"));
+	CHECK(strstr(buf, "<title>b\\\\\\xcac\\xe2\\x80\\xaex-7/8 (5 samples"));
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		exit(99);
+	CHECK(collapse_write_speedscope(c, NULL, f) == 0);
+	fclose(f);
+	CHECK(!strstr(buf, rlo));
+	CHECK(strstr(buf, "\"evil\\u202efn\\\\x\""));
+	CHECK(strstr(buf, "\"b\\\\\\ufffdc\\u202ex-7/8\""));
+	free(buf);
+	collapse_free(c);
 }
 
 static struct collapse *new_or_die(void)
@@ -283,7 +396,8 @@ static void test_sanitize(void)
 
 	add_named(c, evil, 6, 4);
 	text = folded(c);
-	CHECK_STR(text, "main;a:b;line break;tab here;cr ;x y 4\n");
+	/* controls are escaped before the folded rule sees them (text.c) */
+	CHECK_STR(text, "main;a:b;line\\x0abreak;tab\\x09here;cr\\x0d;x y 4\n");
 	free(text);
 	/* the store keeps names as given: other writers may want them */
 	CHECK(collapse_lookup(c, "a;b") >= 0);
@@ -423,5 +537,7 @@ int main(void)
 	test_many_stacks();
 	test_memory_follows_stacks();
 	test_json_string();
+	test_text_escape();
+	test_writers_escape();
 	return check_exit_status("unit-collapse");
 }

@@ -228,6 +228,79 @@ test_read_max(void)
 	perf_map_free(pm);
 }
 
+/* What is not a JIT's line is counted, not kept: a bad address or size,
+ * a size of 0, no name, an empty line, a line past 4 KiB (skipped to its
+ * end, once); the good lines around them are read. */
+static void
+test_bad_lines(void)
+{
+	struct perf_map *pm = NULL;
+	struct perf_map_usage u;
+	FILE *f = fopen(path, "w");
+
+	fprintf(f, "1000 10 good1\nzz 10 hex\n2000 0 empty\n3000 10\n\n4000 x10 bad\n");
+	for (int i = 0; i < 10000; i++)
+		fputs("long_line_", f);
+	fprintf(f, "\n5000 10 good2\n");
+	fclose(f);
+	CHECK_STR(look(&pm, 0x5000, NULL), "good2");
+	CHECK_STR(look(&pm, 0x1000, NULL), "good1");
+	perf_map_usage(pm, &u);
+	CHECK_EQ_U64(u.entries, 2);
+	CHECK_EQ_U64(u.bad, 6);
+	CHECK_EQ_U64(u.dropped, 0);
+	CHECK_EQ_U64(u.unread, 0);
+	perf_map_free(pm);
+}
+
+/* A look cut short leaves the bytes it did not read counted as unread,
+ * and the next that goes on from there changes the generation (names
+ * cached by address go); a look that reads to the end, or finds nothing
+ * new, does not. */
+static void
+test_unread_generation(void)
+{
+	struct perf_map *pm = NULL;
+	struct perf_map_usage u;
+	FILE *f = fopen(path, "w");
+	unsigned gen;
+
+	perf_map_set_limits(&pm, 1 << 20, 1 << 20, 1000);
+	for (int i = 0; i < 20000; i++)
+		fprintf(f, "%x 10 part%d\n", 0x40000 + 0x10 * i, i % 100);
+	fclose(f);
+	CHECK(look(&pm, 0x40000 + 0x10 * 19999, NULL) == NULL, "not at the first look");
+	perf_map_usage(pm, &u);
+	CHECK(u.unread > 0 && u.unread < 20000 * 16, "%" PRIu64 " bytes unread", u.unread);
+	gen = perf_map_generation(pm);
+	CHECK(gen == 0, "generation %u after one look", gen);
+	for (int looks = 0; looks < 100 && !look(&pm, 0x40000 + 0x10 * 19999, NULL); looks++)
+		;
+	CHECK(perf_map_generation(pm) > gen, "a look that went on changed the generation");
+	perf_map_usage(pm, &u);
+	CHECK_EQ_U64(u.unread, 0);
+	gen = perf_map_generation(pm);
+	CHECK_STR(look(&pm, 0x40000, NULL), "part0");
+	CHECK(perf_map_generation(pm) == gen, "nothing new: the same generation");
+	perf_map_free(pm);
+
+	/* The lines of one look are bounded by the entry cap (twice it,
+	 * counted at each read of 64 KiB), not by bytes alone. */
+	pm = NULL;
+	perf_map_set_limits(&pm, 8, 1 << 20, (size_t)1 << 30);
+	f = fopen(path, "w");
+	for (int i = 0; i < 100000; i++)
+		fprintf(f, "%x 10 f\n", 0x100000 + 0x10 * i);
+	fclose(f);
+	CHECK(look(&pm, 0x100000 + 0x10 * 99999, NULL) == NULL, "not at the first look");
+	perf_map_usage(pm, &u);
+	CHECK(u.unread > 0, "the first look stopped at its lines");
+	for (int looks = 0; looks < 100 && !look(&pm, 0x100000 + 0x10 * 99999, NULL); looks++)
+		;
+	CHECK_STR(look(&pm, 0x100000 + 0x10 * 99999, NULL), "f");
+	perf_map_free(pm);
+}
+
 /* The pool behind perf map names and module paths (symbolize.c). */
 static void
 test_name_pool(void)
@@ -256,6 +329,8 @@ main(void)
 	test_caps();
 	test_large();
 	test_read_max();
+	test_bad_lines();
+	test_unread_generation();
 	unlink(path);
 	return check_exit_status("unit-perfmap");
 }

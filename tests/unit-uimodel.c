@@ -352,14 +352,26 @@ test_text(void)
 	CHECK(ui_text_width("\xe6\xbc\xa2\xe5\xad\x97x") == 5);
 	CHECK(ui_text_fit("\xe6\xbc\xa2\xe5\xad\x97x", 4, w, 64) == 3 &&
 	      wcscmp(w, L"\u6f22\u2026") == 0);
-	/* not UTF-8, control bytes: '?' */
-	CHECK(ui_text_fit("a\xff" "b\tc", 10, w, 64) == 5 && wcscmp(w, L"a?b?c") == 0);
+	/* not UTF-8, control bytes, a bidi override, a backslash: the
+	 * escaping rule of every output (collapse/text.c) */
+	CHECK(ui_text_fit("a\xff" "b\tc", 20, w, 64) == 11 && wcscmp(w, L"a\\xffb\\x09c") == 0);
+	CHECK(ui_text_width("x\xe2\x80\xaey\\") == 16);
+	CHECK(ui_text_fit("x\xe2\x80\xaey\\", 20, w, 64) == 16 &&
+	      wcscmp(w, L"x\\xe2\\x80\\xaey\\\\") == 0);
+	/* an escape is not cut: "x" and the ellipsis */
+	CHECK(ui_text_fit("x\xe2\x80\xaey", 8, w, 64) == 2 && wcscmp(w, L"x\u2026") == 0);
+	/* the detail view wraps between whole characters and escapes */
+	CHECK(ui_text_take("ab\xe2\x80\xae" "cd", 13, 100) == 2);
+	CHECK(ui_text_take("ab\xe2\x80\xae" "cd", 14, 100) == 5);
+	CHECK(ui_text_take("abcdef", 10, 3) == 3);
 	/* a long C++ name */
 	const char *cxx = "std::_Hashtable<std::string, std::pair<const std::string, int>>::_M_find_before_node";
 	CHECK(ui_text_fit(cxx, 20, w, 64) == 20 && w[19] == 0x2026 && wcsncmp(w, L"std::_Hashtable<std", 19) == 0);
 	/* without a UTF-8 locale the ellipsis is "..." */
 	setlocale(LC_CTYPE, "C");
 	CHECK(ui_text_fit("compute_primes", 8, w, 64) == 8 && wcscmp(w, L"compu...") == 0);
+	/* ... and what is not ASCII is escaped: the terminal cannot show it */
+	CHECK(ui_text_fit("caf\xc3\xa9", 20, w, 64) == 11 && wcscmp(w, L"caf\\xc3\\xa9") == 0);
 
 	ui_format_seconds(0.123, buf, sizeof(buf));
 	CHECK(strcmp(buf, "0.12s") == 0);

@@ -369,27 +369,11 @@ draw_detail(struct ui_screen *s, const struct ui_header *h, int y)
 		put(s, y++, 0, COLS, "Function:", true);
 	attroff(A_BOLD);
 	const char *p = name;
-	mbstate_t st;
-	memset(&st, 0, sizeof(st));
 	for (int k = 0; *p && y < ymax && k < 6; k++) {
-		/* Take as many bytes as fit in COLS - 2 columns. */
+		/* As many characters as fit in COLS - 2 columns, escaped as
+		 * put() shows them. */
 		char chunk[1024];
-		size_t len = 0;
-		int w = 0;
-		while (p[len] && len + 8 < sizeof(chunk)) {
-			wchar_t wc;
-			mbstate_t st2 = st;
-			size_t r = mbrtowc(&wc, p + len, strlen(p + len), &st2);
-			size_t adv = r == (size_t)-1 || r == (size_t)-2 || r == 0 ? 1 : r;
-			int cw = r == (size_t)-1 || r == (size_t)-2 || r == 0 ? 1 : wcwidth(wc);
-			if (cw < 0)
-				cw = 1;
-			if (w + cw > COLS - 2)
-				break;
-			st = st2;
-			w += cw;
-			len += adv;
-		}
+		size_t len = ui_text_take(p, COLS - 2, sizeof(chunk) - 1);
 		if (len == 0)
 			break;
 		memcpy(chunk, p, len);

@@ -1,6 +1,8 @@
 /* ui/text.c - fitting names into terminal columns.  Names come from symbol
  * tables: C++ templates hundreds of columns wide, Rust paths, and now and
- * then bytes that are not UTF-8 at all; none of it may break the layout. */
+ * then bytes that are not UTF-8 at all, controls and bidi overrides; none
+ * of it may break the layout or reach the terminal raw (the escaping rule
+ * of every output, collapse/text.c). */
 #include "config.h"
 
 #include <limits.h>
@@ -15,25 +17,47 @@
 
 #define ELLIPSIS 0x2026
 
-/* Decodes one character at *p (< end); advances *p.  Returns its width. */
-static int
-next_char(const char **p, const char *end, mbstate_t *st, wchar_t *wc)
+/*
+ * The character at *p (< end) as the screen shows it, by the rule of every
+ * output (collapse/text.c): itself, or its escape ("\\", "\xNN" per byte),
+ * also for a character this terminal cannot show (no width in the locale,
+ * or not ASCII in a locale of single bytes).  Fills wc[] (no NUL), sets
+ * *cols to the columns they take, advances *p; returns how many.
+ */
+static size_t
+next_shown(const char **p, const char *end, wchar_t wc[COLLAPSE_ESC_MAX], int *cols)
 {
-	size_t r = mbrtowc(wc, *p, (size_t)(end - *p), st);
-	if (r == (size_t)-1 || r == (size_t)-2 || r == 0) {
-		memset(st, 0, sizeof(*st));
-		*wc = L'?';
-		*p += 1;
-		return 1;
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)*p;
+	size_t avail = (size_t)(end - *p), used, n;
+	char esc[COLLAPSE_ESC_MAX];
+	uint32_t cp = 0;
+
+	n = collapse_text_escape_char(s, avail, &used, esc);
+	if (!n) {
+		int w = -1;
+
+		collapse_utf8_decode(s, avail, &cp);
+		if (cp < 0x80 || MB_CUR_MAX > 1)
+			w = wcwidth((wchar_t)cp);
+		if (w >= 0) {
+			*p += used;
+			wc[0] = (wchar_t)cp;
+			*cols = w;
+			return 1;
+		}
+		for (size_t b = 0; b < used; b++) {
+			esc[n++] = '\\';
+			esc[n++] = 'x';
+			esc[n++] = hex[s[b] >> 4];
+			esc[n++] = hex[s[b] & 15];
+		}
 	}
-	*p += r;
-	int w = wcwidth(*wc);
-	/* Controls and bidi overrides: the rule of every text for people. */
-	if (w < 0 || !collapse_text_safe_cp((uint32_t)*wc)) {
-		*wc = L'?';
-		w = 1;
-	}
-	return w;
+	for (size_t i = 0; i < n; i++)
+		wc[i] = (wchar_t)(unsigned char)esc[i];
+	*p += used;
+	*cols = (int)n;
+	return n;
 }
 
 static bool
@@ -46,13 +70,32 @@ int
 ui_text_width(const char *s)
 {
 	const char *p = s, *end = s + strlen(s);
-	mbstate_t st;
-	memset(&st, 0, sizeof(st));
-	int w = 0;
-	wchar_t wc;
-	while (p < end && w < INT_MAX / 2)
-		w += next_char(&p, end, &st, &wc);
+	int w = 0, cols;
+	wchar_t wc[COLLAPSE_ESC_MAX];
+
+	while (p < end && w < INT_MAX / 2) {
+		next_shown(&p, end, wc, &cols);
+		w += cols;
+	}
 	return w;
+}
+
+size_t
+ui_text_take(const char *s, int width, size_t max_bytes)
+{
+	const char *p = s, *end = s + strlen(s);
+	int used = 0, cols;
+	wchar_t wc[COLLAPSE_ESC_MAX];
+
+	while (p < end) {
+		const char *before = p;
+
+		next_shown(&p, end, wc, &cols);
+		if (used + cols > width || (size_t)(p - s) > max_bytes)
+			return (size_t)(before - s);
+		used += cols;
+	}
+	return (size_t)(p - s);
 }
 
 int
@@ -70,20 +113,18 @@ ui_text_fit(const char *s, int width, wchar_t *out, size_t cap)
 	if (ell > width)
 		ell = width;
 	const char *p = s;
-	mbstate_t st;
-	memset(&st, 0, sizeof(st));
 	int used = 0;
 	size_t k = 0;
-	while (p < end && k + 1 < cap) {
-		wchar_t wc;
-		const char *before = p;
-		int w = next_char(&p, end, &st, &wc);
-		if (used + w > width - ell) {
-			p = before;
+	while (p < end) {
+		wchar_t wc[COLLAPSE_ESC_MAX];
+		int cols;
+		/* An escape is shown whole or not at all. */
+		size_t n = next_shown(&p, end, wc, &cols);
+		if (used + cols > width - ell || k + n + 1 > cap)
 			break;
-		}
-		out[k++] = wc;
-		used += w;
+		memcpy(out + k, wc, n * sizeof(*wc));
+		k += n;
+		used += cols;
 	}
 	if (!fits) {
 		for (int i = 0; i < ell && k + 1 < cap; i++, used++)

@@ -13,6 +13,17 @@
  * not the lines ever written.  Names are interned: a function re-jitted a
  * thousand times is one string.  Both are capped (unwind.h); what the caps
  * leave out is counted (tests/symbols-perfmap-grow.test, unit-perfmap).
+ *
+ * One look reads to the end the file had when the look began (a JIT that
+ * appends faster than we read cannot hold it), bounded by the entry cap,
+ * not by a slice of bytes: twice max_entries lines, 256 bytes a line of
+ * max_entries, 2 s.  A map of 250,000 lines (15 MB, tests/symbols-
+ * perfmap-big.test) is thus read whole at the first look, as a dump has
+ * no other; a larger or slower one goes on at the next looks, where the
+ * last stopped, after a pause nine times as long as the look took (at
+ * most a tenth of the time goes to reading a map that never ends, a
+ * sparse file of a terabyte of zeros).  Lines not in perf's format and
+ * lines too long are counted as bad, the bytes not read yet as unread.
  */
 #include "config.h"
 
@@ -39,11 +50,16 @@
 #define BATCH      65536          /* lines parsed, then merged at once */
 #define TAIL       64             /* bytes before the read offset kept to
 				     notice a file rewritten in place */
-#define READ_MAX   (16 << 20)     /* bytes read at one look, at most: the
-				     rest at the next (a huge map must not
-				     hold the caller for seconds) */
-#define READ_BUDGET_NS (100 * NS_PER_MS) /* and at most this long (a file
-				     on a slow or hung file system) */
+#define LOOK_BYTES_PER_ENTRY 256  /* bytes read at one look, at most: this
+				     many per entry of the cap (128 MiB by
+				     default; the rest at the next looks) */
+#define LOOK_LINES_PER_ENTRY 2    /* lines parsed at one look, at most:
+				     twice the cap (a later line replaces
+				     those it overlaps) */
+#define READ_BUDGET_NS (2 * NS_PER_SEC) /* and at most this long (a file on a
+				     slow file system) */
+#define PACE       9              /* a look cut short: the next that goes
+				     on waits this many times as long */
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC  0x9fa0
 #endif
@@ -74,7 +90,11 @@ struct perf_map {
 	struct timespec mtime;
 	off_t offset;             /* up to the end of the last whole line read */
 	bool skipping;            /* inside a line longer than MAX_LINE */
-	bool more;                /* READ_MAX reached: more to read */
+	bool more;                /* a look stopped at its bounds: more to read */
+	uint64_t resume_ns;       /* ... from this time on (PACE) */
+	off_t unread;             /* bytes left when it stopped */
+	unsigned generation;      /* looks that went on where one stopped */
+	unsigned pace;            /* PACE; 0 in tests */
 	unsigned char tail[TAIL]; /* the tail_len bytes before offset */
 	size_t tail_len;
 	uint64_t seq;             /* lines read so far */
@@ -85,6 +105,7 @@ struct perf_map {
 	struct name_pool *names;
 	size_t max_entries, max_name_bytes, read_max;
 	uint64_t dropped;         /* lines left out at the caps */
+	uint64_t bad;             /* lines not in perf's format, or too long */
 	/* Lines parsed, not merged yet (file order). */
 	struct perf_map_entry *batch;
 	size_t nbatch;
@@ -146,7 +167,8 @@ static struct perf_map *perf_map_get(struct perf_map **pmp)
 			return NULL;
 		pm->max_entries = UNWIND_PERF_MAP_MAX_ENTRIES;
 		pm->max_name_bytes = UNWIND_PERF_MAP_MAX_NAME_BYTES;
-		pm->read_max = READ_MAX;
+		pm->read_max = (size_t)UNWIND_PERF_MAP_MAX_ENTRIES * LOOK_BYTES_PER_ENTRY;
+		pm->pace = PACE;
 		*pmp = pm;
 	}
 	return pm;
@@ -163,6 +185,7 @@ static void perf_map_forget(struct perf_map *pm)
 	pm->offset = 0;
 	pm->skipping = false;
 	pm->more = false;
+	pm->unread = 0;
 	pm->tail_len = 0;
 }
 
@@ -371,14 +394,14 @@ static void parse_line(struct perf_map *pm, char *line)
 	pm->seq++;
 	start = strtoull(p, &end, 16);
 	if (end == p || *end != ' ')
-		return;
+		goto bad;
 	p = end + 1;
 	size = strtoull(p, &end, 16);
 	if (end == p || *end != ' ' || size == 0 || start + size < start)
-		return;
+		goto bad;
 	p = end + 1;
 	if (!*p)
-		return;
+		goto bad;
 	name = name_pool_intern(&pm->names, p, pm->max_name_bytes);
 	if (!name) {
 		pm->dropped++;
@@ -400,6 +423,10 @@ static void parse_line(struct perf_map *pm, char *line)
 	e->end = start + size;
 	e->name = name;
 	e->seq = pm->seq;
+	return;
+bad:
+	/* An empty line too: a JIT writes none. */
+	pm->bad++;
 }
 
 /* Does the file still hold, just before pm->offset, what we read there?
@@ -414,26 +441,35 @@ static bool tail_matches(const struct perf_map *pm, int fd)
 		(ssize_t)pm->tail_len && memcmp(now, pm->tail, pm->tail_len) == 0;
 }
 
-/* Read the whole lines from pm->offset to the end of the file. */
-static void read_appended(struct perf_map *pm, int fd)
+/* Read the whole lines from pm->offset to end (the file's size when the
+ * look began), within the bounds of one look. */
+static void read_appended(struct perf_map *pm, int fd, off_t end)
 {
 	char *buf = malloc(CHUNK + MAX_LINE + 1);
 	size_t len = 0;
 	off_t pos = pm->offset;         /* file offset of buf[0] */
-	uint64_t deadline = monotonic_ns() + READ_BUDGET_NS;
+	uint64_t begin = monotonic_ns(), deadline = begin + READ_BUDGET_NS;
+	uint64_t seq0 = pm->seq, max_lines = (uint64_t)pm->max_entries * LOOK_LINES_PER_ENTRY;
 
 	if (!buf)
 		return;
+	if (pm->more)
+		pm->generation++;
 	pm->more = false;
 	for (;;) {
 		ssize_t r;
-		size_t s = 0;
+		size_t s = 0, want = CHUNK + MAX_LINE - len;
 
-		if ((size_t)(pos - pm->offset) >= pm->read_max || monotonic_ns() > deadline) {
+		if (pos + (off_t)len >= end)
+			break;
+		if ((size_t)(pos - pm->offset) >= pm->read_max || pm->seq - seq0 >= max_lines ||
+		    monotonic_ns() > deadline) {
 			pm->more = true;
 			break;
 		}
-		r = pread(fd, buf + len, CHUNK + MAX_LINE - len, pos + (off_t)len);
+		if ((off_t)want > end - pos - (off_t)len)
+			want = (size_t)(end - pos - (off_t)len);
+		r = pread(fd, buf + len, want, pos + (off_t)len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -455,6 +491,8 @@ static void read_appended(struct perf_map *pm, int fd)
 		if (s == 0 && len == CHUNK + MAX_LINE) {
 			/* No newline in a full buffer: a line too long to be
 			 * one of a JIT's; skipped up to its end. */
+			if (!pm->skipping)
+				pm->bad++;
 			pm->skipping = true;
 			s = len;
 		}
@@ -464,6 +502,9 @@ static void read_appended(struct perf_map *pm, int fd)
 	}
 	free(buf);
 	pm->offset = pos;
+	pm->unread = pm->more ? end - pos : 0;
+	if (pm->more)
+		pm->resume_ns = monotonic_ns() + pm->pace * (monotonic_ns() - begin);
 	pm->tail_len = pos < TAIL ? (size_t)pos : TAIL;
 	if (pread(fd, pm->tail, pm->tail_len, pos - (off_t)pm->tail_len) != (ssize_t)pm->tail_len)
 		pm->tail_len = 0;       /* cannot tell: read whole next time */
@@ -486,6 +527,9 @@ static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 		pm->tried = true;
 		read_status(pm, pid);
 	}
+	/* A look cut short: the next waits (PACE), with what was read. */
+	if (pm->more && monotonic_ns() < pm->resume_ns)
+		return;
 	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", (int)pm->nspid);
 	/* The target names this file and controls /tmp: inside its root
 	 * (a container cannot point us at our own files), not through a
@@ -522,7 +566,7 @@ readable:
 	pm->dev = sb.st_dev;
 	pm->size = sb.st_size;
 	pm->mtime = sb.st_mtim;
-	read_appended(pm, fd);
+	read_appended(pm, fd, sb.st_size);
 	close(fd);
 }
 
@@ -563,6 +607,7 @@ void perf_map_set_limits(struct perf_map **pmp, size_t max_entries,
 	pm->max_entries = max_entries < 8 ? 8 : max_entries;
 	pm->max_name_bytes = max_name_bytes;
 	pm->read_max = read_max ? read_max : 1;
+	pm->pace = 0;
 }
 
 void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
@@ -573,8 +618,15 @@ void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
 	u->entries = pm->n;
 	u->name_bytes = name_pool_bytes(pm->names);
 	u->dropped = pm->dropped;
+	u->bad = pm->bad;
+	u->unread = pm->more ? (uint64_t)pm->unread : 0;
 	u->refused = pm->refused;
 	u->refused_uid = pm->refused_uid;
+}
+
+unsigned perf_map_generation(const struct perf_map *pm)
+{
+	return pm ? pm->generation : 0;
 }
 
 void perf_map_free(struct perf_map *pm)

@@ -259,6 +259,8 @@ unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
 	*out = t->dropped;
 	perf_map_usage(t->perf_map, &u);
 	out->perf_map_lines = u.dropped;
+	out->perf_map_bad = u.bad;
+	out->perf_map_unread = u.unread;
 	out->perf_map_refused = u.refused;
 	out->perf_map_owner = u.refused_uid;
 }
@@ -266,7 +268,8 @@ unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
 unsigned
 unwind_target_generation(const struct unwind_target *t)
 {
-	return t->generation;
+	/* Both only grow: the sum changes when either does. */
+	return t->generation + perf_map_generation(t->perf_map);
 }
 
 uint64_t

@@ -174,6 +174,8 @@ const char *unwind_core_warning(const struct unwind_target *t, size_t i);
  * writes.  Counts only grow; a summary prints them. */
 struct unwind_dropped {
 	uint64_t perf_map_lines;  /* perf map lines dropped at its caps */
+	uint64_t perf_map_bad;    /* perf map lines not in perf's format */
+	uint64_t perf_map_unread; /* bytes of it a look left to the next */
 	uint64_t module_names;    /* frames left without a module name: the
 				     pool of module paths is full */
 	/* /tmp/perf-PID.map there, but not read: why (a static string:
@@ -211,8 +213,10 @@ int unwind_target_reload_maps(struct unwind_target *t);
 bool unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *frames,
 				int n, uint64_t sampled_ns);
 
-/* Changes whenever the memory map was re-read: names cached by address
- * must be dropped then (a library may now live where another was). */
+/* Changes whenever the memory map was re-read (a library may now live
+ * where another was), or the perf map's reading went on where a look had
+ * stopped (an address named by no line read may be named now): names
+ * cached by address must be dropped then. */
 unsigned unwind_target_generation(const struct unwind_target *t);
 
 /* End address of the mapping that contains sp, or 0 if none is known.

@@ -14,9 +14,12 @@
  *                   (tests/dump-deep.test: a stack deeper than the window)
  *   busy recurse N  the same with small frames: 10,000 levels fit the
  *                   default 8 MiB stack (tests/dump-deep.test, --max-depth 0)
- *   busy jit        copy code into anonymous executable memory, describe
+ *   busy jit [N]    copy code into anonymous executable memory, describe
  *                   it in /tmp/perf-PID.map, block inside it
- *                   (tests/symbols-perfmap.test)
+ *                   (tests/symbols-perfmap.test); with N, the map has N
+ *                   lines: one not in perf's format and code that never
+ *                   runs before the running code's line, the last
+ *                   (tests/symbols-perfmap-big.test)
  *
  * Prints "ready" (and "thread NAME TID" lines) per tests/targets/target.h.
  */
@@ -225,7 +228,7 @@ deep_block(int n)
 /* ---- jit: block in code that only a perf map names -------------------------- */
 
 static int
-run_jit(void)
+run_jit(long lines)
 {
 	/* mov $34,%eax (pause); syscall; jmp back to the mov */
 	static const unsigned char code[] = {
@@ -253,6 +256,12 @@ run_jit(void)
 		target_die(path);
 	fprintf(f, "%lx 10 jitted_helper\n",
 		(unsigned long)(uintptr_t)(mem + 0x200));
+	if (lines > 3)
+		fputs("not a line of a perf map\n", f);
+	/* About 60 bytes a line, as V8's are. */
+	for (long i = 0; i + 3 < lines; i++)
+		fprintf(f, "%llx 20 LazyCompile:*filler_%ld /app/module_%ld.js:%ld\n",
+			0x7e0000000000ull + 0x20ull * (unsigned long long)i, i, i % 97, i % 1000);
 	fprintf(f, "%lx %zx LazyCompile:*jitted_spin /app/main.js:12\n",
 		(unsigned long)(uintptr_t)(mem + 0x40), sizeof(code));
 	fclose(f);
@@ -271,6 +280,6 @@ main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "recurse") == 0)
 		return (int)recurse(atoi(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "jit") == 0)
-		return run_jit();
+		return run_jit(argc >= 3 ? atol(argv[2]) : 0);
 	run_busy();
 }

@@ -7,13 +7,17 @@
  *   (both cut to 15 bytes by the kernel); with PID, also PTRACE_SEIZEs PID,
  *   so that stackspy meets COMM as the name of another tracer.  Prints
  *   "ready" once its thread sleeps, then sleeps until killed.
+ *
+ * The thread sleeps in evil_RLOfn_x41(), a name a test can patch in a copy
+ * of this program (the same length: "RLO" the 3 bytes of U+202E, '_' a
+ * backslash) to meet a hostile symbol name: evil_<U+202E>fn\x41.
  */
 #include "target.h"
 
 #include <sys/ptrace.h>
 
-static void *
-sleeper(void *arg)
+__attribute__((noinline)) static void *
+evil_RLOfn_x41(void *arg)
 {
 	(void)arg;
 	for (;;)
@@ -31,7 +35,7 @@ main(int argc, char **argv)
 	target_init();
 	if (prctl(PR_SET_NAME, argv[1]) != 0)
 		target_die("prctl(PR_SET_NAME)");
-	if (pthread_create(&th, NULL, sleeper, NULL) != 0)
+	if (pthread_create(&th, NULL, evil_RLOfn_x41, NULL) != 0)
 		target_die("pthread_create");
 	if (pthread_setname_np(th, argv[2]) != 0)
 		target_die("pthread_setname_np");
