@@ -76,41 +76,6 @@ long collapse_sorted_stacks(const struct collapse *c,
 	return (long)i;
 }
 
-size_t collapse_utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp)
-{
-	size_t len;
-
-	if (!avail)
-		return 0;
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		*cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		*cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		*cp = s[0] & 0x07;
-	} else {
-		return 0;	/* a continuation byte, or 0xc0/0xc1/0xf5.. */
-	}
-	if (avail < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		*cp = *cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && *cp < 0x800) || (len == 4 && *cp < 0x10000) ||
-	    *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 int collapse_flush(FILE *out)
 {
 	if (fflush(out) || ferror(out))
