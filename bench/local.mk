@@ -34,7 +34,8 @@ EXTRA_DIST += \
 	bench/record-pause.sh \
 	bench/record-memory.sh \
 	bench/record-threads.sh \
-	bench/startup.sh
+	bench/startup.sh \
+	bench/unwind-cost.sh
 # unwind-cost: unwinding alone, per walk and per frame, from a core's
 # snapshots (bench/unwind-cost.sh).
 noinst_PROGRAMS += bench/unwind-cost

@@ -66,11 +66,40 @@ unwind_at_entry(struct unwind_target *t, uint64_t addr)
 	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
 }
 
+/* ---- the engine's state of a target ---------------------------------------
+ * The FDEs found by address, while the memory map stays the same: a walk
+ * asks for the FDE of each frame twice (is there CFI here, then its
+ * rules), and samples of a thread meet the same return addresses again
+ * and again; the lookup (.eh_frame_hdr's binary search, the CIE parsed
+ * anew) was half of a walk's time (bench/unwind-cost, perf).  And the
+ * walks kept (below). */
+#define FDE_SLOTS  512
+#define MEMO_SLOTS 256            /* walks kept per target, by ip and sp */
+
+struct fde_slot {
+	uint64_t addr;
+	signed char found;        /* 0: empty, 1: f is addr's, -1: none */
+	struct cfi_fde f;
+	uint64_t bias;
+	const struct elf_image *img;
+};
+
+struct memo_entry;
+
+struct dwarf_state {
+	struct fde_slot fdes[FDE_SLOTS];
+	struct memo_entry *memo[MEMO_SLOTS];
+	struct memory_log log;
+};
+
+/* The engine's state of target t (struct unwinder's slot). */
+#define DWARF(t) ((struct dwarf_state *)(t)->state[UNWIND_STATE_CFI])
+
 /* The FDE covering the runtime address addr, and where its module is
  * loaded: .eh_frame, else .debug_frame.  0 or -ENOENT. */
 static int
-fde_for(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
-	const struct elf_image **img)
+fde_lookup(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
+	   const struct elf_image **img)
 {
 	struct mapping *m = unwind_target_mapping(t, addr);
 	if (!m || !m->image || !m->bias_known)
@@ -81,6 +110,27 @@ fde_for(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bia
 	    cfi_find_debug(m->image, addr - m->bias, f) == 0)
 		return 0;
 	return -ENOENT;
+}
+
+/* fde_lookup through the target's cache of answers. */
+static int
+fde_for(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
+	const struct elf_image **img)
+{
+	struct dwarf_state *c = DWARF(t);
+	if (!c)
+		return fde_lookup(t, addr, f, bias, img);
+	struct fde_slot *e = &c->fdes[base_mix64(addr) % FDE_SLOTS];
+	if (!e->found || e->addr != addr) {
+		e->addr = addr;
+		e->found = fde_lookup(t, addr, &e->f, &e->bias, &e->img) == 0 ? 1 : -1;
+	}
+	if (e->found < 0)
+		return -ENOENT;
+	*f = e->f;
+	*bias = e->bias;
+	*img = e->img;
+	return 0;
 }
 
 /* The stop for the interpreter's error r: a bound it keeps (cfi.h), or
@@ -347,8 +397,6 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
  * later walk from the same registers whose snapshot holds the same values
  * there takes the frames of the first.  A walk that read live memory
  * (process_vm_readv: heap, JIT code) is not kept. */
-#define MEMO_SLOTS 256            /* walks kept per target, by ip and sp */
-
 struct memo_entry {
 	struct arch_regs regs;    /* the innermost frame's, all of them */
 	int max;
@@ -359,14 +407,6 @@ struct memo_entry {
 	struct memory_log_read *reads;  /* nreads of them, then ... */
 	struct unwind_frame *frames;    /* ... nframes: one allocation */
 };
-
-struct dwarf_state {
-	struct memo_entry *memo[MEMO_SLOTS];
-	struct memory_log log;
-};
-
-/* The engine's state of target t (struct unwinder's slot). */
-#define DWARF(t) ((struct dwarf_state *)(t)->state[UNWIND_STATE_CFI])
 
 static void *
 dwarf_state_new(struct unwind_target *t)
@@ -379,11 +419,13 @@ static void
 dwarf_state_flush(void *state)
 {
 	struct dwarf_state *c = state;
-	/* A kept walk read the files of the old map. */
+	/* A kept walk read the files of the old map, and an address may
+	 * now be another module's. */
 	for (size_t i = 0; i < MEMO_SLOTS; i++) {
 		free(c->memo[i]);
 		c->memo[i] = NULL;
 	}
+	memset(c->fdes, 0, sizeof(c->fdes));
 }
 
 static void
