@@ -20,6 +20,15 @@
 /* Read an open /proc/.../schedstat descriptor (pread, so it can be read
  * again).  Returns 0, or a negative errno with *out zeroed. */
 int ptrace_read_schedstat(int fd, struct task_schedstat *out);
+/* When the scheduler last accounted the CPU time of thread tid of pid (tid
+ * 0: the calling thread): /proc/PID/task/TID/sched's se.exec_start, in ns
+ * of its run queue's clock (which is not monotonic_ns's).  For a thread
+ * not on a CPU, when it last left one.  Needs the kernel's scheduler
+ * debugging (CONFIG_SCHED_DEBUG).  Returns 0, -ENODATA (no such line), or
+ * a negative errno (-ESRCH: gone). */
+int ptrace_read_exec_start(pid_t pid, pid_t tid, uint64_t *ns);
+/* The same from the file's text. */
+int ptrace_exec_start_parse(const char *text, uint64_t *ns);
 
 /* A /proc/PID/stat (or /proc/PID/task/TID/stat) line: the one parser.  The
  * name may hold spaces and parentheses: the fields follow the last ')'. */
@@ -31,6 +40,8 @@ struct proc_stat {
 	unsigned long flags;      /* 9: PF_* (PF_KTHREAD 0x00200000) */
 	unsigned long long utime, stime, cutime, cstime;  /* 14-17, clock ticks */
 	unsigned long long start_time;  /* 22: clock ticks since boot */
+	int processor;            /* 39: the CPU it last ran on, or whose run
+				     queue it waits in; -1 when missing */
 };
 /* Returns 0, or -EINVAL when line is not a stat line (fields past the
  * state that are missing are left 0). */

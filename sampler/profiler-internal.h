@@ -122,7 +122,11 @@ struct thread_state {
 	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
 	uint64_t late_tick_ns;    /* on-CPU: the tick whose stop is pending
 				     (SAMPLE_LATE), 0 if none ... */
-	struct task_schedstat late_before;  /* ... and its schedstat then */
+	struct task_schedstat late_before;  /* ... and its schedstat then, */
+	bool late_tick_cpu;       /* ... and whether that tick took its CPU
+				     (oncpu_verdict) */
+	int state_cpu;            /* the CPU its last stat line named (where
+				     it runs or waits), -1 if none */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;            /* (the unwinder's, unwinder_take_lasts) */
 	bool awaiting_last;       /* its last sample is not unwound yet */
@@ -243,6 +247,7 @@ struct profiler {
 	struct thread_state *batch_ts[SAMPLE_BATCH];
 	struct task_schedstat batch_before[SAMPLE_BATCH];
 	char batch_state[SAMPLE_BATCH];
+	bool batch_tick_cpu[SAMPLE_BATCH];  /* the tick took its CPU */
 	/* --kernel: the kernel stack of a sleeping thread, read before its
 	 * interrupt (afterwards it shows the ptrace stop), outermost first. */
 	uint32_t batch_kids[SAMPLE_BATCH][MAX_KERNEL_FRAMES];
@@ -252,6 +257,13 @@ struct profiler {
 	struct stack_snapshot blocked_snap;  /* a thread in D (blocked.c) */
 	size_t nbatch;
 	uint64_t tick_ns;         /* when the tick being run began */
+	int tick_cpu;             /* the CPU the tracer woke on for it (-1:
+				     unknown): a thread it took the CPU of
+				     waits there (sample.c, tick_took_cpu) */
+	bool tick_exec_read;      /* tick_exec_ns read since the tracer last
+				     took a CPU */
+	uint64_t tick_exec_ns;    /* the tracer's se.exec_start then, 0 if
+				     unknown */
 	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
 	struct unwind_frame *frames;  /* the unwinder's scratch */
 	uint32_t *ids;
@@ -301,7 +313,8 @@ void thread_table_free(struct proc_state *ps);
 /* The state of thread tid, NULL if it has none. */
 struct thread_state *thread_state_find(struct proc_state *ps, pid_t tid);
 /* State letter of the thread now, from its stat file; 0 if gone (or
- * unreadable: counted as PROF_ERR_PROCFS).  The name in the same line
+ * unreadable: counted as PROF_ERR_PROCFS); ts->state_cpu the CPU the
+ * same line names.  The name in the same line
  * renames the thread (and its --threads root).  Afterwards ts's stat_fd
  * and schedstat_fd are open, until the next thread_state_now of another
  * thread may close them (the cache holds more than SAMPLE_BATCH). */
@@ -335,8 +348,9 @@ void thread_first_look(struct profiler *p, struct proc_state *ps);
 int task_file_open(pid_t pid, pid_t tid, const char *name);
 /* The fields of a stat line that we use: returns the state letter, or 0
  * if line is not a stat line; *comm and *comm_len give the name between
- * the parentheses (*comm NULL when there is none). */
-char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
+ * the parentheses (*comm NULL when there is none); *cpu (if cpu is not
+ * NULL) the CPU it runs or waits on, -1 when the line does not say. */
+char task_stat_parse(const char *line, const char **comm, size_t *comm_len, int *cpu);
 
 /* ---- frames.c -------------------------------------------------------------- */
 
@@ -429,11 +443,12 @@ size_t kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids,
 /* oncpu_cut_syscall: in sampler.h (dump uses it too). */
 /* The on-CPU rule for a thread stopped at the tick that began at tick_ns:
  * -1 when the sample counts as on-CPU time, else an enum oncpu_drop.
- * before: its schedstat read just before the interrupt; snap->stop_sched
- * the one read inside the stop; last_stop_cpu_ns: CPU time inside its
- * previous stop (0: none). */
+ * before: its schedstat read just before the interrupt; tick_cpu: the
+ * tracer, waking for the tick, took its CPU (sample.c, tick_took_cpu);
+ * snap->stop_sched the schedstat read inside the stop; last_stop_cpu_ns:
+ * CPU time inside its previous stop (0: none). */
 int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
-		  const struct task_schedstat *before, uint64_t tick_ns,
+		  const struct task_schedstat *before, bool tick_cpu, uint64_t tick_ns,
 		  uint64_t last_stop_cpu_ns);
 
 /* ---- ticks.c --------------------------------------------------------------- */

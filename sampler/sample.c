@@ -44,7 +44,7 @@ forget_last(struct thread_state *ts)
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
 	      struct stack_snapshot *snap, const struct task_schedstat *before, char state,
-	      uint64_t tick_ns, const uint32_t *kids, size_t nk)
+	      bool tick_cpu, uint64_t tick_ns, const uint32_t *kids, size_t nk)
 {
 	if (r == -ESRCH)
 		return;
@@ -55,7 +55,8 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	p->stats.stopped++;
 	pause_hist_add(&p->pauses, snap->pause_ns);
 	if (!p->cfg.idle) {
-		int drop = oncpu_verdict(p->arch, snap, before, tick_ns, ts->stop_cpu_ns);
+		int drop = oncpu_verdict(p->arch, snap, before, tick_cpu, tick_ns,
+					 ts->stop_cpu_ns);
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
 		if (drop >= 0) {
 			p->stats.dropped[drop]++;
@@ -132,6 +133,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 			 * had no sample). */
 			p->stats.skipped++;
 			ts->late_before = p->batch_before[i];
+			ts->late_tick_cpu = p->batch_tick_cpu[i];
 			ts->late_tick_ns = p->tick_ns;
 			return;
 		}
@@ -147,7 +149,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 	}
 	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
 	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->batch_state[i],
-		      p->tick_ns, p->batch_kids[i], p->batch_nk[i]);
+		      p->batch_tick_cpu[i], p->tick_ns, p->batch_kids[i], p->batch_nk[i]);
 }
 
 /* The late stop of a thread the tick's deadline gave up on
@@ -168,7 +170,8 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		p->stats.late++;
 		uint64_t tick_ns = ts->late_tick_ns;
 		ts->late_tick_ns = 0;
-		finish_sample(p, ps, ts, r, snap, &ts->late_before, 'R', tick_ns, NULL, 0);
+		finish_sample(p, ps, ts, r, snap, &ts->late_before, 'R', ts->late_tick_cpu,
+			      tick_ns, NULL, 0);
 		return;
 	}
 }
@@ -234,6 +237,7 @@ flush_batch(struct profiler *p)
 	if (n == 0)
 		return;
 	p->nbatch = 0;
+	p->tick_exec_read = false;  /* it sleeps in the stops */
 	struct sample_opts o;
 	sample_opts_for(p, NULL, &o);
 	for (size_t i = 0; i < n; i++)
@@ -331,6 +335,30 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 		ts->owed++;
 	else
 		unwinder_push_reuse(p, ps, ts, 1);
+}
+
+/* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
+ * waits on the tracer's CPU (its stat line says which), and it left its
+ * own CPU as the tracer came: the scheduler accounted its CPU time last
+ * (se.exec_start) when it accounted the tracer's first (the same instant,
+ * on the same run queue's clock).  A thread woken from its sleep as the
+ * tick began waits there too, but ran last when it went to sleep.  Read
+ * before the interrupt, for the few threads that wait on that CPU; the
+ * tracer's own once per tick, and again after it slept in a batch's
+ * stops (it came back by taking a CPU again). */
+static bool
+tick_took_cpu(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
+{
+	if (ts->state_cpu < 0 || ts->state_cpu != p->tick_cpu)
+		return false;
+	if (!p->tick_exec_read) {
+		p->tick_exec_read = true;
+		if (ptrace_read_exec_start(0, 0, &p->tick_exec_ns) < 0)
+			p->tick_exec_ns = 0;
+	}
+	uint64_t left;
+	return p->tick_exec_ns && ptrace_read_exec_start(ps->pid, ts->tid, &left) == 0 &&
+	       left + ONCPU_TOOK_CPU_NS >= p->tick_exec_ns;
 }
 
 /* Choose thread th for this tick, or account for it without a stop. */
@@ -433,6 +461,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	p->batch_ts[i] = ts;
 	p->batch_before[i] = before;
 	p->batch_state[i] = state;
+	p->batch_tick_cpu[i] = !p->cfg.idle && state == 'R' && tick_took_cpu(p, ps, ts);
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
 	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?

@@ -255,7 +255,7 @@ thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state 
 	buf[n] = '\0';
 	const char *comm;
 	size_t len;
-	char state = task_stat_parse(buf, &comm, &len);
+	char state = task_stat_parse(buf, &comm, &len, &ts->state_cpu);
 	if (state == 'R' && !p->cfg.idle && (r = thread_fds_open(p, ps, ts, true)) < 0) {
 		if (r == -ENOENT || r == -ESRCH)
 			return 0;
