@@ -186,6 +186,8 @@ struct proc_state {
 	uint64_t cpu_base;        /* valid when cpu_base_ok */
 	bool cpu_base_ok;
 	bool cpu_now_ok;          /* its clock read at this tick's census */
+	uint64_t cpu_last_ns;     /* ... and the last census's clock (0: none
+				     yet; stats.target_cpu_ns) */
 	int cpu_clock_ok;         /* 0 not tried, 1 cpu_clock reads, -1 not */
 	clockid_t cpu_clock;
 	pid_t *hot;               /* the threads that ran lately */
