@@ -338,11 +338,12 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 }
 
 /* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
- * waits on the tracer's CPU (its stat line says which), and it left its
- * own CPU as the tracer came: the scheduler accounted its CPU time last
- * (se.exec_start) when it accounted the tracer's first (the same instant,
- * on the same run queue's clock).  A thread woken from its sleep as the
- * tick began waits there too, but ran last when it went to sleep.  Read
+ * waits on the tracer's CPU (its stat line says which), and it left that
+ * CPU as the tracer came: the scheduler accounted its CPU time last
+ * (se.exec_start) when it accounted the tracer's first, the same instant
+ * of the same run queue's clock (ONCPU_TOOK_EXEC_NS).  A thread woken
+ * from its sleep as the tick began waits there too, but left its CPU
+ * when it went to sleep, before or after.  Read
  * before the interrupt, for the few threads that wait on that CPU; the
  * tracer's own once per tick, and again after it slept in a batch's
  * stops (it came back by taking a CPU again). */
@@ -358,7 +359,8 @@ tick_took_cpu(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	}
 	uint64_t left;
 	return p->tick_exec_ns && ptrace_read_exec_start(ps->pid, ts->tid, &left) == 0 &&
-	       left + ONCPU_TOOK_CPU_NS >= p->tick_exec_ns;
+	       left <= p->tick_exec_ns + ONCPU_TOOK_EXEC_NS &&
+	       left + ONCPU_TOOK_EXEC_NS >= p->tick_exec_ns;
 }
 
 /* Choose thread th for this tick, or account for it without a stop. */
