@@ -281,24 +281,25 @@ ptrace_read_schedstat(int fd, struct task_schedstat *out)
 }
 
 int
-ptrace_read_exec_start(pid_t pid, pid_t tid, uint64_t *ns)
+ptrace_read_task_sched(pid_t pid, pid_t tid, struct task_sched *out)
 {
-	char path[96], buf[320];
+	char path[96], buf[640];
 	if (tid > 0)
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", (int)pid, (int)tid);
 	else
 		snprintf(path, sizeof(path), "/proc/thread-self/sched");
-	/* The line is the first after the title and its rule: the rest of
+	/* Its lines are the first after the title and its rule: the rest of
 	 * the file (40 lines the kernel formats anyway) is not read. */
 	ssize_t n = procfs_read(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	return ptrace_exec_start_parse(buf, ns);
+	return ptrace_task_sched_parse(buf, out);
 }
 
 int
-ptrace_exec_start_parse(const char *text, uint64_t *ns)
+ptrace_task_sched_parse(const char *text, struct task_sched *out)
 {
+	memset(out, 0, sizeof(*out));
 	/* "se.exec_start   :   588651.326768": milliseconds, a point and
 	 * six digits of nanoseconds (the kernel's SPLIT_NS). */
 	const char *p = strstr(text, "se.exec_start");
@@ -312,7 +313,16 @@ ptrace_exec_start_parse(const char *text, uint64_t *ns)
 	unsigned long long sub = strtoull(frac, &end, 10);
 	if (end - frac != 6)
 		return -ENODATA;
-	*ns = (uint64_t)ms * 1000000u + (uint64_t)sub;
+	out->exec_start_ns = (uint64_t)ms * 1000000u + (uint64_t)sub;
+	/* "nr_switches   :   42": switches off a CPU, voluntary or not. */
+	p = strstr(text, "\nnr_switches");
+	if (p && (p = strchr(p, ':'))) {
+		unsigned long long v = strtoull(p + 1, &end, 10);
+		if (end != p + 1) {
+			out->switches = (uint64_t)v;
+			out->has_switches = true;
+		}
+	}
 	return 0;
 }
 

@@ -20,15 +20,21 @@
 /* Read an open /proc/.../schedstat descriptor (pread, so it can be read
  * again).  Returns 0, or a negative errno with *out zeroed. */
 int ptrace_read_schedstat(int fd, struct task_schedstat *out);
-/* When the scheduler last accounted the CPU time of thread tid of pid (tid
- * 0: the calling thread): /proc/PID/task/TID/sched's se.exec_start, in ns
- * of its run queue's clock (which is not monotonic_ns's).  For a thread
- * not on a CPU, when it last left one.  Needs the kernel's scheduler
- * debugging (CONFIG_SCHED_DEBUG).  Returns 0, -ENODATA (no such line), or
- * a negative errno (-ESRCH: gone). */
-int ptrace_read_exec_start(pid_t pid, pid_t tid, uint64_t *ns);
+/* What /proc/PID/task/TID/sched says of a thread (the kernel's scheduler
+ * debugging, CONFIG_SCHED_DEBUG). */
+struct task_sched {
+	uint64_t exec_start_ns;   /* se.exec_start: when the scheduler last
+				     accounted its CPU time, in ns of its run
+				     queue's clock (not monotonic_ns's); for
+				     a thread off its CPU, when it left it */
+	uint64_t switches;        /* nr_switches: times it left a CPU */
+	bool has_switches;
+};
+/* Read thread tid of pid's (tid 0: the calling thread's).  Returns 0,
+ * -ENODATA (no se.exec_start line), or a negative errno (-ESRCH: gone). */
+int ptrace_read_task_sched(pid_t pid, pid_t tid, struct task_sched *out);
 /* The same from the file's text. */
-int ptrace_exec_start_parse(const char *text, uint64_t *ns);
+int ptrace_task_sched_parse(const char *text, struct task_sched *out);
 
 /* A /proc/PID/stat (or /proc/PID/task/TID/stat) line: the one parser.  The
  * name may hold spaces and parentheses: the fields follow the last ')'. */

@@ -129,3 +129,32 @@ oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
 		return ONCPU_DROP_IDLE;
 	return -1;
 }
+
+bool
+oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *snap)
+{
+	struct arch_syscall sc;
+	return a && stop_syscall(a, snap, &sc) == 0 && sc.in_syscall;
+}
+
+bool
+oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sched *sched_before,
+		  const struct stack_snapshot *snap, const struct task_sched *sched_after,
+		  const struct task_schedstat *after)
+{
+	const struct task_schedstat *in = &snap->stop_sched;
+	if (!sched_before->has_switches || !sched_after->has_switches || !before->slices ||
+	    !in->slices || !after->slices || in->slices < before->slices ||
+	    after->slices < in->slices || sched_after->switches < sched_before->switches)
+		return false;
+	/* Times it left a CPU between the readings before the interrupt and
+	 * after the resume, less the stop's own, less one for each time it
+	 * was scheduled in after the stop (it may be on a CPU still: then
+	 * this is one too few, never too many; and the switches, read
+	 * first, before the count, can only be fewer).  One more left: it
+	 * left a CPU between the reading and its stop, so it was on one
+	 * then (it blocked, or was preempted, after the tick). */
+	int64_t left = (int64_t)(sched_after->switches - sched_before->switches) - 1 -
+		       (int64_t)(after->slices - in->slices);
+	return left >= 1;
+}

@@ -28,6 +28,7 @@
 #include "base/base.h"
 #include "collapse/collapse.h"
 #include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "sampler/options.h"
@@ -91,6 +92,12 @@
  * epoll_wait) within 50 us of it, and counted, nearly doubled the samples
  * in epoll_wait. */
 #define ONCPU_TOOK_EXEC_NS 1000u
+/* On-CPU: a thread dropped after it was woken inside a system call has its
+ * /proc/TID/sched read before its interrupts for this many ticks after
+ * (sample.c; oncpu_ran_at_read): a server thread that blocks and is woken
+ * within a tick does so at most ticks; a compute-bound thread never pays
+ * the read. */
+#define ONCPU_WATCH_TICKS 64u
 /* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
  * 1 s; the last bucket holds the rest. */
 #define PAUSE_FINE_US     10000u
@@ -132,7 +139,13 @@ struct thread_state {
 				     (SAMPLE_LATE), 0 if none ... */
 	struct task_schedstat late_before;  /* ... and its schedstat then, */
 	bool late_tick_cpu;       /* ... and whether that tick took its CPU
-				     (oncpu_verdict) */
+				     (oncpu_verdict), */
+	struct task_sched late_sched;  /* ... and its sched then (has_switches
+				     false: not read) */
+	unsigned watch_until;     /* on-CPU: until this tick, its sched is
+				     read before each interrupt (it was
+				     dropped after it was woken in a system
+				     call: oncpu_ran_at_read) */
 	int state_cpu;            /* the CPU its last stat line named (where
 				     it runs or waits), -1 if none */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
@@ -258,6 +271,8 @@ struct profiler {
 	struct task_schedstat batch_before[SAMPLE_BATCH];
 	char batch_state[SAMPLE_BATCH];
 	bool batch_tick_cpu[SAMPLE_BATCH];  /* the tick took its CPU */
+	struct task_sched batch_sched[SAMPLE_BATCH];  /* its sched before the
+				     interrupt, if read */
 	/* --kernel: the kernel stack of a sleeping thread, read before its
 	 * interrupt (afterwards it shows the ptrace stop), outermost first. */
 	uint32_t batch_kids[SAMPLE_BATCH][MAX_KERNEL_FRAMES];
@@ -460,6 +475,16 @@ size_t kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids,
 int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
 		  const struct task_schedstat *before, bool tick_cpu, uint64_t tick_ns,
 		  uint64_t last_stop_cpu_ns);
+/* Whether the stop found the thread inside a system call. */
+bool oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *snap);
+/* A thread scheduled in again before its stop, which the rule dropped:
+ * was it on a CPU when before was read (it blocked and was woken, or was
+ * preempted, after that)?  sched_before: its /proc/TID/sched read just
+ * after before; sched_after, then after: read after the resume, in that
+ * order.  False when they cannot tell. */
+bool oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sched *sched_before,
+		       const struct stack_snapshot *snap, const struct task_sched *sched_after,
+		       const struct task_schedstat *after);
 
 /* ---- ticks.c --------------------------------------------------------------- */
 

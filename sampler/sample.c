@@ -36,6 +36,30 @@ forget_last(struct thread_state *ts)
 	ts->last_n = 0;
 }
 
+/* On-CPU: a thread the rule dropped that was scheduled in again before
+ * its stop, inside a system call.  A server thread that was running when
+ * it was read, then blocked (or was preempted) and was woken before the
+ * interrupt came, is one (issue 33: every request of nginx under ab);
+ * one asleep then, woken since, is not.  Its switches tell (read after
+ * the resume: oncpu_ran_at_read), when they were read before the
+ * interrupt; if they were not, it is read from now on. */
+static bool
+woken_after_read(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+		 const struct stack_snapshot *snap, const struct task_schedstat *before,
+		 const struct task_sched *sched_b)
+{
+	if (snap->stop_sched.slices <= before->slices || !oncpu_stop_in_syscall(p->arch, snap))
+		return false;
+	ts->watch_until = p->tick_no + ONCPU_WATCH_TICKS;
+	if (!sched_b || !sched_b->has_switches || ts->schedstat_fd < 0)
+		return false;
+	struct task_sched sched_a;
+	struct task_schedstat after;
+	return ptrace_read_task_sched(ps->pid, ts->tid, &sched_a) == 0 &&
+	       ptrace_read_schedstat(ts->schedstat_fd, &after) == 0 &&
+	       oncpu_ran_at_read(before, sched_b, snap, &sched_a, &after);
+}
+
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
  * stands for what the thread was doing at the tick that began at tick_ns.
@@ -44,7 +68,8 @@ forget_last(struct thread_state *ts)
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
 	      struct stack_snapshot *snap, const struct task_schedstat *before, char state,
-	      bool tick_cpu, uint64_t tick_ns, const uint32_t *kids, size_t nk)
+	      bool tick_cpu, const struct task_sched *sched_b, uint64_t tick_ns,
+	      const uint32_t *kids, size_t nk)
 {
 	if (r == -ESRCH)
 		return;
@@ -58,6 +83,8 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		int drop = oncpu_verdict(p->arch, snap, before, tick_cpu, tick_ns,
 					 ts->stop_cpu_ns);
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
+		if (drop == ONCPU_DROP_WAITING || drop == ONCPU_DROP_ASLEEP)
+			drop = woken_after_read(p, ps, ts, snap, before, sched_b) ? -1 : drop;
 		if (drop >= 0) {
 			p->stats.dropped[drop]++;
 			return;
@@ -134,6 +161,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 			p->stats.skipped++;
 			ts->late_before = p->batch_before[i];
 			ts->late_tick_cpu = p->batch_tick_cpu[i];
+			ts->late_sched = p->batch_sched[i];
 			ts->late_tick_ns = p->tick_ns;
 			return;
 		}
@@ -149,7 +177,8 @@ finish_thread(struct profiler *p, size_t i, int r)
 	}
 	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
 	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->batch_state[i],
-		      p->batch_tick_cpu[i], p->tick_ns, p->batch_kids[i], p->batch_nk[i]);
+		      p->batch_tick_cpu[i], &p->batch_sched[i], p->tick_ns, p->batch_kids[i],
+		      p->batch_nk[i]);
 }
 
 /* The late stop of a thread the tick's deadline gave up on
@@ -171,7 +200,7 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		uint64_t tick_ns = ts->late_tick_ns;
 		ts->late_tick_ns = 0;
 		finish_sample(p, ps, ts, r, snap, &ts->late_before, 'R', ts->late_tick_cpu,
-			      tick_ns, NULL, 0);
+			      &ts->late_sched, tick_ns, NULL, 0);
 		return;
 	}
 }
@@ -348,19 +377,17 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
  * tracer's own once per tick, and again after it slept in a batch's
  * stops (it came back by taking a CPU again). */
 static bool
-tick_took_cpu(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
+tick_took_cpu(struct profiler *p, const struct task_sched *sched)
 {
-	if (ts->state_cpu < 0 || ts->state_cpu != p->tick_cpu)
+	if (!sched->exec_start_ns)
 		return false;
 	if (!p->tick_exec_read) {
+		struct task_sched own;
 		p->tick_exec_read = true;
-		if (ptrace_read_exec_start(0, 0, &p->tick_exec_ns) < 0)
-			p->tick_exec_ns = 0;
+		p->tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ? own.exec_start_ns : 0;
 	}
-	uint64_t left;
-	return p->tick_exec_ns && ptrace_read_exec_start(ps->pid, ts->tid, &left) == 0 &&
-	       left <= p->tick_exec_ns + ONCPU_TOOK_EXEC_NS &&
-	       left + ONCPU_TOOK_EXEC_NS >= p->tick_exec_ns;
+	return p->tick_exec_ns && sched->exec_start_ns <= p->tick_exec_ns + ONCPU_TOOK_EXEC_NS &&
+	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= p->tick_exec_ns;
 }
 
 /* Choose thread th for this tick, or account for it without a stop. */
@@ -463,7 +490,15 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	p->batch_ts[i] = ts;
 	p->batch_before[i] = before;
 	p->batch_state[i] = state;
-	p->batch_tick_cpu[i] = !p->cfg.idle && state == 'R' && tick_took_cpu(p, ps, ts);
+	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
+	 * (tick_took_cpu) or one watched (woken_after_read); read before the
+	 * interrupt, never in the stop. */
+	memset(&p->batch_sched[i], 0, sizeof(p->batch_sched[i]));
+	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;
+	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tick_no < ts->watch_until) &&
+	    ptrace_read_task_sched(ps->pid, th->tid, &p->batch_sched[i]) < 0)
+		memset(&p->batch_sched[i], 0, sizeof(p->batch_sched[i]));
+	p->batch_tick_cpu[i] = on_tick_cpu && tick_took_cpu(p, &p->batch_sched[i]);
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
 	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?

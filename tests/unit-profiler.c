@@ -71,16 +71,23 @@ test_task_stat(void)
 	if (fd >= 0)
 		close(fd);
 	CHECK(task_file_open(getpid(), 0, "stat") < 0);
-	/* /proc/TID/sched's se.exec_start (tick_took_cpu) */
-	uint64_t ns = 0;
-	CHECK(ptrace_exec_start_parse("cat (19125, #threads: 1)\n-----\n"
+	/* /proc/TID/sched's se.exec_start and nr_switches (tick_took_cpu,
+	 * ran_at_tick) */
+	struct task_sched sch;
+	CHECK(ptrace_task_sched_parse("cat (19125, #threads: 1)\n-----\n"
 				      "se.exec_start          :        588651.326768\n"
-				      "se.vruntime      :    16891.087798\n", &ns) == 0);
-	CHECK_EQ_U64(ns, 588651326768u);
-	CHECK(ptrace_exec_start_parse("se.exec_start : 12.3\n", &ns) == -ENODATA);
-	CHECK(ptrace_exec_start_parse("se.vruntime : 1.000000\n", &ns) == -ENODATA);
-	int e = ptrace_read_exec_start(0, 0, &ns);
+				      "se.vruntime      :    16891.087798\n"
+				      "nr_switches    :     42\n"
+				      "nr_voluntary_switches    :     40\n", &sch) == 0);
+	CHECK_EQ_U64(sch.exec_start_ns, 588651326768u);
+	CHECK(sch.has_switches && sch.switches == 42);
+	CHECK(ptrace_task_sched_parse("se.exec_start : 1.000002\n", &sch) == 0 &&
+	      sch.exec_start_ns == 1000002 && !sch.has_switches);
+	CHECK(ptrace_task_sched_parse("se.exec_start : 12.3\n", &sch) == -ENODATA);
+	CHECK(ptrace_task_sched_parse("se.vruntime : 1.000000\n", &sch) == -ENODATA);
+	int e = ptrace_read_task_sched(0, 0, &sch);
 	CHECK(e == 0 || e == -ENOENT || e == -ESRCH, "%d", e);
+	CHECK(e != 0 || sch.has_switches);
 }
 
 /* ---- thread table ------------------------------------------------------------ */
@@ -452,6 +459,38 @@ test_oncpu_rule(void)
 	CHECK(oncpu_verdict(a, &s, &none, false, tick, 500000) == ONCPU_DROP_IDLE);
 	CHECK(oncpu_verdict(a, &s, &none, false, tick, 400000) == -1);
 	CHECK(oncpu_verdict(a, &s, &none, false, tick, 0) == -1);
+	/* dropped, scheduled in once before its stop: did it leave a CPU
+	 * after it was read (ran then)?  switches 100 before; the stop's
+	 * own switch makes 101 */
+	{
+		struct task_schedstat in = { .cpu_ns = 600000, .wait_ns = 1000 + 5000,
+					     .slices = 41, .read_ns = tick + 30000 };
+		struct stack_snapshot t;
+		memset(&t, 0, sizeof(t));
+		t.stop_sched = in;
+		struct task_sched sb = { .exec_start_ns = 5, .switches = 100, .has_switches = true };
+		struct task_sched sa = sb;
+		struct task_schedstat after = in;
+		/* asleep (or waiting) when read: woken, stopped: one switch */
+		sa.switches = 101;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* running when read, blocked, woken, stopped: two */
+		sa.switches = 102;
+		CHECK(oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* ... or asleep, and after the resume scheduled in and out
+		 * again before the reading: two, and one more scheduled in */
+		after.slices = 42;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* ... then on a CPU at the reading: one too few, not counted */
+		sa.switches = 102;
+		after.slices = 42;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		sa.switches = 103;
+		CHECK(oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* no switch count: cannot tell */
+		sb.has_switches = false;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+	}
 	/* no architecture table: only the counts */
 	s.stop_sched = (struct task_schedstat){ .slices = 40 };
 	CHECK(oncpu_verdict(NULL, &s, &before, false, tick, 0) == -1);
