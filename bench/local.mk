@@ -25,6 +25,7 @@ EXTRA_DIST += \
 	bench/dump-parked.sh \
 	bench/lib.sh \
 	bench/oncpu-busy.sh \
+	bench/oncpu-syscall.sh \
 	bench/pause-spin.sh \
 	bench/event-latency.sh \
 	bench/tracer-hold.sh \

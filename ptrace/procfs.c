@@ -137,10 +137,12 @@ ptrace_proc_stat_parse(const char *line, struct proc_stat *out)
 	out->comm = open_paren + 1;
 	out->comm_len = (size_t)(close_paren - open_paren - 1);
 	out->state = close_paren[2];
-	/* Fields 4 to 22, numbers separated by one space. */
-	unsigned long long v[23] = { 0 };
+	/* Fields 4 to 39, numbers separated by one space (some may be
+	 * negative: strtoull takes the sign). */
+	unsigned long long v[40] = { 0 };
 	const char *p = close_paren + 3;
-	for (int field = 4; field <= 22 && *p == ' '; field++) {
+	int field = 4;
+	for (; field <= 39 && *p == ' '; field++) {
 		char *end;
 		v[field] = strtoull(p + 1, &end, 10);
 		if (end == p + 1)
@@ -154,6 +156,7 @@ ptrace_proc_stat_parse(const char *line, struct proc_stat *out)
 	out->cutime = v[16];
 	out->cstime = v[17];
 	out->start_time = v[22];
+	out->processor = field > 39 ? (int)v[39] : -1;
 	return 0;
 }
 
@@ -274,6 +277,52 @@ ptrace_read_schedstat(int fd, struct task_schedstat *out)
 	out->wait_ns = strtoull(end, &end, 10);
 	out->slices = strtoull(end, NULL, 10);
 	out->read_ns = monotonic_ns();
+	return 0;
+}
+
+int
+ptrace_read_task_sched(pid_t pid, pid_t tid, struct task_sched *out)
+{
+	char path[96], buf[640];
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/sched", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/thread-self/sched");
+	/* Its lines are the first after the title and its rule: the rest of
+	 * the file (40 lines the kernel formats anyway) is not read. */
+	ssize_t n = procfs_read(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	return ptrace_task_sched_parse(buf, out);
+}
+
+int
+ptrace_task_sched_parse(const char *text, struct task_sched *out)
+{
+	memset(out, 0, sizeof(*out));
+	/* "se.exec_start   :   588651.326768": milliseconds, a point and
+	 * six digits of nanoseconds (the kernel's SPLIT_NS). */
+	const char *p = strstr(text, "se.exec_start");
+	if (!p || !(p = strchr(p, ':')))
+		return -ENODATA;
+	char *end;
+	unsigned long long ms = strtoull(p + 1, &end, 10);
+	if (end == p + 1 || *end != '.')
+		return -ENODATA;
+	const char *frac = end + 1;
+	unsigned long long sub = strtoull(frac, &end, 10);
+	if (end - frac != 6)
+		return -ENODATA;
+	out->exec_start_ns = (uint64_t)ms * 1000000u + (uint64_t)sub;
+	/* "nr_switches   :   42": switches off a CPU, voluntary or not. */
+	p = strstr(text, "\nnr_switches");
+	if (p && (p = strchr(p, ':'))) {
+		unsigned long long v = strtoull(p + 1, &end, 10);
+		if (end != p + 1) {
+			out->switches = (uint64_t)v;
+			out->has_switches = true;
+		}
+	}
 	return 0;
 }
 

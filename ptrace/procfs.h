@@ -20,6 +20,21 @@
 /* Read an open /proc/.../schedstat descriptor (pread, so it can be read
  * again).  Returns 0, or a negative errno with *out zeroed. */
 int ptrace_read_schedstat(int fd, struct task_schedstat *out);
+/* What /proc/PID/task/TID/sched says of a thread (the kernel's scheduler
+ * debugging, CONFIG_SCHED_DEBUG). */
+struct task_sched {
+	uint64_t exec_start_ns;   /* se.exec_start: when the scheduler last
+				     accounted its CPU time, in ns of its run
+				     queue's clock (not monotonic_ns's); for
+				     a thread off its CPU, when it left it */
+	uint64_t switches;        /* nr_switches: times it left a CPU */
+	bool has_switches;
+};
+/* Read thread tid of pid's (tid 0: the calling thread's).  Returns 0,
+ * -ENODATA (no se.exec_start line), or a negative errno (-ESRCH: gone). */
+int ptrace_read_task_sched(pid_t pid, pid_t tid, struct task_sched *out);
+/* The same from the file's text. */
+int ptrace_task_sched_parse(const char *text, struct task_sched *out);
 
 /* A /proc/PID/stat (or /proc/PID/task/TID/stat) line: the one parser.  The
  * name may hold spaces and parentheses: the fields follow the last ')'. */
@@ -31,6 +46,8 @@ struct proc_stat {
 	unsigned long flags;      /* 9: PF_* (PF_KTHREAD 0x00200000) */
 	unsigned long long utime, stime, cutime, cstime;  /* 14-17, clock ticks */
 	unsigned long long start_time;  /* 22: clock ticks since boot */
+	int processor;            /* 39: the CPU it last ran on, or whose run
+				     queue it waits in; -1 when missing */
 };
 /* Returns 0, or -EINVAL when line is not a stat line (fields past the
  * state that are missing are left 0). */

@@ -72,41 +72,89 @@ oncpu_cut_syscall(const struct arch *a, const struct stack_snapshot *snap)
 
 int
 oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
-	      const struct task_schedstat *before, uint64_t tick_ns,
+	      const struct task_schedstat *before, bool tick_cpu, uint64_t tick_ns,
 	      uint64_t last_stop_cpu_ns)
 {
 	struct arch_syscall sc;
 	bool known = a && stop_syscall(a, snap, &sc) == 0;
-	if (known && cut_short(&sc))
-		return ONCPU_DROP_ASLEEP;
+	bool cut = known && cut_short(&sc);
 	const struct task_schedstat *in = &snap->stop_sched;
 	if (before->slices && in->slices) {
 		/* On a CPU at the tick: it took the stop there, without being
-		 * scheduled in again. */
+		 * scheduled in again.  A blocking call the stop found cut
+		 * short began after the interrupt (which ends it at once)
+		 * and never slept: the thread ran from the tick to its stop,
+		 * in user code or in the kernel (a server thread between two
+		 * of its calls). */
 		if (in->slices == before->slices)
 			return -1;
-		/* Scheduled in once: it was waiting.  It still counts when it
-		 * waits in user code and its wait began as the tick began:
-		 * the tick took its CPU (the tracer runs real-time).  On one
-		 * CPU that is every stop, late ones too (an emulated CPU,
-		 * where nearly every stop comes after the tick's deadline
-		 * for it): tests/vm-aarch64.test counts about one busy
-		 * thread a tick there, and tests/record-oncpu.test pins the
-		 * target and stackspy to one CPU.  Those preempted earlier
-		 * are not counted where they wait: a preemption falls late in
-		 * a thread's turn and would bias the profile toward it
+		/* Scheduled in again and cut short: it slept, and the stop
+		 * woke it. */
+		if (cut)
+			return ONCPU_DROP_ASLEEP;
+		/* Scheduled in once: it was waiting.  It still counts when
+		 * its wait began as the tick began: the tick took its CPU
+		 * (the tracer runs real-time).  On one CPU that is every
+		 * stop, late ones too (an emulated CPU, where nearly every
+		 * stop comes after the tick's deadline for it):
+		 * tests/vm-aarch64.test counts about one busy thread a tick
+		 * there, and tests/record-oncpu.test pins the target and
+		 * stackspy to one CPU.  Those preempted earlier are not
+		 * counted where they wait: a preemption falls late in a
+		 * thread's turn and would bias the profile toward it
 		 * (measured: 0.55 instead of 0.75 for the first of two
 		 * functions run 3:1). */
 		uint64_t since = tick_ns > ONCPU_TOOK_CPU_NS ? tick_ns - ONCPU_TOOK_CPU_NS : 0;
-		bool in_user = known && !sc.in_syscall;
-		if (in->slices == before->slices + 1 && in_user && in->read_ns > since &&
-		    in->wait_ns - before->wait_ns <= in->read_ns - since)
+		bool took = in->slices == before->slices + 1 && in->read_ns > since &&
+			    in->wait_ns - before->wait_ns <= in->read_ns - since;
+		if (!took || !known)
+			return ONCPU_DROP_WAITING;
+		/* In user code: the tick took its CPU.  Inside a system call
+		 * it may also have been woken from its sleep as the tick
+		 * began (its wait in the run queue began then too) and not
+		 * have run since: it counts only when the tracer was seen to
+		 * take its CPU (a reader of /dev/zero that shares a CPU with
+		 * the tracer lost every sample; a sleeper woken with the
+		 * tracer, its timer due within the same slack, counted in
+		 * clock_nanosleep: tests/record-syscall.test). */
+		if (!sc.in_syscall || tick_cpu)
 			return -1;
 		return ONCPU_DROP_WAITING;
 	}
+	if (cut)
+		return ONCPU_DROP_ASLEEP;
 	/* No scheduled-in count (schedstat off): it must at least have run
 	 * since its last stop, by more than that stop cost it. */
 	if (in->cpu_ns && last_stop_cpu_ns && in->cpu_ns - last_stop_cpu_ns <= ONCPU_CPU_SLACK_NS)
 		return ONCPU_DROP_IDLE;
 	return -1;
+}
+
+bool
+oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *snap)
+{
+	struct arch_syscall sc;
+	return a && stop_syscall(a, snap, &sc) == 0 && sc.in_syscall;
+}
+
+bool
+oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sched *sched_before,
+		  const struct stack_snapshot *snap, const struct task_sched *sched_after,
+		  const struct task_schedstat *after)
+{
+	const struct task_schedstat *in = &snap->stop_sched;
+	if (!sched_before->has_switches || !sched_after->has_switches || !before->slices ||
+	    !in->slices || !after->slices || in->slices < before->slices ||
+	    after->slices < in->slices || sched_after->switches < sched_before->switches)
+		return false;
+	/* Times it left a CPU between the readings before the interrupt and
+	 * after the resume, less the stop's own, less one for each time it
+	 * was scheduled in after the stop (it may be on a CPU still: then
+	 * this is one too few, never too many; and the switches, read
+	 * first, before the count, can only be fewer).  One more left: it
+	 * left a CPU between the reading and its stop, so it was on one
+	 * then (it blocked, or was preempted, after the tick). */
+	int64_t left = (int64_t)(sched_after->switches - sched_before->switches) - 1 -
+		       (int64_t)(after->slices - in->slices);
+	return left >= 1;
 }

@@ -28,6 +28,7 @@
 #include "base/base.h"
 #include "collapse/collapse.h"
 #include "ptrace/clock.h"
+#include "ptrace/procfs.h"
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "sampler/options.h"
@@ -83,6 +84,20 @@
 /* On-CPU: a thread whose CPU the tick took began to wait at most this long
  * before the tick's first clock read. */
 #define ONCPU_TOOK_CPU_NS 50000u
+/* On-CPU: a thread whose CPU the tracer took for the tick left it when the
+ * tracer came: the scheduler's account of both (se.exec_start) is one
+ * instant, give or take this (sample.c, tick_took_cpu).  Measured: 173 of
+ * 383 readings of nginx workers waiting on the tracer's CPU were that
+ * instant to the nanosecond; of the others, 104 had left their CPU (into
+ * epoll_wait) within 50 us of it, and counted, nearly doubled the samples
+ * in epoll_wait. */
+#define ONCPU_TOOK_EXEC_NS 1000u
+/* On-CPU: a thread dropped after it was woken inside a system call has its
+ * /proc/TID/sched read before its interrupts for this many ticks after
+ * (sample.c; oncpu_ran_at_read): a server thread that blocks and is woken
+ * within a tick does so at most ticks; a compute-bound thread never pays
+ * the read. */
+#define ONCPU_WATCH_TICKS 64u
 /* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
  * 1 s; the last bucket holds the rest. */
 #define PAUSE_FINE_US     10000u
@@ -122,7 +137,17 @@ struct thread_state {
 	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
 	uint64_t late_tick_ns;    /* on-CPU: the tick whose stop is pending
 				     (SAMPLE_LATE), 0 if none ... */
-	struct task_schedstat late_before;  /* ... and its schedstat then */
+	struct task_schedstat late_before;  /* ... and its schedstat then, */
+	bool late_tick_cpu;       /* ... and whether that tick took its CPU
+				     (oncpu_verdict), */
+	struct task_sched late_sched;  /* ... and its sched then (has_switches
+				     false: not read) */
+	unsigned watch_until;     /* on-CPU: until this tick, its sched is
+				     read before each interrupt (it was
+				     dropped after it was woken in a system
+				     call: oncpu_ran_at_read) */
+	int state_cpu;            /* the CPU its last stat line named (where
+				     it runs or waits), -1 if none */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;            /* (the unwinder's, unwinder_take_lasts) */
 	bool awaiting_last;       /* its last sample is not unwound yet */
@@ -182,6 +207,8 @@ struct proc_state {
 	uint64_t cpu_base;        /* valid when cpu_base_ok */
 	bool cpu_base_ok;
 	bool cpu_now_ok;          /* its clock read at this tick's census */
+	uint64_t cpu_last_ns;     /* ... and the last census's clock (0: none
+				     yet; stats.target_cpu_ns) */
 	int cpu_clock_ok;         /* 0 not tried, 1 cpu_clock reads, -1 not */
 	clockid_t cpu_clock;
 	pid_t *hot;               /* the threads that ran lately */
@@ -243,6 +270,9 @@ struct profiler {
 	struct thread_state *batch_ts[SAMPLE_BATCH];
 	struct task_schedstat batch_before[SAMPLE_BATCH];
 	char batch_state[SAMPLE_BATCH];
+	bool batch_tick_cpu[SAMPLE_BATCH];  /* the tick took its CPU */
+	struct task_sched batch_sched[SAMPLE_BATCH];  /* its sched before the
+				     interrupt, if read */
 	/* --kernel: the kernel stack of a sleeping thread, read before its
 	 * interrupt (afterwards it shows the ptrace stop), outermost first. */
 	uint32_t batch_kids[SAMPLE_BATCH][MAX_KERNEL_FRAMES];
@@ -252,6 +282,13 @@ struct profiler {
 	struct stack_snapshot blocked_snap;  /* a thread in D (blocked.c) */
 	size_t nbatch;
 	uint64_t tick_ns;         /* when the tick being run began */
+	int tick_cpu;             /* the CPU the tracer woke on for it (-1:
+				     unknown): a thread it took the CPU of
+				     waits there (sample.c, tick_took_cpu) */
+	bool tick_exec_read;      /* tick_exec_ns read since the tracer last
+				     took a CPU */
+	uint64_t tick_exec_ns;    /* the tracer's se.exec_start then, 0 if
+				     unknown */
 	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
 	struct unwind_frame *frames;  /* the unwinder's scratch */
 	uint32_t *ids;
@@ -301,7 +338,8 @@ void thread_table_free(struct proc_state *ps);
 /* The state of thread tid, NULL if it has none. */
 struct thread_state *thread_state_find(struct proc_state *ps, pid_t tid);
 /* State letter of the thread now, from its stat file; 0 if gone (or
- * unreadable: counted as PROF_ERR_PROCFS).  The name in the same line
+ * unreadable: counted as PROF_ERR_PROCFS); ts->state_cpu the CPU the
+ * same line names.  The name in the same line
  * renames the thread (and its --threads root).  Afterwards ts's stat_fd
  * and schedstat_fd are open, until the next thread_state_now of another
  * thread may close them (the cache holds more than SAMPLE_BATCH). */
@@ -335,8 +373,9 @@ void thread_first_look(struct profiler *p, struct proc_state *ps);
 int task_file_open(pid_t pid, pid_t tid, const char *name);
 /* The fields of a stat line that we use: returns the state letter, or 0
  * if line is not a stat line; *comm and *comm_len give the name between
- * the parentheses (*comm NULL when there is none). */
-char task_stat_parse(const char *line, const char **comm, size_t *comm_len);
+ * the parentheses (*comm NULL when there is none); *cpu (if cpu is not
+ * NULL) the CPU it runs or waits on, -1 when the line does not say. */
+char task_stat_parse(const char *line, const char **comm, size_t *comm_len, int *cpu);
 
 /* ---- frames.c -------------------------------------------------------------- */
 
@@ -429,12 +468,23 @@ size_t kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids,
 /* oncpu_cut_syscall: in sampler.h (dump uses it too). */
 /* The on-CPU rule for a thread stopped at the tick that began at tick_ns:
  * -1 when the sample counts as on-CPU time, else an enum oncpu_drop.
- * before: its schedstat read just before the interrupt; snap->stop_sched
- * the one read inside the stop; last_stop_cpu_ns: CPU time inside its
- * previous stop (0: none). */
+ * before: its schedstat read just before the interrupt; tick_cpu: the
+ * tracer, waking for the tick, took its CPU (sample.c, tick_took_cpu);
+ * snap->stop_sched the schedstat read inside the stop; last_stop_cpu_ns:
+ * CPU time inside its previous stop (0: none). */
 int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
-		  const struct task_schedstat *before, uint64_t tick_ns,
+		  const struct task_schedstat *before, bool tick_cpu, uint64_t tick_ns,
 		  uint64_t last_stop_cpu_ns);
+/* Whether the stop found the thread inside a system call. */
+bool oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *snap);
+/* A thread scheduled in again before its stop, which the rule dropped:
+ * was it on a CPU when before was read (it blocked and was woken, or was
+ * preempted, after that)?  sched_before: its /proc/TID/sched read just
+ * after before; sched_after, then after: read after the resume, in that
+ * order.  False when they cannot tell. */
+bool oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sched *sched_before,
+		       const struct stack_snapshot *snap, const struct task_sched *sched_after,
+		       const struct task_schedstat *after);
 
 /* ---- ticks.c --------------------------------------------------------------- */
 

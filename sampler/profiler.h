@@ -93,6 +93,9 @@ struct profiler_stats {
 				     those found and created too) */
 	size_t processes_followed;  /* --subprocesses: created while we
 				     recorded */
+	uint64_t target_cpu_ns;   /* the targets' CPU time between their
+				     first and last tick (their process
+				     clocks: utime + stime) */
 	double elapsed_s;         /* since the first tick */
 	double pause_mean_us;     /* per stopped thread-sample */
 	double pause_p99_us;

@@ -36,6 +36,30 @@ forget_last(struct thread_state *ts)
 	ts->last_n = 0;
 }
 
+/* On-CPU: a thread the rule dropped that was scheduled in again before
+ * its stop, inside a system call.  A server thread that was running when
+ * it was read, then blocked (or was preempted) and was woken before the
+ * interrupt came, is one (issue 33: every request of nginx under ab);
+ * one asleep then, woken since, is not.  Its switches tell (read after
+ * the resume: oncpu_ran_at_read), when they were read before the
+ * interrupt; if they were not, it is read from now on. */
+static bool
+woken_after_read(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
+		 const struct stack_snapshot *snap, const struct task_schedstat *before,
+		 const struct task_sched *sched_b)
+{
+	if (snap->stop_sched.slices <= before->slices || !oncpu_stop_in_syscall(p->arch, snap))
+		return false;
+	ts->watch_until = p->tick_no + ONCPU_WATCH_TICKS;
+	if (!sched_b || !sched_b->has_switches || ts->schedstat_fd < 0)
+		return false;
+	struct task_sched sched_a;
+	struct task_schedstat after;
+	return ptrace_read_task_sched(ps->pid, ts->tid, &sched_a) == 0 &&
+	       ptrace_read_schedstat(ts->schedstat_fd, &after) == 0 &&
+	       oncpu_ran_at_read(before, sched_b, snap, &sched_a, &after);
+}
+
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
  * stands for what the thread was doing at the tick that began at tick_ns.
@@ -44,7 +68,8 @@ forget_last(struct thread_state *ts)
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
 	      struct stack_snapshot *snap, const struct task_schedstat *before, char state,
-	      uint64_t tick_ns, const uint32_t *kids, size_t nk)
+	      bool tick_cpu, const struct task_sched *sched_b, uint64_t tick_ns,
+	      const uint32_t *kids, size_t nk)
 {
 	if (r == -ESRCH)
 		return;
@@ -55,8 +80,11 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	p->stats.stopped++;
 	pause_hist_add(&p->pauses, snap->pause_ns);
 	if (!p->cfg.idle) {
-		int drop = oncpu_verdict(p->arch, snap, before, tick_ns, ts->stop_cpu_ns);
+		int drop = oncpu_verdict(p->arch, snap, before, tick_cpu, tick_ns,
+					 ts->stop_cpu_ns);
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
+		if (drop == ONCPU_DROP_WAITING || drop == ONCPU_DROP_ASLEEP)
+			drop = woken_after_read(p, ps, ts, snap, before, sched_b) ? -1 : drop;
 		if (drop >= 0) {
 			p->stats.dropped[drop]++;
 			return;
@@ -132,6 +160,8 @@ finish_thread(struct profiler *p, size_t i, int r)
 			 * had no sample). */
 			p->stats.skipped++;
 			ts->late_before = p->batch_before[i];
+			ts->late_tick_cpu = p->batch_tick_cpu[i];
+			ts->late_sched = p->batch_sched[i];
 			ts->late_tick_ns = p->tick_ns;
 			return;
 		}
@@ -147,7 +177,8 @@ finish_thread(struct profiler *p, size_t i, int r)
 	}
 	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
 	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->batch_state[i],
-		      p->tick_ns, p->batch_kids[i], p->batch_nk[i]);
+		      p->batch_tick_cpu[i], &p->batch_sched[i], p->tick_ns, p->batch_kids[i],
+		      p->batch_nk[i]);
 }
 
 /* The late stop of a thread the tick's deadline gave up on
@@ -168,7 +199,8 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		p->stats.late++;
 		uint64_t tick_ns = ts->late_tick_ns;
 		ts->late_tick_ns = 0;
-		finish_sample(p, ps, ts, r, snap, &ts->late_before, 'R', tick_ns, NULL, 0);
+		finish_sample(p, ps, ts, r, snap, &ts->late_before, 'R', ts->late_tick_cpu,
+			      &ts->late_sched, tick_ns, NULL, 0);
 		return;
 	}
 }
@@ -234,6 +266,7 @@ flush_batch(struct profiler *p)
 	if (n == 0)
 		return;
 	p->nbatch = 0;
+	p->tick_exec_read = false;  /* it sleeps in the stops */
 	struct sample_opts o;
 	sample_opts_for(p, NULL, &o);
 	for (size_t i = 0; i < n; i++)
@@ -331,6 +364,30 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 		ts->owed++;
 	else
 		unwinder_push_reuse(p, ps, ts, 1);
+}
+
+/* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
+ * waits on the tracer's CPU (its stat line says which), and it left that
+ * CPU as the tracer came: the scheduler accounted its CPU time last
+ * (se.exec_start) when it accounted the tracer's first, the same instant
+ * of the same run queue's clock (ONCPU_TOOK_EXEC_NS).  A thread woken
+ * from its sleep as the tick began waits there too, but left its CPU
+ * when it went to sleep, before or after.  Read
+ * before the interrupt, for the few threads that wait on that CPU; the
+ * tracer's own once per tick, and again after it slept in a batch's
+ * stops (it came back by taking a CPU again). */
+static bool
+tick_took_cpu(struct profiler *p, const struct task_sched *sched)
+{
+	if (!sched->exec_start_ns)
+		return false;
+	if (!p->tick_exec_read) {
+		struct task_sched own;
+		p->tick_exec_read = true;
+		p->tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ? own.exec_start_ns : 0;
+	}
+	return p->tick_exec_ns && sched->exec_start_ns <= p->tick_exec_ns + ONCPU_TOOK_EXEC_NS &&
+	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= p->tick_exec_ns;
 }
 
 /* Choose thread th for this tick, or account for it without a stop. */
@@ -433,6 +490,15 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	p->batch_ts[i] = ts;
 	p->batch_before[i] = before;
 	p->batch_state[i] = state;
+	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
+	 * (tick_took_cpu) or one watched (woken_after_read); read before the
+	 * interrupt, never in the stop. */
+	memset(&p->batch_sched[i], 0, sizeof(p->batch_sched[i]));
+	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;
+	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tick_no < ts->watch_until) &&
+	    ptrace_read_task_sched(ps->pid, th->tid, &p->batch_sched[i]) < 0)
+		memset(&p->batch_sched[i], 0, sizeof(p->batch_sched[i]));
+	p->batch_tick_cpu[i] = on_tick_cpu && tick_took_cpu(p, &p->batch_sched[i]);
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
 	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?

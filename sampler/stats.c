@@ -92,6 +92,38 @@ profiler_stats_not_oncpu(const struct profiler_stats *s)
 
 #define PLURAL(n) ((n) == 1 ? "" : "s")
 
+/* Below this share of the CPU time, or above the second, the summary
+ * warns: a profile that lost or gained that much may have lost it
+ * unevenly (a server's time in system calls, before issue 33). */
+#define ONCPU_SHARE_LOW  0.7
+#define ONCPU_SHARE_HIGH 1.3
+/* ... when the CPU time owes at least this many samples. */
+#define ONCPU_SHARE_MIN_OWED 20.0
+
+/* On-CPU: how much of the targets' CPU time (their process clocks,
+ * what /proc/PID/stat's utime + stime count) the samples kept stand for
+ * at the rate the ticks ran. */
+static void
+oncpu_cpu_summary(const struct profiler_stats *s, double rate)
+{
+	if (!s->target_cpu_ns || rate <= 0)
+		return;
+	double cpu_s = (double)s->target_cpu_ns / (double)NS_PER_SEC;
+	double owed = cpu_s * rate;
+	double share = (double)s->samples / owed;
+	error_msg("on-CPU: the %" PRIu64 " samples stand for %.2f of the targets' CPU time "
+		  "(%.2f s of CPU x %.1f Hz = %.0f samples)", s->samples, share, cpu_s, rate, owed);
+	if (owed < ONCPU_SHARE_MIN_OWED)
+		return;
+	if (share < ONCPU_SHARE_LOW)
+		error_msg("warning: the samples stand for only %.2f of the targets' CPU time: "
+			  "the stops not counted or not stopped in time (above) may have left out "
+			  "some code more than other code", share);
+	else if (share > ONCPU_SHARE_HIGH)
+		error_msg("warning: the samples stand for %.2f of the targets' CPU time: more "
+			  "than the threads ran (threads waiting for a CPU were counted?)", share);
+}
+
 void
 profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 {
@@ -169,4 +201,6 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 			  not_oncpu, PLURAL(not_oncpu), s->dropped[ONCPU_DROP_ASLEEP],
 			  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], skipped);
 	}
+	if (!cfg->idle)
+		oncpu_cpu_summary(s, rate);
 }

@@ -20,15 +20,19 @@ task_file_open(pid_t pid, pid_t tid, const char *name)
 }
 
 char
-task_stat_parse(const char *line, const char **comm, size_t *comm_len)
+task_stat_parse(const char *line, const char **comm, size_t *comm_len, int *cpu)
 {
 	struct proc_stat ps;
 	if (ptrace_proc_stat_parse(line, &ps) < 0) {
 		*comm = NULL;
 		*comm_len = 0;
+		if (cpu)
+			*cpu = -1;
 		return 0;
 	}
 	*comm = ps.comm;
 	*comm_len = ps.comm_len;
+	if (cpu)
+		*cpu = ps.processor;
 	return ps.state;
 }

@@ -255,7 +255,7 @@ thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state 
 	buf[n] = '\0';
 	const char *comm;
 	size_t len;
-	char state = task_stat_parse(buf, &comm, &len);
+	char state = task_stat_parse(buf, &comm, &len, &ts->state_cpu);
 	if (state == 'R' && !p->cfg.idle && (r = thread_fds_open(p, ps, ts, true)) < 0) {
 		if (r == -ENOENT || r == -ESRCH)
 			return 0;
@@ -366,6 +366,13 @@ thread_census(struct profiler *p, struct proc_state *ps)
 	uint64_t lo, hi;
 	ps->cpu_now_ok = read_hot(p, ps, true, &lo);
 	ps->nhot = 0;
+	/* The summary's CPU time of the targets: what each census's clock
+	 * added since the last (profiler_print_summary). */
+	if (ps->cpu_now_ok) {
+		if (ps->cpu_last_ns && lo > ps->cpu_last_ns)
+			p->stats.target_cpu_ns += lo - ps->cpu_last_ns;
+		ps->cpu_last_ns = lo;
+	}
 	if (!ps->cpu_now_ok || !ps->cpu_base_ok)
 		return false;
 	/* The threads not read did not run if they have the time they had

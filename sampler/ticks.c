@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -148,6 +149,8 @@ tick(struct profiler *p, bool events, bool arm)
 	if (p->cfg.idle)
 		unwinder_take_lasts(p);
 	uint64_t now = monotonic_ns();
+	p->tick_cpu = sched_getcpu();
+	p->tick_exec_read = false;
 	p->stats.ticks++;
 	p->tick_no++;
 	p->stop_wait_ns = 0;

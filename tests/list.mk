@@ -121,6 +121,7 @@ QUICK_TESTS += \
 	tests/record-signals-all.test \
 	tests/record-signals.test \
 	tests/record-stop.test \
+	tests/record-syscall.test \
 	tests/record-threads.test
 
 # top

@@ -131,8 +131,16 @@ mutations()
 		'a stop that cut a blocking system call short counts as on-CPU' \
 		'tests/unit-profiler'
 	mutation oncpu-took-cpu sampler/oncpu.c \
-		's/in->slices == before->slices \+ 1 && in_user/0 \&\& in_user/' \
+		's/bool took = in->slices == before->slices \+ 1 &&/bool took = 0 \&\&/' \
 		'a thread whose CPU the tick took is dropped as waiting' \
+		'tests/unit-profiler'
+	mutation oncpu-took-syscall sampler/sample.c \
+		's/bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;/bool on_tick_cpu = false;/' \
+		'a thread the tick preempted inside a system call is dropped as waiting (issue 33: a reader of /dev/zero on the tracer'"'"'s CPU kept 0 samples)' \
+		'tests/record-syscall.test'
+	mutation oncpu-ran-at-read sampler/oncpu.c \
+		's/return left >= 1;/return left >= 99;/' \
+		'a server thread that ran when read, then blocked and was woken before its interrupt, is dropped as waiting' \
 		'tests/unit-profiler'
 	mutation census-cold sampler/threads.c \
 		's/if \(lo - ps->cpu_seen_sum == ps->cpu_base\)/if (1)/' \

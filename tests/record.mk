@@ -35,3 +35,12 @@ EXTRA_DIST += tests/targets/sleepwork.c
 check_DATA += tests/targets/sleepwork
 CLEANFILES += tests/targets/sleepwork
 tests/targets/sleepwork: TARGET_FLAGS = $(TARGET_PIE)
+
+# On-CPU time spent in system calls: tests/targets/syscalls.c, a reader of
+# /dev/zero beside a spinner and a sleeper (tests/record-syscall.test,
+# bench/oncpu-syscall.sh).
+EXTRA_DIST += tests/targets/syscalls.c
+
+check_DATA += tests/targets/syscalls
+CLEANFILES += tests/targets/syscalls
+tests/targets/syscalls: TARGET_FLAGS = $(TARGET_PIE)

@@ -30,16 +30,16 @@ test_task_stat(void)
 	const char *comm;
 	size_t len;
 	/* a name with ") " inside: the state follows the last ')' */
-	CHECK(task_stat_parse("123 (a) b) S 1 123 0", &comm, &len) == 'S');
+	CHECK(task_stat_parse("123 (a) b) S 1 123 0", &comm, &len, NULL) == 'S');
 	CHECK(comm && len == 4 && strncmp(comm, "a) b", len) == 0);
-	CHECK(task_stat_parse("7 (worker 1) R 1 7", &comm, &len) == 'R');
+	CHECK(task_stat_parse("7 (worker 1) R 1 7", &comm, &len, NULL) == 'R');
 	CHECK(comm && len == 8 && strncmp(comm, "worker 1", len) == 0);
-	CHECK(task_stat_parse("8 () D 1", &comm, &len) == 'D');
+	CHECK(task_stat_parse("8 () D 1", &comm, &len, NULL) == 'D');
 	CHECK(comm && len == 0);
-	CHECK(task_stat_parse("garbage", &comm, &len) == 0);
+	CHECK(task_stat_parse("garbage", &comm, &len, NULL) == 0);
 	CHECK(comm == NULL);
-	CHECK(task_stat_parse("1 (x)", &comm, &len) == 0);
-	CHECK(task_stat_parse("1 (x)S 1", &comm, &len) == 0);
+	CHECK(task_stat_parse("1 (x)", &comm, &len, NULL) == 0);
+	CHECK(task_stat_parse("1 (x)S 1", &comm, &len, NULL) == 0);
 	/* the numbers after it (ptrace_proc_stat_parse, the one parser) */
 	struct proc_stat ps;
 	CHECK(ptrace_proc_stat_parse("42 (a) 9 9) S 7 42 42 0 -1 4194560 100 0 0 0 11 22 33 44 "
@@ -47,9 +47,14 @@ test_task_stat(void)
 	CHECK(ps.state == 'S' && ps.ppid == 7 && ps.flags == 4194560);
 	CHECK(ps.utime == 11 && ps.stime == 22 && ps.cutime == 33 && ps.cstime == 44);
 	CHECK_EQ_U64(ps.start_time, 5555);
+	CHECK(ps.processor == -1);
 	CHECK(ps.comm_len == 6 && strncmp(ps.comm, "a) 9 9", 6) == 0);
+	/* field 39, the CPU */
+	CHECK(ptrace_proc_stat_parse("5 (w) R 1 5 5 0 -1 4194368 90 0 0 0 7 8 0 0 20 0 1 0 77 "
+				     "1000 100 1844 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0",
+				     &ps) == 0 && ps.processor == 1 && ps.start_time == 77);
 	CHECK(ptrace_proc_stat_parse("3 (k) I 2 0", &ps) == 0 && ps.ppid == 2 &&
-	      ps.start_time == 0);
+	      ps.start_time == 0 && ps.processor == -1);
 	/* our own thread, read as the profiler reads it */
 	char buf[512];
 	int fd = task_file_open(getpid(), gettid(), "stat");
@@ -58,11 +63,31 @@ test_task_stat(void)
 	CHECK(n > 0);
 	if (n > 0) {
 		buf[n] = '\0';
-		CHECK(task_stat_parse(buf, &comm, &len) == 'R');
+		int cpu = -1;
+		CHECK(task_stat_parse(buf, &comm, &len, &cpu) == 'R');
+		/* field 39: the CPU this thread runs on (it may move) */
+		CHECK(cpu >= 0, "cpu %d", cpu);
 	}
 	if (fd >= 0)
 		close(fd);
 	CHECK(task_file_open(getpid(), 0, "stat") < 0);
+	/* /proc/TID/sched's se.exec_start and nr_switches (tick_took_cpu,
+	 * ran_at_tick) */
+	struct task_sched sch;
+	CHECK(ptrace_task_sched_parse("cat (19125, #threads: 1)\n-----\n"
+				      "se.exec_start          :        588651.326768\n"
+				      "se.vruntime      :    16891.087798\n"
+				      "nr_switches    :     42\n"
+				      "nr_voluntary_switches    :     40\n", &sch) == 0);
+	CHECK_EQ_U64(sch.exec_start_ns, 588651326768u);
+	CHECK(sch.has_switches && sch.switches == 42);
+	CHECK(ptrace_task_sched_parse("se.exec_start : 1.000002\n", &sch) == 0 &&
+	      sch.exec_start_ns == 1000002 && !sch.has_switches);
+	CHECK(ptrace_task_sched_parse("se.exec_start : 12.3\n", &sch) == -ENODATA);
+	CHECK(ptrace_task_sched_parse("se.vruntime : 1.000000\n", &sch) == -ENODATA);
+	int e = ptrace_read_task_sched(0, 0, &sch);
+	CHECK(e == 0 || e == -ENOENT || e == -ESRCH, "%d", e);
+	CHECK(e != 0 || sch.has_switches);
 }
 
 /* ---- thread table ------------------------------------------------------------ */
@@ -382,44 +407,93 @@ test_oncpu_rule(void)
 	fake_regs(&s, -1, 0);
 	s.stop_sched = (struct task_schedstat){ .cpu_ns = 520000, .wait_ns = 1000,
 						.slices = 40, .read_ns = tick + 30000 };
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1);
 	/* running a system call (its result, or -ENOSYS at the entry): counts */
 	fake_regs(&s, 1, 4096);
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1);
 	fake_regs(&s, 1, -ENOSYS);
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == -1);
-	/* a blocking call cut short by the stop: asleep, whatever the counts */
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1);
+	/* a blocking call cut short by the stop after it slept (scheduled in
+	 * again to stop): asleep, whatever else; one that never slept (the
+	 * interrupt was pending when it began) ran from the tick on: counts */
 	static const int64_t cut[] = { -512, -513, -514, -516, -EINTR };
 	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
 		fake_regs(&s, 230, cut[i]);
-		CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_ASLEEP,
+		CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1,
 		      "ret %lld", (long long)cut[i]);
+		s.stop_sched.slices = 41;
+		s.stop_sched.wait_ns = before.wait_ns + 20000;
+		CHECK(oncpu_verdict(a, &s, &before, true, tick, 0) == ONCPU_DROP_ASLEEP,
+		      "ret %lld", (long long)cut[i]);
+		s.stop_sched.slices = 40;
+		s.stop_sched.wait_ns = before.wait_ns;
 	}
 	/* scheduled in to take the stop, its wait older than the tick: it
 	 * was waiting for a CPU */
 	fake_regs(&s, -1, 0);
 	s.stop_sched.slices = 41;
 	s.stop_sched.wait_ns = before.wait_ns + 3000000;
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_WAITING);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
 	/* ... its wait began with the tick (the tick took its CPU): counts */
 	s.stop_sched.wait_ns = before.wait_ns + 20000;
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1);
 	/* ... but not inside a system call that returned (woken from sleep) */
 	fake_regs(&s, 230, 0);
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_WAITING);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
+	/* ... unless the tracer was seen to take its CPU (it ran in the
+	 * kernel: a read of /dev/zero) */
+	fake_regs(&s, 0, 65536);
+	CHECK(oncpu_verdict(a, &s, &before, true, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
+	/* ... and not when its wait is older than the tick, whatever CPU */
+	s.stop_sched.wait_ns = before.wait_ns + 3000000;
+	CHECK(oncpu_verdict(a, &s, &before, true, tick, 0) == ONCPU_DROP_WAITING);
+	s.stop_sched.wait_ns = before.wait_ns + 20000;
 	/* scheduled in twice: waiting */
 	fake_regs(&s, -1, 0);
 	s.stop_sched.slices = 42;
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_WAITING);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
 	/* no scheduled-in count: CPU time since the last stop decides */
 	struct task_schedstat none = { 0 };
 	s.stop_sched = (struct task_schedstat){ .cpu_ns = 520000 };
-	CHECK(oncpu_verdict(a, &s, &none, tick, 500000) == ONCPU_DROP_IDLE);
-	CHECK(oncpu_verdict(a, &s, &none, tick, 400000) == -1);
-	CHECK(oncpu_verdict(a, &s, &none, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &none, false, tick, 500000) == ONCPU_DROP_IDLE);
+	CHECK(oncpu_verdict(a, &s, &none, false, tick, 400000) == -1);
+	CHECK(oncpu_verdict(a, &s, &none, false, tick, 0) == -1);
+	/* dropped, scheduled in once before its stop: did it leave a CPU
+	 * after it was read (ran then)?  switches 100 before; the stop's
+	 * own switch makes 101 */
+	{
+		struct task_schedstat in = { .cpu_ns = 600000, .wait_ns = 1000 + 5000,
+					     .slices = 41, .read_ns = tick + 30000 };
+		struct stack_snapshot t;
+		memset(&t, 0, sizeof(t));
+		t.stop_sched = in;
+		struct task_sched sb = { .exec_start_ns = 5, .switches = 100, .has_switches = true };
+		struct task_sched sa = sb;
+		struct task_schedstat after = in;
+		/* asleep (or waiting) when read: woken, stopped: one switch */
+		sa.switches = 101;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* running when read, blocked, woken, stopped: two */
+		sa.switches = 102;
+		CHECK(oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* ... or asleep, and after the resume scheduled in and out
+		 * again before the reading: two, and one more scheduled in */
+		after.slices = 42;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* ... then on a CPU at the reading: one too few, not counted */
+		sa.switches = 102;
+		after.slices = 42;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		sa.switches = 103;
+		CHECK(oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		/* no switch count: cannot tell */
+		sb.has_switches = false;
+		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+	}
 	/* no architecture table: only the counts */
 	s.stop_sched = (struct task_schedstat){ .slices = 40 };
-	CHECK(oncpu_verdict(NULL, &s, &before, tick, 0) == -1);
+	CHECK(oncpu_verdict(NULL, &s, &before, false, tick, 0) == -1);
 }
 
 /* aarch64: pr_reg does not say whether the stop found a system call (the
@@ -452,17 +526,17 @@ test_oncpu_rule_code(void)
 	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
 	memcpy(s.regs, &x0, 8);
 	CHECK(!oncpu_cut_syscall(a, &s));
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1);
 	/* back on the svc: a blocking call to be restarted, cut short */
 	pc = (uint64_t)(uintptr_t)&code[8];
 	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
 	CHECK(oncpu_cut_syscall(a, &s));
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_ASLEEP);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_ASLEEP);
 	/* after it, returned: woken from its sleep, waiting in the kernel */
 	pc = (uint64_t)(uintptr_t)&code[12];
 	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
 	CHECK(!oncpu_cut_syscall(a, &s));
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_WAITING);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
 	/* ... or cut short: -EINTR */
 	x0 = (uint64_t)-EINTR;
 	memcpy(s.regs, &x0, 8);
@@ -471,7 +545,7 @@ test_oncpu_rule_code(void)
 	pc = 8;
 	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
 	CHECK(!oncpu_cut_syscall(a, &s));
-	CHECK(oncpu_verdict(a, &s, &before, tick, 0) == ONCPU_DROP_WAITING);
+	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
 }
 
 int
