@@ -36,7 +36,7 @@
 /* How long a module's table may take to build (the entries read, the
  * sort): record's unwinder must name its samples within its 5 s watchdog,
  * and a dump has its deadline. */
-#define SYMTAB_BUILD_NS (1500 * NS_PER_MS)
+#define SYMTAB_BUILD_NS (2 * NS_PER_SEC)
 /* Entries of a table read between two releases of its pages. */
 #define SYMTAB_RELEASE_EVERY (64u << 10)
 
@@ -53,12 +53,10 @@ struct sym {
 	uint64_t start;
 	const char *name;
 	uint32_t len;
-	uint32_t info;            /* SYM_RANK_MASK, SYM_REACH, underscores << SYM_US_SHIFT */
+	uint32_t info;            /* SYM_RANK_MASK, SYM_REACH */
 };
 #define SYM_RANK_MASK 0x3u        /* 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized */
 #define SYM_REACH     0x4u
-#define SYM_US_SHIFT  3
-#define SYM_US_MAX    31u
 
 /* The names made for the symbols looked up: few, so kept aside (by the
  * symbol's position) rather than in every entry. */
@@ -97,13 +95,22 @@ struct sym_build {
 	uint64_t max_funcs;       /* the module's budget */
 	uint64_t deadline;        /* monotonic_ns() */
 	enum sym_over over;
+	/* The string tables of mapped files the names are in: the sort
+	 * reads the names of aliases, and drops these pages as it goes. */
+	struct sym_strings {
+		const struct elf_image *img;
+		const char *p;
+		size_t len;
+	} strs[4];
+	unsigned nstrs;
+	unsigned name_reads;      /* by the sort, since the last drop */
 };
 
 static unsigned leading_underscores(const char *s)
 {
 	unsigned n = 0;
 
-	while (n < SYM_US_MAX && s[n] == '_')
+	while (s[n] == '_')
 		n++;
 	return n;
 }
@@ -140,7 +147,7 @@ symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
 	struct sym *s = &b->v[b->n++];
 	s->start = start;
 	s->name = name;
-	s->info = (rank & SYM_RANK_MASK) | leading_underscores(name) << SYM_US_SHIFT;
+	s->info = rank & SYM_RANK_MASK;
 	if (size > 0) {
 		s->len = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
 	} else {
@@ -160,14 +167,35 @@ static bool build_late(struct sym_build *b)
 	return true;
 }
 
-static int cmp_sym(const struct sym *x, const struct sym *y)
+/* Pages of the mapped file read while a table is built: dropped from our
+ * memory as we go (the page cache keeps them; a later read faults one
+ * back), so that a .symtab of hundreds of MiB is never resident at once. */
+static void release_pages(const struct elf_image *img, const void *p, size_t len)
+{
+	if (img && img->mmapped)
+		elf_image_release(img, p, len);
+}
+
+static inline int cmp_sym(struct sym_build *b, const struct sym *x, const struct sym *y)
 {
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
+	/* The same entry (the pivot's copy): its name is not read (its
+	 * page would be faulted in for nothing). */
+	if (x->name == y->name)
+		return 0;
 	unsigned rx = x->info & SYM_RANK_MASK, ry = y->info & SYM_RANK_MASK;
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
-	unsigned ux = x->info >> SYM_US_SHIFT, uy = y->info >> SYM_US_SHIFT;
+	/* Names are read: their pages dropped every so many. */
+	if (++b->name_reads >= SYMTAB_RELEASE_EVERY) {
+		b->name_reads = 0;
+		for (unsigned k = 0; k < b->nstrs; k++)
+			release_pages(b->strs[k].img, b->strs[k].p, b->strs[k].len);
+	}
+	/* Fewer leading underscores first ("memcpy" before "__memcpy"):
+	 * counted here, for the few aliases, not for every function. */
+	unsigned ux = leading_underscores(x->name), uy = leading_underscores(y->name);
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
 	/* Makes the choice among equals independent of the sort's order. */
@@ -181,24 +209,24 @@ static void sym_swap(struct sym *a, struct sym *b)
 	*b = t;
 }
 
-static void sift_down(struct sym *v, size_t root, size_t n)
+static void sift_down(struct sym_build *b, struct sym *v, size_t root, size_t n)
 {
 	for (size_t c; (c = 2 * root + 1) < n; root = c) {
-		if (c + 1 < n && cmp_sym(&v[c], &v[c + 1]) < 0)
+		if (c + 1 < n && cmp_sym(b, &v[c], &v[c + 1]) < 0)
 			c++;
-		if (cmp_sym(&v[root], &v[c]) >= 0)
+		if (cmp_sym(b, &v[root], &v[c]) >= 0)
 			return;
 		sym_swap(&v[root], &v[c]);
 	}
 }
 
-static void heap_sort(struct sym *v, size_t n)
+static void heap_sort(struct sym_build *b, struct sym *v, size_t n)
 {
 	for (size_t i = n / 2; i-- > 0;)
-		sift_down(v, i, n);
+		sift_down(b, v, i, n);
 	for (size_t i = n; i-- > 1;) {
 		sym_swap(&v[0], &v[i]);
-		sift_down(v, 0, i);
+		sift_down(b, v, 0, i);
 	}
 }
 
@@ -213,22 +241,22 @@ static bool sort_syms(struct sym_build *b, struct sym *v, size_t n, unsigned dep
 		if (build_late(b))
 			return false;
 		if (depth-- == 0) {
-			heap_sort(v, n);
+			heap_sort(b, v, n);
 			return true;
 		}
 		size_t mid = n / 2;
-		if (cmp_sym(&v[mid], &v[0]) < 0)
+		if (cmp_sym(b, &v[mid], &v[0]) < 0)
 			sym_swap(&v[mid], &v[0]);
-		if (cmp_sym(&v[n - 1], &v[0]) < 0)
+		if (cmp_sym(b, &v[n - 1], &v[0]) < 0)
 			sym_swap(&v[n - 1], &v[0]);
-		if (cmp_sym(&v[n - 1], &v[mid]) < 0)
+		if (cmp_sym(b, &v[n - 1], &v[mid]) < 0)
 			sym_swap(&v[n - 1], &v[mid]);
 		struct sym pivot = v[mid];
 		size_t i = 0, j = n - 1;
 		for (;;) {
-			while (cmp_sym(&v[i], &pivot) < 0)
+			while (cmp_sym(b, &v[i], &pivot) < 0)
 				i++;
-			while (cmp_sym(&pivot, &v[j]) < 0)
+			while (cmp_sym(b, &pivot, &v[j]) < 0)
 				j--;
 			if (i >= j)
 				break;
@@ -249,18 +277,9 @@ static bool sort_syms(struct sym_build *b, struct sym *v, size_t n, unsigned dep
 		}
 	}
 	for (size_t i = 1; i < n; i++)
-		for (size_t k = i; k > 0 && cmp_sym(&v[k], &v[k - 1]) < 0; k--)
+		for (size_t k = i; k > 0 && cmp_sym(b, &v[k], &v[k - 1]) < 0; k--)
 			sym_swap(&v[k], &v[k - 1]);
 	return true;
-}
-
-/* Pages of the mapped file read while a table is built: dropped from our
- * memory as we go (the page cache keeps them; a later read faults one
- * back), so that a .symtab of hundreds of MiB is never resident at once. */
-static void release_pages(const struct elf_image *img, const void *p, size_t len)
-{
-	if (img && img->mmapped)
-		elf_image_release(img, p, len);
 }
 
 /* Append the functions of the first section of type `type` (SHT_SYMTAB or
@@ -277,12 +296,13 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 	GElf_Shdr sh, strsh;
 	const char *strtab;
 	size_t entsize, count, added = 0;
-	bool reading = false;
+	bool reading = false, registered = false;
 	long ret = 0;
 
 	if (size <= EI_DATA || memcmp(data, ELFMAG, SELFMAG) != 0)
 		return 0;
 	bool be = data[EI_DATA] == ELFDATA2MSB, is64 = data[EI_CLASS] == ELFCLASS64;
+	const bool host_be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 	elf_version(EV_CURRENT);
 	e = elf_memory((char *)(uintptr_t)data, size);
 	if (!e)
@@ -306,6 +326,11 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 	    strsh.sh_size == 0 || !span_inside(size, strsh.sh_offset, strsh.sh_size))
 		goto out;
 	strtab = (const char *)data + strsh.sh_offset;
+	bool str_ends = strtab[strsh.sh_size - 1] == '\0';
+	if (img && img->mmapped && b->nstrs < sizeof(b->strs) / sizeof(b->strs[0])) {
+		b->strs[b->nstrs++] = (struct sym_strings){ img, strtab, strsh.sh_size };
+		registered = true;
+	}
 
 	entsize = is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	count = sh.sh_size / entsize;
@@ -335,13 +360,23 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 			released = i;
 		}
 		unwind_yield();
-		name = (uint32_t)arch_get_uint(p, 4, be);
-		if (is64) {
+		if (be == host_be && is64) {
+			/* The common case, in one copy. */
+			Elf64_Sym es;
+			memcpy(&es, p, sizeof(es));
+			name = es.st_name;
+			info = es.st_info;
+			shndx = es.st_shndx;
+			value = es.st_value;
+			sz = es.st_size;
+		} else if (is64) {
+			name = (uint32_t)arch_get_uint(p, 4, be);
 			info = p[4];
 			shndx = (unsigned)arch_get_uint(p + 6, 2, be);
 			value = arch_get_uint(p + 8, 8, be);
 			sz = arch_get_uint(p + 16, 8, be);
 		} else {
+			name = (uint32_t)arch_get_uint(p, 4, be);
 			value = arch_get_uint(p + 4, 4, be);
 			sz = arch_get_uint(p + 8, 4, be);
 			info = p[12];
@@ -362,8 +397,10 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 			    !(ssh.sh_flags & SHF_EXECINSTR))
 				continue;
 		}
+		/* A string table that ends in a NUL ends every name in it:
+		 * its pages are then not touched to check each one. */
 		if (name == 0 || name >= strsh.sh_size ||
-		    !memchr(strtab + name, '\0', strsh.sh_size - name))
+		    (!str_ends && !memchr(strtab + name, '\0', strsh.sh_size - name)))
 			continue;
 
 		/* The section bounds how far a size-0 symbol may reach. */
@@ -388,6 +425,10 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 	}
 	ret = (long)added;
 out:
+	/* A file that gave nothing may be unmapped next (a debug file
+	 * not taken). */
+	if (registered && ret <= 0)
+		b->nstrs--;
 	if (reading) {
 		release_pages(img, data + sh.sh_offset, sh.sh_size);
 		release_pages(img, data + strsh.sh_offset, strsh.sh_size);
@@ -476,6 +517,7 @@ static void build_drop(struct sym_build *b)
 	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, b->charged);
 	b->v = NULL;
 	b->n = b->cap = 0;
+	b->nstrs = 0;
 	b->charged = 0;
 }
 
@@ -576,6 +618,72 @@ static long source_done(struct sym_build *b, long added, const char *path, const
 	return 0;
 }
 
+/* Collect the functions of img into b, from its sources in order (with
+ * all false: only .dynsym, .gopclntab and the PLT, the sources of a
+ * second try).  Returns the number added, or -E2BIG (the time is up:
+ * b->over) or -ENOMEM. */
+static long names_from(struct symtab *st, struct elf_image *img, struct sym_build *b, bool all)
+{
+	long added = 0;
+
+	if (all) {
+		/* .symtab is a superset of .dynsym: no need to merge them. */
+		added = collect(b, img, img->data, img->size, SHT_SYMTAB);
+		added = source_done(b, added, img->path, ".symtab");
+		if (added == 0) {
+			struct symtab_take a = { st, b };
+
+			added = elf_debug_file_search(img, symtab_take_debug, &a);
+		}
+		if (added == 0) {
+			added = from_minidebuginfo(st, img, b);
+			added = source_done(b, added, img->path, "MiniDebugInfo");
+			if (added == 0 && st->minidebug) {
+				free(st->minidebug);
+				unwind_budget_give(UNWIND_BUDGET_SYMBOLS, st->minidebug_len);
+				st->minidebug = NULL;
+				st->minidebug_len = 0;
+			}
+		}
+	}
+	if (added == 0) {
+		added = collect(b, img, img->data, img->size, SHT_DYNSYM);
+		added = source_done(b, added, img->path, ".dynsym");
+		/* A stripped Go binary still has the runtime's own table. */
+		if (added >= 0) {
+			long go = gopclntab_symbols(img, b);
+
+			go = source_done(b, go, img->path, ".gopclntab");
+			added = go < 0 ? go : added + go;
+		}
+	}
+	/* The PLT lives in the running file, not in a debug file. */
+	if (added >= 0) {
+		long plt = plt_symbols(img, b, &st->plt_names, &st->plt_names_len);
+
+		/* Over a budget here, the functions found so far are kept
+		 * without the stubs. */
+		if (plt == -E2BIG && b->over != SYM_OVER_TIME) {
+			b->over = SYM_FITS;
+			plt = 0;
+		}
+		added = plt < 0 ? plt : added + plt;
+	}
+	return added;
+}
+
+/* What st keeps for its names, given back (a table dropped). */
+static void drop_sources(struct symtab *st)
+{
+	free(st->minidebug);
+	free(st->plt_names);
+	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, st->minidebug_len + st->plt_names_len);
+	st->minidebug = NULL;
+	st->plt_names = NULL;
+	st->minidebug_len = st->plt_names_len = 0;
+	elf_cache_free(&st->debug);
+}
+
 /* NULL only when out of memory; an image without symbols (or whose
  * tables are over their budgets) gets an empty table, so that it is not
  * searched again. */
@@ -586,62 +694,29 @@ static struct symtab *symtab_build(struct elf_image *img)
 		.max_funcs = unwind_budget_module_funcs(),
 		.deadline = monotonic_ns() + SYMTAB_BUILD_NS,
 	};
-	long added;
 
 	if (!st)
 		return NULL;
-	/* .symtab is a superset of .dynsym: no need to merge them. */
-	added = collect(&b, img, img->data, img->size, SHT_SYMTAB);
-	added = source_done(&b, added, img->path, ".symtab");
-	if (added == 0) {
-		struct symtab_take a = { st, &b };
+	for (int all = 1; all >= 0; all--) {
+		long added = names_from(st, img, &b, all);
 
-		added = elf_debug_file_search(img, symtab_take_debug, &a);
-	}
-	if (added == 0) {
-		added = from_minidebuginfo(st, img, &b);
-		added = source_done(&b, added, img->path, "MiniDebugInfo");
-		if (added == 0 && st->minidebug) {
-			free(st->minidebug);
-			unwind_budget_give(UNWIND_BUDGET_SYMBOLS, st->minidebug_len);
-			st->minidebug = NULL;
-			st->minidebug_len = 0;
-		}
-	}
-	if (added == 0) {
-		added = collect(&b, img, img->data, img->size, SHT_DYNSYM);
-		added = source_done(&b, added, img->path, ".dynsym");
-		/* A stripped Go binary still has the runtime's own table. */
-		if (added >= 0) {
-			long go = gopclntab_symbols(img, &b);
-
-			go = source_done(&b, go, img->path, ".gopclntab");
-			added = go < 0 ? go : added + go;
-		}
-	}
-	/* The PLT lives in the running file, not in a debug file. */
-	if (added >= 0) {
-		long plt = plt_symbols(img, &b, &st->plt_names, &st->plt_names_len);
-
-		/* Over a budget here, the functions found so far are kept
-		 * without the stubs. */
-		if (plt == -E2BIG) {
-			b.over = SYM_FITS;
-			plt = 0;
-		}
-		added = plt < 0 ? plt : added + plt;
-	}
-	if (added < 0 || finish(st, &b) < 0) {
-		if (b.over == SYM_OVER_TIME) {
-			/* Out of time in the sort: an empty table, said. */
-			note_over(&b, img->path, "symbol table");
+		if (added >= 0 && finish(st, &b) == 0)
 			return st;
-		}
-		build_drop(&b);
-		symtab_free(st);
-		return NULL;
+		if (b.over != SYM_OVER_TIME)
+			break;
+		/* Out of time (a table of millions, or of aliases that only
+		 * their names tell apart): said, and the module's small
+		 * tables tried in a quarter of the time; then an empty
+		 * table. */
+		note_over(&b, img->path, "symbol table");
+		drop_sources(st);
+		if (!all)
+			return st;
+		b.deadline = monotonic_ns() + SYMTAB_BUILD_NS / 4;
 	}
-	return st;
+	build_drop(&b);
+	symtab_free(st);
+	return NULL;
 }
 
 int
