@@ -27,17 +27,18 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "unwind/budget.h"
 #include "unwind/cfi.h"
 #include "unwind/elf-image.h"
 #include "unwind/symbols.h"
-
-/* A rewrite larger than this is not believed. */
-#define DEBUG_FRAME_MAX (256u << 20)
 
 /* What the rewrite needs to know about the module. */
 struct df_job {
 	uint64_t bias, base;      /* load bias; address the buffer is served at */
 	uint64_t lo, hi;          /* ELF vaddr range of its PT_LOADs */
+	uint64_t max;             /* bytes the rewrite and its tables may take
+				     (unwind_budget_cfi_module of the module) */
+	const char *path;         /* the module, for a note */
 	struct debug_frame *out;
 	int err;                  /* of the last attempt */
 };
@@ -46,16 +47,18 @@ struct df_job {
 struct df_buf {
 	unsigned char *p;
 	size_t len, cap;
+	size_t max;               /* what the rewrite may take (job's max less
+				     its tables of CIEs and FDEs) */
 	bool failed;
-	bool too_big;             /* failed by DEBUG_FRAME_MAX, not ENOMEM */
+	bool too_big;             /* failed by max, not ENOMEM */
 };
 
 static unsigned char *buf_grow(struct df_buf *b, size_t n)
 {
 	if (b->failed)
 		return NULL;
-	/* b->len <= DEBUG_FRAME_MAX: the subtraction cannot wrap */
-	if (n > DEBUG_FRAME_MAX - b->len) {
+	/* b->len <= b->max: the subtraction cannot wrap */
+	if (n > b->max - b->len) {
 		b->failed = b->too_big = true;
 		return NULL;
 	}
@@ -183,8 +186,9 @@ static const struct cie_map *cie_find(const struct cie_map *v, size_t n, uint64_
 }
 
 /* The entries of b are written: end them, add the sorted (start, FDE)
- * table and hand b over to job->out.  0, -ENOENT (no FDE), -ENOMEM or
- * -EFBIG. */
+ * table and hand b over to job->out, charged to the run's CFI budget.
+ * 0, -ENOENT (no FDE), -ENOMEM, -EFBIG (over the module's limit) or
+ * -ENOSPC (over the run's, said). */
 static int finish(struct df_buf *b, struct fde_ent *fdes, size_t nfdes, struct df_job *job)
 {
 	if (nfdes == 0)
@@ -207,6 +211,18 @@ static int finish(struct df_buf *b, struct fde_ent *fdes, size_t nfdes, struct d
 		return b->too_big ? -EFBIG : -ENOMEM;
 	if (b->len > INT32_MAX)
 		return -EFBIG;
+	/* Kept while the module is (per target): the run's CFI budget. */
+	if (!unwind_budget_take(UNWIND_BUDGET_CFI, b->len)) {
+		char a[32];
+		unwind_note_skipped(job->path, "not read: the run's CFI copies hold their limit "
+				    "(%s); its frames are found without its rewritten CFI",
+				    unwind_size_text(unwind_budget_limit(UNWIND_BUDGET_CFI), a,
+						     sizeof(a)));
+		return -ENOSPC;
+	}
+	unsigned char *fit = realloc(b->p, b->len);
+	if (fit)
+		b->p = fit;
 	job->out->buf = b->p;
 	job->out->len = b->len;
 	job->out->table_off = table;
@@ -232,7 +248,7 @@ static int finish(struct df_buf *b, struct fde_ent *fdes, size_t nfdes, struct d
  * usable FDE), -ENOMEM or -EFBIG. */
 static int rewrite(const struct cfi_section *sec, struct df_job *job)
 {
-	struct df_buf b = { 0 };
+	struct df_buf b = { .max = (size_t)job->max };
 	struct cie_map *cies = NULL;
 	struct fde_ent *fdes = NULL;
 	size_t ncies = 0, ciecap = 0, nfdes = 0, fdecap = 0;
@@ -278,6 +294,12 @@ static int rewrite(const struct cfi_section *sec, struct df_job *job)
 						 (size_t)(f.end - f.ins));
 				}
 			}
+			/* The tables of CIEs and FDEs count too: a section of
+			 * a million small CIEs would else take more for them
+			 * than the rewrite. */
+			if (!b.failed && (uint64_t)ciecap * sizeof(*cies) + (uint64_t)fdecap *
+			    sizeof(*fdes) + b.cap > job->max)
+				b.failed = b.too_big = true;
 			if (b.failed)
 				goto nomem;
 		}
@@ -285,7 +307,7 @@ static int rewrite(const struct cfi_section *sec, struct df_job *job)
 	ret = finish(&b, fdes, nfdes, job);
 	goto out;
 nomem:
-	ret = b.failed && b.cap > DEBUG_FRAME_MAX ? -EFBIG : -ENOMEM;
+	ret = b.too_big ? -EFBIG : -ENOMEM;
 out:
 	free(b.p);
 	free(cies);
@@ -308,6 +330,12 @@ static int from_section(const struct elf_image *img, const char *name, struct df
 		ret = -ENOENT;
 	else
 		ret = rewrite(&sec, job);
+	if (ret == -EFBIG && job->path) {
+		char a[32];
+		unwind_note_skipped(img->path, "not read: its %s, rewritten for the unwinder, is over "
+				    "the limit of %s for the module %s; its frames are found without it",
+				    name, unwind_size_text(job->max, a, sizeof(a)), job->path);
+	}
 	free(owned);
 	return ret;
 }
@@ -343,6 +371,8 @@ static int job_init(struct df_job *job, const struct elf_image *img, uint64_t bi
 	job->bias = bias;
 	job->base = base;
 	job->out = out;
+	job->max = unwind_budget_cfi_module(img->size);
+	job->path = img->path;
 	job->lo = UINT64_MAX;
 	for (size_t i = 0; i < img->nsegs; i++) {
 		if (img->segs[i].vaddr < job->lo)
@@ -386,6 +416,8 @@ eh_frame_build(const struct elf_image *img, uint64_t bias, uint64_t base,
 void
 debug_frame_free(struct debug_frame *df)
 {
+	if (df->buf)
+		unwind_budget_give(UNWIND_BUDGET_CFI, df->len);
 	free(df->buf);
 	memset(df, 0, sizeof(*df));
 }
