@@ -541,10 +541,22 @@ index_build(const struct elf_image *img, const char *name)
 		}
 		x->charged = x->sec.len;
 	}
-	size_t cap = 0, off = 0;
+	/* The index is smaller than its section: one of 4 times the limit
+	 * (of padding, say, which gives nothing) is not walked through. */
+	if (x->sec.len > 4 * max) {
+		why = "its section is over 4 times the limit for the module";
+		why_limit = max;
+		goto refuse;
+	}
+	size_t cap = 0, off = 0, released = 0;
 	struct cfi_entry e;
 	while (cfi_next_entry(&x->sec, &off, &e) > 0) {
 		struct cfi_fde f;
+		/* A mapped section read once: its pages are not kept. */
+		if (!x->owned && off - released >= (8u << 20)) {
+			elf_image_release(img, x->sec.p + released, off - released);
+			released = off;
+		}
 		if (e.is_cie || !fde_at(&x->sec, e.off, &f) || f.range == 0 || f.start == 0)
 			continue;
 		if (x->n == cap) {
@@ -567,6 +579,8 @@ index_build(const struct elf_image *img, const char *name)
 			f.start, f.range > UINT32_MAX ? UINT32_MAX : (uint32_t)f.range,
 			(uint32_t)e.off };
 	}
+	if (!x->owned)
+		elf_image_release(img, x->sec.p, x->sec.len);
 	if (x->n == 0)
 		goto refuse;
 	ent_sort(x->v, x->n);

@@ -328,8 +328,15 @@ static int from_section(const struct elf_image *img, const char *name, struct df
 	/* A compressed .eh_frame is not what the process runs with. */
 	if (sec.be || sec.addr_size != 8 || (sec.eh && owned))
 		ret = -ENOENT;
+	/* Its rewrite is about as large: a section of twice the limit (of
+	 * padding, say, which gives nothing) is not walked through. */
+	else if (sec.len > 2 * job->max)
+		ret = -EFBIG;
 	else
 		ret = rewrite(&sec, job);
+	/* The mapped section was read once: its pages are not kept. */
+	if (!owned)
+		elf_image_release(img, sec.p, sec.len);
 	if (ret == -EFBIG && job->path) {
 		char a[32];
 		unwind_note_skipped(img->path, "not read: its %s, rewritten for the unwinder, is over "
