@@ -37,6 +37,14 @@
  * sort): record's unwinder must name its samples within its 5 s watchdog,
  * and a dump has its deadline. */
 #define SYMTAB_BUILD_NS (2 * NS_PER_SEC)
+/* Builds that ran out of their time draw on the run's bank of this much,
+ * which refills at a tenth of the time that passes: one stack through
+ * many hostile libraries must not hold the unwinder past record's
+ * watchdog.  An empty bank leaves a build SYMTAB_BUILD_MIN_NS (a table
+ * of some 500,000 functions here); tables that fit in their time never
+ * draw on it. */
+#define SYMTAB_BANK_NS      (3 * NS_PER_SEC)
+#define SYMTAB_BUILD_MIN_NS (250 * NS_PER_MS)
 /* Entries of a table read between two releases of its pages. */
 #define SYMTAB_RELEASE_EVERY (64u << 10)
 
@@ -93,7 +101,8 @@ struct sym_build {
 	size_t n, cap;
 	uint64_t charged;         /* bytes of v taken from the run's budget */
 	uint64_t max_funcs;       /* the module's budget */
-	uint64_t deadline;        /* monotonic_ns() */
+	uint64_t started;         /* monotonic_ns() */
+	uint64_t deadline;
 	enum sym_over over;
 	/* The string tables of mapped files the names are in: the sort
 	 * reads the names of aliases, and drops these pages as it goes. */
@@ -510,6 +519,30 @@ static int finish(struct symtab *st, struct sym_build *b)
 	return 0;
 }
 
+/* The run's bank of time for builds that run out of theirs (under the
+ * image lock, as builds are). */
+static uint64_t bank_ns = SYMTAB_BANK_NS, bank_at;
+
+/* The time a build starting now may take: SYMTAB_BUILD_NS, less when the
+ * bank is low. */
+static uint64_t build_time(uint64_t now)
+{
+	if (bank_at)
+		bank_ns += (now - bank_at) / 10;
+	if (bank_ns > SYMTAB_BANK_NS)
+		bank_ns = SYMTAB_BANK_NS;
+	bank_at = now;
+	uint64_t t = bank_ns < SYMTAB_BUILD_NS ? bank_ns : SYMTAB_BUILD_NS;
+	return t < SYMTAB_BUILD_MIN_NS ? SYMTAB_BUILD_MIN_NS : t;
+}
+
+/* A build ran out of its time (started at started): drawn from the bank. */
+static void bank_draw(uint64_t started)
+{
+	uint64_t spent = monotonic_ns() - started;
+	bank_ns = spent < bank_ns ? bank_ns - spent : 0;
+}
+
 /* Drop what b collected (a table over a budget). */
 static void build_drop(struct sym_build *b)
 {
@@ -544,7 +577,9 @@ static void note_over(struct sym_build *b, const char *path, const char *what)
 	case SYM_OVER_TIME:
 		unwind_note_skipped(path, "not read: its %s was not indexed within %llu ms; frames "
 				    "there are named from what else it has, or by module and offset",
-				    what, (unsigned long long)(SYMTAB_BUILD_NS / NS_PER_MS));
+				    what, (unsigned long long)((b->deadline - b->started) / NS_PER_MS));
+		bank_draw(b->started);
+		b->started = monotonic_ns();
 		break;
 	case SYM_FITS:
 		break;
@@ -690,9 +725,11 @@ static void drop_sources(struct symtab *st)
 static struct symtab *symtab_build(struct elf_image *img)
 {
 	struct symtab *st = calloc(1, sizeof(*st));
+	uint64_t now = monotonic_ns(), time = build_time(now);
 	struct sym_build b = {
 		.max_funcs = unwind_budget_module_funcs(),
-		.deadline = monotonic_ns() + SYMTAB_BUILD_NS,
+		.started = now,
+		.deadline = now + time,
 	};
 
 	if (!st)
@@ -712,7 +749,8 @@ static struct symtab *symtab_build(struct elf_image *img)
 		drop_sources(st);
 		if (!all)
 			return st;
-		b.deadline = monotonic_ns() + SYMTAB_BUILD_NS / 4;
+		b.started = monotonic_ns();
+		b.deadline = b.started + time / 4;
 	}
 	build_drop(&b);
 	symtab_free(st);
