@@ -94,7 +94,9 @@ void symtab_free(struct symtab *s);
  * Debug files and compressed sections come from the target's side: a
  * file over its limit is not read, and said once in the summary
  * (unwind_skipped_next, unwind.h).  The limits are relative to the module
- * the input describes, with a floor for small modules. */
+ * the input describes, with a floor for small modules.  What is built from
+ * what is read (symbol tables, CFI copies) has budgets of its own, per
+ * module and per run: unwind/budget.h. */
 #define DEBUG_FILE_MIN_LIMIT  (256ull << 20)  /* a debug file may be this */
 #define DEBUG_FILE_RATIO      64              /*   or 64 times its module */
 #define MINIDEBUG_MIN_LIMIT   (2ull << 20)    /* .gnu_debugdata decompressed (it holds

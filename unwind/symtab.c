@@ -6,9 +6,17 @@
  * MiniDebugInfo (minidebuginfo.c), .dynsym with Go's .gopclntab
  * (gopclntab.c); then the PLT stubs (plt.c).  Names point into the
  * string table of the mmap'd file (or of the separate debug file, which the
- * table keeps mapped), so a table costs one small entry per function.
- * Demangled forms are computed when first asked for and kept in the entry,
- * so the pointer returned stays valid until the image is freed.
+ * table keeps mapped), so a table is a compact index over the mapped file:
+ * 24 bytes a function, the file's pages dropped as they are read.
+ * Demangled forms are computed when first asked for and kept aside, so the
+ * pointer returned stays valid until the image is freed.
+ *
+ * The files are the target's (issue 32: a library of 20M symbols): a
+ * table holds at most a module's budget of functions, the run's tables
+ * together at most the run's (unwind/budget.h), and a build takes at most
+ * SYMTAB_BUILD_NS.  A table over one is dropped, said once naming the
+ * file, and the module's other sources tried (.dynsym); frames nothing
+ * names are shown by module and offset (tests/security-symbols.test).
  */
 #include "config.h"
 
