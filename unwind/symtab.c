@@ -53,8 +53,12 @@
  * draw on it. */
 #define SYMTAB_BANK_NS      (3 * NS_PER_SEC)
 #define SYMTAB_BUILD_MIN_NS (250 * NS_PER_MS)
-/* Entries of a table read between two releases of its pages. */
-#define SYMTAB_RELEASE_EVERY (64u << 10)
+/* Entries of a table, or names, read between two releases of their
+ * pages: a fault maps up to 16 pages around it, so at most 16 x 2 x 1,024
+ * pages of names (128 MiB) are resident between two, whatever the file
+ * does to spread them. */
+#define SYMTAB_RELEASE_EVERY (8u << 10)
+#define SYMTAB_NAMES_RELEASE_EVERY 1024u
 
 #define SYM_DEM_TRIED    0x1
 #define SYM_DEM_NP_TRIED 0x2
@@ -205,7 +209,7 @@ static inline int cmp_sym(struct sym_build *b, const struct sym *x, const struct
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
 	/* Names are read: their pages dropped every so many. */
-	if (++b->name_reads >= SYMTAB_RELEASE_EVERY) {
+	if (++b->name_reads >= SYMTAB_NAMES_RELEASE_EVERY) {
 		b->name_reads = 0;
 		for (unsigned k = 0; k < b->nstrs; k++)
 			release_pages(b->strs[k].img, b->strs[k].p, b->strs[k].len);
@@ -373,7 +377,8 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 		}
 		if (i - released >= SYMTAB_RELEASE_EVERY) {
 			release_pages(img, base + released * entsize, (i - released) * entsize);
-			release_pages(img, strtab, strsh.sh_size);
+			if (!str_ends)   /* every name was read */
+				release_pages(img, strtab, strsh.sh_size);
 			released = i;
 		}
 		unwind_yield();
