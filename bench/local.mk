@@ -23,6 +23,7 @@ bench_fixed_work_LDFLAGS =
 # their tests, in tests/accuracy.mk and ui/local.mk).
 EXTRA_DIST += \
 	bench/dump-parked.sh \
+	bench/hostile-symbols.sh \
 	bench/lib.sh \
 	bench/oncpu-busy.sh \
 	bench/oncpu-syscall.sh \

@@ -153,6 +153,7 @@ QUICK_TESTS += \
 	tests/security-debuginfod.test \
 	tests/security-output.test \
 	tests/security-perfmap.test \
+	tests/security-symbols.test \
 	tests/security-terminal.test \
 	tests/security-top.test
 

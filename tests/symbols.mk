@@ -8,6 +8,11 @@ tests_unit_symtab_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_unit_symtab_LDADD = unwind/libunwind-engines.a ptrace/libptrace.a arch/libarch.a base/libbase.a \
 	$(LIBDW_LIBS) $(LIBELF_LIBS) $(DEMANGLE_LIBS) $(LZMA_LIBS) $(ZLIB_LIBS)
 
+# An ELF file with as many symbols as asked (tests/security-symbols.test,
+# bench/hostile-symbols.sh).
+check_PROGRAMS += tests/symbols-gen
+tests_symbols_gen_SOURCES = tests/symbols-gen.c
+
 # file_map()'s SIGBUS guard (unwind/elf-image.c).
 check_PROGRAMS += tests/unit-filemap
 tests_unit_filemap_SOURCES = tests/unit-filemap.c

@@ -25,6 +25,7 @@
 
 #include "arch/arch.h"
 #include "tests/check.h"
+#include "unwind/budget.h"
 #include "unwind/elf-image.h"
 #include "unwind/maps.h"
 #include "unwind/symbols.h"
@@ -834,6 +835,70 @@ static void test_damaged(unsigned seed)
 
 /* ---- .gnu_debuglink ----------------------------------------------------------- */
 
+/* Does a note of the summary (unwind_skipped_next) hold text? */
+static bool noted(const char *text)
+{
+	size_t it = 0;
+
+	for (const char *l; (l = unwind_skipped_next(&it));)
+		if (strstr(l, text))
+			return true;
+	return false;
+}
+
+/* The symbol tables' budgets (unwind/budget.h): a table is charged to the
+ * run's while it lives and given back whole; one over the module's budget
+ * (lowered with STACKSPY_TEST_SYMBOL_BUDGET) or the run's is not taken,
+ * said naming the file, and what was charged for it goes back. */
+static void test_budgets(void)
+{
+	uint64_t before = unwind_budget_used(UNWIND_BUDGET_SYMBOLS);
+	struct elf_cache c = { NULL };
+	struct elf_image *img;
+	const char *n;
+	char path[64];
+	int err;
+
+	img = elf_cache_open_path(&c, "/proc/self/exe", &err);
+	CHECK(img != NULL, "open /proc/self/exe: %s", strerror(-err));
+	if (!img)
+		return;
+	n = elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL);
+	CHECK(n && strcmp(n, "unit_global_fn") == 0, "own table: %s", n ? n : "(none)");
+	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) > before, "a table is charged");
+	elf_cache_free(&c);
+	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) == before, "and given back whole");
+
+	/* Its .symtab has more than 4 x 10 entries: not read. */
+	setenv("STACKSPY_TEST_SYMBOL_BUDGET", "10", 1);
+	img = elf_cache_open_path(&c, "/proc/self/exe", &err);
+	n = img ? elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
+	CHECK(img && !n, "a table over the module's budget names nothing: %s", n ? n : "(none)");
+	CHECK(noted("/proc/self/exe not read: its .symtab holds more than the 10 functions"),
+	      "the module's budget is said, naming the file");
+	elf_cache_free(&c);
+	unsetenv("STACKSPY_TEST_SYMBOL_BUDGET");
+	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) == before, "nothing kept for it");
+
+	/* The run's tables hold all but a little: the next table is refused
+	 * as it grows, and what it took goes back. */
+	uint64_t rest = unwind_budget_limit(UNWIND_BUDGET_SYMBOLS) - before;
+	CHECK(unwind_budget_take(UNWIND_BUDGET_SYMBOLS, rest - 1000), "fill the run's budget");
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)getpid());
+	img = elf_cache_open_path(&c, path, &err);
+	n = img ? elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
+	CHECK(img && !n, "a table over the run's budget names nothing: %s", n ? n : "(none)");
+	char want[160];
+	snprintf(want, sizeof(want), "%s not read: the symbol tables of this run hold their limit",
+		 path);
+	CHECK(noted(want), "the run's budget is said, naming the file");
+	elf_cache_free(&c);
+	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, rest - 1000);
+	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) == before, "the run's budget back");
+	CHECK(!unwind_budget_take(UNWIND_BUDGET_SYMBOLS, UINT64_MAX) &&
+	      unwind_budget_used(UNWIND_BUDGET_SYMBOLS) == before, "a charge that cannot fit");
+}
+
 static const char *lookup_in(const char *path, uint64_t vaddr)
 {
 	static char name[64];
@@ -1175,6 +1240,7 @@ int main(void)
 	module_map_free(&mm);
 
 	if (self_text_vaddr) {
+		test_budgets();
 		test_debuglink();
 		test_replaced();
 		test_damaged(seed);

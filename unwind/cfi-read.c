@@ -5,9 +5,9 @@
  * binary-search table, and a sorted table of a module's FDEs built once
  * when the module has no .eh_frame_hdr (static links: GNU ld writes none
  * unless asked; musl-gcc's links).  In either byte order, with 4- or
- * 8-byte addresses.  Every engine finds FDEs here: debug-frame.c rewrites
- * what it reads for libunwind (engine-cfi.c), engine-mips.c takes function
- * bounds and the outermost frame from it.
+ * 8-byte addresses.  Every engine finds FDEs here (engine-dwarf.c: the
+ * cfi and auto engines); engine-mips.c takes function bounds and the
+ * outermost frame from it.
  */
 #include "config.h"
 
@@ -20,13 +20,11 @@
 
 #include "arch/arch.h"
 #include "base/base.h"
+#include "unwind/budget.h"
 #include "unwind/cfi.h"
 #include "unwind/elf-image.h"
 #include "unwind/maps.h"
 #include "unwind/symbols.h"
-
-/* A decompressed section larger than this is not believed. */
-#define CFI_SECTION_MAX (256u << 20)
 
 static uint64_t
 get(const struct cfi_section *s, const unsigned char *p, unsigned size)
@@ -273,17 +271,29 @@ cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e, const stru
 
 /* ---- sections --------------------------------------------------------------- */
 
-/* Inflate the SHF_COMPRESSED section scn (its bytes p[0, len), header
- * included: ELFCOMPRESS_ZLIB) into *owned.  0 or -errno. */
+/* Inflate the SHF_COMPRESSED section scn of img (its bytes p[0, len),
+ * header included: ELFCOMPRESS_ZLIB) into *owned: at most the module's
+ * bound for a CFI copy (unwind_budget_cfi_module: a zlib bomb in a
+ * hostile library inflates to what its header says).  0 or -errno. */
 static int
-inflate_section(Elf_Scn *scn, const unsigned char *p, size_t len, int elf_class,
-		unsigned char **owned, size_t *out_len)
+inflate_section(const struct elf_image *img, const char *name, Elf_Scn *scn,
+		const unsigned char *p, size_t len, int elf_class, unsigned char **owned,
+		size_t *out_len)
 {
 	GElf_Chdr ch;
 	size_t hdr = elf_class == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
 	if (!gelf_getchdr(scn, &ch) || len < hdr || ch.ch_type != ELFCOMPRESS_ZLIB ||
-	    ch.ch_size == 0 || ch.ch_size > CFI_SECTION_MAX)
+	    ch.ch_size == 0)
 		return -EINVAL;
+	uint64_t max = unwind_budget_cfi_module(img->size);
+	if (ch.ch_size > max) {
+		char a[32], b[32];
+		unwind_note_skipped(img->path, "not read: its %s inflates to %s, over the limit "
+				    "of %s for the module; its frames there are found without it",
+				    name, unwind_size_text(ch.ch_size, a, sizeof(a)),
+				    unwind_size_text(max, b, sizeof(b)));
+		return -EFBIG;
+	}
 	*owned = malloc(ch.ch_size);
 	if (!*owned)
 		return -ENOMEM;
@@ -331,8 +341,8 @@ cfi_section_get(const struct elf_image *img, const char *name, struct cfi_sectio
 		    !span_inside(img->size, sh.sh_offset, sh.sh_size))
 			break;
 		if (sh.sh_flags & SHF_COMPRESSED) {
-			ret = inflate_section(scn, img->data + sh.sh_offset, sh.sh_size,
-					      gelf_getclass(e), owned, &out->len);
+			ret = inflate_section(img, name, scn, img->data + sh.sh_offset,
+					      sh.sh_size, gelf_getclass(e), owned, &out->len);
 			out->p = *owned;
 		} else {
 			out->p = img->data + sh.sh_offset;
@@ -436,24 +446,51 @@ hdr_search(const struct cfi_hdr *h, uint64_t vaddr)
 
 /* The sorted table of an .eh_frame without a header, or of a
  * .debug_frame, built once per image (elf_image.cfi_index and
- * cfi_debug_index, under the image lock). */
+ * cfi_debug_index, under the image lock): 16 bytes an FDE, at most the
+ * module's bound for a CFI copy (with the inflated section, if it was
+ * compressed), charged to the run's CFI budget while the image lives. */
 struct cfi_index {
 	struct cfi_section sec;
 	struct elf_cache *file;   /* a separate debug file the section is
 				     read from (its mapping), or NULL */
 	unsigned char *owned;     /* a compressed section, inflated */
 	struct cfi_index_ent {
-		uint64_t start, range;
-		size_t off;
+		uint64_t start;
+		uint32_t range;   /* clamped: no function is 4 GiB */
+		uint32_t off;     /* of the FDE in the section (< 4 GiB) */
 	} *v;
 	size_t n;
+	uint64_t charged;         /* bytes taken from the run's CFI budget */
 };
 
-static int
-cmp_ent(const void *a, const void *b)
+/* Sift v[root] down the max-heap v[0, n) ordered by start. */
+static void
+ent_sift(struct cfi_index_ent *v, size_t root, size_t n)
 {
-	const struct cfi_index_ent *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
+	for (size_t c; (c = 2 * root + 1) < n; root = c) {
+		if (c + 1 < n && v[c].start < v[c + 1].start)
+			c++;
+		if (v[root].start >= v[c].start)
+			return;
+		struct cfi_index_ent t = v[root];
+		v[root] = v[c];
+		v[c] = t;
+	}
+}
+
+/* In place by start (glibc's qsort would copy the table whole), in
+ * O(n log n) whatever the order: heapsort. */
+static void
+ent_sort(struct cfi_index_ent *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		ent_sift(v, i, n);
+	for (size_t i = n; i-- > 1;) {
+		struct cfi_index_ent t = v[0];
+		v[0] = v[i];
+		v[i] = t;
+		ent_sift(v, 0, i);
+	}
 }
 
 /* The FDE whose entry is at offset off of s (and its CIE) into *f. */
@@ -472,43 +509,12 @@ fde_at(const struct cfi_section *s, size_t off, struct cfi_fde *f)
 	return cfi_fde_parse(s, &e, &f->cie, f);
 }
 
-static struct cfi_index *
-index_build(const struct elf_image *img, const char *name)
-{
-	struct cfi_index *x = calloc(1, sizeof(*x));
-	if (!x)
-		return NULL;
-	bool eh = strcmp(name, ".eh_frame") == 0;
-	if (cfi_section_get(img, name, &x->sec, &x->owned) < 0 || (eh && x->owned)) {
-		free(x->owned);   /* a compressed .eh_frame is not loaded code */
-		free(x);
-		return NULL;
-	}
-	size_t cap = 0, off = 0;
-	struct cfi_entry e;
-	while (cfi_next_entry(&x->sec, &off, &e) > 0) {
-		struct cfi_fde f;
-		if (e.is_cie || !fde_at(&x->sec, e.off, &f) || f.range == 0 || f.start == 0)
-			continue;
-		if (BASE_GROW(x->v, cap, x->n + 1, 256) < 0)
-			break;
-		x->v[x->n++] = (struct cfi_index_ent){ f.start, f.range, e.off };
-	}
-	if (x->n == 0) {
-		free(x->v);
-		free(x->owned);
-		free(x);
-		return NULL;
-	}
-	qsort(x->v, x->n, sizeof(*x->v), cmp_ent);
-	return x;
-}
-
 void
 cfi_index_free(struct cfi_index *x)
 {
 	if (!x)
 		return;
+	unwind_budget_give(UNWIND_BUDGET_CFI, x->charged);
 	free(x->v);
 	free(x->owned);
 	if (x->file) {
@@ -516,6 +522,84 @@ cfi_index_free(struct cfi_index *x)
 		free(x->file);
 	}
 	free(x);
+}
+
+static struct cfi_index *
+index_build(const struct elf_image *img, const char *name)
+{
+	struct cfi_index *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	bool eh = strcmp(name, ".eh_frame") == 0;
+	if (cfi_section_get(img, name, &x->sec, &x->owned) < 0 || (eh && x->owned) ||
+	    x->sec.len > UINT32_MAX) {
+		free(x->owned);   /* a compressed .eh_frame is not loaded code */
+		free(x);
+		return NULL;
+	}
+	uint64_t max = unwind_budget_cfi_module(img->size);
+	const char *why = NULL;
+	uint64_t why_limit = unwind_budget_limit(UNWIND_BUDGET_CFI);
+	if (x->owned) {
+		if (!unwind_budget_take(UNWIND_BUDGET_CFI, x->sec.len)) {
+			why = "the run's CFI copies hold their limit";
+			goto refuse;
+		}
+		x->charged = x->sec.len;
+	}
+	/* The index is smaller than its section: one of 4 times the limit
+	 * (of padding, say, which gives nothing) is not walked through. */
+	if (x->sec.len > 4 * max) {
+		why = "its section is over 4 times the limit for the module";
+		why_limit = max;
+		goto refuse;
+	}
+	size_t cap = 0, off = 0, released = 0;
+	struct cfi_entry e;
+	while (cfi_next_entry(&x->sec, &off, &e) > 0) {
+		struct cfi_fde f;
+		/* A mapped section read once: its pages are not kept. */
+		if (!x->owned && off - released >= (8u << 20)) {
+			elf_image_release(img, x->sec.p + released, off - released);
+			released = off;
+		}
+		if (e.is_cie || !fde_at(&x->sec, e.off, &f) || f.range == 0 || f.start == 0)
+			continue;
+		if (x->n == cap) {
+			size_t ncap = cap ? 2 * cap : 256;
+			uint64_t more = (uint64_t)(ncap - cap) * sizeof(*x->v);
+			if (x->charged + more > max) {
+				why = "its FDEs are over the limit for the module";
+				why_limit = max;
+				goto refuse;
+			}
+			if (!unwind_budget_take(UNWIND_BUDGET_CFI, more)) {
+				why = "the run's CFI copies hold their limit";
+				goto refuse;
+			}
+			x->charged += more;
+			if (BASE_GROW(x->v, cap, ncap, 256) < 0)
+				goto refuse;
+		}
+		x->v[x->n++] = (struct cfi_index_ent){
+			f.start, f.range > UINT32_MAX ? UINT32_MAX : (uint32_t)f.range,
+			(uint32_t)e.off };
+	}
+	if (!x->owned)
+		elf_image_release(img, x->sec.p, x->sec.len);
+	if (x->n == 0)
+		goto refuse;
+	ent_sort(x->v, x->n);
+	return x;
+refuse:
+	if (why) {
+		char a[32];
+		unwind_note_skipped(img->path, "not read: its %s was not indexed: %s (%s); its "
+				    "frames are found without it", name, why,
+				    unwind_size_text(why_limit, a, sizeof(a)));
+	}
+	cfi_index_free(x);
+	return NULL;
 }
 
 /* Under the image lock: the index of img's .eh_frame, built on first use. */

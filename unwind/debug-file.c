@@ -117,11 +117,15 @@ unwind_size_text(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-/* zlib's CRC-32, which .gnu_debuglink records, of p[0, len): false when it
- * takes longer than DEBUG_FILE_CRC_BUDGET_NS (a huge file: not checked). */
-static bool crc32_within_budget(const unsigned char *p, size_t len, uint32_t *out)
+/* zlib's CRC-32, which .gnu_debuglink records, of the file of img: false
+ * when it takes longer than DEBUG_FILE_CRC_BUDGET_NS (a huge file: not
+ * checked).  Its pages are not kept as they are read (a debug file of
+ * hundreds of MiB would else stay resident). */
+static bool crc32_within_budget(const struct elf_image *img, uint32_t *out)
 {
 	const size_t chunk = 8u << 20;
+	const unsigned char *p = img->data;
+	size_t len = img->size;
 	uint64_t t0 = monotonic_ns();
 	uLong crc = crc32(0L, Z_NULL, 0);
 
@@ -129,6 +133,7 @@ static bool crc32_within_budget(const unsigned char *p, size_t len, uint32_t *ou
 		size_t n = len - off < chunk ? len - off : chunk;
 
 		crc = crc32(crc, p + off, (uInt)n);
+		elf_image_release(img, p + off, n);
 		if (monotonic_ns() - t0 > DEBUG_FILE_CRC_BUDGET_NS)
 			return false;
 	}
@@ -187,7 +192,7 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 	} else {
 		uint32_t got;
 
-		if (!crc32_within_budget(dbg->data, dbg->size, &got)) {
+		if (!crc32_within_budget(dbg, &got)) {
 			char a[32];
 
 			unwind_note_skipped(path, "(%s) not read: its CRC was not checked within %llu ms; "

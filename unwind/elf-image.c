@@ -340,6 +340,22 @@ void file_unmap(const void *p, size_t len)
 	munmap((void *)(uintptr_t)p, len);
 }
 
+void elf_image_release(const struct elf_image *img, const void *p, size_t len)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	uintptr_t mask = ps > 0 ? (uintptr_t)ps - 1 : 4095;
+	uintptr_t lo = (uintptr_t)img->data, hi = lo + img->size;
+	uintptr_t a = (uintptr_t)p, b = a + len;
+
+	if (!img->mmapped || len == 0 || a < lo || b > hi || b < a)
+		return;
+	/* Whole pages of the mapping (it starts on one): a read-only
+	 * private mapping never written, so nothing is lost. */
+	a &= ~mask;
+	b = (b + mask) & ~mask;
+	madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 static void image_free(struct elf_image *img)
 {
 	symtab_free(img->symtab);

@@ -119,6 +119,13 @@ int elf_open_in_root_nofollow(pid_t pid, const char *path);
 void *file_map(int fd, size_t len, int prot);
 void file_unmap(const void *p, size_t len);
 
+/* The pages of img's mapped file that hold [p, p + len) are dropped from
+ * our memory (the page cache keeps them: a later read faults one back):
+ * for a reader that goes once through a table of hundreds of MiB
+ * (symtab.c), which would else stay resident.  Nothing for an image in
+ * our memory. */
+void elf_image_release(const struct elf_image *img, const void *p, size_t len);
+
 /* Open a file we are going to read, safely: first with O_PATH (opening a
  * FIFO would wait for ever, opening a device has side effects: a
  * container can create both), then, only if it is a regular file, for

@@ -43,8 +43,7 @@ static uint64_t get_word(const unsigned char *p, unsigned size)
 }
 
 long
-gopclntab_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
-		  size_t *cap)
+gopclntab_symbols(const struct elf_image *img, struct sym_build *b)
 {
 	Elf64_Shdr sh, text;
 	const unsigned char *p;
@@ -99,15 +98,10 @@ gopclntab_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
 		/* The name must end inside the section. */
 		if (!*name || !memchr(name, '\0', len - names - (uint64_t)name_off))
 			continue;
-		struct raw_sym *r = raw_sym_append(raw, n, cap);
+		int r = symtab_add(b, f[GO_TEXT] + entry, next - entry, 0, name, 2);
 
-		if (!r)
-			return -ENOMEM;
-		memset(r, 0, sizeof(*r));
-		r->start = f[GO_TEXT] + entry;
-		r->size = next - entry;
-		r->name = name;
-		r->rank = 2;
+		if (r < 0)
+			return r;
 		added++;
 	}
 	return added;

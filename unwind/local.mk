@@ -5,6 +5,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/maps.h \
 	unwind/elf-image.h \
 	unwind/symbols.h \
+	unwind/budget.h \
 	unwind/perf-map.h \
 	unwind/memory.h \
 	unwind/core-file.h \
@@ -16,6 +17,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/symbolize.c \
 	unwind/maps.c \
 	unwind/elf-image.c \
+	unwind/budget.c \
 	unwind/symtab.c \
 	unwind/debug-file.c \
 	unwind/cfi-read.c \

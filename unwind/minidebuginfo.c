@@ -17,6 +17,10 @@
  * bomb in a hostile container must not eat our memory); below it, the
  * limit relative to the module (MINIDEBUG_RATIO) applies. */
 #define MINIDEBUG_MAX (256u << 20)
+/* What the xz decoder itself may take (its dictionary, which the
+ * stream's header sizes: 65 MiB for xz -9): a header asking for more
+ * is not believed either. */
+#define MINIDEBUG_DECODER_MEMLIMIT (96u << 20)
 
 #ifdef HAVE_LZMA
 /* xz-decompress p[0, len) into a malloc'd buffer of at most max bytes.
@@ -31,7 +35,7 @@ static size_t xz_decompress(const unsigned char *p, size_t len, size_t max, unsi
 	lzma_ret r;
 
 	*out = NULL;
-	if (lzma_stream_decoder(&zs, UINT64_MAX, 0) != LZMA_OK)
+	if (lzma_stream_decoder(&zs, MINIDEBUG_DECODER_MEMLIMIT, 0) != LZMA_OK)
 		return 0;
 	zs.next_in = p;
 	zs.avail_in = len;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,8 @@
  * jumps through the k-th .rela.plt relocation: the sizes are in the arch/
  * table (x86-64 and aarch64).
  * Returns the number added, or -ENOMEM. */
-long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
-		 size_t *cap, char **names_out)
+long plt_symbols(const struct elf_image *img, struct sym_build *b, char **names_out,
+		 size_t *names_len_out)
 {
 	Elf *e;
 	GElf_Ehdr eh;
@@ -90,35 +91,42 @@ long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
 			if (l == dstr.sh_size - sym.st_name)
 				continue;
 			if (pass == 0) {
+				if (l + sizeof("@plt") > SIZE_MAX / 2 - names_len) {
+					added = -E2BIG;
+					goto out;
+				}
 				names_len += l + sizeof("@plt");
 				continue;
 			}
-			struct raw_sym *rs = raw_sym_append(raw, n, cap);
-			if (!rs) {
-				added = -ENOMEM;
-				goto out;
-			}
 			memcpy(names + at, nm, l);
 			memcpy(names + at + l, "@plt", sizeof("@plt"));
-			rs->start = plt.sh_addr + header + k * entsize;
-			rs->size = entsize;
-			rs->sec_end = 0;
-			rs->name = names + at;
-			/* Below any real symbol at the same address. */
-			rs->rank = 3;
-			rs->underscores = 0;
+			/* Rank 3: below any real symbol at the same address. */
+			int err = symtab_add(b, plt.sh_addr + header + k * entsize, entsize, 0,
+					   names + at, 3);
+			if (err < 0) {
+				added = err;
+				goto out;
+			}
 			at += l + sizeof("@plt");
 			added++;
 		}
 		if (pass == 0) {
 			if (names_len == 0)
 				goto out;
+			/* A hostile .rela.plt can name one long name many
+			 * times: the block is charged before it is made. */
+			if (symtab_charge_names(names_len) < 0) {
+				added = -E2BIG;
+				goto out;
+			}
 			names = malloc(names_len);
 			if (!names) {
+				symtab_uncharge_names(names_len);
 				added = -ENOMEM;
 				goto out;
 			}
 			*names_out = names;
+			*names_len_out = names_len;
 		}
 	}
 out:

@@ -20,27 +20,33 @@ struct elf_cache;
 struct elf_image;
 struct symtab;
 
-/* Build-time form of a symbol: the fields that decide among aliases and
- * bound size-0 symbols. */
-struct raw_sym {
-	uint64_t start, size;
-	uint64_t sec_end;         /* end of its section, 0 if unknown */
-	const char *name;
-	unsigned rank;            /* 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized */
-	unsigned underscores;
-};
+/* A symbol table being built (symtab.c): the functions found so far, in
+ * their compact form, and the module's and the run's budgets they are
+ * charged to. */
+struct sym_build;
 
-/* One more entry at the end of *raw (n used, cap allocated), or NULL when
- * out of memory (symtab.c). */
-struct raw_sym *raw_sym_append(struct raw_sym **raw, size_t *n, size_t *cap);
+/* Add a function of [start, start + size) (size 0: unknown, then up to the
+ * next one, or to sec_end when that is not 0) named name (NUL-terminated
+ * in memory that stays while the table does); rank decides among aliases
+ * of an address: 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized (preferred
+ * first).  Returns 0, -E2BIG when the module's or the run's budget is
+ * spent (the table is then dropped and said), or -ENOMEM (symtab.c). */
+int symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
+	       const char *name, unsigned rank);
+/* Charge len bytes of a block of names a table keeps (the PLT's) to the
+ * run's symbol budget: 0, or -E2BIG when they do not fit.  Given back by
+ * symtab_uncharge_names, or by the table that keeps them (symtab.c). */
+int symtab_charge_names(size_t len);
+void symtab_uncharge_names(size_t len);
 
 /* PLT stubs have no symbol; entry k of .plt.sec (IBT) or of .plt after its
  * header jumps through the k-th .rela.plt relocation: add "func@plt" for
  * each (x86-64 and aarch64, host byte order).  The names go in one malloc'd
- * block, *names (the caller frees it).  Returns the number added, or
- * -ENOMEM (plt.c). */
-long plt_symbols(const struct elf_image *img, struct raw_sym **raw, size_t *n,
-		 size_t *cap, char **names);
+ * block, *names of *names_len bytes, charged to the run's symbol budget
+ * (the caller frees it and gives them back).  Returns the number added,
+ * -E2BIG or -ENOMEM (plt.c). */
+long plt_symbols(const struct elf_image *img, struct sym_build *b, char **names,
+		 size_t *names_len);
 
 /* The decompressed .gnu_debugdata of img (MiniDebugInfo, an ELF file),
  * malloc'd in *out.  Returns its size, 0 when there is none, it is corrupt
@@ -74,9 +80,8 @@ long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 
 /* The functions of a Go binary (1.18 and later) from its .gopclntab, which
  * stripping leaves: names point into img's data.  Returns the number
- * added (0 when there is no such table), or -ENOMEM (gopclntab.c). */
-long gopclntab_symbols(const struct elf_image *img, struct raw_sym **raw,
-		       size_t *n, size_t *cap);
+ * added (0 when there is no such table), -E2BIG or -ENOMEM (gopclntab.c). */
+long gopclntab_symbols(const struct elf_image *img, struct sym_build *b);
 
 /* Demangle C++/Rust names.  Returns a malloc'd string, or NULL if name is
  * not mangled (or demangling is compiled out).  with_params keeps the C++
@@ -89,7 +94,9 @@ void symtab_free(struct symtab *s);
  * Debug files and compressed sections come from the target's side: a
  * file over its limit is not read, and said once in the summary
  * (unwind_skipped_next, unwind.h).  The limits are relative to the module
- * the input describes, with a floor for small modules. */
+ * the input describes, with a floor for small modules.  What is built from
+ * what is read (symbol tables, CFI copies) has budgets of its own, per
+ * module and per run: unwind/budget.h. */
 #define DEBUG_FILE_MIN_LIMIT  (256ull << 20)  /* a debug file may be this */
 #define DEBUG_FILE_RATIO      64              /*   or 64 times its module */
 #define MINIDEBUG_MIN_LIMIT   (2ull << 20)    /* .gnu_debugdata decompressed (it holds

@@ -6,9 +6,17 @@
  * MiniDebugInfo (minidebuginfo.c), .dynsym with Go's .gopclntab
  * (gopclntab.c); then the PLT stubs (plt.c).  Names point into the
  * string table of the mmap'd file (or of the separate debug file, which the
- * table keeps mapped), so a table costs one small entry per function.
- * Demangled forms are computed when first asked for and kept in the entry,
- * so the pointer returned stays valid until the image is freed.
+ * table keeps mapped), so a table is a compact index over the mapped file:
+ * 24 bytes a function, the file's pages dropped as they are read.
+ * Demangled forms are computed when first asked for and kept aside, so the
+ * pointer returned stays valid until the image is freed.
+ *
+ * The files are the target's (issue 32: a library of 20M symbols): a
+ * table holds at most a module's budget of functions, the run's tables
+ * together at most the run's (unwind/budget.h), and a build takes at most
+ * SYMTAB_BUILD_NS.  A table over one is dropped, said once naming the
+ * file, and the module's other sources tried (.dynsym); frames nothing
+ * names are shown by module and offset (tests/security-symbols.test).
  */
 #include "config.h"
 
@@ -18,7 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "base/base.h"
+#include "ptrace/clock.h"
+#include "unwind/budget.h"
 #include "unwind/elf-image.h"
 #include "unwind/maps.h"
 #include "unwind/symbols.h"
@@ -30,13 +41,46 @@
  * start <= vaddr" search; look this far back for an enclosing symbol. */
 #define ENCLOSING_LOOKBACK 16
 
+/* How long a module's table may take to build (the entries read, the
+ * sort): record's unwinder must name its samples within its 5 s watchdog,
+ * and a dump has its deadline. */
+#define SYMTAB_BUILD_NS (2 * NS_PER_SEC)
+/* Builds that ran out of their time draw on the run's bank of this much,
+ * which refills at a tenth of the time that passes: one stack through
+ * many hostile libraries must not hold the unwinder past record's
+ * watchdog.  An empty bank leaves a build SYMTAB_BUILD_MIN_NS (a table
+ * of some 500,000 functions here); tables that fit in their time never
+ * draw on it. */
+#define SYMTAB_BANK_NS      (3 * NS_PER_SEC)
+#define SYMTAB_BUILD_MIN_NS (250 * NS_PER_MS)
+/* Entries of a table, or names, read between two releases of their
+ * pages: a fault maps up to 16 pages around it, so at most 16 x 2 x 1,024
+ * pages of names (128 MiB) are resident between two, whatever the file
+ * does to spread them. */
+#define SYMTAB_RELEASE_EVERY (8u << 10)
+#define SYMTAB_NAMES_RELEASE_EVERY 1024u
+
 #define SYM_DEM_TRIED    0x1
 #define SYM_DEM_NP_TRIED 0x2
 
+/* One function: 24 bytes, its name in place in the file's string table
+ * (or the MiniDebugInfo, or the block of PLT names), so that a table of
+ * millions is a compact index over the mapped file rather than a copy.
+ * While the table is built, len is st_size (clamped to 32 bits) or, with
+ * SYM_REACH, how far it may reach to the end of its section, and info
+ * holds what decides among aliases; once built, len is end - start. */
 struct sym {
 	uint64_t start;
-	uint64_t end;             /* exclusive */
-	const char *name;         /* in a string table we keep mapped */
+	const char *name;
+	uint32_t len;
+	uint32_t info;            /* SYM_RANK_MASK, SYM_REACH */
+};
+#define SYM_RANK_MASK 0x3u        /* 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized */
+#define SYM_REACH     0x4u
+
+/* The names made for the symbols looked up: few, so kept aside (by the
+ * symbol's position) rather than in every entry. */
+struct sym_names {
 	char *unversioned;        /* name without "@VERSION"/"@@VERSION", if it had one */
 	char *demangled;          /* with parameters, NULL if not mangled */
 	char *demangled_noparams;
@@ -46,22 +90,42 @@ struct sym {
 struct symtab {
 	struct sym *v;
 	size_t n;
+	uint64_t charged;         /* bytes taken from the run's budget */
+	struct base_map made;     /* position in v -> position in names */
+	struct sym_names *names;
+	size_t nnames, names_cap;
 	/* Holds the separate debug file the names came from, if any. */
 	struct elf_cache debug;
 	/* The decompressed .gnu_debugdata (MiniDebugInfo), if names come
 	 * from it; malloc'd. */
 	unsigned char *minidebug;
+	size_t minidebug_len;     /* charged too */
 	/* Names of synthesized "func@plt" symbols; malloc'd, one block. */
 	char *plt_names;
+	size_t plt_names_len;     /* charged too */
 };
 
-struct raw_sym *
-raw_sym_append(struct raw_sym **raw, size_t *n, size_t *cap)
-{
-	if (BASE_GROW(*raw, *cap, *n + 1, 1024) < 0)
-		return NULL;
-	return &(*raw)[(*n)++];
-}
+/* Why a table was not taken (struct sym_build.over). */
+enum sym_over { SYM_FITS, SYM_OVER_MODULE, SYM_OVER_RUN, SYM_OVER_TIME };
+
+struct sym_build {
+	struct sym *v;
+	size_t n, cap;
+	uint64_t charged;         /* bytes of v taken from the run's budget */
+	uint64_t max_funcs;       /* the module's budget */
+	uint64_t started;         /* monotonic_ns() */
+	uint64_t deadline;
+	enum sym_over over;
+	/* The string tables of mapped files the names are in: the sort
+	 * reads the names of aliases, and drops these pages as it goes. */
+	struct sym_strings {
+		const struct elf_image *img;
+		const char *p;
+		size_t len;
+	} strs[4];
+	unsigned nstrs;
+	unsigned name_reads;      /* by the sort, since the last drop */
+};
 
 static unsigned leading_underscores(const char *s)
 {
@@ -72,36 +136,194 @@ static unsigned leading_underscores(const char *s)
 	return n;
 }
 
-static int cmp_raw(const void *a, const void *b)
+int
+symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
+	   const char *name, unsigned rank)
 {
-	const struct raw_sym *x = a, *y = b;
+	if (b->over)
+		return -E2BIG;
+	if (b->n >= b->max_funcs) {
+		b->over = SYM_OVER_MODULE;
+		return -E2BIG;
+	}
+	if (b->n == b->cap) {
+		size_t ncap = b->cap ? 2 * b->cap : 1024;
+		if (ncap > b->max_funcs)
+			ncap = (size_t)b->max_funcs;
+		uint64_t more = (uint64_t)(ncap - b->cap) * sizeof(*b->v);
+		if (!unwind_budget_take(UNWIND_BUDGET_SYMBOLS, more)) {
+			b->over = SYM_OVER_RUN;
+			return -E2BIG;
+		}
+		/* Large blocks grow by mremap: no second copy. */
+		struct sym *nv = realloc(b->v, ncap * sizeof(*nv));
+		if (!nv) {
+			unwind_budget_give(UNWIND_BUDGET_SYMBOLS, more);
+			return -ENOMEM;
+		}
+		b->v = nv;
+		b->cap = ncap;
+		b->charged += more;
+	}
+	struct sym *s = &b->v[b->n++];
+	s->start = start;
+	s->name = name;
+	s->info = rank & SYM_RANK_MASK;
+	if (size > 0) {
+		s->len = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	} else {
+		uint64_t reach = sec_end > start ? sec_end - start : 0;
+		s->len = reach > UINT32_MAX ? UINT32_MAX : (uint32_t)reach;
+		s->info |= SYM_REACH;
+	}
+	return 0;
+}
 
+/* The build's time is up (checked every few thousand entries). */
+static bool build_late(struct sym_build *b)
+{
+	if (monotonic_ns() <= b->deadline)
+		return false;
+	b->over = SYM_OVER_TIME;
+	return true;
+}
+
+/* Pages of the mapped file read while a table is built: dropped from our
+ * memory as we go (the page cache keeps them; a later read faults one
+ * back), so that a .symtab of hundreds of MiB is never resident at once. */
+static void release_pages(const struct elf_image *img, const void *p, size_t len)
+{
+	if (img && img->mmapped)
+		elf_image_release(img, p, len);
+}
+
+static inline int cmp_sym(struct sym_build *b, const struct sym *x, const struct sym *y)
+{
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (x->underscores != y->underscores)
-		return x->underscores < y->underscores ? -1 : 1;
-	/* Makes the choice among equals independent of qsort's order. */
+	/* The same entry (the pivot's copy): its name is not read (its
+	 * page would be faulted in for nothing). */
+	if (x->name == y->name)
+		return 0;
+	unsigned rx = x->info & SYM_RANK_MASK, ry = y->info & SYM_RANK_MASK;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	/* Names are read: their pages dropped every so many. */
+	if (++b->name_reads >= SYMTAB_NAMES_RELEASE_EVERY) {
+		b->name_reads = 0;
+		for (unsigned k = 0; k < b->nstrs; k++)
+			release_pages(b->strs[k].img, b->strs[k].p, b->strs[k].len);
+	}
+	/* Fewer leading underscores first ("memcpy" before "__memcpy"):
+	 * counted here, for the few aliases, not for every function. */
+	unsigned ux = leading_underscores(x->name), uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	/* Makes the choice among equals independent of the sort's order. */
 	return strcmp(x->name, y->name);
 }
 
+static void sym_swap(struct sym *a, struct sym *b)
+{
+	struct sym t = *a;
+	*a = *b;
+	*b = t;
+}
+
+static void sift_down(struct sym_build *b, struct sym *v, size_t root, size_t n)
+{
+	for (size_t c; (c = 2 * root + 1) < n; root = c) {
+		if (c + 1 < n && cmp_sym(b, &v[c], &v[c + 1]) < 0)
+			c++;
+		if (cmp_sym(b, &v[root], &v[c]) >= 0)
+			return;
+		sym_swap(&v[root], &v[c]);
+	}
+}
+
+static void heap_sort(struct sym_build *b, struct sym *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(b, v, i, n);
+	for (size_t i = n; i-- > 1;) {
+		sym_swap(&v[0], &v[i]);
+		sift_down(b, v, 0, i);
+	}
+}
+
+/* Sort v in place (glibc's qsort would copy a large table whole for its
+ * merge sort): quicksort on the median of three, heapsort past a depth
+ * that a hostile order could force, insertion sort for short runs.
+ * false when the build's time ran out first (b->over). */
+static bool sort_syms(struct sym_build *b, struct sym *v, size_t n, unsigned depth)
+{
+	while (n > 16) {
+		unwind_yield();
+		if (build_late(b))
+			return false;
+		if (depth-- == 0) {
+			heap_sort(b, v, n);
+			return true;
+		}
+		size_t mid = n / 2;
+		if (cmp_sym(b, &v[mid], &v[0]) < 0)
+			sym_swap(&v[mid], &v[0]);
+		if (cmp_sym(b, &v[n - 1], &v[0]) < 0)
+			sym_swap(&v[n - 1], &v[0]);
+		if (cmp_sym(b, &v[n - 1], &v[mid]) < 0)
+			sym_swap(&v[n - 1], &v[mid]);
+		struct sym pivot = v[mid];
+		size_t i = 0, j = n - 1;
+		for (;;) {
+			while (cmp_sym(b, &v[i], &pivot) < 0)
+				i++;
+			while (cmp_sym(b, &pivot, &v[j]) < 0)
+				j--;
+			if (i >= j)
+				break;
+			sym_swap(&v[i], &v[j]);
+			i++;
+			j--;
+		}
+		/* The smaller side by recursion, the larger by the loop. */
+		if (j + 1 < n - j - 1) {
+			if (!sort_syms(b, v, j + 1, depth))
+				return false;
+			v += j + 1;
+			n -= j + 1;
+		} else {
+			if (!sort_syms(b, v + j + 1, n - j - 1, depth))
+				return false;
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && cmp_sym(b, &v[k], &v[k - 1]) < 0; k--)
+			sym_swap(&v[k], &v[k - 1]);
+	return true;
+}
+
 /* Append the functions of the first section of type `type` (SHT_SYMTAB or
- * SHT_DYNSYM) of the ELF at data/size to *out.  Returns the number added,
- * 0 when there is no such section or it is unusable, -ENOMEM. */
-static long collect(const unsigned char *data, size_t size, Elf64_Word type,
-		    struct raw_sym **out, size_t *n, size_t *cap)
+ * SHT_DYNSYM) of the ELF at data/size to b; img is the mapped file they
+ * are in (NULL: our memory).  The entries are read in place (either byte
+ * order), at most the module's budget of them.  Returns the number added,
+ * 0 when there is no such section or it is unusable, -E2BIG over a budget
+ * (b->over), -ENOMEM. */
+static long collect(struct sym_build *b, const struct elf_image *img,
+		    const unsigned char *data, size_t size, Elf64_Word type)
 {
 	Elf *e;
 	Elf_Scn *scn = NULL, *strscn;
 	GElf_Shdr sh, strsh;
-	Elf_Data *d;
 	const char *strtab;
 	size_t entsize, count, added = 0;
+	bool reading = false, registered = false;
 	long ret = 0;
 
-	if (size < EI_NIDENT || memcmp(data, ELFMAG, SELFMAG) != 0)
+	if (size <= EI_DATA || memcmp(data, ELFMAG, SELFMAG) != 0)
 		return 0;
+	bool be = data[EI_DATA] == ELFDATA2MSB, is64 = data[EI_CLASS] == ELFCLASS64;
+	const bool host_be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 	elf_version(EV_CURRENT);
 	e = elf_memory((char *)(uintptr_t)data, size);
 	if (!e)
@@ -125,129 +347,263 @@ static long collect(const unsigned char *data, size_t size, Elf64_Word type,
 	    strsh.sh_size == 0 || !span_inside(size, strsh.sh_offset, strsh.sh_size))
 		goto out;
 	strtab = (const char *)data + strsh.sh_offset;
+	bool str_ends = strtab[strsh.sh_size - 1] == '\0';
+	if (img && img->mmapped && b->nstrs < sizeof(b->strs) / sizeof(b->strs[0])) {
+		b->strs[b->nstrs++] = (struct sym_strings){ img, strtab, strsh.sh_size };
+		registered = true;
+	}
 
-	d = elf_getdata(scn, NULL);
-	entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
-	if (!d || entsize == 0)
+	entsize = is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	count = sh.sh_size / entsize;
+	/* Too many to look at: not read at all (its pages never touched). */
+	if (count > b->max_funcs * SYMTAB_ENTRIES_RATIO) {
+		b->over = SYM_OVER_MODULE;
+		ret = -E2BIG;
 		goto out;
-	count = d->d_size / entsize;
+	}
+	const unsigned char *base = data + sh.sh_offset;
+	size_t released = 0;
+	reading = true;
 
 	for (size_t i = 1; i < count; i++) {
-		GElf_Sym s;
-		struct raw_sym *r;
-		unsigned t;
+		const unsigned char *p = base + i * entsize;
+		uint64_t value, sz;
+		unsigned info, shndx;
+		uint32_t name;
 
-		if (!gelf_getsym(d, (int)i, &s))
-			break;
+		if ((i & (UNWIND_YIELD_EVERY - 1)) == 0 && build_late(b)) {
+			ret = -E2BIG;
+			goto out;
+		}
+		if (i - released >= SYMTAB_RELEASE_EVERY) {
+			release_pages(img, base + released * entsize, (i - released) * entsize);
+			if (!str_ends)   /* every name was read */
+				release_pages(img, strtab, strsh.sh_size);
+			released = i;
+		}
 		unwind_yield();
-		t = GELF_ST_TYPE(s.st_info);
+		if (be == host_be && is64) {
+			/* The common case, in one copy. */
+			Elf64_Sym es;
+			memcpy(&es, p, sizeof(es));
+			name = es.st_name;
+			info = es.st_info;
+			shndx = es.st_shndx;
+			value = es.st_value;
+			sz = es.st_size;
+		} else if (is64) {
+			name = (uint32_t)arch_get_uint(p, 4, be);
+			info = p[4];
+			shndx = (unsigned)arch_get_uint(p + 6, 2, be);
+			value = arch_get_uint(p + 8, 8, be);
+			sz = arch_get_uint(p + 16, 8, be);
+		} else {
+			name = (uint32_t)arch_get_uint(p, 4, be);
+			value = arch_get_uint(p + 4, 4, be);
+			sz = arch_get_uint(p + 8, 4, be);
+			info = p[12];
+			shndx = (unsigned)arch_get_uint(p + 14, 2, be);
+		}
+		unsigned t = GELF_ST_TYPE(info), bind = GELF_ST_BIND(info);
 		if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE)
 			continue;
-		if (s.st_shndx == SHN_UNDEF || s.st_value == 0)
+		if (shndx == SHN_UNDEF || value == 0)
 			continue;
 		/* An assembly label without .type (musl's _start, __clone):
 		 * a function when it is global and in code. */
 		if (t == STT_NOTYPE) {
-			Elf_Scn *ss = s.st_shndx < SHN_LORESERVE ? elf_getscn(e, s.st_shndx) : NULL;
+			Elf_Scn *ss = shndx < SHN_LORESERVE ? elf_getscn(e, shndx) : NULL;
 			GElf_Shdr ssh;
 
-			if (GELF_ST_BIND(s.st_info) == STB_LOCAL || !ss || !gelf_getshdr(ss, &ssh) ||
+			if (bind == STB_LOCAL || !ss || !gelf_getshdr(ss, &ssh) ||
 			    !(ssh.sh_flags & SHF_EXECINSTR))
 				continue;
 		}
-		if (s.st_name == 0 || s.st_name >= strsh.sh_size ||
-		    !memchr(strtab + s.st_name, '\0', strsh.sh_size - s.st_name))
+		/* A string table that ends in a NUL ends every name in it:
+		 * its pages are then not touched to check each one. */
+		if (name == 0 || name >= strsh.sh_size ||
+		    (!str_ends && !memchr(strtab + name, '\0', strsh.sh_size - name)))
 			continue;
 
-		r = raw_sym_append(out, n, cap);
-		if (!r) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		r->start = s.st_value;
-		r->size = s.st_size;
-		r->name = strtab + s.st_name;
-		r->rank = t == STT_NOTYPE ? 3 :   /* a typed alias is preferred */
-			  GELF_ST_BIND(s.st_info) == STB_GLOBAL ? 0 :
-			  GELF_ST_BIND(s.st_info) == STB_WEAK ? 1 : 2;
-		r->underscores = leading_underscores(r->name);
-		r->sec_end = 0;
 		/* The section bounds how far a size-0 symbol may reach. */
-		if (s.st_size == 0 && s.st_shndx < SHN_LORESERVE) {
-			Elf_Scn *ss = elf_getscn(e, s.st_shndx);
+		uint64_t sec_end = 0;
+		if (sz == 0 && shndx < SHN_LORESERVE) {
+			Elf_Scn *ss = elf_getscn(e, shndx);
 			GElf_Shdr ssh;
 
 			if (ss && gelf_getshdr(ss, &ssh) && (ssh.sh_flags & SHF_ALLOC) &&
 			    ssh.sh_addr + ssh.sh_size > ssh.sh_addr &&
-			    s.st_value >= ssh.sh_addr &&
-			    s.st_value < ssh.sh_addr + ssh.sh_size)
-				r->sec_end = ssh.sh_addr + ssh.sh_size;
+			    value >= ssh.sh_addr && value < ssh.sh_addr + ssh.sh_size)
+				sec_end = ssh.sh_addr + ssh.sh_size;
+		}
+		/* A typed alias is preferred. */
+		unsigned rank = t == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		int r = symtab_add(b, value, sz, sec_end, strtab + name, rank);
+		if (r < 0) {
+			ret = r;
+			goto out;
 		}
 		added++;
 	}
 	ret = (long)added;
 out:
+	/* A file that gave nothing may be unmapped next (a debug file
+	 * not taken). */
+	if (registered && ret <= 0)
+		b->nstrs--;
+	if (reading) {
+		release_pages(img, data + sh.sh_offset, sh.sh_size);
+		release_pages(img, data + strsh.sh_offset, strsh.sh_size);
+	}
 	elf_end(e);
 	return ret;
 }
 
-/* Sort, pick one name per address and compute each symbol's end. */
-static int finish(struct symtab *st, struct raw_sym *raw, size_t n)
+/* Sort, pick one name per address and compute each symbol's end into
+ * st.  0, -E2BIG (out of time: b->over) or -ENOMEM. */
+static int finish(struct symtab *st, struct sym_build *b)
 {
-	size_t k = 0;
+	struct sym *v = b->v;
+	size_t n = b->n, k = 0;
+	unsigned depth = 0;
 
-	if (n == 0)
-		return 0;
-	qsort(raw, n, sizeof(*raw), cmp_raw);
+	for (size_t m = n; m > 1; m >>= 1)
+		depth += 2;
+	if (n > 0 && !sort_syms(b, v, n, depth))
+		return -E2BIG;
 
 	/* Aliases: the first of a run of equal starts is the preferred name;
 	 * if it has no size, borrow the largest size of its aliases. */
 	for (size_t i = 0; i < n; ) {
 		size_t j = i + 1;
 
-		while (j < n && raw[j].start == raw[i].start) {
-			if (raw[i].size == 0 && raw[j].size > 0)
-				raw[i].size = raw[j].size;
-			if (raw[i].sec_end == 0)
-				raw[i].sec_end = raw[j].sec_end;
+		while (j < n && v[j].start == v[i].start) {
+			if ((v[i].info & SYM_REACH) && !(v[j].info & SYM_REACH)) {
+				v[i].len = v[j].len;
+				v[i].info &= ~SYM_REACH;
+			} else if ((v[i].info & SYM_REACH) && v[i].len == 0) {
+				v[i].len = v[j].len;
+			}
 			j++;
 		}
-		raw[k++] = raw[i];
+		v[k++] = v[i];
 		i = j;
 	}
-
-	st->v = calloc(k, sizeof(*st->v));
-	if (!st->v)
-		return -ENOMEM;
 	for (size_t i = 0; i < k; i++) {
-		struct sym *s = &st->v[i];
+		struct sym *s = &v[i];
 		uint64_t end;
 
-		s->start = raw[i].start;
-		s->name = raw[i].name;
-		if (raw[i].size > 0) {
-			end = raw[i].start + raw[i].size;
-			if (end < raw[i].start)
+		if (!(s->info & SYM_REACH)) {
+			end = s->start + s->len;
+			if (end < s->start)
 				end = UINT64_MAX;
 		} else {
 			/* Hand-written assembly often has no .size: it covers
 			 * up to the next function, within its section. */
-			end = i + 1 < k ? raw[i + 1].start : UINT64_MAX;
-			if (raw[i].sec_end > raw[i].start && raw[i].sec_end < end)
-				end = raw[i].sec_end;
+			end = i + 1 < k ? v[i + 1].start : UINT64_MAX;
+			uint64_t sec_end = s->len ? s->start + s->len : 0;
+			if (sec_end > s->start && sec_end < end)
+				end = sec_end;
 			if (end == UINT64_MAX)
-				end = raw[i].start + 1;
+				end = s->start + 1;
 		}
-		s->end = end;
+		s->len = end - s->start > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - s->start);
+		s->info = 0;
 	}
+	/* What the aliases and the growth left unused goes back. */
+	if (k < b->cap) {
+		struct sym *nv = k ? realloc(v, k * sizeof(*v)) : NULL;
+		if (nv || k == 0) {
+			if (k == 0)
+				free(v);
+			uint64_t back = (uint64_t)(b->cap - k) * sizeof(*v);
+			unwind_budget_give(UNWIND_BUDGET_SYMBOLS, back);
+			b->charged -= back;
+			v = nv;
+			b->cap = k;
+		}
+	}
+	st->v = v;
 	st->n = k;
+	st->charged += b->charged;
+	b->v = NULL;
+	b->n = b->cap = 0;
+	b->charged = 0;
 	return 0;
+}
+
+/* The run's bank of time for builds that run out of theirs (under the
+ * image lock, as builds are). */
+static uint64_t bank_ns = SYMTAB_BANK_NS, bank_at;
+
+/* The time a build starting now may take: SYMTAB_BUILD_NS, less when the
+ * bank is low. */
+static uint64_t build_time(uint64_t now)
+{
+	if (bank_at)
+		bank_ns += (now - bank_at) / 10;
+	if (bank_ns > SYMTAB_BANK_NS)
+		bank_ns = SYMTAB_BANK_NS;
+	bank_at = now;
+	uint64_t t = bank_ns < SYMTAB_BUILD_NS ? bank_ns : SYMTAB_BUILD_NS;
+	return t < SYMTAB_BUILD_MIN_NS ? SYMTAB_BUILD_MIN_NS : t;
+}
+
+/* A build ran out of its time (started at started): drawn from the bank. */
+static void bank_draw(uint64_t started)
+{
+	uint64_t spent = monotonic_ns() - started;
+	bank_ns = spent < bank_ns ? bank_ns - spent : 0;
+}
+
+/* Drop what b collected (a table over a budget). */
+static void build_drop(struct sym_build *b)
+{
+	free(b->v);
+	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, b->charged);
+	b->v = NULL;
+	b->n = b->cap = 0;
+	b->nstrs = 0;
+	b->charged = 0;
+}
+
+/* Say why the table of path (a module or its debug file) was not taken,
+ * and start b again for the next source of names. */
+static void note_over(struct sym_build *b, const char *path, const char *what)
+{
+	char sz[32];
+
+	switch (b->over) {
+	case SYM_OVER_MODULE:
+		unwind_note_skipped(path, "not read: its %s holds more than the %llu functions "
+				    "a module may have; frames there are named from what else it "
+				    "has, or by module and offset", what,
+				    (unsigned long long)b->max_funcs);
+		break;
+	case SYM_OVER_RUN:
+		unwind_note_skipped(path, "not read: the symbol tables of this run hold their "
+				    "limit (%s); frames there are named from what else it has, or "
+				    "by module and offset",
+				    unwind_size_text(unwind_budget_limit(UNWIND_BUDGET_SYMBOLS),
+						     sz, sizeof(sz)));
+		break;
+	case SYM_OVER_TIME:
+		unwind_note_skipped(path, "not read: its %s was not indexed within %llu ms; frames "
+				    "there are named from what else it has, or by module and offset",
+				    what, (unsigned long long)((b->deadline - b->started) / NS_PER_MS));
+		bank_draw(b->started);
+		b->started = monotonic_ns();
+		break;
+	case SYM_FITS:
+		break;
+	}
+	build_drop(b);
+	b->over = SYM_FITS;
 }
 
 struct symtab_take {
 	struct symtab *st;
-	struct raw_sym **raw;
-	size_t *n, *cap;
+	struct sym_build *b;
 };
 
 /* A debug file's .symtab, when it has one: the file then stays mapped in
@@ -256,8 +612,13 @@ static long symtab_take_debug(void *arg, struct elf_cache *file,
 			      struct elf_image *dbg)
 {
 	struct symtab_take *a = arg;
-	long added = collect(dbg->data, dbg->size, SHT_SYMTAB, a->raw, a->n, a->cap);
+	long added = collect(a->b, dbg, dbg->data, dbg->size, SHT_SYMTAB);
 
+	if (added == -E2BIG) {
+		/* The next candidate, and the module's other sources. */
+		note_over(a->b, dbg->path, "symbol table");
+		return 0;
+	}
 	if (added > 0)
 		a->st->debug = *file;
 	return added;
@@ -265,9 +626,10 @@ static long symtab_take_debug(void *arg, struct elf_cache *file,
 
 /* MiniDebugInfo (Fedora, and others since): .gnu_debugdata is an xz-packed
  * ELF file whose .symtab holds the functions that are not in .dynsym, so
- * both are taken.  Returns the number added (0 without one), or -ENOMEM. */
+ * both are taken.  Returns the number added (0 without one), -E2BIG or
+ * -ENOMEM. */
 static long from_minidebuginfo(struct symtab *st, const struct elf_image *img,
-			       struct raw_sym **raw, size_t *n, size_t *cap)
+			       struct sym_build *b)
 {
 	unsigned char *mini;
 	size_t len;
@@ -276,74 +638,180 @@ static long from_minidebuginfo(struct symtab *st, const struct elf_image *img,
 	len = minidebuginfo_read(img, &mini);
 	if (len == 0)
 		return 0;
-	added = collect(mini, len, SHT_SYMTAB, raw, n, cap);
+	/* Kept while the table is: the run's symbol budget holds it. */
+	if (!unwind_budget_take(UNWIND_BUDGET_SYMBOLS, len)) {
+		free(mini);
+		b->over = SYM_OVER_RUN;
+		return -E2BIG;
+	}
+	added = collect(b, NULL, mini, len, SHT_SYMTAB);
 	if (added <= 0) {
 		free(mini);
+		unwind_budget_give(UNWIND_BUDGET_SYMBOLS, len);
 		return added;
 	}
 	st->minidebug = mini;
-	dyn = collect(img->data, img->size, SHT_DYNSYM, raw, n, cap);
+	st->minidebug_len = len;
+	dyn = collect(b, img, img->data, img->size, SHT_DYNSYM);
 	return dyn < 0 ? dyn : added + dyn;
 }
 
-/* NULL only when out of memory; an image without symbols gets an empty
- * table, so that it is not searched again. */
-static struct symtab *symtab_build(struct elf_image *img)
+/* One source of names: collect's answer, a table over a budget said (for
+ * path) and dropped as if there were none. */
+static long source_done(struct sym_build *b, long added, const char *path, const char *what)
 {
-	struct symtab *st = calloc(1, sizeof(*st));
-	struct raw_sym *raw = NULL;
-	size_t n = 0, cap = 0;
-	long added;
+	if (added != -E2BIG)
+		return added;
+	note_over(b, path, what);
+	return 0;
+}
 
-	if (!st)
-		return NULL;
-	/* .symtab is a superset of .dynsym: no need to merge them. */
-	added = collect(img->data, img->size, SHT_SYMTAB, &raw, &n, &cap);
-	if (added == 0) {
-		struct symtab_take a = { st, &raw, &n, &cap };
+/* Collect the functions of img into b, from its sources in order (with
+ * all false: only .dynsym, .gopclntab and the PLT, the sources of a
+ * second try).  Returns the number added, or -E2BIG (the time is up:
+ * b->over) or -ENOMEM. */
+static long names_from(struct symtab *st, struct elf_image *img, struct sym_build *b, bool all)
+{
+	long added = 0;
 
-		added = elf_debug_file_search(img, symtab_take_debug, &a);
+	if (all) {
+		/* .symtab is a superset of .dynsym: no need to merge them. */
+		added = collect(b, img, img->data, img->size, SHT_SYMTAB);
+		added = source_done(b, added, img->path, ".symtab");
+		if (added == 0) {
+			struct symtab_take a = { st, b };
+
+			added = elf_debug_file_search(img, symtab_take_debug, &a);
+		}
+		if (added == 0) {
+			added = from_minidebuginfo(st, img, b);
+			added = source_done(b, added, img->path, "MiniDebugInfo");
+			if (added == 0 && st->minidebug) {
+				free(st->minidebug);
+				unwind_budget_give(UNWIND_BUDGET_SYMBOLS, st->minidebug_len);
+				st->minidebug = NULL;
+				st->minidebug_len = 0;
+			}
+		}
 	}
-	if (added == 0)
-		added = from_minidebuginfo(st, img, &raw, &n, &cap);
 	if (added == 0) {
-		added = collect(img->data, img->size, SHT_DYNSYM, &raw, &n, &cap);
+		added = collect(b, img, img->data, img->size, SHT_DYNSYM);
+		added = source_done(b, added, img->path, ".dynsym");
 		/* A stripped Go binary still has the runtime's own table. */
 		if (added >= 0) {
-			long go = gopclntab_symbols(img, &raw, &n, &cap);
+			long go = gopclntab_symbols(img, b);
 
+			go = source_done(b, go, img->path, ".gopclntab");
 			added = go < 0 ? go : added + go;
 		}
 	}
 	/* The PLT lives in the running file, not in a debug file. */
 	if (added >= 0) {
-		long plt = plt_symbols(img, &raw, &n, &cap, &st->plt_names);
+		long plt = plt_symbols(img, b, &st->plt_names, &st->plt_names_len);
 
+		/* Over a budget here, the functions found so far are kept
+		 * without the stubs. */
+		if (plt == -E2BIG && b->over != SYM_OVER_TIME) {
+			b->over = SYM_FITS;
+			plt = 0;
+		}
 		added = plt < 0 ? plt : added + plt;
 	}
-	if (added < 0 || finish(st, raw, n) < 0) {
-		free(raw);
-		symtab_free(st);
+	return added;
+}
+
+/* What st keeps for its names, given back (a table dropped). */
+static void drop_sources(struct symtab *st)
+{
+	free(st->minidebug);
+	free(st->plt_names);
+	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, st->minidebug_len + st->plt_names_len);
+	st->minidebug = NULL;
+	st->plt_names = NULL;
+	st->minidebug_len = st->plt_names_len = 0;
+	elf_cache_free(&st->debug);
+}
+
+/* NULL only when out of memory; an image without symbols (or whose
+ * tables are over their budgets) gets an empty table, so that it is not
+ * searched again. */
+static struct symtab *symtab_build(struct elf_image *img)
+{
+	struct symtab *st = calloc(1, sizeof(*st));
+	uint64_t now = monotonic_ns(), time = build_time(now);
+	struct sym_build b = {
+		.max_funcs = unwind_budget_module_funcs(),
+		.started = now,
+		.deadline = now + time,
+	};
+
+	if (!st)
 		return NULL;
+	for (int all = 1; all >= 0; all--) {
+		long added = names_from(st, img, &b, all);
+
+		if (added >= 0 && finish(st, &b) == 0)
+			return st;
+		if (b.over != SYM_OVER_TIME)
+			break;
+		/* Out of time (a table of millions, or of aliases that only
+		 * their names tell apart): said, and the module's small
+		 * tables tried in a quarter of the time; then an empty
+		 * table. */
+		note_over(&b, img->path, "symbol table");
+		drop_sources(st);
+		if (!all)
+			return st;
+		b.started = monotonic_ns();
+		b.deadline = b.started + time / 4;
 	}
-	free(raw);
-	return st;
+	build_drop(&b);
+	symtab_free(st);
+	return NULL;
+}
+
+int
+symtab_charge_names(size_t len)
+{
+	return unwind_budget_take(UNWIND_BUDGET_SYMBOLS, len) ? 0 : -E2BIG;
+}
+
+void
+symtab_uncharge_names(size_t len)
+{
+	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, len);
 }
 
 static const struct sym *find(const struct symtab *st, uint64_t vaddr)
 {
 	size_t lo = spans_upto(st->v, st->n, sizeof(*st->v), offsetof(struct sym, start), vaddr);
 	for (size_t i = lo, k = 0; i > 0 && k < ENCLOSING_LOOKBACK; i--, k++) {
-		if (vaddr < st->v[i - 1].end)
+		if (vaddr - st->v[i - 1].start < st->v[i - 1].len)
 			return &st->v[i - 1];
 	}
 	return NULL;
 }
 
+/* The names made for symbol s of st, made on first use; NULL when out of
+ * memory. */
+static struct sym_names *names_of(struct symtab *st, const struct sym *s)
+{
+	uint64_t key = (uint64_t)(s - st->v);
+	uint32_t at;
+
+	if (base_map_get(&st->made, key, &at))
+		return &st->names[at];
+	if (BASE_GROW(st->names, st->names_cap, st->nnames + 1, 16) < 0 ||
+	    base_map_put(&st->made, key, (uint32_t)st->nnames) < 0)
+		return NULL;
+	memset(&st->names[st->nnames], 0, sizeof(st->names[0]));
+	return &st->names[st->nnames++];
+}
+
 static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 				 unsigned flags, uint64_t *offset)
 {
-	struct sym *s;
+	const struct sym *s;
 
 	if (!img->symtab_tried) {
 		/* Past the dump's time limit, a table not read yet is not
@@ -355,7 +823,7 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 	}
 	if (!img->symtab)
 		return NULL;
-	s = (struct sym *)find(img->symtab, vaddr);
+	s = find(img->symtab, vaddr);
 	if (!s)
 		return NULL;
 	if (offset)
@@ -365,26 +833,32 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 	const char *name = s->name;
 	const char *at = strchr(name, '@');
 	/* ... but "@plt" (plt_symbols()) says where the frame is. */
-	if (at && at != name && strcmp(at, "@plt") != 0) {
-		if (!s->unversioned)
-			s->unversioned = strndup(name, (size_t)(at - name));
-		if (s->unversioned)
-			name = s->unversioned;
+	bool versioned = at && at != name && strcmp(at, "@plt") != 0;
+	if ((flags & UNWIND_SYM_NO_DEMANGLE) && !versioned)
+		return name;
+	struct sym_names *sn = names_of(img->symtab, s);
+	if (!sn)
+		return name;
+	if (versioned) {
+		if (!sn->unversioned)
+			sn->unversioned = strndup(name, (size_t)(at - name));
+		if (sn->unversioned)
+			name = sn->unversioned;
 	}
 	if (flags & UNWIND_SYM_NO_DEMANGLE)
 		return name;
 	if (flags & UNWIND_SYM_NO_PARAMS) {
-		if (!(s->tried & SYM_DEM_NP_TRIED)) {
-			s->demangled_noparams = symbol_demangle(name, false);
-			s->tried |= SYM_DEM_NP_TRIED;
+		if (!(sn->tried & SYM_DEM_NP_TRIED)) {
+			sn->demangled_noparams = symbol_demangle(name, false);
+			sn->tried |= SYM_DEM_NP_TRIED;
 		}
-		return s->demangled_noparams ? s->demangled_noparams : name;
+		return sn->demangled_noparams ? sn->demangled_noparams : name;
 	}
-	if (!(s->tried & SYM_DEM_TRIED)) {
-		s->demangled = symbol_demangle(name, true);
-		s->tried |= SYM_DEM_TRIED;
+	if (!(sn->tried & SYM_DEM_TRIED)) {
+		sn->demangled = symbol_demangle(name, true);
+		sn->tried |= SYM_DEM_TRIED;
 	}
-	return s->demangled ? s->demangled : name;
+	return sn->demangled ? sn->demangled : name;
 }
 
 /* The table and the names are built on first use, and a pooled image is
@@ -405,14 +879,17 @@ void symtab_free(struct symtab *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].demangled);
-		free(s->v[i].demangled_noparams);
-		free(s->v[i].unversioned);
+	for (size_t i = 0; i < s->nnames; i++) {
+		free(s->names[i].demangled);
+		free(s->names[i].demangled_noparams);
+		free(s->names[i].unversioned);
 	}
+	free(s->names);
+	base_map_free(&s->made);
 	free(s->v);
 	free(s->minidebug);
 	free(s->plt_names);
+	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, s->charged + s->minidebug_len + s->plt_names_len);
 	elf_cache_free(&s->debug);
 	free(s);
 }
