@@ -6,6 +6,8 @@ Each subcommand exits 0 when the check holds, 1 with a message on stderr
 
   validate FILE PID                 the contract's shape: keys, types, sorted
                                     tids, ips as hex, the tids of /proc/PID/task
+  validate-core FILE PID            the same for a core's dump: no /proc (PID
+                                    is the dead process's, maybe another's now)
   get FILE EXPR                     print EXPR evaluated with d = the document
   chain FILE THREAD [--own BASENAME]... [--subseq] [--top-foreign]
         [--stop TEXT] -- FUNC...
@@ -69,7 +71,11 @@ def physical(frames):
     return [f for f in frames if not f.get('inlined')]
 
 
-def cmd_validate(args):
+def cmd_validate_core(args):
+    cmd_validate(args, live=False)
+
+
+def cmd_validate(args, live=True):
     if len(args) != 2:
         die('usage: validate FILE PID', 99)
     doc = load(args[0])
@@ -95,6 +101,8 @@ def cmd_validate(args):
     tids = [t.get('tid') for t in threads]
     check(tids == sorted(tids), 'threads sorted by tid (got %r)' % tids)
     try:
+        if not live:
+            raise OSError
         want = sorted(int(t) for t in os.listdir('/proc/%d/task' % pid))
         check(sorted(tids) == want,
               'the tids are those of /proc/%d/task: %r, got %r'
@@ -375,6 +383,7 @@ def cmd_text_compare(args):
 
 COMMANDS = {
     'validate': cmd_validate,
+    'validate-core': cmd_validate_core,
     'get': cmd_get,
     'chain': cmd_chain,
     'ips': cmd_ips,
