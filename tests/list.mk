@@ -141,7 +141,8 @@ QUICK_TESTS += \
 	tests/mips-core.test \
 	tests/symbols-minidebuginfo.test \
 	tests/symbols-perfmap.test \
-	tests/symbols-perfmap-big.test
+	tests/symbols-perfmap-big.test \
+	tests/symbols-sizes.test
 
 # -f pprof, --push, debuginfod
 QUICK_TESTS += \

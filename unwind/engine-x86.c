@@ -638,3 +638,70 @@ x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 			return 1;
 	return 0;
 }
+
+/* The code a function without a size reaches from its start: every way
+ * along its branches (a conditional jump both ways, a direct jump within
+ * reach followed, a call stepped over) up to a ret, a jump out of reach
+ * (a tail call) or hlt.  The bytes of code are at code, avail of them
+ * from start; reach: how far the symbol may reach (up to the next
+ * symbol), avail no less.  Returns the
+ * end reached, as an offset from start, or 0 when it is not known (an
+ * instruction not decoded, an indirect jump, out of paths or steps):
+ * then the symbol keeps its reach. */
+#define REACH_PATHS 64
+#define REACH_INSNS 8192
+uint64_t
+x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach, uint64_t start)
+{
+	uint64_t todo[REACH_PATHS], seen[REACH_PATHS * 2], end = 0;
+	size_t ntodo = 0, nseen = 0;
+	unsigned insns = 0;
+
+	todo[ntodo++] = 0;
+	while (ntodo) {
+		uint64_t at = todo[--ntodo];
+		for (;;) {
+			struct insn in;
+			if (at >= reach || ++insns > REACH_INSNS)
+				return 0;
+			size_t k = 0;
+			/* String instructions (rep stos, movs ...), which the
+			 * prologue's decoder has no need of. */
+			while (at + k < avail && k < 4 &&
+			       (code[at + k] == 0xf3 || code[at + k] == 0xf2 || code[at + k] == 0x66 ||
+				(code[at + k] & 0xf0) == 0x40))
+				k++;
+			if (at + k < avail && code[at + k] >= 0xa4 && code[at + k] <= 0xaf &&
+			    code[at + k] != 0xa8 && code[at + k] != 0xa9) {
+				memset(&in, 0, sizeof(in));
+				in.len = k + 1;
+			} else if (!decode(code + at, code + avail, start + at, &in) || in.len == 0) {
+				return 0;
+			}
+			uint64_t next = at + in.len;
+			if (next > end)
+				end = next;
+			if (in.kind == INSN_RET || code[at] == 0xf4)
+				break;
+			if (in.kind == INSN_JMP || in.kind == INSN_JCC) {
+				if (in.val == 0)
+					return 0;       /* jmp *r/m: a table we cannot see */
+				uint64_t to = (uint64_t)in.val - start;
+				bool inside = (uint64_t)in.val >= start && to < reach;
+				bool known = !inside;
+				for (size_t j = 0; j < nseen && !known; j++)
+					known = seen[j] == to;
+				if (!known) {
+					if (nseen == REACH_PATHS * 2 || ntodo == REACH_PATHS)
+						return 0;
+					seen[nseen++] = to;
+					todo[ntodo++] = to;
+				}
+				if (in.kind == INSN_JMP)
+					break;
+			}
+			at = next;
+		}
+	}
+	return end;
+}
