@@ -142,7 +142,8 @@ QUICK_TESTS += \
 	tests/symbols-minidebuginfo.test \
 	tests/symbols-perfmap.test \
 	tests/symbols-perfmap-big.test \
-	tests/symbols-sizes.test
+	tests/symbols-sizes.test \
+	tests/dump-musl.test
 
 # -f pprof, --push, debuginfod
 QUICK_TESTS += \

@@ -40,7 +40,8 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/interrupt.c tests/targets/vfork.c tests/targets/locks.c \
 	tests/targets/crowd.c \
 	tests/targets/pool.c \
-	tests/targets/symsize.c tests/targets/symsize-lib.c
+	tests/targets/symsize.c tests/targets/symsize-lib.c \
+	tests/targets/threadstart.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer

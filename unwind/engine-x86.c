@@ -575,6 +575,86 @@ take_frame(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	return true;
 }
 
+/* Does the instruction before ra, a return address, call start, or is
+ * it an indirect call (which cannot say)? */
+static bool
+call_reaches(struct memory_reader *mr, uint64_t ra, uint64_t start)
+{
+	unsigned char b[5];
+	int32_t d;
+
+	if (ra < 5 || !read_bytes(mr, ra - 5, b, 5) || b[0] != 0xe8)
+		return true;
+	memcpy(&d, b + 1, 4);
+	return ra + (uint64_t)(int64_t)d == start;
+}
+
+/* Is the code that ends at c + at (c: the bytes before the pc, from
+ * address base) the end of a function: a ret, a jump, hlt, int3 or nop
+ * padding?  Then c + at may be where the next function starts. */
+static bool
+ends_function(const unsigned char *c, size_t at)
+{
+	unsigned char x = c[at - 1];
+	return x == 0xc3 || x == 0xcc || x == 0xf4 || x == 0x90 ||
+	       (at >= 2 && c[at - 2] == 0xeb) || (at >= 5 && c[at - 5] == 0xe9) ||
+	       /* the last byte of a long nop (0f 1f ... 00) */
+	       (x == 0x00 && at >= 4 && (c[at - 4] == 0x1f || c[at - 5] == 0x1f ||
+					 c[at - 7] == 0x1f || c[at - 8] == 0x1f));
+}
+
+/* Code without a symbol (a library's hidden functions, stripped: musl's
+ * thread start; assembly without CFI): the function's start found from
+ * the code, nearest the pc first.  A start follows the end of another
+ * function (ends_function) and its instructions, decoded from there,
+ * reach the pc exactly; the prologue they make must give a return
+ * address, right after a call that (a direct one) calls that start.
+ * Then regs are the caller's.  tests/symbols-sizes.test,
+ * tests/accuracy-musl.test. */
+#define START_BACK 256
+static bool
+code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		const struct mapping *m, uint64_t pc)
+{
+	const struct arch *a = unwind_target_arch(t);
+	uint64_t sp = regs->r[a->reg_sp];
+	unsigned char c[START_BACK + 16];
+	size_t back = pc - m->start < START_BACK ? (size_t)(pc - m->start) : START_BACK;
+	unsigned tries = 0;
+
+	if (back < 8 || !read_bytes(mr, pc - back, c, back))
+		return false;
+	memset(c + back, 0x90, sizeof(c) - back);
+	/* First where a direct call says so; then where the call does not
+	 * (a tail call on the way: musl's _start_c jumps to
+	 * __libc_start_main, which jumps to its hidden stage 2). */
+	for (int strict = 1; strict >= 0; strict--, tries = 0)
+	for (size_t at = back - 1; at >= 8 && tries < 16; at--) {
+		if (!ends_function(c, at))
+			continue;
+		/* The instructions from there land on the pc. */
+		size_t i = at;
+		struct insn in;
+		while (i < back && decode(c + i, c + sizeof(c), pc - back + i, &in) && in.len)
+			i += in.len;
+		if (i != back)
+			continue;
+		tries++;
+		uint64_t start = pc - back + at;
+		struct prologue p;
+		scan_prologue(mr, start, pc, &p);
+		if (!p.ok && !p.rbp_frame)
+			continue;
+		uint64_t cfa = p.rbp_frame ? regs->r[a->reg_fp] + p.rbp_cfa : sp + p.depth + 8;
+		uint64_t ra;
+		if (!read_word(mr, cfa - 8, &ra) || (strict && !call_reaches(mr, ra, start)))
+			continue;
+		if (take_frame(t, mr, regs, cfa, p.rbp_saved ? cfa - p.rbp_slot : 0))
+			return true;
+	}
+	return false;
+}
+
 bool
 x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
 {
@@ -615,8 +695,12 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 	/* No symbol (a stripped library: musl's), or a prologue not
 	 * understood: the way out of the function. */
 	up = scan_epilogue_forward(mr, pc, false, &rbp_at);
-	return up >= 0 &&
-	       take_frame(t, mr, regs, sp + (uint64_t)up + 8, rbp_at >= 0 ? sp + (uint64_t)rbp_at : 0);
+	if (up >= 0 &&
+	    take_frame(t, mr, regs, sp + (uint64_t)up + 8, rbp_at >= 0 ? sp + (uint64_t)rbp_at : 0))
+		return 1;
+	/* No way out (a function that never returns: a thread's start), and
+	 * no symbol: the prologue from where the code says it starts. */
+	return *no_symbol && !exact && code_start_step(t, mr, regs, m, pc);
 }
 
 int
