@@ -143,7 +143,8 @@ QUICK_TESTS += \
 	tests/symbols-perfmap.test \
 	tests/symbols-perfmap-big.test \
 	tests/symbols-sizes.test \
-	tests/dump-musl.test
+	tests/dump-musl.test \
+	tests/dump-jvmlike.test
 
 # -f pprof, --push, debuginfod
 QUICK_TESTS += \

@@ -41,7 +41,7 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/crowd.c \
 	tests/targets/pool.c \
 	tests/targets/symsize.c tests/targets/symsize-lib.c \
-	tests/targets/threadstart.c
+	tests/targets/threadstart.c tests/targets/jvmlike.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -74,7 +74,8 @@ test_targets = \
 	tests/targets/vfork \
 	tests/targets/locks \
 	tests/targets/crowd \
-	tests/targets/pool
+	tests/targets/pool \
+	tests/targets/jvmlike
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)

@@ -103,6 +103,12 @@ int mips_step(const struct mips_env *env, struct arch_regs *regs,
  * plausible. */
 int fp_step(struct unwind_target *t, struct memory_reader *mr,
 	    struct arch_regs *regs, enum unwind_stop *stop);
+/* One frame-pointer step where the record validates: the frame pointer
+ * in the stack, above sp; the saved one 0 or strictly further up the
+ * same stack; the return address in executable memory, right after a
+ * call (x86-64).  Returns 1 when it stepped (ip, sp, fp), else 0 with
+ * regs unchanged. */
+int fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 /* engine-x86.c: one step of x86-64 code without CFI, from regs (ip, sp,
  * rbp updated).  x86_heur_step: a pc outside executable memory (exact:
  * frames[0] or an interrupted frame) returns to [sp]; an epilogue or the
