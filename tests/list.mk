@@ -144,7 +144,8 @@ QUICK_TESTS += \
 	tests/symbols-perfmap-big.test \
 	tests/symbols-sizes.test \
 	tests/dump-musl.test \
-	tests/dump-jvmlike.test
+	tests/dump-jvmlike.test \
+	tests/dump-sighandler.test
 
 # -f pprof, --push, debuginfod
 QUICK_TESTS += \

@@ -41,7 +41,8 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/crowd.c \
 	tests/targets/pool.c \
 	tests/targets/symsize.c tests/targets/symsize-lib.c \
-	tests/targets/threadstart.c tests/targets/jvmlike.c
+	tests/targets/threadstart.c tests/targets/jvmlike.c \
+	tests/targets/sigwait.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer

@@ -79,7 +79,21 @@ after_call(struct memory_reader *mr, uint64_t ra)
 	return false;
 }
 
-/* A return address: in executable memory, right after a call. */
+/* Is the code at ra a signal return (arch->sigreturn: glibc's and musl's
+ * __restore_rt), which the kernel makes a handler return to? */
+static bool
+restorer(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
+{
+	const struct arch_sigreturn *sr = unwind_target_arch(t)->sigreturn;
+	unsigned char code[sizeof(sr->code)];
+
+	return sr && sr->code_len <= sizeof(code) &&
+	       read_bytes(mr, ra, code, sr->code_len) && memcmp(code, sr->code, sr->code_len) == 0;
+}
+
+/* A return address: in executable memory, right after a call, or the
+ * signal return a handler goes back to (a handler stopped at its first
+ * instructions, in code without CFI: busybox-static's). */
 static bool
 plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
 {
@@ -88,7 +102,7 @@ plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
 	if (ra < 4096)
 		return false;
 	m = unwind_target_mapping(t, ra - 1);
-	return m && (m->perms & MAPPING_X) && after_call(mr, ra);
+	return m && (m->perms & MAPPING_X) && (after_call(mr, ra) || restorer(t, mr, ra));
 }
 
 /* What the instructions from a function's start to the pc did. */
@@ -610,11 +624,11 @@ ends_function(const unsigned char *c, size_t at)
  * reach the pc exactly; the prologue they make must give a return
  * address, right after a call that (a direct one) calls that start.
  * Then regs are the caller's.  tests/symbols-sizes.test,
- * tests/accuracy-musl.test. */
+ * tests/dump-musl.test, tests/dump-sighandler.test. */
 #define START_BACK 256
 static bool
 code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-		const struct mapping *m, uint64_t pc)
+		const struct mapping *m, uint64_t pc, bool exact)
 {
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t sp = regs->r[a->reg_sp];
@@ -629,7 +643,7 @@ code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_r
 	 * (a tail call on the way: musl's _start_c jumps to
 	 * __libc_start_main, which jumps to its hidden stage 2). */
 	for (int strict = 1; strict >= 0; strict--, tries = 0)
-	for (size_t at = back - 1; at >= 8 && tries < 16; at--) {
+	for (size_t at = exact ? back : back - 1; at >= 8 && tries < 16; at--) {
 		if (!ends_function(c, at))
 			continue;
 		/* The instructions from there land on the pc. */
@@ -698,9 +712,11 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 	if (up >= 0 &&
 	    take_frame(t, mr, regs, sp + (uint64_t)up + 8, rbp_at >= 0 ? sp + (uint64_t)rbp_at : 0))
 		return 1;
-	/* No way out (a function that never returns: a thread's start), and
-	 * no symbol: the prologue from where the code says it starts. */
-	return *no_symbol && !exact && code_start_step(t, mr, regs, m, pc);
+	/* No way out (a function that never returns: a thread's start; a
+	 * handler stopped before its first ret), and no symbol: the
+	 * prologue from where the code says it starts (where the frame
+	 * stopped anywhere, maybe at the pc itself). */
+	return *no_symbol && code_start_step(t, mr, regs, m, pc, exact);
 }
 
 int
