@@ -88,13 +88,17 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 		*stop = UNWIND_STOP_END;
 		return -1;
 	}
+	/* A frame pointer the snapshot does not know (a thread read without
+	 * stopping it) is not a chain that broke. */
+	enum unwind_stop broken = regs->valid & (UINT64_C(1) << a->reg_fp) ?
+				  UNWIND_STOP_FP_BROKEN : UNWIND_STOP_BAD_FRAME;
 	if (fp < sp || (fp & (wsize - 1)) != 0) {
-		*stop = UNWIND_STOP_BAD_FRAME;
+		*stop = broken;
 		return -1;
 	}
 	struct mapping *stack = module_map_find(&t->maps, sp);
 	if (!stack || fp + 2 * wsize > stack->end || fp < stack->start) {
-		*stop = UNWIND_STOP_BAD_FRAME;
+		*stop = broken;
 		return -1;
 	}
 	unsigned char record[16];
@@ -111,7 +115,7 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 	}
 	struct mapping *code = unwind_target_mapping(t, ret - 1);
 	if (!code || !(code->perms & MAPPING_X)) {
-		*stop = UNWIND_STOP_BAD_FRAME;
+		*stop = broken;
 		return -1;
 	}
 	regs->r[a->reg_fp] = saved_fp;
