@@ -626,6 +626,7 @@ ends_function(const unsigned char *c, size_t at)
  * Then regs are the caller's.  tests/symbols-sizes.test,
  * tests/dump-musl.test, tests/dump-sighandler.test. */
 #define START_BACK 256
+#define START_STEPS 4096          /* instructions decoded for all candidates */
 static bool
 code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		const struct mapping *m, uint64_t pc, bool exact)
@@ -634,7 +635,7 @@ code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_r
 	uint64_t sp = regs->r[a->reg_sp];
 	unsigned char c[START_BACK + 16];
 	size_t back = pc - m->start < START_BACK ? (size_t)(pc - m->start) : START_BACK;
-	unsigned tries = 0;
+	unsigned tries = 0, steps = 0;
 
 	if (back < 8 || !read_bytes(mr, pc - back, c, back))
 		return false;
@@ -649,7 +650,8 @@ code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_r
 		/* The instructions from there land on the pc. */
 		size_t i = at;
 		struct insn in;
-		while (i < back && decode(c + i, c + sizeof(c), pc - back + i, &in) && in.len)
+		while (i < back && steps++ < START_STEPS &&
+		       decode(c + i, c + sizeof(c), pc - back + i, &in) && in.len)
 			i += in.len;
 		if (i != back)
 			continue;

@@ -493,6 +493,12 @@ out:
 	return ret;
 }
 
+/* Size-0 symbols whose reach is read from the code, per table (each
+ * read decodes up to 8,192 instructions: a hostile file of millions of
+ * them must not hold the build), within the build's time; the others
+ * keep their reach to the next symbol. */
+#define SYMTAB_REACH_MAX 4096u
+
 /* How far the function at vaddr, a symbol without a size that may reach
  * up to end, reaches in img's code: on x86-64, what its branches reach
  * (musl's memset, of size 0, is followed by functions that are hidden:
@@ -552,6 +558,7 @@ static int finish(struct symtab *st, struct sym_build *b, const struct elf_image
 		v[k++] = v[i];
 		i = j;
 	}
+	unsigned refined = 0;
 	for (size_t i = 0; i < k; i++) {
 		struct sym *s = &v[i];
 		uint64_t end;
@@ -569,8 +576,11 @@ static int finish(struct symtab *st, struct sym_build *b, const struct elf_image
 				end = sec_end;
 			if (end == UINT64_MAX)
 				end = s->start + 1;
-			else if (end - s->start > 1)
+			else if (end - s->start > 1 && refined < SYMTAB_REACH_MAX &&
+				 monotonic_ns() <= b->deadline) {
 				end = code_reach(img, s->start, end);
+				refined++;
+			}
 		}
 		s->len = end - s->start > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - s->start);
 		s->info = 0;
