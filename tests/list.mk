@@ -141,7 +141,11 @@ QUICK_TESTS += \
 	tests/mips-core.test \
 	tests/symbols-minidebuginfo.test \
 	tests/symbols-perfmap.test \
-	tests/symbols-perfmap-big.test
+	tests/symbols-perfmap-big.test \
+	tests/symbols-sizes.test \
+	tests/dump-musl.test \
+	tests/dump-jvmlike.test \
+	tests/dump-sighandler.test
 
 # -f pprof, --push, debuginfod
 QUICK_TESTS += \

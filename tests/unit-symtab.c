@@ -27,6 +27,7 @@
 #include "tests/check.h"
 #include "unwind/budget.h"
 #include "unwind/elf-image.h"
+#include "unwind/engines.h"
 #include "unwind/maps.h"
 #include "unwind/symbols.h"
 #include "unwind/target.h"
@@ -1211,6 +1212,44 @@ static void test_reload_lifetime(void)
 	unwind_target_free(t);
 }
 
+/* How far a symbol of size 0 reaches (x86_code_reach, which bounds such
+ * symbols in symtab.c): the code its branches reach from its start. */
+static void test_code_reach(void)
+{
+	/* musl's memset in small: a branch forward over a ret, a loop by a
+	 * backward jump, rep stos; then another (hidden) function. */
+	static const unsigned char memset_like[] = {
+		0x48, 0x83, 0xfa, 0x7e,             /* 0: cmp $0x7e,%rdx */
+		0x77, 0x04,                         /* 4: ja 10 */
+		0x48, 0x89, 0xf8,                   /* 6: mov %rdi,%rax */
+		0xc3,                               /* 9: ret */
+		0xf3, 0x48, 0xab,                   /* 10: rep stos */
+		0x85, 0xd2,                         /* 13: test %edx,%edx */
+		0x75, 0xf9,                         /* 15: jne 10 */
+		0xeb, 0xf3,                         /* 17: jmp 6 */
+		0x53,                               /* 19: push %rbx (the next function) */
+		0xe8, 0, 0, 0, 0,                   /* 20: call */
+		0x5b, 0xc3,                         /* 25: pop %rbx; ret */
+	};
+	CHECK_EQ_U64(x86_code_reach(memset_like, sizeof(memset_like), sizeof(memset_like), 0x1000), 19);
+	/* A tail call out of reach ends the way. */
+	static const unsigned char tail[] = {
+		0x31, 0xc0,                         /* xor %eax,%eax */
+		0xe9, 0x00, 0x10, 0x00, 0x00,       /* jmp far */
+		0x90, 0x90, 0xc3,
+	};
+	CHECK_EQ_U64(x86_code_reach(tail, sizeof(tail), sizeof(tail), 0x1000), 7);
+	/* An indirect jump (a table): not known, the symbol keeps its reach. */
+	static const unsigned char table[] = {
+		0x41, 0xff, 0xe3,                   /* jmp *%r11 */
+		0xc3,
+	};
+	CHECK_EQ_U64(x86_code_reach(table, sizeof(table), sizeof(table), 0x1000), 0);
+	/* Bytes that run past the reach before any end: not known either. */
+	static const unsigned char open_end[] = { 0x90, 0x90, 0x90, 0x90 };
+	CHECK_EQ_U64(x86_code_reach(open_end, sizeof(open_end), sizeof(open_end), 0x1000), 0);
+}
+
 int main(void)
 {
 	struct module_map mm;
@@ -1224,6 +1263,7 @@ int main(void)
 	test_maps_fuzz(seed);
 	test_demangle();
 	test_bias();
+	test_code_reach();
 
 	r = module_map_read(getpid(), &mm);
 	if (r != 0) {

@@ -262,6 +262,20 @@ heuristic_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 	int fr;
 
 	*sig = false;
+	/* Generated code (anonymous executable memory: a JIT's, a JVM's
+	 * interpreter, which keep frame pointers when asked to): no symbol
+	 * gives a start, and the way out the code shows is a guess; a frame
+	 * record that validates is not, and is taken first
+	 * (tests/dump-jvmlike.test). */
+	if (!exact) {
+		const struct mapping *m = unwind_target_mapping(t, regs->r[a->reg_ip] - 1);
+		if (m && (m->perms & MAPPING_X) && !m->image &&
+		    (!m->path || m->path[0] != '[' || strncmp(m->path, "[anon", 5) == 0) &&
+		    fp_record_step(t, mr, regs) > 0) {
+			*how = UNWIND_HOW_FP;
+			return 1;
+		}
+	}
 	if (x86_heur_step(t, mr, regs, exact, how, &no_sym) > 0)
 		return 1;
 	if (lr_bad_pc_step(t, mr, regs, exact) > 0) {

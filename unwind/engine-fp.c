@@ -88,13 +88,17 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 		*stop = UNWIND_STOP_END;
 		return -1;
 	}
+	/* A frame pointer the snapshot does not know (a thread read without
+	 * stopping it) is not a chain that broke. */
+	enum unwind_stop broken = regs->valid & (UINT64_C(1) << a->reg_fp) ?
+				  UNWIND_STOP_FP_BROKEN : UNWIND_STOP_BAD_FRAME;
 	if (fp < sp || (fp & (wsize - 1)) != 0) {
-		*stop = UNWIND_STOP_BAD_FRAME;
+		*stop = broken;
 		return -1;
 	}
 	struct mapping *stack = module_map_find(&t->maps, sp);
 	if (!stack || fp + 2 * wsize > stack->end || fp < stack->start) {
-		*stop = UNWIND_STOP_BAD_FRAME;
+		*stop = broken;
 		return -1;
 	}
 	unsigned char record[16];
@@ -111,13 +115,45 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 	}
 	struct mapping *code = unwind_target_mapping(t, ret - 1);
 	if (!code || !(code->perms & MAPPING_X)) {
-		*stop = UNWIND_STOP_BAD_FRAME;
+		*stop = broken;
 		return -1;
 	}
 	regs->r[a->reg_fp] = saved_fp;
 	regs->r[a->reg_sp] = fp + 2 * wsize;
 	regs->r[a->reg_ip] = ret;
 	return 0;
+}
+
+int
+fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
+{
+	const struct arch *a = unwind_target_arch(t);
+	uint64_t sp = regs->r[a->reg_sp], fp = regs->r[a->reg_fp];
+	const uint64_t wsize = a->word_size;
+	unsigned char record[16];
+
+	if (!a->fp_chain || fp < sp || (fp & (wsize - 1)) != 0 || wsize > 8)
+		return 0;
+	struct mapping *stack = module_map_find(&t->maps, sp);
+	if (!stack || fp < stack->start || fp + 2 * wsize > stack->end ||
+	    memory_read(mr, fp, record, (size_t)(2 * wsize)) < 0)
+		return 0;
+	uint64_t saved_fp = arch_get_uint(record, wsize, a->big_endian);
+	uint64_t ret = arch_get_uint(record + wsize, wsize, a->big_endian) &
+		       ~unwind_target_ra_mask(t);
+	/* The next link: the end of the chain, or a record further up the
+	 * same stack. */
+	if (saved_fp != 0 && (saved_fp <= fp || saved_fp + 2 * wsize > stack->end))
+		return 0;
+	if (!x86_plausible_ra(t, mr, ret))
+		return 0;
+	struct mapping *code = unwind_target_mapping(t, ret - 1);
+	if (!code || !(code->perms & MAPPING_X))
+		return 0;
+	regs->r[a->reg_fp] = saved_fp;
+	regs->r[a->reg_sp] = fp + 2 * wsize;
+	regs->r[a->reg_ip] = ret;
+	return 1;
 }
 
 /* The start of the function holding addr (its symbol), or 0. */

@@ -79,7 +79,21 @@ after_call(struct memory_reader *mr, uint64_t ra)
 	return false;
 }
 
-/* A return address: in executable memory, right after a call. */
+/* Is the code at ra a signal return (arch->sigreturn: glibc's and musl's
+ * __restore_rt), which the kernel makes a handler return to? */
+static bool
+restorer(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
+{
+	const struct arch_sigreturn *sr = unwind_target_arch(t)->sigreturn;
+	unsigned char code[sizeof(sr->code)];
+
+	return sr && sr->code_len <= sizeof(code) &&
+	       read_bytes(mr, ra, code, sr->code_len) && memcmp(code, sr->code, sr->code_len) == 0;
+}
+
+/* A return address: in executable memory, right after a call, or the
+ * signal return a handler goes back to (a handler stopped at its first
+ * instructions, in code without CFI: busybox-static's). */
 static bool
 plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
 {
@@ -88,7 +102,7 @@ plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
 	if (ra < 4096)
 		return false;
 	m = unwind_target_mapping(t, ra - 1);
-	return m && (m->perms & MAPPING_X) && after_call(mr, ra);
+	return m && (m->perms & MAPPING_X) && (after_call(mr, ra) || restorer(t, mr, ra));
 }
 
 /* What the instructions from a function's start to the pc did. */
@@ -575,6 +589,88 @@ take_frame(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	return true;
 }
 
+/* Does the instruction before ra, a return address, call start, or is
+ * it an indirect call (which cannot say)? */
+static bool
+call_reaches(struct memory_reader *mr, uint64_t ra, uint64_t start)
+{
+	unsigned char b[5];
+	int32_t d;
+
+	if (ra < 5 || !read_bytes(mr, ra - 5, b, 5) || b[0] != 0xe8)
+		return true;
+	memcpy(&d, b + 1, 4);
+	return ra + (uint64_t)(int64_t)d == start;
+}
+
+/* Is the code that ends at c + at (c: the bytes before the pc, from
+ * address base) the end of a function: a ret, a jump, hlt, int3 or nop
+ * padding?  Then c + at may be where the next function starts. */
+static bool
+ends_function(const unsigned char *c, size_t at)
+{
+	unsigned char x = c[at - 1];
+	return x == 0xc3 || x == 0xcc || x == 0xf4 || x == 0x90 ||
+	       (at >= 2 && c[at - 2] == 0xeb) || (at >= 5 && c[at - 5] == 0xe9) ||
+	       /* the last byte of a long nop (0f 1f ... 00) */
+	       (x == 0x00 && at >= 4 && (c[at - 4] == 0x1f || c[at - 5] == 0x1f ||
+					 c[at - 7] == 0x1f || c[at - 8] == 0x1f));
+}
+
+/* Code without a symbol (a library's hidden functions, stripped: musl's
+ * thread start; assembly without CFI): the function's start found from
+ * the code, nearest the pc first.  A start follows the end of another
+ * function (ends_function) and its instructions, decoded from there,
+ * reach the pc exactly; the prologue they make must give a return
+ * address, right after a call that (a direct one) calls that start.
+ * Then regs are the caller's.  tests/symbols-sizes.test,
+ * tests/dump-musl.test, tests/dump-sighandler.test. */
+#define START_BACK 256
+#define START_STEPS 4096          /* instructions decoded for all candidates */
+static bool
+code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		const struct mapping *m, uint64_t pc, bool exact)
+{
+	const struct arch *a = unwind_target_arch(t);
+	uint64_t sp = regs->r[a->reg_sp];
+	unsigned char c[START_BACK + 16];
+	size_t back = pc - m->start < START_BACK ? (size_t)(pc - m->start) : START_BACK;
+	unsigned tries = 0, steps = 0;
+
+	if (back < 8 || !read_bytes(mr, pc - back, c, back))
+		return false;
+	memset(c + back, 0x90, sizeof(c) - back);
+	/* First where a direct call says so; then where the call does not
+	 * (a tail call on the way: musl's _start_c jumps to
+	 * __libc_start_main, which jumps to its hidden stage 2). */
+	for (int strict = 1; strict >= 0; strict--, tries = 0)
+	for (size_t at = exact ? back : back - 1; at >= 8 && tries < 16; at--) {
+		if (!ends_function(c, at))
+			continue;
+		/* The instructions from there land on the pc. */
+		size_t i = at;
+		struct insn in;
+		while (i < back && steps++ < START_STEPS &&
+		       decode(c + i, c + sizeof(c), pc - back + i, &in) && in.len)
+			i += in.len;
+		if (i != back)
+			continue;
+		tries++;
+		uint64_t start = pc - back + at;
+		struct prologue p;
+		scan_prologue(mr, start, pc, &p);
+		if (!p.ok && !p.rbp_frame)
+			continue;
+		uint64_t cfa = p.rbp_frame ? regs->r[a->reg_fp] + p.rbp_cfa : sp + p.depth + 8;
+		uint64_t ra;
+		if (!read_word(mr, cfa - 8, &ra) || (strict && !call_reaches(mr, ra, start)))
+			continue;
+		if (take_frame(t, mr, regs, cfa, p.rbp_saved ? cfa - p.rbp_slot : 0))
+			return true;
+	}
+	return false;
+}
+
 bool
 x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
 {
@@ -615,8 +711,14 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 	/* No symbol (a stripped library: musl's), or a prologue not
 	 * understood: the way out of the function. */
 	up = scan_epilogue_forward(mr, pc, false, &rbp_at);
-	return up >= 0 &&
-	       take_frame(t, mr, regs, sp + (uint64_t)up + 8, rbp_at >= 0 ? sp + (uint64_t)rbp_at : 0);
+	if (up >= 0 &&
+	    take_frame(t, mr, regs, sp + (uint64_t)up + 8, rbp_at >= 0 ? sp + (uint64_t)rbp_at : 0))
+		return 1;
+	/* No way out (a function that never returns: a thread's start; a
+	 * handler stopped before its first ret), and no symbol: the
+	 * prologue from where the code says it starts (where the frame
+	 * stopped anywhere, maybe at the pc itself). */
+	return *no_symbol && code_start_step(t, mr, regs, m, pc, exact);
 }
 
 int
@@ -637,4 +739,71 @@ x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 		if (take_frame(t, mr, regs, at + 8, 0))
 			return 1;
 	return 0;
+}
+
+/* The code a function without a size reaches from its start: every way
+ * along its branches (a conditional jump both ways, a direct jump within
+ * reach followed, a call stepped over) up to a ret, a jump out of reach
+ * (a tail call) or hlt.  The bytes of code are at code, avail of them
+ * from start; reach: how far the symbol may reach (up to the next
+ * symbol), avail no less.  Returns the
+ * end reached, as an offset from start, or 0 when it is not known (an
+ * instruction not decoded, an indirect jump, out of paths or steps):
+ * then the symbol keeps its reach. */
+#define REACH_PATHS 64
+#define REACH_INSNS 8192
+uint64_t
+x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach, uint64_t start)
+{
+	uint64_t todo[REACH_PATHS], seen[REACH_PATHS * 2], end = 0;
+	size_t ntodo = 0, nseen = 0;
+	unsigned insns = 0;
+
+	todo[ntodo++] = 0;
+	while (ntodo) {
+		uint64_t at = todo[--ntodo];
+		for (;;) {
+			struct insn in;
+			if (at >= reach || ++insns > REACH_INSNS)
+				return 0;
+			size_t k = 0;
+			/* String instructions (rep stos, movs ...), which the
+			 * prologue's decoder has no need of. */
+			while (at + k < avail && k < 4 &&
+			       (code[at + k] == 0xf3 || code[at + k] == 0xf2 || code[at + k] == 0x66 ||
+				(code[at + k] & 0xf0) == 0x40))
+				k++;
+			if (at + k < avail && code[at + k] >= 0xa4 && code[at + k] <= 0xaf &&
+			    code[at + k] != 0xa8 && code[at + k] != 0xa9) {
+				memset(&in, 0, sizeof(in));
+				in.len = k + 1;
+			} else if (!decode(code + at, code + avail, start + at, &in) || in.len == 0) {
+				return 0;
+			}
+			uint64_t next = at + in.len;
+			if (next > end)
+				end = next;
+			if (in.kind == INSN_RET || code[at] == 0xf4)
+				break;
+			if (in.kind == INSN_JMP || in.kind == INSN_JCC) {
+				if (in.val == 0)
+					return 0;       /* jmp *r/m: a table we cannot see */
+				uint64_t to = (uint64_t)in.val - start;
+				bool inside = (uint64_t)in.val >= start && to < reach;
+				bool known = !inside;
+				for (size_t j = 0; j < nseen && !known; j++)
+					known = seen[j] == to;
+				if (!known) {
+					if (nseen == REACH_PATHS * 2 || ntodo == REACH_PATHS)
+						return 0;
+					seen[nseen++] = to;
+					todo[ntodo++] = to;
+				}
+				if (in.kind == INSN_JMP)
+					break;
+			}
+			at = next;
+		}
+	}
+	return end;
 }

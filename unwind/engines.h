@@ -103,6 +103,12 @@ int mips_step(const struct mips_env *env, struct arch_regs *regs,
  * plausible. */
 int fp_step(struct unwind_target *t, struct memory_reader *mr,
 	    struct arch_regs *regs, enum unwind_stop *stop);
+/* One frame-pointer step where the record validates: the frame pointer
+ * in the stack, above sp; the saved one 0 or strictly further up the
+ * same stack; the return address in executable memory, right after a
+ * call (x86-64).  Returns 1 when it stepped (ip, sp, fp), else 0 with
+ * regs unchanged. */
+int fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 /* engine-x86.c: one step of x86-64 code without CFI, from regs (ip, sp,
  * rbp updated).  x86_heur_step: a pc outside executable memory (exact:
  * frames[0] or an interrupted frame) returns to [sp]; an epilogue or the
@@ -118,6 +124,12 @@ int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch
  * no symbol gave the pc's function (its code may keep no frame pointer). */
 bool x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
 int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+/* How far the x86-64 code of a function without a size reaches from its
+ * start (code: avail bytes at address start, its symbol reaching reach
+ * bytes at most): the end of what its branches reach, as an offset, or 0
+ * when not known.  Pure code (symtab.c bounds a size-0 symbol so). */
+uint64_t x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach,
+			uint64_t start);
 
 /* A pc outside executable memory (frames[0], or a frame a signal
  * interrupted: exact) on an architecture with a link register and calls

@@ -31,6 +31,7 @@
 #include "ptrace/clock.h"
 #include "unwind/budget.h"
 #include "unwind/elf-image.h"
+#include "unwind/engines.h"
 #include "unwind/maps.h"
 #include "unwind/symbols.h"
 #include "unwind/unwind.h"
@@ -197,6 +198,13 @@ static void release_pages(const struct elf_image *img, const void *p, size_t len
 		elf_image_release(img, p, len);
 }
 
+/* Is name "NAME@VERSION" (an older version: not "@@", not "@plt")? */
+static bool old_version(const char *name)
+{
+	const char *at = strchr(name, '@');
+	return at && at != name && at[1] != '@' && strcmp(at, "@plt") != 0;
+}
+
 static inline int cmp_sym(struct sym_build *b, const struct sym *x, const struct sym *y)
 {
 	if (x->start != y->start)
@@ -214,6 +222,12 @@ static inline int cmp_sym(struct sym_build *b, const struct sym *x, const struct
 		for (unsigned k = 0; k < b->nstrs; k++)
 			release_pages(b->strs[k].img, b->strs[k].p, b->strs[k].len);
 	}
+	/* A name of the default version or of none before one of an older
+	 * version ("free@@GLIBC_2.2.5" before "cfree@GLIBC_2.2.5" in a
+	 * debug file's .symtab, where both are global). */
+	bool ox = old_version(x->name), oy = old_version(y->name);
+	if (ox != oy)
+		return ox ? 1 : -1;
 	/* Fewer leading underscores first ("memcpy" before "__memcpy"):
 	 * counted here, for the few aliases, not for every function. */
 	unsigned ux = leading_underscores(x->name), uy = leading_underscores(y->name);
@@ -365,6 +379,23 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 	size_t released = 0;
 	reading = true;
 
+	/* .dynsym's versions: an entry whose version is hidden is a
+	 * compatibility alias (glibc's cfree@GLIBC_2.2.5 beside
+	 * free@@GLIBC_2.2.5), not the name programs call it by. */
+	const unsigned char *versym = NULL;
+	if (type == SHT_DYNSYM) {
+		Elf_Scn *vs = NULL;
+		GElf_Shdr vsh;
+		while ((vs = elf_nextscn(e, vs)) != NULL) {
+			if (gelf_getshdr(vs, &vsh) && vsh.sh_type == SHT_GNU_versym &&
+			    vsh.sh_link == elf_ndxscn(scn) && !(vsh.sh_flags & SHF_COMPRESSED) &&
+			    vsh.sh_size / 2 >= count && span_inside(size, vsh.sh_offset, vsh.sh_size)) {
+				versym = data + vsh.sh_offset;
+				break;
+			}
+		}
+	}
+
 	for (size_t i = 1; i < count; i++) {
 		const unsigned char *p = base + i * entsize;
 		uint64_t value, sz;
@@ -436,8 +467,11 @@ static long collect(struct sym_build *b, const struct elf_image *img,
 			    value >= ssh.sh_addr && value < ssh.sh_addr + ssh.sh_size)
 				sec_end = ssh.sh_addr + ssh.sh_size;
 		}
-		/* A typed alias is preferred. */
+		/* A typed alias is preferred, and one of the default version
+		 * (a hidden version ranks as a local name). */
 		unsigned rank = t == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		if (versym && rank < 2 && (arch_get_uint(versym + 2 * i, 2, be) & 0x8000))
+			rank = 2;
 		int r = symtab_add(b, value, sz, sec_end, strtab + name, rank);
 		if (r < 0) {
 			ret = r;
@@ -459,9 +493,44 @@ out:
 	return ret;
 }
 
+/* Size-0 symbols whose reach is read from the code, per table (each
+ * read decodes up to 8,192 instructions: a hostile file of millions of
+ * them must not hold the build), within the build's time; the others
+ * keep their reach to the next symbol. */
+#define SYMTAB_REACH_MAX 4096u
+
+/* How far the function at vaddr, a symbol without a size that may reach
+ * up to end, reaches in img's code: on x86-64, what its branches reach
+ * (musl's memset, of size 0, is followed by functions that are hidden:
+ * a pc in them is not memset's); elsewhere, or when that is not known,
+ * end. */
+static uint64_t code_reach(const struct elf_image *img, uint64_t vaddr, uint64_t end)
+{
+	if (!img || img->size <= 0x13 || img->data[EI_CLASS] != ELFCLASS64 ||
+	    img->data[EI_DATA] != ELFDATA2LSB ||
+	    (img->data[0x12] | (unsigned)img->data[0x13] << 8) != EM_X86_64)
+		return end;
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *sg = &img->segs[i];
+		if (!(sg->flags & PF_X) || vaddr < sg->vaddr || vaddr - sg->vaddr >= sg->filesz ||
+		    !span_inside(img->size, sg->offset, sg->filesz))
+			continue;
+		uint64_t off = vaddr - sg->vaddr, avail = sg->filesz - off;
+		uint64_t reach = end - vaddr;
+		if (avail > reach + 16)
+			avail = reach + 16;
+		if (reach > avail)
+			reach = avail;
+		uint64_t r = x86_code_reach(img->data + sg->offset + off, (size_t)avail, reach, vaddr);
+		return r ? vaddr + r : end;
+	}
+	return end;
+}
+
 /* Sort, pick one name per address and compute each symbol's end into
- * st.  0, -E2BIG (out of time: b->over) or -ENOMEM. */
-static int finish(struct symtab *st, struct sym_build *b)
+ * st (size-0 ones from the code of img, the image looked up, NULL for
+ * none).  0, -E2BIG (out of time: b->over) or -ENOMEM. */
+static int finish(struct symtab *st, struct sym_build *b, const struct elf_image *img)
 {
 	struct sym *v = b->v;
 	size_t n = b->n, k = 0;
@@ -489,6 +558,7 @@ static int finish(struct symtab *st, struct sym_build *b)
 		v[k++] = v[i];
 		i = j;
 	}
+	unsigned refined = 0;
 	for (size_t i = 0; i < k; i++) {
 		struct sym *s = &v[i];
 		uint64_t end;
@@ -506,6 +576,11 @@ static int finish(struct symtab *st, struct sym_build *b)
 				end = sec_end;
 			if (end == UINT64_MAX)
 				end = s->start + 1;
+			else if (end - s->start > 1 && refined < SYMTAB_REACH_MAX &&
+				 monotonic_ns() <= b->deadline) {
+				end = code_reach(img, s->start, end);
+				refined++;
+			}
 		}
 		s->len = end - s->start > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - s->start);
 		s->info = 0;
@@ -750,7 +825,7 @@ static struct symtab *symtab_build(struct elf_image *img)
 	for (int all = 1; all >= 0; all--) {
 		long added = names_from(st, img, &b, all);
 
-		if (added >= 0 && finish(st, &b) == 0)
+		if (added >= 0 && finish(st, &b, img) == 0)
 			return st;
 		if (b.over != SYM_OVER_TIME)
 			break;

@@ -130,6 +130,7 @@ unwind_stop_reason(enum unwind_stop s)
 	case UNWIND_STOP_DEADLINE: return "time limit reached";
 	case UNWIND_STOP_CFI_LOOP: return "unwind table rejected: expression loop";
 	case UNWIND_STOP_CFI_REJECTED: return "unwind table rejected: a rule breaks a bound";
+	case UNWIND_STOP_FP_BROKEN: return "frame pointer chain broken";
 	}
 	return "?";
 }

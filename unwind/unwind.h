@@ -77,6 +77,10 @@ enum unwind_stop {
 	 * interpreter (unwind/cfi-exec.c): refused, never followed. */
 	UNWIND_STOP_CFI_LOOP,     /* an expression that does not end */
 	UNWIND_STOP_CFI_REJECTED, /* any other bound (sizes, depth, overflow) */
+	/* The frame-pointer chain does not go on: the frame pointer below
+	 * sp, misaligned or outside the stack, or its record returns outside
+	 * code (where no CFI covered the frame). */
+	UNWIND_STOP_FP_BROKEN,
 };
 
 struct unwind_frame {
