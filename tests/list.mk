@@ -106,6 +106,7 @@ QUICK_TESTS += \
 
 # record
 QUICK_TESTS += \
+	tests/record-churn.test \
 	tests/record-dlswap.test \
 	tests/record-errors.test \
 	tests/record-exec.test \

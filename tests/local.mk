@@ -39,7 +39,7 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/ucontext.c tests/targets/zombie.c \
 	tests/targets/interrupt.c tests/targets/vfork.c tests/targets/locks.c \
 	tests/targets/crowd.c \
-	tests/targets/pool.c
+	tests/targets/pool.c tests/targets/churn.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -72,7 +72,8 @@ test_targets = \
 	tests/targets/vfork \
 	tests/targets/locks \
 	tests/targets/crowd \
-	tests/targets/pool
+	tests/targets/pool \
+	tests/targets/churn
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
