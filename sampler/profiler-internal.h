@@ -169,6 +169,8 @@ struct thread_state {
 				     0: not since it was stopped, or no
 				     count */
 	unsigned seen_tick;
+	unsigned looked_tick;     /* --idle: the last tick that accounted for
+				     it (the ones since are put off) */
 	/* What its last schedstat read said (threads.c, thread_schedstat):
 	 * cpu_seen is in its process's cpu_seen_sum; slices_seen 0 when it
 	 * was never read (or has no count). */
@@ -213,6 +215,11 @@ struct proc_state {
 	clockid_t cpu_clock;
 	pid_t *hot;               /* the threads that ran lately */
 	size_t nhot, hot_cap;
+	size_t idle_cursor;       /* --idle: where the next tick's look at
+				     its threads starts (sample.c), */
+	uint64_t look_cost_ns;    /* --idle: a look at one thread, averaged */
+	unsigned census_every;    /* --idle: the census every this many */
+	unsigned census_next;     /* ticks, the next one at this tick */
 	bool map_pending;         /* its memory map is to be read (found
 				     while recording, or empty: in an
 				     exec): at its next tick, never waited
@@ -255,6 +262,8 @@ struct profiler {
 	uint32_t keep_seq;        /* --idle: samples handed over to be kept */
 	uint64_t stop_wait_ns;    /* this tick's time in its batches' stops
 				     (sample.c; reset by ticks.c) */
+	uint64_t tick_tail_ns;    /* the last tick's time after its look at
+				     the threads, its stops left out */
 	uint64_t tick_other_ns;   /* the last tick's time not spent in its
 				     stops (ticks.c; idle_may_stop) */
 	bool final_pass;          /* profiler_take_deferred is running */

@@ -167,6 +167,7 @@ tick(struct profiler *p, bool events, bool arm)
 			continue;
 		profiler_sample_process(p, ps, now);
 	}
+	uint64_t looked_ns = monotonic_ns(), waited = p->stop_wait_ns;
 	bool alive = profiler_sample_finish(p);
 	/* Stops that came in during the tick (a signal to a thread sampled
 	 * earlier in it) are handed on now, not a period later. */
@@ -176,6 +177,9 @@ tick(struct profiler *p, bool events, bool arm)
 	 * are missed ticks, counted, not silently dropped. */
 	uint64_t done = monotonic_ns();
 	p->tick_other_ns = done - now - p->stop_wait_ns;
+	/* What came after the threads were looked at, stops left out:
+	 * --idle's budget for the next look (idle_over_budget). */
+	p->tick_tail_ns = done - looked_ns - (p->stop_wait_ns - waited);
 	p->stats.missed_ticks += tick_clock_advance(&p->ticks, done);
 	if (arm)
 		tick_arm(p);

@@ -123,7 +123,8 @@ QUICK_TESTS += \
 	tests/record-signals.test \
 	tests/record-stop.test \
 	tests/record-syscall.test \
-	tests/record-threads.test
+	tests/record-threads.test \
+	tests/record-wakers.test
 
 # top
 QUICK_TESTS += \
