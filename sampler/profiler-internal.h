@@ -64,6 +64,10 @@
  * (counted) rather than waited for (unwinder.c).  Each holds a stack copy
  * (up to STACK_WINDOW_BYTES) while it waits. */
 #define UNWIND_QUEUE_SAMPLES 1024
+/* The end of a tick wakes the unwinder's thread for this many samples
+ * waiting, or for jobs that waited this long (unwinder.c, kick_tick). */
+#define UNWIND_WAKE_SAMPLES 32
+#define UNWIND_WAKE_NS (10 * NS_PER_MS)
 /* At the end, how long the unwinder may go without finishing one of the
  * samples still queued before the output is written without them (said
  * in the summary). */
@@ -440,6 +444,12 @@ int unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
 			const struct thread_state *ts, uint32_t count);
 /* The end of a tick: its reused stacks go to the unwinder, in one job. */
 void unwinder_flush_reuse(struct profiler *p);
+/* on: a tick begins, and the samples it hands over wake the unwinder's
+ * thread at its end (off), once, and only if it sleeps and has enough
+ * to do (UNWIND_WAKE_SAMPLES, UNWIND_WAKE_NS). */
+void unwinder_hold(struct profiler *p, bool on);
+/* How many times the tracer woke the unwinder's thread so far. */
+uint64_t unwinder_wakes(struct profiler *p);
 /* ps's memory map as it is now is what its next samples are unwound on
  * (after its attach, its adoption, its exec). */
 void unwinder_push_map(struct profiler *p, const struct proc_state *ps);

@@ -96,6 +96,8 @@ struct profiler_stats {
 	uint64_t target_cpu_ns;   /* the targets' CPU time between their
 				     first and last tick (their process
 				     clocks: utime + stime) */
+	uint64_t tracer_vcsw;     /* the tracer thread's context switches in */
+	uint64_t tracer_ivcsw;    /* profiler_run (voluntary, involuntary) */
 	double elapsed_s;         /* since the first tick */
 	double pause_mean_us;     /* per stopped thread-sample */
 	double pause_p99_us;

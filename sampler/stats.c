@@ -222,4 +222,15 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 	}
 	if (!cfg->idle)
 		oncpu_cpu_summary(s, rate);
+	/* STACKSPY_DEBUG=1: the hand-off's cost per tick (bench/
+	 * record-overhead.sh, bench/record-cost.sh compare them between
+	 * builds: unlike times, a loaded host does not move them much). */
+	const char *dbg = getenv("STACKSPY_DEBUG");
+	if (dbg && *dbg && *dbg != '0' && s->ticks) {
+		double t = (double)s->ticks;
+		error_msg("debug: per tick: %.2f wake-ups of the unwinder, %.2f voluntary and "
+			  "%.2f involuntary context switches of the tracer; %.2f stops",
+			  (double)unwinder_wakes(p) / t, (double)s->tracer_vcsw / t,
+			  (double)s->tracer_ivcsw / t, (double)s->stopped / t);
+	}
 }
