@@ -115,11 +115,12 @@ e, u, s, rss = open(tm).read().split()[-4:]
 if mode == "wakers":
     busy = 0
 # kept: the thread-samples against every thread at every tick done;
-# lost: the summary's (put off and lost, dropped).
+# lost: the summary's (put off and lost, dropped, not unwound in time).
 threads = int(n) + (busy if mode != "wakers" else 0) + 1
 kept = total / (ticks * threads) if ticks else 0
 lost = sum(int(x) for x in re.findall(r"(\d+) of them lost", text))
 lost += sum(int(x) for x in re.findall(r"(\d+) thread-samples dropped", text))
+lost += sum(int(x) for x in re.findall(r"(\d+) thread-samples not in the output", text))
 lostshare = lost / (total + lost) if total + lost else 0
 print(f"{n:<6} {mode:<6} {ticks:8d} {ticks/asked:8.2f} {total:8d} "
       f"{(100.0*inbusy/total if total else 0):5.1f}% {inbusy/(busy*asked) if busy else 0:8.2f} "

@@ -222,6 +222,8 @@ struct proc_state {
 	size_t idle_cursor;       /* --idle: where the next tick's look at
 				     its threads starts (sample.c), */
 	uint64_t look_cost_ns;    /* --idle: a look at one thread, averaged */
+	pid_t *prio;              /* --idle: the hot ones, looked at first */
+	size_t prio_cap;
 	unsigned census_every;    /* --idle: the census every this many */
 	unsigned census_next;     /* ticks, the next one at this tick */
 	bool map_pending;         /* its memory map is to be read (found
@@ -266,6 +268,7 @@ struct profiler {
 	uint32_t keep_seq;        /* --idle: samples handed over to be kept */
 	uint64_t stop_wait_ns;    /* this tick's time in its batches' stops
 				     (sample.c; reset by ticks.c) */
+	bool tick_spread;         /* --idle: this tick's look goes round */
 	uint64_t tick_tail_ns;    /* the last tick's time after its look at
 				     the threads, its stops left out */
 	uint64_t tick_other_ns;   /* the last tick's time not spent in its

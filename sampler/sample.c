@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "ptrace/clock.h"
 #include "ptrace/launch.h"
@@ -336,8 +337,16 @@ idle_may_stop(const struct profiler *p)
 		return true;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
 	uint64_t other = monotonic_ns() - p->tick_ns - p->stop_wait_ns;
-	if (other < p->tick_other_ns)
-		other = p->tick_other_ns;
+	uint64_t last = p->tick_other_ns;
+	/* A look that goes round the threads ends at a sixth of the
+	 * period, what follows it included (idle_over_budget): the stops
+	 * have the next sixth (the last tick's look, taken whole, left
+	 * them one a tick: a busy thread among 20,000 was counted at half
+	 * the ticks). */
+	if (p->tick_spread && last > p->ticks.period_ns / 6)
+		last = p->ticks.period_ns / 6;
+	if (other < last)
+		other = last;
 	return other + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 3;
 }
 
@@ -641,6 +650,56 @@ threads_may_have_changed(struct proc_state *ps, uint64_t now)
 	return true;
 }
 
+/* Thread tid of t, or NULL (t->threads is sorted by tid: attach.c). */
+static struct tracee *
+tracee_find(struct ptrace_target *t, pid_t tid)
+{
+	size_t lo = 0, hi = t->nthreads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nthreads && t->threads[lo].tid == tid ? &t->threads[lo] : NULL;
+}
+
+/* A tick's look at the threads of a process. */
+struct look {
+	bool skip_cold;           /* the census says no cold thread ran */
+	bool all;                 /* every thread was read */
+	size_t looked;
+};
+
+/* Look at thread th (ts) this tick: account for it without a stop, or
+ * choose it for the batch. */
+static void
+look_at(struct profiler *p, struct proc_state *ps, struct tracee *th, struct thread_state *ts,
+	struct look *l)
+{
+	l->looked++;
+	if (p->cfg.idle)
+		idle_catch_up(p, ts, p->tick_no - 1);
+	ts->looked_tick = p->tick_no;
+	if (l->skip_cold && ts->census_tick != p->tick_no && thread_is_cold(p, ts)) {
+		l->all = false;
+		if (!p->cfg.idle)
+			return;  /* asleep since it was last read */
+		if (!th->late && last_reusable(ts)) {
+			/* --idle: its stack has not moved either. */
+			idle_reuse(p, ps, ts);
+			return;
+		}
+		if (!th->late && !idle_may_stop(p)) {
+			idle_defer(p, ts, ts->cpu_seen, ts->slices_seen);
+			return;
+		}
+	}
+	choose_thread(p, ps, th, ts);
+	thread_census_keep(p, ps, ts);
+}
+
 void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
@@ -673,13 +732,22 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	 * threads"). */
 	/* --idle, when a look at every thread would take more than half a
 	 * period (at what a look has cost lately): the look goes round the
-	 * threads over ticks, within each tick's budget (idle_over_budget).
-	 * Below that every thread is looked at every tick, as before: a
-	 * pool's worker woken after a minute asleep is found at once, and
-	 * sampled in its 20 ms of work (tests/record-pool.test). */
+	 * threads over ticks, within each tick's budget (idle_over_budget),
+	 * after the threads that ran lately, which are looked at every tick
+	 * (a busy thread among 20,000 sleeping ones was sampled once a
+	 * round, its other ticks lost).  Below that every thread is looked
+	 * at every tick, as before: a pool's worker woken after a minute
+	 * asleep is found at once, and sampled in its 20 ms of work
+	 * (tests/record-pool.test). */
 	size_t n = ps->pt->nthreads;
 	bool spread = p->cfg.idle && ps->look_cost_ns &&
 		      n * ps->look_cost_ns > p->ticks.period_ns / 2;
+	p->tick_spread = spread;
+	size_t nprio = 0;
+	if (spread && ps->nhot && BASE_GROW(ps->prio, ps->prio_cap, ps->nhot, 64) == 0) {
+		memcpy(ps->prio, ps->hot, ps->nhot * sizeof(*ps->prio));
+		nprio = ps->nhot;
+	}
 	bool skip_cold = false;
 	if (spread && p->tick_no < ps->census_next) {
 		ps->nhot = 0;
@@ -696,10 +764,21 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 				   IDLE_CENSUS_EVERY_MAX : ps->census_every * 2;
 		ps->census_next = p->tick_no + ps->census_every;
 	}
-	bool all = true, cut = false;
-	size_t first = spread && n ? ps->idle_cursor % n : 0;
-	size_t looked = 0;
+	struct look l = { .skip_cold = skip_cold, .all = true };
 	uint64_t look_start = monotonic_ns(), waited = p->stop_wait_ns;
+	for (size_t k = 0; k < nprio && !stop_signal; k++) {
+		struct tracee *th = tracee_find(ps->pt, ps->prio[k]);
+		struct thread_state *ts = th && th->state != TRACEE_GONE ?
+					  thread_state_get(p, ps, th) : NULL;
+		if (!ts || thread_is_cold(p, ts) || ts->looked_tick == p->tick_no)
+			continue;
+		ts->seen_tick = p->tick_no;
+		if (!th->late && idle_over_budget(p, l.looked))
+			break;
+		look_at(p, ps, th, ts, &l);
+	}
+	bool cut = false;
+	size_t first = spread && n ? ps->idle_cursor % n : 0;
 	/* The ticks that sweep the table (profiler_sample_finish) see every
 	 * thread, looked at or not. */
 	bool sweep = (p->tick_no & 63) == 0;
@@ -714,39 +793,21 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		if (!ts)
 			continue;
 		ts->seen_tick = p->tick_no;
-		if (cut)
+		if (cut || ts->looked_tick == p->tick_no)
 			continue;
-		if (spread && !th->late && idle_over_budget(p, looked)) {
+		if (spread && !th->late && idle_over_budget(p, l.looked)) {
 			ps->idle_cursor = i;
-			all = false;
+			l.all = false;
 			cut = true;
 			continue;
 		}
-		looked++;
-		if (p->cfg.idle)
-			idle_catch_up(p, ts, p->tick_no - 1);
-		ts->looked_tick = p->tick_no;
-		if (skip_cold && ts->census_tick != p->tick_no && thread_is_cold(p, ts)) {
-			all = false;
-			if (!p->cfg.idle)
-				continue;  /* asleep since it was last read */
-			if (!th->late && last_reusable(ts)) {
-				/* --idle: its stack has not moved either. */
-				idle_reuse(p, ps, ts);
-				continue;
-			}
-			if (!th->late && !idle_may_stop(p)) {
-				idle_defer(p, ts, ts->cpu_seen, ts->slices_seen);
-				continue;
-			}
-		}
-		choose_thread(p, ps, th, ts);
-		thread_census_keep(p, ps, ts);
+		look_at(p, ps, th, ts, &l);
 	}
-	if (p->cfg.idle && looked) {
-		uint64_t per = (monotonic_ns() - look_start - (p->stop_wait_ns - waited)) / looked;
+	if (p->cfg.idle && l.looked) {
+		uint64_t per = (monotonic_ns() - look_start - (p->stop_wait_ns - waited)) / l.looked;
 		ps->look_cost_ns = ps->look_cost_ns ? (7 * ps->look_cost_ns + per) / 8 : per;
 	}
+	bool all = l.all;
 	thread_census_end(p, ps, all && !stop_signal);
 }
 
