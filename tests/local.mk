@@ -38,8 +38,9 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/evilname.c tests/targets/nullcall.c \
 	tests/targets/ucontext.c tests/targets/zombie.c \
 	tests/targets/interrupt.c tests/targets/vfork.c tests/targets/locks.c \
+	tests/targets/churn.c \
 	tests/targets/crowd.c \
-	tests/targets/pool.c tests/targets/churn.c
+	tests/targets/pool.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -70,10 +71,10 @@ test_targets = \
 	tests/targets/zombie \
 	tests/targets/interrupt \
 	tests/targets/vfork \
+	tests/targets/churn \
 	tests/targets/locks \
 	tests/targets/crowd \
-	tests/targets/pool \
-	tests/targets/churn
+	tests/targets/pool
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
