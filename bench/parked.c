@@ -66,8 +66,36 @@ __attribute__((noinline)) static void park_outer(void)
 	pthread_mutex_unlock(&lock);	/* not reached */
 }
 
+/* --wake MS: the threads are counted as parked, then each sets its name
+ * and sleeps MS, for ever, as a large pool's idle workers poll
+ * (bench/record-threads.sh -m wakers). */
+static long wake_ms;
+
+__attribute__((noinline)) static void wake_sleep(void)
+{
+	usleep((useconds_t)wake_ms * 1000u);
+	__asm__ __volatile__("" ::: "memory");
+}
+
+__attribute__((noinline)) static void wake_loop(long i)
+{
+	char name[16];
+	for (;;) {
+		snprintf(name, sizeof(name), "w-%ld", i);
+		pthread_setname_np(pthread_self(), name);
+		wake_sleep();
+	}
+}
+
 static void *park_thread(void *arg)
 {
+	if (wake_ms) {
+		pthread_mutex_lock(&lock);
+		nparked++;
+		pthread_cond_signal(&count_cond);
+		pthread_mutex_unlock(&lock);
+		wake_loop((long)(intptr_t)arg);
+	}
 	park_outer();
 	return arg;
 }
@@ -183,7 +211,7 @@ static int floor_main(const char *arg)
 
 static void usage(FILE *out)
 {
-	fputs("Usage: parked [-n N] [-b N]\n"
+	fputs("Usage: parked [-n N] [-b N] [-w MS]\n"
 	      "Start N threads (default 1000) parked in\n"
 	      "park_outer -> park_inner -> pthread_cond_wait, print the PID once\n"
 	      "all are parked, and wait until killed or until stdin, if a pipe\n"
@@ -192,6 +220,8 @@ static void usage(FILE *out)
 	      "  -n, --threads N  number of parked threads\n"
 	      "  -b, --busy N     also N threads computing forever in\n"
 	      "                   busy_thread -> busy_outer -> busy_inner\n"
+	      "  -w, --wake MS    the N threads instead each set their name and\n"
+	      "                   sleep MS (wake_loop -> wake_sleep), for ever\n"
 	      "      --floor PID  instead: time the serial floor of a dump of PID\n"
 	      "                   (seize, interrupt, wait, regs, 16 KiB copy, detach)\n"
 	      "  -h, --help       show this help\n"
@@ -222,6 +252,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, 'n' },
 		{ "busy", required_argument, NULL, 'b' },
+		{ "wake", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "floor", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
@@ -232,7 +263,7 @@ int main(int argc, char **argv)
 	char *end;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "n:b:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:b:w:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			errno = 0;
@@ -248,6 +279,14 @@ int main(int argc, char **argv)
 			nbusy = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || nbusy < 0 || nbusy > 1024) {
 				fprintf(stderr, "parked: invalid --busy argument: '%s'\n", optarg);
+				goto bad_usage;
+			}
+			break;
+		case 'w':
+			errno = 0;
+			wake_ms = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || wake_ms < 1 || wake_ms > 3600000) {
+				fprintf(stderr, "parked: invalid --wake argument: '%s'\n", optarg);
 				goto bad_usage;
 			}
 			break;
@@ -272,7 +311,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < nthreads; i++) {
 		pthread_t t;
 
-		err = pthread_create(&t, &attr, park_thread, NULL);
+		err = pthread_create(&t, &attr, park_thread, (void *)(intptr_t)i);
 		if (err) {
 			fprintf(stderr, "parked: starting thread %ld of %ld: %s\n",
 				i + 1, nthreads, strerror(err));

@@ -116,6 +116,29 @@ thread_info(const struct ptrace_target *t, pid_t tid, int taskfd, char *state, c
 			     ptrace_thread_info(t->pid, tid, state, name, namelen);
 }
 
+/* PTRACE_SEIZE of thread tid of t said EPERM.  Another tracer's thread
+ * gets that, and so does one whose exit has begun: a process that creates
+ * and joins 60,000 threads a second has such threads at most rescans, and
+ * they were reported as held by another tracer, the record's exit 1
+ * (tests/record-churn.test).  Returns 0 if it is seized after all (the
+ * tracer that held it let go), ESRCH if it is exiting or gone, or EPERM
+ * (*tracer: the tracer that holds it, 0 if none). */
+static int
+seize_refused(struct ptrace_target *t, pid_t tid, pid_t *tracer)
+{
+	for (int tries = 0;; tries++) {
+		enum eperm_thread why = ptrace_eperm_thread(t->pid, tid, tracer);
+		if (why == EPERM_THREAD_EXITING)
+			return ESRCH;
+		if (why == EPERM_THREAD_TRACED || tries > 0)
+			return EPERM;
+		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->flags)) == 0)
+			return 0;
+		if (errno != EPERM)
+			return errno;
+	}
+}
+
 /* Seize one thread; taskfd: /proc/PID/task open, or -1.  Returns 1 if
  * added, 0 if it was gone or a zombie, negative errno on failure. */
 static int
@@ -164,6 +187,9 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 	}
 	if (!lazy && ptrace(PTRACE_SEIZE, tid, 0L, (long)seize_options(t->flags)) < 0)
 		seize_err = errno;
+	pid_t tracer = 0;
+	if (seize_err == EPERM && (tid != t->pid || t->nthreads > 1))
+		seize_err = seize_refused(t, tid, &tracer);
 	if (seize_err) {
 		int e = seize_err;
 		if (e == EPERM && (tid != t->pid || t->nthreads > 1)) {
@@ -172,7 +198,7 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 			 * reason rather than leave it out silently. */
 			th->state = TRACEE_GONE;
 			th->attach_error = -EPERM;
-			th->tracer = procfs_tracer(t->pid, tid);
+			th->tracer = tracer;
 			t->refused_total++;
 			return 1;
 		}

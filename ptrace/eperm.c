@@ -13,6 +13,27 @@
 
 #define CAP_SYS_PTRACE_BIT 19
 
+enum eperm_thread
+ptrace_eperm_thread(pid_t pid, pid_t tid, pid_t *tracer)
+{
+	char state[32];
+	*tracer = 0;
+	/* The kernel refuses a thread whose exit has begun (its exit_state
+	 * is set): from then on /proc shows it a zombie (Z) or dead (X)
+	 * until it is gone. */
+	int r = ptrace_proc_status_text(pid, tid, "State", state, sizeof(state));
+	if (r == -ENOENT || r == -ESRCH || (r == 0 && (state[0] == 'Z' || state[0] == 'X')))
+		return EPERM_THREAD_EXITING;
+	*tracer = procfs_tracer(pid, tid);
+	if (*tracer > 0)
+		return EPERM_THREAD_TRACED;
+	/* Both read while it exits: the State line said it was alive, the
+	 * status file is gone now. */
+	if (r == 0 && ptrace_proc_status_text(pid, tid, "State", state, sizeof(state)) < 0)
+		return EPERM_THREAD_EXITING;
+	return EPERM_THREAD_UNTRACED;
+}
+
 char *
 ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 {

@@ -100,6 +100,18 @@ int procfs_start_time(pid_t pid, unsigned long long *out);
 /* The TracerPid of thread tid of pid, 0 if none or unknown. */
 pid_t procfs_tracer(pid_t pid, pid_t tid);
 
+/* ---- eperm.c ------------------------------------------------------------- */
+/* Why PTRACE_SEIZE of thread tid of pid (a process we could attach) said
+ * EPERM, read from its /proc status after the refusal: it is exiting or
+ * gone, another tracer holds it (*tracer: its TracerPid), or neither
+ * (*tracer 0: a tracer that let go since, or a security module). */
+enum eperm_thread {
+	EPERM_THREAD_EXITING,
+	EPERM_THREAD_TRACED,
+	EPERM_THREAD_UNTRACED,
+};
+enum eperm_thread ptrace_eperm_thread(pid_t pid, pid_t tid, pid_t *tracer);
+
 /* Wait for a state change of tid for at most timeout_ms (negative: forever).
  * Returns 1 with *status filled, 0 on timeout, -ECHILD/-errno on error. */
 int tracee_wait(pid_t tid, int *status, int timeout_ms);

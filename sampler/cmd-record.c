@@ -717,7 +717,7 @@ cmd_record(int argc, char **argv)
 		error_msg("%zu thread%s could not be traced (another tracer): not in the profile",
 			  refused, refused == 1 ? "" : "s");
 	if (rc == 0 && (refused || profiler_stats(p)->errors[PROF_ERR_PROCFS] ||
-			profiler_stats(p)->not_unwound))
+			profiler_stats(p)->not_unwound || profiler_stats_mostly_lost(profiler_stats(p))))
 		rc = EXIT_PARTIAL;
 	if (r == 0 && wrote_file)
 		report_written(o.output, o.format);

@@ -64,6 +64,10 @@
  * (counted) rather than waited for (unwinder.c).  Each holds a stack copy
  * (up to STACK_WINDOW_BYTES) while it waits. */
 #define UNWIND_QUEUE_SAMPLES 1024
+/* The end of a tick wakes the unwinder's thread for this many samples
+ * waiting, or for jobs that waited this long (unwinder.c, kick_tick). */
+#define UNWIND_WAKE_SAMPLES 32
+#define UNWIND_WAKE_NS (10 * NS_PER_MS)
 /* At the end, how long the unwinder may go without finishing one of the
  * samples still queued before the output is written without them (said
  * in the summary). */
@@ -169,6 +173,8 @@ struct thread_state {
 				     0: not since it was stopped, or no
 				     count */
 	unsigned seen_tick;
+	unsigned looked_tick;     /* --idle: the last tick that accounted for
+				     it (the ones since are put off) */
 	/* What its last schedstat read said (threads.c, thread_schedstat):
 	 * cpu_seen is in its process's cpu_seen_sum; slices_seen 0 when it
 	 * was never read (or has no count). */
@@ -213,6 +219,13 @@ struct proc_state {
 	clockid_t cpu_clock;
 	pid_t *hot;               /* the threads that ran lately */
 	size_t nhot, hot_cap;
+	size_t idle_cursor;       /* --idle: where the next tick's look at
+				     its threads starts (sample.c), */
+	uint64_t look_cost_ns;    /* --idle: a look at one thread, averaged */
+	pid_t *prio;              /* --idle: the hot ones, looked at first */
+	size_t prio_cap;
+	unsigned census_every;    /* --idle: the census every this many */
+	unsigned census_next;     /* ticks, the next one at this tick */
 	bool map_pending;         /* its memory map is to be read (found
 				     while recording, or empty: in an
 				     exec): at its next tick, never waited
@@ -255,6 +268,9 @@ struct profiler {
 	uint32_t keep_seq;        /* --idle: samples handed over to be kept */
 	uint64_t stop_wait_ns;    /* this tick's time in its batches' stops
 				     (sample.c; reset by ticks.c) */
+	bool tick_spread;         /* --idle: this tick's look goes round */
+	uint64_t tick_tail_ns;    /* the last tick's time after its look at
+				     the threads, its stops left out */
 	uint64_t tick_other_ns;   /* the last tick's time not spent in its
 				     stops (ticks.c; idle_may_stop) */
 	bool final_pass;          /* profiler_take_deferred is running */
@@ -431,6 +447,12 @@ int unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
 			const struct thread_state *ts, uint32_t count);
 /* The end of a tick: its reused stacks go to the unwinder, in one job. */
 void unwinder_flush_reuse(struct profiler *p);
+/* on: a tick begins, and the samples it hands over wake the unwinder's
+ * thread at its end (off), once, and only if it sleeps and has enough
+ * to do (UNWIND_WAKE_SAMPLES, UNWIND_WAKE_NS). */
+void unwinder_hold(struct profiler *p, bool on);
+/* How many times the tracer woke the unwinder's thread so far. */
+uint64_t unwinder_wakes(struct profiler *p);
 /* ps's memory map as it is now is what its next samples are unwound on
  * (after its attach, its adoption, its exec). */
 void unwinder_push_map(struct profiler *p, const struct proc_state *ps);

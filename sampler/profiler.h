@@ -96,6 +96,8 @@ struct profiler_stats {
 	uint64_t target_cpu_ns;   /* the targets' CPU time between their
 				     first and last tick (their process
 				     clocks: utime + stime) */
+	uint64_t tracer_vcsw;     /* the tracer thread's context switches in */
+	uint64_t tracer_ivcsw;    /* profiler_run (voluntary, involuntary) */
 	double elapsed_s;         /* since the first tick */
 	double pause_mean_us;     /* per stopped thread-sample */
 	double pause_p99_us;
@@ -249,6 +251,12 @@ int profiler_encode_pprof(struct profiler *p, const struct profiler_config *cfg,
 double profiler_stats_rate(const struct profiler_stats *s);
 /* Stopped thread-samples the on-CPU rule did not count, all reasons. */
 uint64_t profiler_stats_not_oncpu(const struct profiler_stats *s);
+/* Thread-samples of --idle's ticks that are in no output: put off and
+ * lost, dropped by a full queue, or not unwound in time. */
+uint64_t profiler_stats_lost(const struct profiler_stats *s);
+/* Whether they outnumber the samples kept: the profile is mostly not
+ * there (record's exit status 1, and a warning in the summary). */
+bool profiler_stats_mostly_lost(const struct profiler_stats *s);
 
 /* Print the end-of-run summary on stderr. */
 void profiler_print_summary(struct profiler *p, const struct profiler_config *cfg);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "collapse/collapse.h"
 #include "ptrace/clock.h"
 #include "ptrace/launch.h"
@@ -109,11 +110,27 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		 * less than the kernel's own tick and shows no new CPU time
 		 * (a pool's worker put off for 154 ticks asleep, then stopped
 		 * a moment into its work, had them all counted there). */
-		if (before->cpu_ns - ts->owed_cpu_ns < IDLE_CPU_SLACK_NS &&
-		    before->slices == ts->owed_slices)
+		uint64_t ran = before->cpu_ns - ts->owed_cpu_ns;
+		if (ran < IDLE_CPU_SLACK_NS && before->slices == ts->owed_slices) {
 			weight += ts->owed;
-		else
+		} else if (p->cfg.idle && state != 'R' && ts->owed_slices) {
+			/* Asleep now, after it ran (ran ns) in the ticks put
+			 * off: at as many ticks as that time spans it may
+			 * have run, and those are lost; at the others it
+			 * slept, and they are given to where it sleeps now (a
+			 * pool's worker, woken once a second, sleeps in one
+			 * place; a thread that sleeps in several has the ones
+			 * before its wake counted at the latest: the
+			 * estimate of a thread looked at once in so many
+			 * ticks).  With 20,000 threads each woken once a
+			 * second, every one of the ticks put off was lost. */
+			uint64_t running = ran / p->ticks.period_ns + 1;
+			uint32_t lost = running < ts->owed ? (uint32_t)running : ts->owed;
+			weight += ts->owed - lost;
+			p->stats.deferred_lost += lost;
+		} else {
 			p->stats.deferred_lost += ts->owed;
+		}
 		ts->owed = 0;
 	}
 	if (!weight)
@@ -312,12 +329,24 @@ idle_may_stop(const struct profiler *p)
 {
 	if (p->idle_stops >= p->idle_room)
 		return false;
-	if (p->final_pass)
+	/* One stop a tick at least: a cost averaged over a few slow stops
+	 * (a loaded host) allowed no stop again, and so was never measured
+	 * again (20,000 threads waited for their first stop until the end
+	 * of the recording). */
+	if (p->final_pass || p->idle_stops == 0)
 		return true;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
 	uint64_t other = monotonic_ns() - p->tick_ns - p->stop_wait_ns;
-	if (other < p->tick_other_ns)
-		other = p->tick_other_ns;
+	uint64_t last = p->tick_other_ns;
+	/* A look that goes round the threads ends at a sixth of the
+	 * period, what follows it included (idle_over_budget): the stops
+	 * have the next sixth (the last tick's look, taken whole, left
+	 * them one a tick: a busy thread among 20,000 was counted at half
+	 * the ticks). */
+	if (p->tick_spread && last > p->ticks.period_ns / 6)
+		last = p->ticks.period_ns / 6;
+	if (other < last)
+		other = last;
 	return other + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 3;
 }
 
@@ -337,6 +366,54 @@ idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns, uint64_
 	}
 	ts->owed++;
 	p->stats.deferred++;
+}
+
+/* --idle: the tick has spent its budget (a third of the period, the
+ * batch not yet stopped counted at what a stop costs): the threads not
+ * looked at yet are put off (idle_catch_up), and the next tick goes on
+ * from there.  Reading 20,000 threads that each wake once a second
+ * (every tick, some had run: the census could skip none) took every
+ * tick past ten of its successors: 1 to 7 Hz of 99
+ * (bench/record-threads.sh -m wakers).  At least IDLE_LOOK_MIN threads a
+ * tick are looked at, so that every thread has its turn. */
+#define IDLE_LOOK_MIN 64u
+#define IDLE_CENSUS_EVERY_MAX 16u
+
+static bool
+idle_over_budget(const struct profiler *p, size_t looked)
+{
+	if (p->final_pass || looked < IDLE_LOOK_MIN)
+		return false;
+	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
+	uint64_t spent = monotonic_ns() - p->tick_ns;
+	/* The reading and what follows it (as the last tick took: the
+	 * stops handed over, a waitpid that walks every tracee, 2 ms at
+	 * 20,000) take at most half of it: the rest is the stops'
+	 * (idle_may_stop), or no thread's first stop would ever come. */
+	return spent - p->stop_wait_ns + p->tick_tail_ns > p->ticks.period_ns / 6 ||
+	       spent + p->nbatch * cost > p->ticks.period_ns / 3;
+}
+
+/* The ticks before this one that did not look at ts (the budget ran out
+ * before its turn: idle_over_budget) are put off without anything of it
+ * read: they are its next sample's if it has not run meanwhile (as of
+ * its last read), else lost (finish_sample); its last stack is kept, and
+ * stands for them too if its next look finds it has not run.  Counted
+ * when it is next looked at, so that a tick costs the threads it looks
+ * at, not all of them (20,000 skipped took 2 ms). */
+static void
+idle_catch_up(struct profiler *p, struct thread_state *ts, unsigned upto)
+{
+	unsigned gap = ts->looked_tick && upto > ts->looked_tick ? upto - ts->looked_tick : 0;
+	ts->looked_tick = upto;
+	if (!gap)
+		return;
+	if (!ts->owed) {
+		ts->owed_cpu_ns = ts->cpu_seen;
+		ts->owed_slices = ts->slices_seen;
+	}
+	ts->owed += gap;
+	p->stats.deferred += gap;
 }
 
 /* --idle: has ts a stack kept (or coming back from the unwinder)? */
@@ -360,10 +437,14 @@ static void
 idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
 	p->stats.reused++;
-	if (ts->awaiting_last)
+	if (ts->awaiting_last) {
 		ts->owed++;
-	else
-		unwinder_push_reuse(p, ps, ts, 1);
+	} else {
+		/* Ticks put off since its last look (idle_catch_up) have
+		 * this stack too: it has not run. */
+		unwinder_push_reuse(p, ps, ts, (p->final_pass ? 0 : 1) + ts->owed);
+		ts->owed = 0;
+	}
 }
 
 /* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
@@ -569,6 +650,56 @@ threads_may_have_changed(struct proc_state *ps, uint64_t now)
 	return true;
 }
 
+/* Thread tid of t, or NULL (t->threads is sorted by tid: attach.c). */
+static struct tracee *
+tracee_find(struct ptrace_target *t, pid_t tid)
+{
+	size_t lo = 0, hi = t->nthreads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->threads[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nthreads && t->threads[lo].tid == tid ? &t->threads[lo] : NULL;
+}
+
+/* A tick's look at the threads of a process. */
+struct look {
+	bool skip_cold;           /* the census says no cold thread ran */
+	bool all;                 /* every thread was read */
+	size_t looked;
+};
+
+/* Look at thread th (ts) this tick: account for it without a stop, or
+ * choose it for the batch. */
+static void
+look_at(struct profiler *p, struct proc_state *ps, struct tracee *th, struct thread_state *ts,
+	struct look *l)
+{
+	l->looked++;
+	if (p->cfg.idle)
+		idle_catch_up(p, ts, p->tick_no - 1);
+	ts->looked_tick = p->tick_no;
+	if (l->skip_cold && ts->census_tick != p->tick_no && thread_is_cold(p, ts)) {
+		l->all = false;
+		if (!p->cfg.idle)
+			return;  /* asleep since it was last read */
+		if (!th->late && last_reusable(ts)) {
+			/* --idle: its stack has not moved either. */
+			idle_reuse(p, ps, ts);
+			return;
+		}
+		if (!th->late && !idle_may_stop(p)) {
+			idle_defer(p, ts, ts->cpu_seen, ts->slices_seen);
+			return;
+		}
+	}
+	choose_thread(p, ps, th, ts);
+	thread_census_keep(p, ps, ts);
+}
+
 void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
@@ -599,33 +730,84 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	/* The threads that ran lately first, then the others if the
 	 * process's CPU time says that one of them ran (threads.c, "Cold
 	 * threads"). */
-	bool skip_cold = thread_census(p, ps);
-	bool all = true;
-	for (size_t i = 0; i < ps->pt->nthreads && !stop_signal; i++) {
+	/* --idle, when a look at every thread would take more than half a
+	 * period (at what a look has cost lately): the look goes round the
+	 * threads over ticks, within each tick's budget (idle_over_budget),
+	 * after the threads that ran lately, which are looked at every tick
+	 * (a busy thread among 20,000 sleeping ones was sampled once a
+	 * round, its other ticks lost).  Below that every thread is looked
+	 * at every tick, as before: a pool's worker woken after a minute
+	 * asleep is found at once, and sampled in its 20 ms of work
+	 * (tests/record-pool.test). */
+	size_t n = ps->pt->nthreads;
+	bool spread = p->cfg.idle && ps->look_cost_ns &&
+		      n * ps->look_cost_ns > p->ticks.period_ns / 2;
+	p->tick_spread = spread;
+	size_t nprio = 0;
+	if (spread && ps->nhot && BASE_GROW(ps->prio, ps->prio_cap, ps->nhot, 64) == 0) {
+		memcpy(ps->prio, ps->hot, ps->nhot * sizeof(*ps->prio));
+		nprio = ps->nhot;
+	}
+	bool skip_cold = false;
+	if (spread && p->tick_no < ps->census_next) {
+		ps->nhot = 0;
+	} else {
+		skip_cold = thread_census(p, ps);
+		/* The census reads the process's clock, which sums its
+		 * threads in the kernel: 1 to 3.5 ms at 20,000 threads, all
+		 * of a tick's budget.  While it keeps saying that some cold
+		 * thread ran (a pool whose threads each wake once a second),
+		 * it is asked less and less often, up to every
+		 * IDLE_CENSUS_EVERY_MAX ticks. */
+		ps->census_every = skip_cold || !ps->census_every ? 1 :
+				   ps->census_every * 2 > IDLE_CENSUS_EVERY_MAX ?
+				   IDLE_CENSUS_EVERY_MAX : ps->census_every * 2;
+		ps->census_next = p->tick_no + ps->census_every;
+	}
+	struct look l = { .skip_cold = skip_cold, .all = true };
+	uint64_t look_start = monotonic_ns(), waited = p->stop_wait_ns;
+	for (size_t k = 0; k < nprio && !stop_signal; k++) {
+		struct tracee *th = tracee_find(ps->pt, ps->prio[k]);
+		struct thread_state *ts = th && th->state != TRACEE_GONE ?
+					  thread_state_get(p, ps, th) : NULL;
+		if (!ts || thread_is_cold(p, ts) || ts->looked_tick == p->tick_no)
+			continue;
+		ts->seen_tick = p->tick_no;
+		if (!th->late && idle_over_budget(p, l.looked))
+			break;
+		look_at(p, ps, th, ts, &l);
+	}
+	bool cut = false;
+	size_t first = spread && n ? ps->idle_cursor % n : 0;
+	/* The ticks that sweep the table (profiler_sample_finish) see every
+	 * thread, looked at or not. */
+	bool sweep = (p->tick_no & 63) == 0;
+	for (size_t k = 0; k < n && !stop_signal; k++) {
+		size_t i = (first + k) % n;
 		struct tracee *th = &ps->pt->threads[i];
 		if (th->state == TRACEE_GONE)
 			continue;
+		if (cut && !sweep)
+			break;
 		struct thread_state *ts = thread_state_get(p, ps, th);
 		if (!ts)
 			continue;
 		ts->seen_tick = p->tick_no;
-		if (skip_cold && ts->census_tick != p->tick_no && thread_is_cold(p, ts)) {
-			all = false;
-			if (!p->cfg.idle)
-				continue;  /* asleep since it was last read */
-			if (!th->late && last_reusable(ts)) {
-				/* --idle: its stack has not moved either. */
-				idle_reuse(p, ps, ts);
-				continue;
-			}
-			if (!th->late && !idle_may_stop(p)) {
-				idle_defer(p, ts, ts->cpu_seen, ts->slices_seen);
-				continue;
-			}
+		if (cut || ts->looked_tick == p->tick_no)
+			continue;
+		if (spread && !th->late && idle_over_budget(p, l.looked)) {
+			ps->idle_cursor = i;
+			l.all = false;
+			cut = true;
+			continue;
 		}
-		choose_thread(p, ps, th, ts);
-		thread_census_keep(p, ps, ts);
+		look_at(p, ps, th, ts, &l);
 	}
+	if (p->cfg.idle && l.looked) {
+		uint64_t per = (monotonic_ns() - look_start - (p->stop_wait_ns - waited)) / l.looked;
+		ps->look_cost_ns = ps->look_cost_ns ? (7 * ps->look_cost_ns + per) / 8 : per;
+	}
+	bool all = l.all;
 	thread_census_end(p, ps, all && !stop_signal);
 }
 
@@ -711,6 +893,18 @@ profiler_take_deferred(struct profiler *p)
 	/* The recording's time and rate are those of its ticks. */
 	p->ticks_end_ns = monotonic_ns();
 	p->final_pass = true;
+	/* The ticks that did not look at a live thread are its next
+	 * stop's (one gone since has none). */
+	for (size_t k = 0; k < p->nprocs; k++) {
+		struct proc_state *ps = &p->procs[k];
+		for (size_t i = 0; ps->pt && !ps->exited && i < ps->pt->nthreads; i++) {
+			struct tracee *th = &ps->pt->threads[i];
+			struct thread_state *ts = th->state == TRACEE_GONE ? NULL :
+						  thread_state_find(ps, th->tid);
+			if (ts && !ts->dead)
+				idle_catch_up(p, ts, p->tick_no);
+		}
+	}
 	uint64_t waited_since = 0;
 	size_t left;
 	do {
@@ -728,7 +922,9 @@ profiler_take_deferred(struct profiler *p)
 				struct tracee *th = &ps->pt->threads[i];
 				struct thread_state *ts = th->state == TRACEE_GONE || th->late ? NULL :
 							  thread_state_find(ps, th->tid);
-				if (!ts || !ts->owed || ts->awaiting_last || ts->last_ids)
+				/* With a stack to reuse, it is reused if it has
+				 * not run (idle_reuse), else stopped. */
+				if (!ts || !ts->owed || ts->awaiting_last)
 					continue;
 				if (p->idle_stops >= p->idle_room) {
 					left++;

@@ -90,6 +90,18 @@ profiler_stats_not_oncpu(const struct profiler_stats *s)
 	return n;
 }
 
+uint64_t
+profiler_stats_lost(const struct profiler_stats *s)
+{
+	return s->deferred_lost + s->queue_dropped + s->not_unwound;
+}
+
+bool
+profiler_stats_mostly_lost(const struct profiler_stats *s)
+{
+	return profiler_stats_lost(s) > s->samples;
+}
+
 #define PLURAL(n) ((n) == 1 ? "" : "s")
 
 /* Below this share of the CPU time, or above the second, the summary
@@ -175,12 +187,19 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 			snprintf(lost, sizeof(lost), ", %" PRIu64 " of them lost (the thread ran "
 				 "first, or the recording ended)", s->deferred_lost);
 		/* A share says what a count of millions (5,000 threads for
-		 * ten seconds) does not: how much of the profile came late. */
+		 * ten seconds) does not: how much of the profile came late.
+		 * Of the thread-samples kept and lost, which those put off
+		 * are among: of the kept alone it read "2000100% of the 6"
+		 * when nearly all were lost. */
+		uint64_t all = s->samples + s->deferred_lost;
+		double share = all ? 100.0 * (double)s->deferred / (double)all : 0.0;
 		error_msg("%" PRIu64 " thread-samples put off to a later stop (%.0f%% of the %"
-			  PRIu64 "; more sleeping threads than a tick can stop)%s", s->deferred,
-			  s->samples ? 100.0 * (double)s->deferred / (double)s->samples : 0.0,
-			  s->samples, lost);
+			  PRIu64 " kept and lost; more threads than a tick can look at or stop)%s",
+			  s->deferred, share > 100.0 ? 100.0 : share, all, lost);
 	}
+	if (profiler_stats_mostly_lost(s))
+		error_msg("warning: most of the profile was lost: %" PRIu64 " thread-samples lost "
+			  "or dropped, %" PRIu64 " kept", profiler_stats_lost(s), s->samples);
 	/* Counts that are 0 are left out: "0 of them" says nothing. */
 	char late[96] = "";
 	if (s->late)
@@ -203,4 +222,15 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 	}
 	if (!cfg->idle)
 		oncpu_cpu_summary(s, rate);
+	/* STACKSPY_DEBUG=1: the hand-off's cost per tick (bench/
+	 * record-overhead.sh, bench/record-cost.sh compare them between
+	 * builds: unlike times, a loaded host does not move them much). */
+	const char *dbg = getenv("STACKSPY_DEBUG");
+	if (dbg && *dbg && *dbg != '0' && s->ticks) {
+		double t = (double)s->ticks;
+		error_msg("debug: per tick: %.2f wake-ups of the unwinder, %.2f voluntary and "
+			  "%.2f involuntary context switches of the tracer; %.2f stops",
+			  (double)unwinder_wakes(p) / t, (double)s->tracer_vcsw / t,
+			  (double)s->tracer_ivcsw / t, (double)s->stopped / t);
+	}
 }

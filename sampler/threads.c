@@ -103,6 +103,9 @@ thread_table_free(struct proc_state *ps)
 	base_index_free(&ps->tindex);
 	free(ps->hot);
 	ps->hot = NULL;
+	free(ps->prio);
+	ps->prio = NULL;
+	ps->prio_cap = 0;
 	ps->nhot = ps->hot_cap = 0;
 	ps->cpu_seen_sum = 0;
 	ps->cpu_base_ok = false;

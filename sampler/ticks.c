@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,8 +127,11 @@ unwind_between_ticks(struct profiler *p)
 static int
 events_only(struct profiler *p)
 {
+	/* Late stops' samples wait for the unwinder's next wake-up too. */
+	unwinder_hold(p, true);
 	bool alive = handle_tracee_events(p);
 	unwind_between_ticks(p);
+	unwinder_hold(p, false);
 	if (!alive) {
 		/* Nobody left to collect the SIGCHLD that woke us. */
 		struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
@@ -158,6 +162,8 @@ tick(struct profiler *p, bool events, bool arm)
 	 * seen before the threads are chosen. */
 	if (events)
 		handle_tracee_events(p);
+	/* The samples handed over wake the unwinder once, at the end. */
+	unwinder_hold(p, true);
 	p->nbatch = 0;
 	p->idle_stops = 0;
 	p->idle_room = p->cfg.idle ? unwinder_room(p) : 0;
@@ -167,15 +173,20 @@ tick(struct profiler *p, bool events, bool arm)
 			continue;
 		profiler_sample_process(p, ps, now);
 	}
+	uint64_t looked_ns = monotonic_ns(), waited = p->stop_wait_ns;
 	bool alive = profiler_sample_finish(p);
 	/* Stops that came in during the tick (a signal to a thread sampled
 	 * earlier in it) are handed on now, not a period later. */
 	handle_tracee_events(p);
 	unwind_between_ticks(p);
+	unwinder_hold(p, false);
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
 	uint64_t done = monotonic_ns();
 	p->tick_other_ns = done - now - p->stop_wait_ns;
+	/* What came after the threads were looked at, stops left out:
+	 * --idle's budget for the next look (idle_over_budget). */
+	p->tick_tail_ns = done - looked_ns - (p->stop_wait_ns - waited);
 	p->stats.missed_ticks += tick_clock_advance(&p->ticks, done);
 	if (arm)
 		tick_arm(p);
@@ -255,10 +266,24 @@ test_hang(unsigned long ticks)
 		pause();
 }
 
+/* The calling thread's context switches (voluntary, involuntary) so far. */
+static void
+thread_switches(uint64_t *v, uint64_t *iv)
+{
+	struct rusage ru;
+	*v = *iv = 0;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		*v = (uint64_t)ru.ru_nvcsw;
+		*iv = (uint64_t)ru.ru_nivcsw;
+	}
+}
+
 void
 profiler_run(struct profiler *p, double seconds)
 {
 	unsigned long passes = 0;
+	uint64_t v0, iv0;
+	thread_switches(&v0, &iv0);
 	while (!stop_signal) {
 		test_hang(passes++);
 		if (job_stop_signal) {
@@ -309,4 +334,8 @@ profiler_run(struct profiler *p, double seconds)
 			break;
 	}
 	ptrace_hold_realtime(false);
+	uint64_t v1, iv1;
+	thread_switches(&v1, &iv1);
+	p->stats.tracer_vcsw += v1 - v0;
+	p->stats.tracer_ivcsw += iv1 - iv0;
 }

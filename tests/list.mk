@@ -106,6 +106,7 @@ QUICK_TESTS += \
 
 # record
 QUICK_TESTS += \
+	tests/record-churn.test \
 	tests/record-dlswap.test \
 	tests/record-errors.test \
 	tests/record-exec.test \
@@ -122,7 +123,8 @@ QUICK_TESTS += \
 	tests/record-signals.test \
 	tests/record-stop.test \
 	tests/record-syscall.test \
-	tests/record-threads.test
+	tests/record-threads.test \
+	tests/record-wakers.test
 
 # top
 QUICK_TESTS += \

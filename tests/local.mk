@@ -38,6 +38,7 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/evilname.c tests/targets/nullcall.c \
 	tests/targets/ucontext.c tests/targets/zombie.c \
 	tests/targets/interrupt.c tests/targets/vfork.c tests/targets/locks.c \
+	tests/targets/churn.c \
 	tests/targets/crowd.c \
 	tests/targets/pool.c \
 	tests/targets/symsize.c tests/targets/symsize-lib.c \
@@ -73,6 +74,7 @@ test_targets = \
 	tests/targets/zombie \
 	tests/targets/interrupt \
 	tests/targets/vfork \
+	tests/targets/churn \
 	tests/targets/locks \
 	tests/targets/crowd \
 	tests/targets/pool \

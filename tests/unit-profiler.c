@@ -548,6 +548,32 @@ test_oncpu_rule_code(void)
 	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
 }
 
+/* ---- what a profile lost ------------------------------------------------- */
+
+static void
+test_profile_lost(void)
+{
+	/* Issue 36: 120,000 thread-samples put off, 119,992 of them lost, 6
+	 * kept: exit 1 (profiler_stats_mostly_lost), not 0. */
+	struct profiler_stats s;
+	memset(&s, 0, sizeof(s));
+	s.samples = 6;
+	s.deferred = 120000;
+	s.deferred_lost = 119992;
+	CHECK(profiler_stats_lost(&s) == 119992);
+	CHECK(profiler_stats_mostly_lost(&s));
+	/* Dropped by a full queue, and not unwound in time, count too. */
+	s.deferred_lost = 0;
+	s.queue_dropped = 4;
+	s.not_unwound = 3;
+	CHECK(profiler_stats_lost(&s) == 7 && profiler_stats_mostly_lost(&s));
+	/* Half or less lost is a profile, with its losses said. */
+	s.samples = 7;
+	CHECK(!profiler_stats_mostly_lost(&s));
+	memset(&s, 0, sizeof(s));
+	CHECK(!profiler_stats_mostly_lost(&s));
+}
+
 int
 main(void)
 {
@@ -560,5 +586,6 @@ main(void)
 	test_frame_names();
 	test_oncpu_rule();
 	test_oncpu_rule_code();
+	test_profile_lost();
 	return check_exit_status("unit-profiler");
 }
