@@ -64,13 +64,12 @@ ptrace_target_check(pid_t pid, char *why, size_t len)
 	return 0;
 }
 
-/* t->threads[0, sorted) is sorted by tid (rescan keeps it so); entries
- * after it were appended by the current pass.  A record rescans every tick,
- * so with 1000 threads a linear search here was a million compares a tick. */
-static bool
-target_has(const struct ptrace_target *t, size_t sorted, pid_t tid)
+/* The index of the first of t->threads[0, n) (sorted by tid) whose tid
+ * is not below tid. */
+static size_t
+threads_lower_bound(const struct ptrace_target *t, size_t n, pid_t tid)
 {
-	size_t lo = 0, hi = sorted;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (t->threads[mid].tid < tid)
@@ -78,6 +77,23 @@ target_has(const struct ptrace_target *t, size_t sorted, pid_t tid)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+struct tracee *
+ptrace_target_thread(const struct ptrace_target *t, pid_t tid)
+{
+	size_t i = threads_lower_bound(t, t->nthreads, tid);
+	return i < t->nthreads && t->threads[i].tid == tid ? &t->threads[i] : NULL;
+}
+
+/* t->threads[0, sorted) is sorted by tid (rescan keeps it so); entries
+ * after it were appended by the current pass.  A record rescans every tick,
+ * so with 1000 threads a linear search here was a million compares a tick. */
+static bool
+target_has(const struct ptrace_target *t, size_t sorted, pid_t tid)
+{
+	size_t lo = threads_lower_bound(t, sorted, tid);
 	if (lo < sorted && t->threads[lo].tid == tid)
 		return true;
 	for (size_t i = sorted; i < t->nthreads; i++)

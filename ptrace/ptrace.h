@@ -144,6 +144,10 @@ struct ptrace_target *ptrace_target_attach(pid_t pid, unsigned flags, int *err);
  * churn do not grow.  Pointers into t->threads are invalidated. */
 void ptrace_target_prune(struct ptrace_target *t);
 
+/* Thread tid of t, or NULL: a binary search of t->threads, which is
+ * sorted by tid between rescans (valid until the next rescan or prune). */
+struct tracee *ptrace_target_thread(const struct ptrace_target *t, pid_t tid);
+
 /* Seize threads created since the last scan, after checking that PID is
  * still the process attached to (same start time).  Returns the number
  * added, or -ESRCH when the process is gone (t->gone is set, every thread

@@ -276,19 +276,8 @@ cmd_dump(int argc, char **argv)
 	parse_options(argc, argv, &o);
 
 	/* Before attaching: a bad path must not cost the target anything. */
-	if (!o.output && stdio_stdout_closed()) {
-		error_msg("standard output is closed: give -o FILE, or redirect it");
-		free(o.cfg.pids);
-		return EXIT_FATAL;
-	}
 	struct out_file of;
-	char why[512];
-	int r = out_file_open(&of, o.output, why, sizeof(why));
-	if (r < 0) {
-		if (why[0])
-			error_msg("cannot open '%s' for writing: %s", o.output, why);
-		else
-			perror_msg(r, "cannot open '%s' for writing", o.output);
+	if (out_file_open_or_say(&of, o.output, true) < 0) {
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}

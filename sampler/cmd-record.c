@@ -645,25 +645,14 @@ cmd_record(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	if (!o.output && !o.push.url && stdio_stdout_closed()) {
-		error_msg("standard output is closed: give -o FILE, or redirect it");
-		free(o.cfg.pids);
-		return EXIT_FATAL;
-	}
 	struct out_file out;
-	char why[512];
-	int r = out_file_open(&out, o.output, why, sizeof(why));
-	if (r < 0) {
-		if (why[0])
-			error_msg("cannot open '%s' for writing: %s", o.output, why);
-		else
-			perror_msg(r, "cannot open '%s' for writing", o.output);
+	if (out_file_open_or_say(&out, o.output, !o.push.url) < 0) {
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
 	info_init(o.quiet);
 	struct profiler *p;
-	r = profiler_start(&o.cfg, &p);
+	int r = profiler_start(&o.cfg, &p);
 	if (r < 0) {
 		out_file_discard(&out);
 		free(o.cfg.pids);

@@ -529,6 +529,25 @@ link_tmp(struct out_file *of)
 }
 
 int
+out_file_open_or_say(struct out_file *of, const char *path, bool stdout_needed)
+{
+	char why[512];
+	if (!path && stdout_needed && stdio_stdout_closed()) {
+		error_msg("standard output is closed: give -o FILE, or redirect it");
+		return -1;
+	}
+	int r = out_file_open(of, path, why, sizeof(why));
+	if (r < 0) {
+		if (why[0])
+			error_msg("cannot open '%s' for writing: %s", path, why);
+		else
+			perror_msg(r, "cannot open '%s' for writing", path);
+		return -1;
+	}
+	return 0;
+}
+
+int
 out_file_commit(struct out_file *of)
 {
 	int r = 0;

@@ -33,6 +33,10 @@ struct out_file {
  * refused by the rules above, with the reason in why (whylen bytes; why
  * may be NULL). */
 int out_file_open(struct out_file *of, const char *path, char *why, size_t whylen);
+/* out_file_open for a command, before it attaches: a closed stdout
+ * (path NULL and stdout_needed) or a path that cannot be opened is said
+ * on stderr.  Returns 0 or -1. */
+int out_file_open_or_say(struct out_file *of, const char *path, bool stdout_needed);
 /* Flush, close and rename over the final name.  Returns 0 or -errno (a
  * write error: the temporary is removed, FILE left as it was).  of is
  * empty afterwards in both cases. */

@@ -650,21 +650,6 @@ threads_may_have_changed(struct proc_state *ps, uint64_t now)
 	return true;
 }
 
-/* Thread tid of t, or NULL (t->threads is sorted by tid: attach.c). */
-static struct tracee *
-tracee_find(struct ptrace_target *t, pid_t tid)
-{
-	size_t lo = 0, hi = t->nthreads;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->nthreads && t->threads[lo].tid == tid ? &t->threads[lo] : NULL;
-}
-
 /* A tick's look at the threads of a process. */
 struct look {
 	bool skip_cold;           /* the census says no cold thread ran */
@@ -767,7 +752,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	struct look l = { .skip_cold = skip_cold, .all = true };
 	uint64_t look_start = monotonic_ns(), waited = p->stop_wait_ns;
 	for (size_t k = 0; k < nprio && !stop_signal; k++) {
-		struct tracee *th = tracee_find(ps->pt, ps->prio[k]);
+		struct tracee *th = ptrace_target_thread(ps->pt, ps->prio[k]);
 		struct thread_state *ts = th && th->state != TRACEE_GONE ?
 					  thread_state_get(p, ps, th) : NULL;
 		if (!ts || thread_is_cold(p, ts) || ts->looked_tick == p->tick_no)
