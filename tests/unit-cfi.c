@@ -91,12 +91,155 @@ test_pac_rows(void)
 	}
 }
 
+/* A fake target for expressions: 64 bytes of memory at 0x1000, registers
+ * r[i] = 0x1000 + 8 * i. */
+static unsigned char fake_mem[64];
+
+static int
+fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	if (addr < 0x1000 || addr - 0x1000 > sizeof(fake_mem) || len > sizeof(fake_mem) - (addr - 0x1000))
+		return -EFAULT;
+	memcpy(buf, fake_mem + (addr - 0x1000), len);
+	return 0;
+}
+
+static int
+fake_reg(void *ctx, uint64_t reg, uint64_t *val)
+{
+	(void)ctx;
+	if (reg >= 17)
+		return -EINVAL;
+	*val = 0x1000 + 8 * reg;
+	return 0;
+}
+
+static int
+eval(const unsigned char *e, size_t len, uint64_t *out)
+{
+	static const struct cfi_env env = { .word_size = 8, .read = fake_read, .reg = fake_reg };
+	return cfi_expr_eval(e, len, 0, &env, out);
+}
+
+/* What issue 32's hostile tables do to the interpreter: each refused with
+ * its own code, none a signal, an undefined operation or a hang
+ * (tests/security-cfi.test runs them through stackspy). */
+static void
+test_hostile_expr(void)
+{
+	static const unsigned char div_overflow[] = { 0x30, 0x20, 0x31, 0x08, 63, 0x24, 0x16, 0x1b };
+	static const unsigned char div_zero[] = { 0x35, 0x30, 0x1b };
+	static const unsigned char mod_zero[] = { 0x35, 0x30, 0x1d };
+	static const unsigned char div_ok[] = { 0x08, 0xf9, 0x32, 0x1b };   /* 249 / 2 */
+	static const unsigned char div_neg[] = { 0x09, 0xf9, 0x32, 0x1b };  /* -7 / 2 */
+	static const unsigned char skip_loop[] = { 0x2f, 0xfd, 0xff };      /* skip -3 */
+	static const unsigned char bra_loop[] = { 0x31, 0x28, 0xfc, 0xff }; /* lit1; bra -4 */
+	static const unsigned char pick255[] = { 0x30, 0x15, 0xff };
+	static const unsigned char shifts[] = { 0x31, 0x08, 200, 0x24, 0x31, 0x08, 200, 0x25,
+						0x22, 0x31, 0x20, 0x08, 200, 0x26, 0x22 };
+	static const unsigned char kernel[] = { 0x0e, 0, 0, 0, 0, 0, 0x80, 0xff, 0xff, 0x06 };
+	static const unsigned char deref_ok[] = { 0x73, 0x00, 0x06 };       /* [r3] */
+	static const unsigned char bregx_huge[] = { 0x92, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00 };
+	static const unsigned char leb100[] = {
+		0x10, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+	};
+	unsigned char deep[1024];
+	uint64_t v;
+
+	CHECK(eval(div_overflow, sizeof(div_overflow), &v) == -EDOM, "INT64_MIN / -1");
+	CHECK(eval(div_zero, sizeof(div_zero), &v) == -EDOM, "/ 0");
+	CHECK(eval(mod_zero, sizeof(mod_zero), &v) == -EDOM, "mod 0");
+	CHECK(eval(div_ok, sizeof(div_ok), &v) == 0 && v == 124, "249 / 2: %" PRIu64, v);
+	CHECK(eval(div_neg, sizeof(div_neg), &v) == 0 && (int64_t)v == -3, "-7 / 2: %" PRId64,
+	      (int64_t)v);
+	CHECK(eval(skip_loop, sizeof(skip_loop), &v) == -ELOOP, "skip loop");
+	CHECK(eval(bra_loop, sizeof(bra_loop), &v) == -ELOOP, "bra loop");
+	CHECK(eval(pick255, sizeof(pick255), &v) == -EINVAL, "pick 255");
+	CHECK(eval(shifts, sizeof(shifts), &v) == 0 && v == UINT64_MAX, "shifts of 200: %" PRIx64, v);
+	CHECK(eval(kernel, sizeof(kernel), &v) == -EFAULT, "deref of a kernel address");
+	fake_mem[24] = 0x42;
+	CHECK(eval(deref_ok, sizeof(deref_ok), &v) == 0 && v == 0x42, "deref [r3]");
+	CHECK(eval(bregx_huge, sizeof(bregx_huge), &v) == -EINVAL, "bregx 0xffffffff");
+	CHECK(eval(leb100, sizeof(leb100), &v) == -EINVAL, "a 100-byte LEB128");
+	memset(deep, 0x30, sizeof(deep));               /* 1,024 x lit0 */
+	CHECK(eval(deep, sizeof(deep), &v) == -EOVERFLOW, "1,024-deep stack");
+	CHECK(eval(deep, CFI_MAX_EXPR_DEPTH - 1, &v) == 0, "%d-deep stack",
+	      CFI_MAX_EXPR_DEPTH);
+}
+
+/* An FDE of ins (a CIE of def_cfa r7+8, ra column 16) over [0x1000,
+ * 0x1100): cfi_rules_at at pc. */
+static int
+rules(const unsigned char *ins, size_t len, uint64_t pc, struct cfi_rules *rs)
+{
+	static const unsigned char cie_ins[] = { 0x0c, 7, 8, 0x90, 1 };
+	struct cfi_fde f;
+	memset(&f, 0, sizeof(f));
+	f.start = 0x1000;
+	f.range = 0x100;
+	f.ins = ins;
+	f.end = ins + len;
+	f.cie.code_align = 1;
+	f.cie.data_align = -8;
+	f.cie.ra_column = 16;
+	f.cie.ins = cie_ins;
+	f.cie.end = cie_ins + sizeof(cie_ins);
+	return cfi_rules_at(&f, pc, 8, false, rs);
+}
+
+static void
+test_hostile_rows(void)
+{
+	static unsigned char big[(CFI_MAX_INSN_BYTES) + 1];
+	static const unsigned char restore[] = { 0x0b };
+	static const unsigned char reg_huge[] = { 0x05, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01,
+						  0x0d, 0xff, 0xff, 0xff, 0xff, 0x0f };
+	static const unsigned char off_overflow[] = { 0x05, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff,
+						      0xff, 0xff, 0xff, 0xff, 0x7f };
+	static const unsigned char args_size[] = { 0x2e, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+						   0xff, 0xff, 0xff, 0x01 };
+	static const unsigned char adv_wrap[] = { 0x04, 0xff, 0xff, 0xff, 0xff, 0x0e, 16 };
+	struct cfi_rules rs;
+
+	memset(big, 0x0a, CFI_MAX_STATES + 1);          /* remember_state */
+	CHECK(rules(big, CFI_MAX_STATES, 0x1000, &rs) == 0, "%d remember_state", CFI_MAX_STATES);
+	CHECK(rules(big, CFI_MAX_STATES + 1, 0x1000, &rs) == -EOVERFLOW, "remember_state nest");
+	CHECK(rules(restore, sizeof(restore), 0x1000, &rs) == -EINVAL,
+	      "restore_state without remember_state");
+	memset(big, 0, sizeof(big));                    /* nops */
+	CHECK(rules(big, sizeof(big), 0x1000, &rs) == -E2BIG, "1 MiB of nops");
+	CHECK(rules(big, CFI_MAX_INSNS, 0x1000, &rs) == -E2BIG, "%u nops run",
+	      (unsigned)CFI_MAX_INSNS);
+	CHECK(rules(big, CFI_MAX_INSNS - 8, 0x1000, &rs) == 0, "fewer nops");
+	for (size_t i = 0; i + 1 < CFI_MAX_INSNS; i += 2) {
+		big[i] = 0x0a;                          /* remember_state, */
+		big[i + 1] = 0x0b;                      /* restore_state */
+	}
+	CHECK(rules(big, CFI_MAX_INSNS, 0x1000, &rs) == -E2BIG, "remember/restore pairs");
+	CHECK(rules(reg_huge, sizeof(reg_huge), 0x1000, &rs) == 0 && rs.cfa.reg == 0xffffffffu,
+	      "register 0xffffffff");
+	CHECK(rules(off_overflow, sizeof(off_overflow), 0x1000, &rs) == 0, "offset * -8");
+	CHECK(rules(args_size, sizeof(args_size), 0x1000, &rs) == 0, "huge GNU_args_size");
+	CHECK(rules(adv_wrap, sizeof(adv_wrap), 0x10ff, &rs) == 0 && rs.cfa.off == 8,
+	      "advance_loc4 past the end: %" PRId64, rs.cfa.off);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct elf_cache cache = { 0 };
 	int err = 0;
 	test_pac_rows();
+	test_hostile_expr();
+	test_hostile_rows();
 	if (argc != 2) {
 		fprintf(stderr, "usage: unit-cfi ELF-FILE < FDE-RANGES\n");
 		return 2;

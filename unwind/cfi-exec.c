@@ -6,10 +6,16 @@
  * gives the rule of the CFA and of each register column; cfi_apply() turns
  * the registers of a frame into its caller's by those rules, reading the
  * target through a callback.  Register columns are the DWARF numbers,
- * which are the arch/ table's slots (arch/arch.h).  libunwind does this
- * for the host's processes (engine-cfi.c); this is what walks targets of
- * another architecture (engine-dwarf.c): an aarch64 core on x86-64 and
- * the reverse.
+ * which are the arch/ table's slots (arch/arch.h).  It computes every
+ * row engine-dwarf.c walks: live processes and cores, every
+ * architecture, on any host.
+ *
+ * The instructions and expressions are the target's bytes, read by root:
+ * every read is bounded by its entry, and the work by counts (cfi.h,
+ * CFI_MAX_*): a rule that breaks one is refused with its own error code
+ * (engine-dwarf.c stops the walk there: "unwind table rejected"), never
+ * a signal, an undefined operation or a hang.
+ * tests/unit-cfi.c, tests/security-cfi.test, tests/fuzz/fuzz-cfi.c.
  */
 #include "config.h"
 
@@ -119,6 +125,14 @@ column(struct cfi_rules *rs, uint64_t reg)
 	return reg < CFI_MAX_COLUMNS ? &rs->reg[reg] : &ignored;
 }
 
+/* off * factor, wrapping as the target's arithmetic would (an offset of
+ * hostile bytes times the data alignment must not overflow in C). */
+static int64_t
+factored(int64_t off, int64_t factor)
+{
+	return (int64_t)((uint64_t)off * (uint64_t)factor);
+}
+
 /* DW_CFA_offset_extended and its kin: a register, then its offset
  * (unsigned, or signed: sf) times factor. */
 static void
@@ -128,28 +142,36 @@ rule_offset(struct cfi_rules *rs, struct reader *r, enum cfi_rule_kind kind, boo
 	struct cfi_rule *c = column(rs, rd_uleb(r));
 	int64_t off = sf ? rd_sleb(r) : (int64_t)rd_uleb(r);
 	c->kind = kind;
-	c->off = off * factor;
+	c->off = factored(off, factor);
 }
 
 /* Run the instructions [p, end) on *rs, from location *loc, stopping
  * before the first row that starts past pc.  init: the CIE's rules, for
- * DW_CFA_restore (NULL while running the CIE itself).  Returns 0, 1 when
- * pc was passed (the rules hold), or -EINVAL. */
+ * DW_CFA_restore (NULL while running the CIE itself).  *budget: the
+ * instructions left to run for this row.  Returns 0, 1 when pc was
+ * passed (the rules hold), or a negative code of cfi_rules_at. */
 static int
 run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
     unsigned addr_size, bool be, uint64_t pc, uint64_t *loc, struct cfi_rules *rs,
-    const struct cfi_rules *init)
+    const struct cfi_rules *init, unsigned long *budget)
 {
 	/* DW_CFA_remember_state's stack: GCC nests them one or two deep. */
-	enum { STATE_DEPTH = 8 };
-	struct cfi_rules saved[STATE_DEPTH];
+	struct cfi_rules saved[CFI_MAX_STATES];
 	unsigned nsaved = 0;
 	struct reader r = { .p = p, .end = end, .be = be };
 	const uint64_t ca = f->cie.code_align;
 	const int64_t da = f->cie.data_align;
 
+	if ((size_t)(end - p) > CFI_MAX_INSN_BYTES)
+		return -E2BIG;
 	while (r.p < r.end && !r.bad) {
 		unsigned op = *r.p++;
+		/* Each row runs the FDE from its start: a stream of
+		 * remember_state/restore_state pairs (each copies a row) or
+		 * of nops costs its length at every sample. */
+		if (*budget == 0)
+			return -E2BIG;
+		--*budget;
 		uint64_t reg, adv = 0;
 		struct cfi_rule *c;
 		switch (op & 0xc0) {
@@ -159,7 +181,7 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 		case CFI_OP_offset:
 			c = column(rs, op & 0x3f);
 			c->kind = CFI_RULE_OFFSET;
-			c->off = (int64_t)rd_uleb(&r) * da;
+			c->off = factored((int64_t)rd_uleb(&r), da);
 			continue;
 		case OP_restore:
 			if (!init)
@@ -236,7 +258,7 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 		case OP_def_cfa_sf:
 			rs->cfa.kind = CFI_RULE_REGISTER;
 			rs->cfa.reg = rd_uleb(&r);
-			rs->cfa.off = rd_sleb(&r) * da;
+			rs->cfa.off = factored(rd_sleb(&r), da);
 			continue;
 		case CFI_OP_def_cfa_register:
 			rs->cfa.kind = CFI_RULE_REGISTER;
@@ -246,7 +268,7 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			rs->cfa.off = (int64_t)rd_uleb(&r);
 			continue;
 		case OP_def_cfa_offset_sf:
-			rs->cfa.off = rd_sleb(&r) * da;
+			rs->cfa.off = factored(rd_sleb(&r), da);
 			continue;
 		case OP_def_cfa_expression:
 			rs->cfa.kind = CFI_RULE_VAL_EXPR;
@@ -260,8 +282,8 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			rd_block(&r, &c->expr, &c->expr_len);
 			continue;
 		case OP_remember_state:
-			if (nsaved == STATE_DEPTH)
-				return -EINVAL;
+			if (nsaved == CFI_MAX_STATES)
+				return -EOVERFLOW;
 			saved[nsaved++] = *rs;
 			continue;
 		case OP_restore_state:
@@ -281,7 +303,8 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 advance:
 		if (r.bad)
 			break;
-		if (*loc + adv > pc)
+		/* (*loc <= pc: a location past pc has returned) */
+		if (adv > pc - *loc)
 			return 1;
 		*loc += adv;
 	}
@@ -294,6 +317,8 @@ cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
 {
 	struct cfi_rules init;
 	uint64_t loc = f->start;
+	unsigned long budget = CFI_MAX_INSNS;
+	int r;
 
 	if (pc < f->start || pc - f->start >= f->range)
 		return -ENOENT;
@@ -301,12 +326,13 @@ cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
 	init.cfa.kind = CFI_RULE_UNDEFINED;
 	/* The CIE's instructions describe the first instruction: they do not
 	 * advance (and where one did, the location would not matter). */
-	if (run(f->cie.ins, f->cie.end, f, addr_size, be, UINT64_MAX, &loc, &init, NULL) < 0)
-		return -EINVAL;
+	if ((r = run(f->cie.ins, f->cie.end, f, addr_size, be, UINT64_MAX, &loc, &init, NULL,
+		     &budget)) < 0)
+		return r;
 	loc = f->start;
 	*out = init;
-	if (run(f->ins, f->end, f, addr_size, be, pc, &loc, out, &init) < 0)
-		return -EINVAL;
+	if ((r = run(f->ins, f->end, f, addr_size, be, pc, &loc, out, &init, &budget)) < 0)
+		return r;
 	out->ra_column = f->cie.ra_column;
 	out->signal = f->cie.signal;
 	return 0;
@@ -335,18 +361,23 @@ int
 cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 	      const struct cfi_env *env, uint64_t *out)
 {
-	enum { DEPTH = 64, STEPS = 10000 };
-	uint64_t st[DEPTH];
+	uint64_t st[CFI_MAX_EXPR_DEPTH];
 	unsigned sp = 0;
 	struct reader r = { .p = expr, .end = expr + len, .be = env->big_endian };
 	const uint64_t wmask = env->word_size == 8 ? ~UINT64_C(0) : UINT32_MAX;
 
-#define PUSH(v) do { uint64_t v_ = (v); if (sp == DEPTH) return -EINVAL; st[sp++] = v_ & wmask; } while (0)
+	if (env->word_size != 4 && env->word_size != 8)
+		return -EINVAL;
+	if (len > CFI_MAX_EXPR_BYTES)
+		return -E2BIG;
+/* The stack holds words of the target's size; SX: one as a signed number. */
+#define PUSH(v) do { uint64_t v_ = (v); if (sp == CFI_MAX_EXPR_DEPTH) return -EOVERFLOW; st[sp++] = v_ & wmask; } while (0)
 #define NEED(n) do { if (sp < (n)) return -EINVAL; } while (0)
+#define SX(v) (env->word_size == 8 ? (int64_t)(v) : (int64_t)(int32_t)(uint32_t)(v))
 	PUSH(push);
 	for (unsigned steps = 0; r.p < r.end; steps++) {
-		if (steps == STEPS)
-			return -ELOOP;   /* a DW_OP_skip loop */
+		if (steps == CFI_MAX_EXPR_STEPS)
+			return -ELOOP;   /* a DW_OP_skip or DW_OP_bra loop */
 		unsigned op = *r.p++;
 		uint64_t a, b, v;
 		if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
@@ -408,7 +439,7 @@ cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 		}
 		case DW_OP_abs:
 			NEED(1);
-			if ((int64_t)st[sp - 1] < 0)
+			if (SX(st[sp - 1]) < 0)
 				st[sp - 1] = (0 - st[sp - 1]) & wmask;
 			break;
 		case DW_OP_neg: NEED(1); st[sp - 1] = (0 - st[sp - 1]) & wmask; break;
@@ -424,14 +455,17 @@ cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 			switch (op) {
 			case DW_OP_and: v = a & b; break;
 			case DW_OP_div:
-				if (b == 0)
-					return -EINVAL;
-				v = (uint64_t)((int64_t)a / (int64_t)b);
+				/* Signed (DWARF 5, 2.5.1.4).  INT64_MIN / -1
+				 * overflows (SIGFPE on x86-64): refused as the
+				 * division by 0 is. */
+				if (b == 0 || (SX(a) == INT64_MIN && SX(b) == -1))
+					return -EDOM;
+				v = (uint64_t)(SX(a) / SX(b));
 				break;
 			case DW_OP_minus: v = a - b; break;
 			case DW_OP_mod:
 				if (b == 0)
-					return -EINVAL;
+					return -EDOM;
 				v = a % b;
 				break;
 			case DW_OP_mul: v = a * b; break;
@@ -439,13 +473,13 @@ cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 			case DW_OP_plus: v = a + b; break;
 			case DW_OP_shl: v = b < 64 ? a << b : 0; break;
 			case DW_OP_shr: v = b < 64 ? a >> b : 0; break;
-			case DW_OP_shra: v = (uint64_t)((int64_t)a >> (b < 63 ? b : 63)); break;
+			case DW_OP_shra: v = (uint64_t)(SX(a) >> (b < 63 ? b : 63)); break;
 			case DW_OP_xor: v = a ^ b; break;
 			case DW_OP_eq: v = a == b; break;
-			case DW_OP_ge: v = (int64_t)a >= (int64_t)b; break;
-			case DW_OP_gt: v = (int64_t)a > (int64_t)b; break;
-			case DW_OP_le: v = (int64_t)a <= (int64_t)b; break;
-			case DW_OP_lt: v = (int64_t)a < (int64_t)b; break;
+			case DW_OP_ge: v = SX(a) >= SX(b); break;
+			case DW_OP_gt: v = SX(a) > SX(b); break;
+			case DW_OP_le: v = SX(a) <= SX(b); break;
+			case DW_OP_lt: v = SX(a) < SX(b); break;
 			default: v = a != b; break;
 			}
 			st[sp - 1] = v & wmask;
@@ -473,6 +507,7 @@ cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 	}
 #undef PUSH
 #undef NEED
+#undef SX
 	if (r.bad || sp == 0)
 		return -EINVAL;
 	*out = st[sp - 1];

@@ -172,10 +172,22 @@ struct cfi_rules {
 	bool ra_signed;
 };
 
+/* The bounds of the interpreter: the instructions and expressions are
+ * the target's bytes.  A rule that breaks one is refused with the error
+ * code after it. */
+#define CFI_MAX_INSN_BYTES  (1u << 20)  /* a CIE's or FDE's instructions: -E2BIG */
+#define CFI_MAX_INSNS       (1u << 16)  /* run for one row, CIE and FDE: -E2BIG */
+#define CFI_MAX_STATES      8           /* DW_CFA_remember_state nesting: -EOVERFLOW */
+#define CFI_MAX_EXPR_BYTES  (1u << 16)  /* an expression: -E2BIG */
+#define CFI_MAX_EXPR_STEPS  10000       /* operations run: -ELOOP */
+#define CFI_MAX_EXPR_DEPTH  64          /* the expression stack: -EOVERFLOW */
+
 /* Run f's CIE and FDE instructions up to pc (an ELF vaddr f covers);
  * addr_size and be: the file's (DW_CFA_set_loc, DW_CFA_advance_loc2/4).
  * Returns 0, -ENOENT when f does not cover pc, -EINVAL for instructions
- * that cannot be read (or that stackspy does not know). */
+ * that cannot be read (a restore_state without remember_state too),
+ * -ENOTSUP for one stackspy does not know, -E2BIG or -EOVERFLOW for a
+ * bound above broken. */
 int cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
 		 struct cfi_rules *out);
 
@@ -193,7 +205,10 @@ struct cfi_env {
 
 /* Evaluate a DWARF expression (the operations CFI uses: registers,
  * constants, arithmetic, comparisons, branches, dereferences) with push
- * on the stack first.  0 with the top of the stack in *out, or -errno. */
+ * on the stack first.  0 with the top of the stack in *out, or -ELOOP
+ * (steps), -EOVERFLOW (stack depth), -E2BIG (length), -EDOM (a division
+ * by 0 or INT64_MIN / -1), -EFAULT (a read failed), -ENOTSUP (an
+ * operation not CFI's), -EINVAL (malformed, an unknown register). */
 int cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 		  const struct cfi_env *env, uint64_t *out);
 
@@ -201,7 +216,8 @@ int cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
  * CFA becomes its sp and the return address column its pc (not stripped
  * of pointer-authentication bits: the caller does that).  A pc whose rule
  * is undefined (the outermost frame) is left not valid in out.  Returns 0
- * or -errno (a register the rules need is unknown, a read failed). */
+ * or -errno (a register the rules need is unknown, a read failed, or an
+ * expression's code of cfi_expr_eval). */
 int cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct arch *a,
 	      const struct arch_regs *in, struct arch_regs *out);
 
