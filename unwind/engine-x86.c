@@ -224,23 +224,40 @@ disp_of(const unsigned char *m, unsigned mod, size_t at)
 	return d;
 }
 
-/* Decode the instruction at x (end: how far bytes are known), at address
- * addr.  Returns false for what is not decoded. */
+/* An x86 instruction is at most 15 bytes (Intel SDM 2.3.11): prefixes
+ * beyond that fault on the CPU. */
+#define INSN_MAX 15
+
+/* Decode the instruction at code (end: how far bytes are known), at
+ * address addr.  Returns false for what is not decoded.  The bytes are
+ * the target's: the decoder reads a zero-padded copy of at most
+ * INSN_MAX of them, longer than any offset it reads at (prefixes,
+ * REX, opcode, ModRM, SIB, 4-byte displacement, 4-byte immediate: 15 +
+ * 9), so no input reads past it (issue 32: 60 prefixes then 48 81 c4
+ * read 4 bytes past the buffer of scan_epilogue_forward); an
+ * instruction that does not end within what is known is not decoded.
+ * tests/fuzz/fuzz-cfi.c. */
 static bool
-decode(const unsigned char *x, const unsigned char *end, uint64_t addr, struct insn *in)
+decode(const unsigned char *code, const unsigned char *end, uint64_t addr, struct insn *in)
 {
+	unsigned char x[INSN_MAX + 17];
+	size_t known = (size_t)(end - code) < INSN_MAX ? (size_t)(end - code) : INSN_MAX;
 	bool o16 = false;
 	unsigned rex = 0;
 	size_t k = 0, imm = 0;
 
 	memset(in, 0, sizeof(*in));
-	while (x + k < end && (x[k] == 0x66 || x[k] == 0xf2 || x[k] == 0xf3 || x[k] == 0xf0 ||
-			       x[k] == 0x2e || x[k] == 0x3e || x[k] == 0x26 || x[k] == 0x36 ||
-			       x[k] == 0x64 || x[k] == 0x65)) {
+	memset(x, 0, sizeof(x));
+	memcpy(x, code, known);
+	/* Prefixes, leaving room for the opcode. */
+	while (k < INSN_MAX - 1 &&
+	       (x[k] == 0x66 || x[k] == 0xf2 || x[k] == 0xf3 || x[k] == 0xf0 ||
+		x[k] == 0x2e || x[k] == 0x3e || x[k] == 0x26 || x[k] == 0x36 ||
+		x[k] == 0x64 || x[k] == 0x65)) {
 		o16 |= x[k] == 0x66;
 		k++;
 	}
-	if (x + k + 3 > end)
+	if (k + 1 > known)
 		return false;
 	if ((x[k] & 0xf0) == 0x40)
 		rex = x[k++];
@@ -301,7 +318,7 @@ decode(const unsigned char *x, const unsigned char *end, uint64_t addr, struct i
 			in->kind = INSN_JCC;
 			in->val = (int64_t)(addr + in->len) + disp_of(m + 1, 2, 0);
 		} else if (modrm_opcode_0f(op2)) {
-			size_t ml = modrm_len(m + 1, end);
+			size_t ml = modrm_len(m + 1, x + known);
 			if (!ml)
 				return false;
 			in->len = k + 2 + ml + (op2 == 0x70 || op2 == 0xc2 || op2 == 0xc6 ||
@@ -312,7 +329,7 @@ decode(const unsigned char *x, const unsigned char *end, uint64_t addr, struct i
 			return false;
 		}
 	} else if (modrm_opcode(op, reg, o16, &imm)) {
-		size_t ml = modrm_len(m, end);
+		size_t ml = modrm_len(m, x + known);
 		if (!ml)
 			return false;
 		in->len = k + 1 + ml + imm;
@@ -364,7 +381,14 @@ decode(const unsigned char *x, const unsigned char *end, uint64_t addr, struct i
 	} else {
 		return false;
 	}
-	return x + in->len <= end;
+	return in->len <= known;
+}
+
+size_t
+x86_insn_len(const unsigned char *code, size_t len, uint64_t addr)
+{
+	struct insn in;
+	return decode(code, code + len, addr, &in) ? in.len : 0;
 }
 
 /* Decode [start, pc) linearly, following what each instruction does to

@@ -130,6 +130,9 @@ int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch
  * when not known.  Pure code (symtab.c bounds a size-0 symbol so). */
 uint64_t x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach,
 			uint64_t start);
+/* The length of the instruction at code[0, len) (at address addr) as the
+ * heuristics decode it, or 0 when they do not (tests/fuzz/fuzz-cfi.c). */
+size_t x86_insn_len(const unsigned char *code, size_t len, uint64_t addr);
 
 /* A pc outside executable memory (frames[0], or a frame a signal
  * interrupted: exact) on an architecture with a link register and calls
