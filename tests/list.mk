@@ -4,7 +4,8 @@
 #
 # `make check` runs TESTS, which are QUICK_TESTS: no network, no emulated
 # machine, no browser.
-# `make check-slow` runs SLOW_TESTS: stackspy live in emulated machines of
+# `make check-slow` runs SLOW_TESTS: a minute of the CFI fuzzer (with
+# clang's libFuzzer: configure --enable-fuzzing), stackspy live in emulated machines of
 # the other architectures (tests/vm.mk; Debian's kernels and libraries
 # downloaded on first use into ~/.cache/stackspy-vm) and the flamegraph
 # and speedscope files opened in headless Chromium (tests/flamegraph.mk;
@@ -164,6 +165,7 @@ QUICK_TESTS += \
 	tests/security-top.test
 
 SLOW_TESTS = \
+	tests/fuzz-cfi.test \
 	tests/vm-aarch64.test \
 	tests/vm-mipsel.test \
 	tests/svg-browser.test \

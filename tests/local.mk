@@ -12,8 +12,9 @@ AM_TESTS_ENVIRONMENT = \
 	abs_top_builddir='$(abs_top_builddir)'; \
 	abs_top_srcdir='$(abs_top_srcdir)'; \
 	GDB='$(GDB)'; \
+	FUZZ_CC='$(FUZZ_CC)'; \
 	SHELL='$(SHELL)'; \
-	export abs_top_builddir abs_top_srcdir GDB SHELL;
+	export abs_top_builddir abs_top_srcdir GDB FUZZ_CC SHELL;
 
 EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/jsonq.py tests/gdb-frames.py tests/core-edit.py \
@@ -33,6 +34,10 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/fuzz/corpus-elf/cxx-stripped \
 	tests/fuzz/corpus-elf/libdlt-stripped-so \
 	tests/fuzz/corpus-elf/libdlt-so tests/fuzz/corpus-elf/maps.txt \
+	tests/fuzz/fuzz-cfi.c tests/fuzz/corpus-cfi/busy-dwarf-debug \
+	tests/fuzz/corpus-cfi/busy-dwarf-eh tests/fuzz/corpus-cfi/cxx-O2-eh \
+	tests/fuzz/corpus-cfi/gohello-debug tests/fuzz/corpus-cfi/hostile \
+	tests/fuzz/corpus-cfi/libc-so-6-eh \
 	tests/targets/target.h tests/targets/threads.c tests/targets/libdlt.c \
 	tests/targets/cxx.cc tests/targets/many.c tests/targets/seize.c \
 	tests/targets/evilname.c tests/targets/nullcall.c \

@@ -2,10 +2,10 @@
 # tests/fuzz/fuzz.sh - build and run the libFuzzer targets (not part of
 # make check: the runs take minutes).
 #
-#   tests/fuzz/fuzz.sh build [T...]     build tests/fuzz/fuzz-elf, fuzz-core
+#   tests/fuzz/fuzz.sh build [T...]     build tests/fuzz/fuzz-elf, fuzz-core, fuzz-cfi
 #                                       (in the build tree) with clang,
 #                                       -fsanitize=fuzzer,address,undefined
-#   tests/fuzz/fuzz.sh run TARGET SECS  run TARGET (elf|core) for SECS seconds
+#   tests/fuzz/fuzz.sh run TARGET SECS  run TARGET (elf|core|cfi) for SECS seconds
 #                                       on a copy of its seed corpus
 #                                       (tests/fuzz/corpus-TARGET); crashes
 #                                       go to fuzz-TARGET-crashes/
@@ -21,17 +21,18 @@ case $cmd in
 build)
 	flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 	cflags="-I. -I$srcdir $(pkg-config --cflags libelf libunwind-generic 2>/dev/null || true)"
-	libs="$(pkg-config --libs libelf libunwind-generic libunwind-ptrace) \
-		$(grep '^DEMANGLE_LIBS =' Makefile | sed 's/^DEMANGLE_LIBS = //') \
-		$(grep '^LZMA_LIBS =' Makefile | sed 's/^LZMA_LIBS = //') \
-		$(grep '^LIBDW_LIBS =' Makefile | sed 's/^LIBDW_LIBS = //')"
+	libs="$(pkg-config --libs libelf libunwind-generic libunwind-ptrace)"
+	# The optional libraries configure found, as the Makefile links them.
+	for v in DEMANGLE LZMA LIBDW ZLIB DEBUGINFOD LIBCURL; do
+		libs="$libs $(sed -n "s/^${v}_LIBS = //p" Makefile)"
+	done
 	# The unwind/ sources the library has (taken from its make fragment).
 	srcs=$(sed -n 's/^[ 	]*\(unwind\/[a-z0-9_-]*\.c\).*/\1/p' "$srcdir/unwind/local.mk")
 	# unwind/source.c is built only with libdw (configure --with-libdw).
 	! grep -q '^#define HAVE_LIBDW 1' config.h || srcs="$srcs unwind/source.c"
 	mkdir -p tests/fuzz
 	shift
-	for t in ${*:-elf core}; do
+	for t in ${*:-elf core cfi}; do
 		echo "  CLANG    tests/fuzz/fuzz-$t"
 		# shellcheck disable=SC2086
 		$CLANG $flags $cflags -o tests/fuzz/fuzz-$t "$srcdir/tests/fuzz/fuzz-$t.c" \
@@ -51,7 +52,7 @@ run)
 		-artifact_prefix="fuzz-$t-crashes/" "$work"
 	;;
 *)
-	echo "usage: fuzz.sh build | run elf|core SECONDS" >&2
+	echo "usage: fuzz.sh build [T...] | run elf|core|cfi SECONDS" >&2
 	exit 64
 	;;
 esac

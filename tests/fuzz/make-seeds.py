@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
 """make-seeds.py OUTDIR [CORE]: write the seed corpus of fuzz-core.
+make-seeds.py --cfi OUTDIR ELF...: write fuzz-cfi's (tests/fuzz/fuzz-cfi.c
+gives the format): each file's .eh_frame_hdr and .eh_frame, and its
+.debug_frame (decompressed), cut to 32 KiB, with a stack of 512 bytes.
 
 Synthetic cores (a few hundred bytes each): x86-64, MIPS o32 little and
 big endian; with NT_FILE, and without it but with an auxv whose AT_PHDR
@@ -10,6 +13,7 @@ writes."""
 import os
 import struct
 import sys
+import zlib
 
 
 def note(e, name, ntype, desc):
@@ -125,7 +129,93 @@ def notes_only(path):
     return bytes(out)
 
 
+def sections(path):
+    """{name: (sh_addr, bytes)} of a little-endian ELF64 file."""
+    d = open(path, 'rb').read()
+    assert d[:4] == b'\x7fELF' and d[4] == 2 and d[5] == 1, path
+    shoff, = struct.unpack_from('<Q', d, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', d, 0x3a)
+    hdrs = [struct.unpack_from('<IIQQQQIIQQ', d, shoff + i * shentsize) for i in range(shnum)]
+    strtab = hdrs[shstrndx][4]
+    out = {}
+    for name, typ, flags, addr, off, size, *_ in hdrs:
+        n = d[strtab + name:d.index(b'\0', strtab + name)].decode()
+        if typ == 8:            # SHT_NOBITS
+            continue
+        b = d[off:off + size]
+        if flags & 0x800:       # SHF_COMPRESSED: Elf64_Chdr, zlib
+            b = zlib.decompress(b[24:])
+        out[n] = (addr, b)
+    return out
+
+
+def cfi_seed(flags, hdr, hdr_vaddr, sec, sec_vaddr, pc, cut=32768):
+    if len(hdr) > 8 and hdr[2] == 0x03 and hdr[3] == 0x3b:
+        # keep the table's entries that point into the cut section
+        count, = struct.unpack_from('<I', hdr, 8)
+        keep = [i for i in range(count)
+                if hdr_vaddr + struct.unpack_from('<i', hdr, 12 + 8 * i + 4)[0] < sec_vaddr + cut]
+        n = len(keep)
+        hdr = hdr[:8] + struct.pack('<I', n) + hdr[12:12 + 8 * n]
+    sec = sec[:cut]
+    stack = bytes(range(256)) * 2
+    return struct.pack('<BxxxIIIQQQ', flags, len(hdr), len(sec), 0, hdr_vaddr, sec_vaddr,
+                       pc) + hdr + sec + stack
+
+
+def hostile_eh():
+    """An .eh_frame at 0x2000: a CIE, then FDEs over 0x1000.. whose rules
+    are issue 32's attacks (division overflow, loops, deep stacks)."""
+    cie_ins = bytes([0x0c, 7, 8, 0x90, 1])          # def_cfa rsp+8; rip at cfa-8
+    cie = b'\0\0\0\0' + bytes([1]) + b'zR\0' + bytes([1, 0x78, 16, 1, 0]) + cie_ins
+    cie += b'\0' * (-(len(cie) + 4) % 8)
+    sec = struct.pack('<I', len(cie)) + cie
+    attacks = [
+        bytes([0x0f, 8, 0x30, 0x20, 0x31, 0x08, 63, 0x24, 0x16, 0x1b]),   # INT64_MIN / -1
+        bytes([0x0f, 3, 0x2f, 0xfd, 0xff]),                               # skip -3
+        bytes([0x16, 16, 4, 0x31, 0x28, 0xfc, 0xff]),                     # bra loop, rip
+        bytes([0x0f, 3, 0x30, 0x15, 0xff]),                               # pick 255
+        bytes([0x0a] * 12 + [0x0b] * 3),                                  # remember x12
+        bytes([0x0b]),                                                    # restore alone
+        bytes([0x0d, 0xff, 0xff, 0xff, 0xff, 0x0f]),                      # reg 0xffffffff
+        bytes([0x2e] + [0x80] * 99 + [0x01]),                             # 100-byte LEB
+        bytes([0x0f, 10, 0x0e, 0, 0, 0, 0, 0, 0x80, 0xff, 0xff, 0x06]),   # kernel deref
+        bytes([0x10, 16, 2, 0x77, 0]),                                    # rip at [rsp]: self
+    ]
+    for i, ins in enumerate(attacks):
+        body = struct.pack('<I', len(sec) + 4) + struct.pack('<QQ', 0x1000 + 0x100 * i, 0x100)
+        body += b'\0' + ins
+        body += b'\0' * (-(len(body) + 4) % 8)
+        sec += struct.pack('<I', len(body)) + body
+    return sec + b'\0\0\0\0'
+
+
+def cfi_main(out, files):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, 'hostile'), 'wb') as f:
+        seed = cfi_seed(0, b'', 0, hostile_eh(), 0x2000, 0x1010)
+        # and issue 32's decoder input in the memory: 60 prefixes, add $imm32,%rsp
+        f.write(seed[:-512] + b'\x66' * 60 + b'\x48\x81\xc4')
+    for path in files:
+        secs = sections(path)
+        base = os.path.basename(path).replace('.', '-')
+        if '.eh_frame' in secs:
+            ha, hb = secs.get('.eh_frame_hdr', (0, b''))
+            ea, eb = secs['.eh_frame']
+            pc = secs['.text'][0] + 0x40 if '.text' in secs else 0
+            with open(os.path.join(out, base + '-eh'), 'wb') as f:
+                f.write(cfi_seed(0, hb, ha, eb, ea, pc))
+        if '.debug_frame' in secs:
+            da, db = secs['.debug_frame']
+            pc = secs['.text'][0] + 0x40 if '.text' in secs else 0
+            with open(os.path.join(out, base + '-debug'), 'wb') as f:
+                f.write(cfi_seed(4, b'', 0, db, da, pc))
+
+
 def main():
+    if sys.argv[1] == '--cfi':
+        cfi_main(sys.argv[2], sys.argv[3:])
+        return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, args in (('x86_64-ntfile', (62, True, False, True)),
