@@ -157,6 +157,7 @@ QUICK_TESTS += \
 
 # Root against a hostile unprivileged target (tests/hostile-lib.sh)
 QUICK_TESTS += \
+	tests/security-cfi.test \
 	tests/security-debuginfod.test \
 	tests/security-output.test \
 	tests/security-perfmap.test \
