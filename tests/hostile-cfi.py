@@ -21,6 +21,8 @@ A = [
  ('atk_bra_val', esc([0x16, 16, 4, 0x31, 0x28, 0xfc, 0xff])),
  # 2,000,000 DW_CFA_remember_state in one FDE
  ('atk_remember', rept(2000, [0x0a] * 1000)),
+ # 100,000 of them (under the bound of an FDE's size)
+ ('atk_nest', rept(100, [0x0a] * 1000)),
  # a 1,024-deep expression stack; DW_OP_pick 255; restore_state alone;
  # def_cfa_register 0xffffffff; a 100-byte LEB128; a deref of a kernel
  # address; a frame that returns to itself; a huge GNU_args_size; 4 MB of

@@ -224,6 +224,7 @@ test_hostile_rows(void)
 		big[i + 1] = 0x0b;                      /* restore_state */
 	}
 	CHECK(rules(big, CFI_MAX_INSNS, 0x1000, &rs) == -E2BIG, "remember/restore pairs");
+	CHECK(rules(big, 200, 0x1000, &rs) == 0, "100 remember/restore pairs");
 	CHECK(rules(reg_huge, sizeof(reg_huge), 0x1000, &rs) == 0 && rs.cfa.reg == 0xffffffffu,
 	      "register 0xffffffff");
 	CHECK(rules(off_overflow, sizeof(off_overflow), 0x1000, &rs) == 0, "offset * -8");

@@ -284,11 +284,17 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 		case OP_remember_state:
 			if (nsaved == CFI_MAX_STATES)
 				return -EOVERFLOW;
+			if (*budget < CFI_STATE_COST)
+				return -E2BIG;
+			*budget -= CFI_STATE_COST;
 			saved[nsaved++] = *rs;
 			continue;
 		case OP_restore_state:
 			if (nsaved == 0)
 				return -EINVAL;
+			if (*budget < CFI_STATE_COST)
+				return -E2BIG;
+			*budget -= CFI_STATE_COST;
 			/* The whole row, the CFA's rule too, as libgcc,
 			 * libunwind and libdw do: GCC's epilogues rely on it
 			 * (def_cfa sp before the ret, restore_state after). */

@@ -177,6 +177,9 @@ struct cfi_rules {
  * code after it. */
 #define CFI_MAX_INSN_BYTES  (1u << 20)  /* a CIE's or FDE's instructions: -E2BIG */
 #define CFI_MAX_INSNS       (1u << 16)  /* run for one row, CIE and FDE: -E2BIG */
+#define CFI_STATE_COST      32          /* what a remember_state or restore_state
+					   counts in it (each copies a row of
+					   1.7 KB): 2,048 of them at most */
 #define CFI_MAX_STATES      8           /* DW_CFA_remember_state nesting: -EOVERFLOW */
 #define CFI_MAX_EXPR_BYTES  (1u << 16)  /* an expression: -E2BIG */
 #define CFI_MAX_EXPR_STEPS  10000       /* operations run: -ELOOP */
