@@ -298,6 +298,28 @@ mutations()
 		's/reg == f->cie.ra_column;/reg != f->cie.ra_column;/' \
 		'cfi-read.c: an FDE that marks another register undefined is taken for the outermost frame' \
 		'tests/cfi-read.test'
+	# --- hostile unwind tables (issue 32) ------------------------------
+	mutation cfi-div-overflow unwind/cfi-exec.c \
+		's/if \(b == 0 \|\| \(SX\(a\) == INT64_MIN && SX\(b\) == -1\)\)/if (b == 0)/' \
+		'cfi-exec.c: DW_OP_div computes INT64_MIN / -1 (SIGFPE on x86-64)' \
+		'tests/cfi-read.test tests/security-cfi.test'
+	mutation cfi-expr-steps unwind/cfi-exec.c \
+		's/if \(steps == CFI_MAX_EXPR_STEPS\)/if (steps == 0 && 0)/' \
+		'cfi-exec.c: an expression runs without a step bound (a DW_OP_skip loop hangs the unwinder)' \
+		'tests/security-cfi.test'
+	mutation cfi-state-depth unwind/cfi-exec.c \
+		's/if \(nsaved == CFI_MAX_STATES\)\n\t\t\t\treturn -EOVERFLOW;/(void)0;/' \
+		'cfi-exec.c: remember_state pushes past its 8 saved rows' \
+		'tests/cfi-read.test tests/security-cfi.test'
+	mutation cfi-insn-budget unwind/cfi-exec.c \
+		's/if \(\*budget == 0\)\n\t\t\treturn -E2BIG;/if (0)\n\t\t\treturn -E2BIG;/' \
+		'cfi-exec.c: no bound on the instructions run for one row (remember/restore pairs copy a row each, at every sample)' \
+		'tests/cfi-read.test'
+	mutation x86-decode-bound unwind/engine-x86.c \
+		's/size_t known = \(size_t\)\(end - code\) < INSN_MAX \? \(size_t\)\(end - code\) : INSN_MAX;/size_t known = (size_t)(end - code);/' \
+		'engine-x86.c: decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
+		'tests/fuzz-cfi.test'
+
 	mutation lr-bad-pc unwind/engine-fp.c \
 		's/if \(m && \(m->perms & MAPPING_X\)\)\n\t\treturn 0;         \/\* code:/if (1)\n\t\treturn 0;         \/* code:/' \
 		'aarch64: a call through NULL does not go on at the link register' \
