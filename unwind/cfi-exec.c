@@ -119,9 +119,11 @@ rd_block(struct reader *r, const unsigned char **p, size_t *len)
 static struct cfi_rule *
 column(struct cfi_rules *rs, uint64_t reg)
 {
-	static struct cfi_rule ignored;
 	/* Columns beyond the table's registers (vector and floating-point
-	 * registers) are not needed to find a caller. */
+	 * registers, 0xffffffff) are not needed to find a caller: written
+	 * to a scratch rule, one per thread (unwinder threads run rows at
+	 * once). */
+	static _Thread_local struct cfi_rule ignored;
 	return reg < CFI_MAX_COLUMNS ? &rs->reg[reg] : &ignored;
 }
 
