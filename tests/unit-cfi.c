@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "tests/check.h"
 #include "unwind/cfi.h"
 #include "unwind/elf-image.h"
@@ -233,6 +234,49 @@ test_hostile_rows(void)
 	      "advance_loc4 past the end: %" PRId64, rs.cfa.off);
 }
 
+/* One step whose columns each run an expression of 9,999 operations
+ * (under the bound of one): the step's shared count refuses it. */
+static void
+test_hostile_apply(void)
+{
+	/* lit0, 4,998 x (lit0 drop), lit0, nop: 9,999 operations */
+	static unsigned char e[2 + 2 * 4998 + 1];
+	static const struct cfi_env env = { .word_size = 8, .read = fake_read, .reg = fake_reg };
+	struct cfi_rules rs;
+	struct arch_regs in, out;
+	uint64_t v;
+
+	e[0] = 0x30;
+	for (size_t i = 1; i + 1 < sizeof(e); i += 2) {
+		e[i] = 0x30;
+		e[i + 1] = 0x13;
+	}
+	e[sizeof(e) - 1] = 0x96;        /* DW_OP_nop */
+	CHECK(eval(e, sizeof(e), &v) == 0, "one expression under the bound");
+	memset(&rs, 0, sizeof(rs));
+	rs.cfa.kind = CFI_RULE_REGISTER;
+	rs.cfa.reg = 7;
+	rs.cfa.off = 8;
+	rs.ra_column = 16;
+	rs.reg[16].kind = CFI_RULE_OFFSET;
+	rs.reg[16].off = -8;
+	for (int i = 0; i < 6; i++) {
+		rs.reg[i].kind = CFI_RULE_VAL_EXPR;
+		rs.reg[i].expr = e;
+		rs.reg[i].expr_len = sizeof(e);
+	}
+	memset(&in, 0, sizeof(in));
+	for (unsigned i = 0; i < arch_x86_64.nregs; i++) {
+		in.r[i] = 0x1000 + 8 * i;
+		in.valid |= UINT64_C(1) << i;
+	}
+	CHECK(cfi_apply(&rs, &env, &arch_x86_64, &in, &out) == -ELOOP,
+	      "six expressions of 9,999 operations in one step");
+	rs.reg[1].kind = rs.reg[2].kind = rs.reg[3].kind = rs.reg[4].kind = rs.reg[5].kind =
+		CFI_RULE_SAME;
+	CHECK(cfi_apply(&rs, &env, &arch_x86_64, &in, &out) == 0, "one of them");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -241,6 +285,7 @@ main(int argc, char **argv)
 	test_pac_rows();
 	test_hostile_expr();
 	test_hostile_rows();
+	test_hostile_apply();
 	if (argc != 2) {
 		fprintf(stderr, "usage: unit-cfi ELF-FILE < FDE-RANGES\n");
 		return 2;

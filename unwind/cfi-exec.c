@@ -365,9 +365,12 @@ enum {
 	DW_OP_deref_size, DW_OP_xderef_size, DW_OP_nop,
 };
 
-int
-cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
-	      const struct cfi_env *env, uint64_t *out)
+/* cfi_expr_eval with *steps the operations it may run (what it ran is
+ * taken from it): one step of cfi_apply shares one count among its
+ * expressions (up to 41: the CFA and each column). */
+static int
+expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi_env *env,
+	  uint64_t *out, unsigned *steps)
 {
 	uint64_t st[CFI_MAX_EXPR_DEPTH];
 	unsigned sp = 0;
@@ -383,8 +386,8 @@ cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 #define NEED(n) do { if (sp < (n)) return -EINVAL; } while (0)
 #define SX(v) (env->word_size == 8 ? (int64_t)(v) : (int64_t)(int32_t)(uint32_t)(v))
 	PUSH(push);
-	for (unsigned steps = 0; r.p < r.end; steps++) {
-		if (steps == CFI_MAX_EXPR_STEPS)
+	for (; r.p < r.end; --*steps) {
+		if (*steps == 0)
 			return -ELOOP;   /* a DW_OP_skip or DW_OP_bra loop */
 		unsigned op = *r.p++;
 		uint64_t a, b, v;
@@ -522,6 +525,14 @@ cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 	return 0;
 }
 
+int
+cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
+	      const struct cfi_env *env, uint64_t *out)
+{
+	unsigned steps = CFI_MAX_EXPR_STEPS;
+	return expr_eval(expr, len, push, env, out, &steps);
+}
+
 /* ---- one step ------------------------------------------------------------ */
 
 static int
@@ -539,6 +550,7 @@ cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct ar
 	  const struct arch_regs *in, struct arch_regs *out)
 {
 	const uint64_t wmask = env->word_size == 8 ? ~UINT64_C(0) : UINT32_MAX;
+	unsigned steps = CFI_MAX_EXPR_STEPS;   /* for all the step's expressions */
 	uint64_t cfa;
 	int r;
 
@@ -549,7 +561,7 @@ cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct ar
 		cfa = (in->r[rs->cfa.reg] + (uint64_t)rs->cfa.off) & wmask;
 		break;
 	case CFI_RULE_VAL_EXPR:
-		if ((r = cfi_expr_eval(rs->cfa.expr, rs->cfa.expr_len, 0, env, &cfa)) < 0)
+		if ((r = expr_eval(rs->cfa.expr, rs->cfa.expr_len, 0, env, &cfa, &steps)) < 0)
 			return r;
 		break;
 	default:
@@ -583,12 +595,12 @@ cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct ar
 			v = in->r[c->reg];
 			break;
 		case CFI_RULE_EXPR:
-			if ((r = cfi_expr_eval(c->expr, c->expr_len, cfa, env, &v)) < 0 ||
+			if ((r = expr_eval(c->expr, c->expr_len, cfa, env, &v, &steps)) < 0 ||
 			    (r = env_word(env, v, &v)) < 0)
 				return r;
 			break;
 		case CFI_RULE_VAL_EXPR:
-			if ((r = cfi_expr_eval(c->expr, c->expr_len, cfa, env, &v)) < 0)
+			if ((r = expr_eval(c->expr, c->expr_len, cfa, env, &v, &steps)) < 0)
 				return r;
 			break;
 		}

@@ -182,7 +182,8 @@ struct cfi_rules {
 					   1.7 KB): 2,048 of them at most */
 #define CFI_MAX_STATES      8           /* DW_CFA_remember_state nesting: -EOVERFLOW */
 #define CFI_MAX_EXPR_BYTES  (1u << 16)  /* an expression: -E2BIG */
-#define CFI_MAX_EXPR_STEPS  10000       /* operations run: -ELOOP */
+#define CFI_MAX_EXPR_STEPS  10000       /* operations run by an expression, and by
+					   all of one cfi_apply's: -ELOOP */
 #define CFI_MAX_EXPR_DEPTH  64          /* the expression stack: -EOVERFLOW */
 
 /* Run f's CIE and FDE instructions up to pc (an ELF vaddr f covers);
