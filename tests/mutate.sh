@@ -304,7 +304,7 @@ mutations()
 		'cfi-exec.c: DW_OP_div computes INT64_MIN / -1 (SIGFPE on x86-64)' \
 		'tests/cfi-read.test tests/security-cfi.test'
 	mutation cfi-expr-steps unwind/cfi-exec.c \
-		's/if \(steps == CFI_MAX_EXPR_STEPS\)/if (steps == 0 && 0)/' \
+		's/if \(\*steps == 0\)\n(\t\t\treturn -ELOOP;)/if (0)\n$1/' \
 		'cfi-exec.c: an expression runs without a step bound (a DW_OP_skip loop hangs the unwinder)' \
 		'tests/security-cfi.test'
 	mutation cfi-state-depth unwind/cfi-exec.c \
