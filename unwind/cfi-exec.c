@@ -382,7 +382,10 @@ expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi
 	if (len > CFI_MAX_EXPR_BYTES)
 		return -E2BIG;
 /* The stack holds words of the target's size; SX: one as a signed number. */
-#define PUSH(v) do { uint64_t v_ = (v); if (sp == CFI_MAX_EXPR_DEPTH) return -EOVERFLOW; st[sp++] = v_ & wmask; } while (0)
+#define PUSH(v) do { uint64_t v_ = (v); \
+		     if (sp == CFI_MAX_EXPR_DEPTH) \
+			     return -EOVERFLOW; \
+		     st[sp++] = v_ & wmask; } while (0)
 #define NEED(n) do { if (sp < (n)) return -EINVAL; } while (0)
 #define SX(v) (env->word_size == 8 ? (int64_t)(v) : (int64_t)(int32_t)(uint32_t)(v))
 	PUSH(push);
