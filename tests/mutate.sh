@@ -6,18 +6,24 @@
 # tests did not catch.  Not part of `make check` (it runs the suite once per
 # mutation).
 #
-# Usage: tests/mutate.sh [-q] [-l] [-m NAME[,NAME...]] [TEST...]
+# Usage: tests/mutate.sh [-q] [-l] [-r RUNS] [-m NAME[,NAME...]] [TEST...]
 #   TEST...  the tests to run for every mutation (make check TESTS=...);
 #            default: the whole `make check`
 #   -q       quick: each mutation runs only the tests its record names
 #            (the ones expected to catch it), unless TESTs are given
 #   -m       only these mutations
+#   -r RUNS  run each mutation's tests RUNS times (one build): a mutation
+#            caught in some runs but not all is listed as flaky, and fails
+#            the run as a survivor does (-r 3: a catch that depends on the
+#            host's speed shows up; its test needs a test hook that forces
+#            the rare order, see tests/README)
 #   -l       list the mutations and check that each still applies
 # Run it from the top of a configured in-tree build (./configure && make),
 # never on a tree with uncommitted changes to the mutated files: each file
 # is restored from a copy, and the tree is rebuilt at the end.
 #
-# Exit status: 0 every mutation was caught; 1 some survived; 2 a mutation
+# Exit status: 0 every mutation was caught (in every run); 1 some survived
+# or were flaky; 2 a mutation
 # no longer applies (its pattern does not match: the code moved; update the
 # record) or does not build, or a usage error.
 #
@@ -376,15 +382,20 @@ mutations()
 
 die() { echo "mutate.sh: $*" >&2; exit 2; }
 
-list=no quick=no only=
-while getopts lqm: c; do
+usage="usage: tests/mutate.sh [-q] [-l] [-r RUNS] [-m NAME[,NAME...]] [TEST...]"
+list=no quick=no only= runs=1
+while getopts lqm:r: c; do
 	case $c in
 	l) list=yes ;;
 	q) quick=yes ;;
 	m) only=",$OPTARG," ;;
-	*) die "usage: tests/mutate.sh [-q] [-l] [-m NAME[,NAME...]] [TEST...]" ;;
+	r) runs=$OPTARG ;;
+	*) die "$usage" ;;
 	esac
 done
+case $runs in
+''|*[!0-9]*|0*) die "invalid -r argument: '$runs' ($usage)" ;;
+esac
 shift $((OPTIND - 1))
 given_tests=$*
 
@@ -431,7 +442,7 @@ mutations
 [ $list = yes ] && exit 0
 
 # Pass 2: apply, build, test, restore, one at a time.
-survived= caught= broken=
+survived= caught= broken= flaky=
 mutation()
 {
 	case $only in ''|*",$1,"*) ;; *) return 0 ;; esac
@@ -451,23 +462,40 @@ mutation()
 		echo "    DOES NOT BUILD"
 		broken="$broken $_name"
 	else
-		if [ -n "$_tests" ]; then
-			nice make -j2 check TESTS="$_tests" > "$work/check.log" 2>&1
-		else
-			nice make -j2 check > "$work/check.log" 2>&1
-		fi
-		_rc=$?
-		_by=$(sed -n 's/^\(FAIL\|ERROR\|XPASS\): \([^ ]*\).*/\2(\1)/p' "$work/check.log" |
-			sort -u | tr '\n' ' ')
-		if [ $_rc = 0 ]; then
-			echo "    SURVIVED (tests: ${_tests:-make check})"
-			survived="$survived $_name"
-		elif [ -z "$_by" ]; then
-			tail -20 "$work/check.log"
-			echo "    make check failed without a failing test"
+		# Each run: caught (a test failed), survived, or broken (make
+		# check failed without a failing test).
+		_run=0 _caught=0 _surv=0 _brk=0 _tag=
+		while [ $_run -lt "$runs" ]; do
+			_run=$((_run + 1))
+			if [ -n "$_tests" ]; then
+				nice make -j2 check TESTS="$_tests" > "$work/check.log" 2>&1
+			else
+				nice make -j2 check > "$work/check.log" 2>&1
+			fi
+			_rc=$?
+			_by=$(sed -n 's/^\(FAIL\|ERROR\|XPASS\): \([^ ]*\).*/\2(\1)/p' "$work/check.log" |
+				sort -u | tr '\n' ' ')
+			[ "$runs" = 1 ] || _tag=" (run $_run of $runs)"
+			if [ $_rc = 0 ]; then
+				echo "    SURVIVED${_tag:-} (tests: ${_tests:-make check})"
+				_surv=$((_surv + 1))
+			elif [ -z "$_by" ]; then
+				tail -20 "$work/check.log"
+				echo "    make check failed without a failing test${_tag:-}"
+				_brk=$((_brk + 1))
+			else
+				echo "    caught by $_by${_tag:-}"
+				_caught=$((_caught + 1))
+			fi
+		done
+		if [ $_brk -gt 0 ]; then
 			broken="$broken $_name"
+		elif [ $_caught = 0 ]; then
+			survived="$survived $_name"
+		elif [ $_surv -gt 0 ]; then
+			echo "    FLAKY: caught in $_caught of $runs runs"
+			flaky="$flaky $_name($_caught/$runs)"
 		else
-			echo "    caught by $_by"
 			caught="$caught $_name"
 		fi
 	fi
@@ -482,6 +510,7 @@ nice make -j2 > "$work/build.log" 2>&1 || { tail -20 "$work/build.log"; die "the
 echo
 echo "caught:  ${caught:- none}"
 echo "survived:${survived:- none}"
+[ "$runs" = 1 ] || echo "flaky:   ${flaky:- none} (caught in fewer than $runs runs)"
 [ -z "$broken" ] || { echo "broken:  $broken"; exit 2; }
-[ -z "$survived" ] || exit 1
+[ -z "$survived$flaky" ] || exit 1
 exit 0
