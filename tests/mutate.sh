@@ -154,15 +154,15 @@ mutations()
 		'tests/record-pool.test'
 	mutation idle-ran sampler/sample.c \
 		's/ts->last_ran = state == .R.;/ts->last_ran = false;/' \
-		'--idle: a stack taken while the thread ran is reused while it sleeps after (record-pool catches it in about half the runs: a stop must land in the last 100 us of a 20 ms burst)' \
+		'--idle: a stack taken while the thread ran is reused while it sleeps after (the stop in the last 100 us of a burst that catches it is forced: STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
 	mutation idle-owed-woken sampler/sample.c \
 		's/ &&\n\t\t    before->slices == ts->owed_slices\)/)/' \
-		'--idle: ticks put off while a thread slept go to its stop just after it woke (caught in about half the runs: a put-off worker must be stopped just after it wakes)' \
+		'--idle: ticks put off while a thread slept go to its stop just after it woke (forced: STACKSPY_TEST_IDLE_STOPS, STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
 	mutation idle-deferred sampler/cmd-record.c \
 		's/\tif \(!stop_signal\)\n\t\tprofiler_take_deferred\(p\);//' \
-		'--idle: the stops put off are never taken (threads missing from the profile)' \
+		'--idle: the stops put off are never taken (threads missing from the profile; put off on any host: STACKSPY_TEST_IDLE_STOPS)' \
 		'tests/record-pool.test'
 	mutation late-sample ptrace/poll.c \
 		's/(trace_stop_of\(st\) == TRACE_TRAP &&\s*)sample_late\(owner, th, st\)/${1}0/' \
@@ -194,7 +194,7 @@ mutations()
 		'tests/dump-group.test tests/dump-locks.test'
 	mutation watchdog-strace ptrace/watchdog.c \
 		's/\(rt && rt != ran\)/(0 \&\& rt != ran)/' \
-		'a stackspy run under strace -f is killed as if stopped' \
+		'a stackspy held in t by a debugger (strace -f), but running between, is killed as if stopped' \
 		'tests/record-watchdog.test'
 
 	# --- root's stackspy cannot be turned against its operator (issue 22)
@@ -484,7 +484,7 @@ mutation()
 				echo "    make check failed without a failing test${_tag:-}"
 				_brk=$((_brk + 1))
 			else
-				echo "    caught by $_by${_tag:-}"
+				echo "    caught by ${_by% }${_tag:-}"
 				_caught=$((_caught + 1))
 			fi
 		done
