@@ -115,7 +115,7 @@ mutations()
 
 	# --- symbols ------------------------------------------------------
 	mutation st-size unwind/symtab.c \
-		's/if \(vaddr < st->v\[i - 1\]\.end\)/if (1)/' \
+		's/if \(vaddr - st->v\[i - 1\]\.start < st->v\[i - 1\]\.len\)/if (1)/' \
 		'symbol lookup: no st_size check (an address past a function is named after it)' \
 		'tests/unit-symtab'
 	mutation caller-ip unwind/unwind.h \
@@ -288,8 +288,8 @@ mutations()
 		'tests/security-debuginfod.test'
 
 	# --- every binary to its entry (issue 24) ---------------------------
-	mutation eh-frame-no-hdr unwind/engine-cfi.c \
-		's/\} else \{(\n\t\t\/\* No .eh_frame_hdr \(a static link\))/} else if (0) {$1/' \
+	mutation eh-frame-no-hdr unwind/cfi-read.c \
+		's/const struct cfi_index \*x = index_of\(img\);/const struct cfi_index *x = NULL; (void)index_of;/' \
 		'a static link without .eh_frame_hdr gets no CFI' \
 		'tests/accuracy-builds.test'
 	mutation cfi-sdata unwind/cfi-read.c \
@@ -297,7 +297,7 @@ mutations()
 		'cfi-read.c: sdata4 pointers are not sign-extended (pc-relative FDE starts below their FDE)' \
 		'tests/cfi-read.test'
 	mutation cfi-index-sort unwind/cfi-read.c \
-		's/qsort\(x->v, x->n, sizeof\(\*x->v\), cmp_ent\);/(void)cmp_ent;/' \
+		's/\tent_sort\(x->v, x->n\);/\t(void)ent_sort;/' \
 		'cfi-read.c: the table of an .eh_frame without a header is searched unsorted' \
 		'tests/cfi-read.test'
 	mutation cfi-ra-undefined unwind/cfi-read.c \
@@ -308,7 +308,7 @@ mutations()
 		's/if \(m && \(m->perms & MAPPING_X\)\)\n\t\treturn 0;         \/\* code:/if (1)\n\t\treturn 0;         \/* code:/' \
 		'aarch64: a call through NULL does not go on at the link register' \
 		'tests/vm-aarch64.test'
-	mutation null-call-end unwind/engine-cfi.c \
+	mutation null-call-end unwind/engine-dwarf.c \
 		's/if \(new_ip == 0 && !sig\)/if (new_ip == 0)/' \
 		'a signal frame at pc 0 (a call through NULL) ends the walk' \
 		'tests/dump-nullcall.test'
@@ -320,8 +320,8 @@ mutations()
 		's/\*no_symbol = !func_start\(m, pc, exact, &start\);/*no_symbol = !func_start(m, pc, exact, \&start) || 1;/' \
 		'code without CFI is not stepped by prologue analysis' \
 		'tests/accuracy-builds.test tests/go-dump.test'
-	mutation entry-end unwind/engine-cfi.c \
-		's/if \(!covered && unwind_at_entry\(t, exact_ip \? ip : ip - 1\)\)/if (0 \&\& unwind_at_entry(t, ip))/' \
+	mutation entry-end unwind/engine-dwarf.c \
+		's/if \(r == 0 && unwind_at_entry\(t, at\)\)/if (0 \&\& unwind_at_entry(t, at))/' \
 		'the program'"'"'s entry point (_start without CFI) is not the end of the stack' \
 		'tests/accuracy-builds.test'
 	mutation debug-file-limit unwind/debug-file.c \
