@@ -157,7 +157,7 @@ mutations()
 		'--idle: a stack taken while the thread ran is reused while it sleeps after (the stop in the last 100 us of a burst that catches it is forced: STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
 	mutation idle-owed-woken sampler/sample.c \
-		's/ &&\n\t\t    before->slices == ts->owed_slices\)/)/' \
+		's/\(ran < idle_slack_ns\(\) && before->slices == ts->owed_slices\)/(ran < idle_slack_ns())/' \
 		'--idle: ticks put off while a thread slept go to its stop just after it woke (forced: STACKSPY_TEST_IDLE_STOPS, STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
 	mutation idle-deferred sampler/cmd-record.c \
