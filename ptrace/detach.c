@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "ptrace/clock.h"
 #include "ptrace/procfs.h"
@@ -131,9 +132,49 @@ any_attached(void)
 	return follow_loose_count() > 0;
 }
 
+/* STACKSPY_TEST_DETACH_FORK=1 (tests/record-subprocesses.test only):
+ * ptrace_detach_all first waits, up to DETACH_TIMEOUT_MS, for a thread of
+ * a target to stop in a fork, vfork or clone event, and leaves that stop
+ * for the detach to take (waitid WNOWAIT): the detach meets a fork on the
+ * way to its stop every time, not when a fork storm's timing allows
+ * (mutation follow-detach-fork). */
+static void
+test_fork_in_detach(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("STACKSPY_TEST_DETACH_FORK");
+		on = e && *e == '1';
+	}
+	if (!on)
+		return;
+	const struct timespec step = ns_to_timespec(NS_PER_MS);
+	uint64_t end = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS;
+	do {
+		for (struct ptrace_target *t = registry_head(); t; t = t->next)
+			for (size_t i = 0; !t->detached && i < t->nthreads; i++) {
+				pid_t tid = t->threads[i].tid;
+				siginfo_t si = { 0 };
+				if (t->threads[i].state == TRACEE_GONE ||
+				    waitid(P_PID, (id_t)tid, &si,
+					   WSTOPPED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+				    si.si_pid != tid ||
+				    ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) < 0 ||
+				    si.si_signo != SIGTRAP)
+					continue;
+				int ev = si.si_code >> 8;
+				if (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK ||
+				    ev == PTRACE_EVENT_CLONE)
+					return;
+			}
+		nanosleep(&step, NULL);
+	} while (monotonic_ns() < end);
+}
+
 void
 ptrace_detach_all(void)
 {
+	test_fork_in_detach();
 	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS;
 	/* Children that tracees fork while we detach are ours too
 	 * (follow.c): go round until none is left. */

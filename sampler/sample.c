@@ -28,6 +28,39 @@
 
 static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
 
+/* STACKSPY_TEST_IDLE_SLACK_US=N (tests/record-pool.test only): --idle's
+ * IDLE_CPU_SLACK_NS is N us.  At 50,000 every stop in a pool worker's
+ * 20 ms of work is as one in its last microseconds, or just after it woke:
+ * the rare orders that mutations idle-ran and idle-owed-woken break, made
+ * the rule. */
+static uint64_t
+idle_slack_ns(void)
+{
+	static uint64_t ns;
+	if (!ns) {
+		const char *e = getenv("STACKSPY_TEST_IDLE_SLACK_US");
+		long us = e && *e ? strtol(e, NULL, 10) : 0;
+		ns = us > 0 ? (uint64_t)us * 1000u : IDLE_CPU_SLACK_NS;
+	}
+	return ns;
+}
+
+/* STACKSPY_TEST_IDLE_STOPS=N (tests/record-pool.test only): --idle stops
+ * at most N threads a tick besides the running ones (the end's pass
+ * excepted), as a host too slow for the first stops of every thread
+ * would: the rest are put off (mutations idle-deferred and
+ * idle-owed-woken).  -1: no such bound. */
+static long
+test_idle_stops(void)
+{
+	static long n = -2;
+	if (n == -2) {
+		const char *e = getenv("STACKSPY_TEST_IDLE_STOPS");
+		n = e && *e ? strtol(e, NULL, 10) : -1;
+	}
+	return n;
+}
+
 /* --idle: ts's kept stack no longer stands for it. */
 static void
 forget_last(struct thread_state *ts)
@@ -111,7 +144,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		 * (a pool's worker put off for 154 ticks asleep, then stopped
 		 * a moment into its work, had them all counted there). */
 		uint64_t ran = before->cpu_ns - ts->owed_cpu_ns;
-		if (ran < IDLE_CPU_SLACK_NS && before->slices == ts->owed_slices) {
+		if (ran < idle_slack_ns() && before->slices == ts->owed_slices) {
 			weight += ts->owed;
 		} else if (p->cfg.idle && state != 'R' && ts->owed_slices) {
 			/* Asleep now, after it ran (ran ns) in the ticks put
@@ -335,6 +368,9 @@ idle_may_stop(const struct profiler *p)
 	 * of the recording). */
 	if (p->final_pass || p->idle_stops == 0)
 		return true;
+	long most = test_idle_stops();
+	if (most >= 0 && p->idle_stops >= (size_t)most)
+		return false;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
 	uint64_t other = monotonic_ns() - p->tick_ns - p->stop_wait_ns;
 	uint64_t last = p->tick_other_ns;
@@ -541,7 +577,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 			return;
 		}
 		if (state != 'R' && last_reusable(ts) &&
-		    before.cpu_ns - ts->last_cpu_ns < IDLE_CPU_SLACK_NS) {
+		    before.cpu_ns - ts->last_cpu_ns < idle_slack_ns()) {
 			/* Has not run since its last sample: same stack (still
 			 * being unwound: added when it comes back). */
 			ts->asleep = before;

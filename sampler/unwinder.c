@@ -255,7 +255,12 @@ run_reuse(struct profiler *p, const struct job *j)
 /* STACKSPY_TEST_SLOW_UNWIND=MS (tests/record-slow-unwind.test only): the
  * first sample's unwind takes MS longer, as one that reads a large debug
  * file would, so that the test sees the tracer go on meanwhile (and, past
- * UNWIND_FINISH_MS, the output written without what was not unwound). */
+ * UNWIND_FINISH_MS, the output written without what was not unwound).
+ * The time is spent as such a read spends it, in a loop that offers
+ * unwind_set_yield's hook (unwind_busy_for), thousands of times: a
+ * sleep never ran the hook on this thread, and a real file read it too
+ * few times to meet a stop of the target on a fast host (mutation
+ * yield-thread). */
 static void
 test_slow(void)
 {
@@ -266,10 +271,9 @@ test_slow(void)
 	}
 	if (ms <= 0)
 		return;
-	struct timespec ts = ns_to_timespec((uint64_t)ms * NS_PER_MS);
+	uint64_t ns = (uint64_t)ms * NS_PER_MS;
 	ms = -1;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	unwind_busy_for(ns);
 }
 
 static void

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "arch/arch.h"
 #include "ptrace/clock.h"
@@ -71,6 +72,18 @@ unwind_yield(void)
 	if (yield_fn && (++yield_count & (UNWIND_YIELD_EVERY - 1)) == 0 &&
 	    pthread_equal(yield_thread, pthread_self()))
 		yield_fn(yield_arg);
+}
+
+void
+unwind_busy_for(uint64_t ns)
+{
+	uint64_t end = monotonic_ns() + ns;
+	const struct timespec pause = ns_to_timespec(50 * NS_PER_US);
+	while (monotonic_ns() < end) {
+		for (unsigned i = 0; i < UNWIND_YIELD_EVERY; i++)
+			unwind_yield();
+		nanosleep(&pause, NULL);
+	}
 }
 
 static const char *const engine_names[] = {

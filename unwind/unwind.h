@@ -110,6 +110,12 @@ const char *unwind_stop_reason(enum unwind_stop s);
  * removes it. */
 void unwind_set_yield(void (*fn)(void *), void *arg);
 
+/* Spends ns (CLOCK_MONOTONIC) as a long loop of the unwinder does,
+ * offering the hook of unwind_set_yield every UNWIND_YIELD_EVERY steps,
+ * about every 50 us.  For STACKSPY_TEST_SLOW_UNWIND (sampler/unwinder.c)
+ * only: a slow unwind whose hook runs on the unwinder's thread. */
+void unwind_busy_for(uint64_t ns);
+
 /* A deadline (CLOCK_MONOTONIC ns, 0: none) for every thread's unwinding:
  * past it, unwind_walk returns the frames found so far with
  * UNWIND_STOP_DEADLINE and no more symbol tables are built (frames of
