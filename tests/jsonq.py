@@ -101,14 +101,13 @@ def cmd_validate(args, live=True):
     tids = [t.get('tid') for t in threads]
     check(tids == sorted(tids), 'threads sorted by tid (got %r)' % tids)
     try:
-        if not live:
-            raise OSError
-        want = sorted(int(t) for t in os.listdir('/proc/%d/task' % pid))
+        want = sorted(int(t) for t in os.listdir('/proc/%d/task' % pid)) if live else None
+    except OSError:
+        want = None
+    if want is not None:
         check(sorted(tids) == want,
               'the tids are those of /proc/%d/task: %r, got %r'
               % (pid, want, tids))
-    except OSError:
-        pass
     for t in threads:
         tag = 'thread %r' % t.get('tid')
         for key in ('tid', 'name', 'state', 'error', 'frames'):

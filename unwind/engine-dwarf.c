@@ -140,7 +140,7 @@ rejected(int r, enum unwind_stop otherwise)
 {
 	switch (r) {
 	case -ELOOP: return UNWIND_STOP_CFI_LOOP;
-	case -E2BIG: case -EOVERFLOW: case -EDOM: case -ERANGE: return UNWIND_STOP_CFI_REJECTED;
+	case -E2BIG: case -EOVERFLOW: case -EDOM: return UNWIND_STOP_CFI_REJECTED;
 	}
 	return otherwise;
 }
