@@ -66,6 +66,7 @@ ptrace_target_poll(struct ptrace_target *t)
 			continue;
 		}
 		tracee_event(owner, r, st);
+		th->interrupted_ns = 0;  /* no batch takes this stop */
 		if (th->late && trace_stop_of(st) != TRACE_SIGNAL) {
 			/* The stop a sample's interrupt asked for, late. */
 			th->late = false;

@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum tracee_state {
@@ -55,6 +56,9 @@ struct tracee {
 	bool released;            /* a PTRACE_DETACH of it succeeded: it is
 				     not our tracee any more, and has nothing
 				     left for us to reap */
+	uint64_t interrupted_ns;  /* ptrace_interrupt_early: when its
+				     interrupt went, for the batch that takes
+				     its stop; 0 if none is pending */
 };
 
 /* A traced process.  Allocated and owned by ptrace/ (ptrace_target_attach,

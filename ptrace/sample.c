@@ -297,6 +297,15 @@ due_by(const size_t *pending, size_t npending, const uint64_t *since,
 
 /* ptrace_sample_many and ptrace_sample_threads: thread i is of target
  * ts ? ts[i] : t, its stack_end context ctxs ? ctxs[i] : o->ctx. */
+/* Nothing stopped: the stop of an early interrupt (ptrace_interrupt_early)
+ * is let go by ptrace_target_poll when it comes. */
+static void
+forget_early(struct tracee **threads, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		threads[i]->interrupted_ns = 0;
+}
+
 static int
 sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *const *ctxs,
 	     struct tracee **threads, size_t n, const struct sample_opts *o,
@@ -308,8 +317,10 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	if (n == 0)
 		return 0;
 	int r = prepare(threads, n, window, outs, results);
-	if (r < 0)
+	if (r < 0) {
+		forget_early(threads, n);
 		return r;
+	}
 	/* since[i]: when thread i was interrupted; pending: the threads
 	 * interrupted and not yet stopped, oldest first. */
 	/* A profiler tick samples one thread at a time through
@@ -326,6 +337,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 			free(since);
 			free(check_at);
 			free(pending);
+			forget_early(threads, n);
 			return -ENOMEM;
 		}
 	}
@@ -371,9 +383,11 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 				boost(true);
 				boosted = true;
 			}
-			since[i] = monotonic_ns();
+			uint64_t early = th->interrupted_ns;
+			th->interrupted_ns = 0;
+			since[i] = early ? early : monotonic_ns();
 			check_at[i] = since[i] + check_ns;
-			if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
+			if (!early && ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
 				results[i] = -errno;
 				if (errno == ESRCH)
 					th->state = TRACEE_GONE;
@@ -518,6 +532,20 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 		   int *results)
 {
 	return sample_batch(t, NULL, NULL, threads, n, o, outs, results);
+}
+
+int
+ptrace_interrupt_early(struct tracee *th)
+{
+	if (th->state == TRACEE_GONE || th->interrupted_ns)
+		return 0;
+	/* Real-time from here: the thread waits on this tracer. */
+	boost(true);
+	uint64_t now = monotonic_ns();
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
+		return -errno;
+	th->interrupted_ns = now;
+	return 0;
 }
 
 int

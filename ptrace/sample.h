@@ -145,6 +145,18 @@ int ptrace_sample_threads(struct ptrace_target *const *targets, void *const *ctx
 			  struct tracee **threads, size_t n, const struct sample_opts *o,
 			  struct stack_snapshot *outs, int *results);
 
+/* Interrupt th now, ahead of the ptrace_sample_threads batch it is then
+ * given to (which takes its stop and counts its deadline and pause from
+ * now): a thread seen running is stopped a few microseconds after it was
+ * seen, not after the looks at every other thread of the tick.  Those
+ * took 12-65 us on a loaded host, long enough for a thread seen running
+ * to end its turn of work, and for one seen asleep to begin the next:
+ * an on-CPU profile lost the first 20-50 us of every turn
+ * (tests/record-oncpu.test: compute_heavy 0.66-0.72 of 0.75).  Whether or
+ * not the interrupt went, th must be in the next batch (an error is
+ * reported there).  0 or -errno. */
+int ptrace_interrupt_early(struct tracee *th);
+
 /* Late samples.  With SAMPLE_LATE, a thread that has not stopped
  * by the deadline keeps its interrupt pending (results[i] -ETIMEDOUT, the
  * tracee marked late); when its stop comes, ptrace_target_poll (or a later
