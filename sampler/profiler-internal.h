@@ -175,6 +175,8 @@ struct thread_state {
 	unsigned seen_tick;
 	unsigned looked_tick;     /* --idle: the last tick that accounted for
 				     it (the ones since are put off) */
+	uint64_t looked_cpu_ns, looked_slices;  /* --idle: its schedstat as
+				     that look knew it (idle_catch_up) */
 	/* What its last schedstat read said (threads.c, thread_schedstat):
 	 * cpu_seen is in its process's cpu_seen_sum; slices_seen 0 when it
 	 * was never read (or has no count). */

@@ -160,6 +160,10 @@ mutations()
 		's/\(ran < idle_slack_ns\(\) && before->slices == ts->owed_slices\)/(ran < idle_slack_ns())/' \
 		'--idle: ticks put off while a thread slept go to its stop just after it woke (forced: STACKSPY_TEST_IDLE_STOPS, STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
+	mutation idle-catchup-seen sampler/sample.c \
+		's/ts->owed_cpu_ns = ts->looked_cpu_ns;\n\t\tts->owed_slices = ts->looked_slices;/ts->owed_cpu_ns = ts->cpu_seen;\n\t\tts->owed_slices = ts->slices_seen;/' \
+		'--idle: the ticks a thread was not looked at are judged against its schedstat as last read (by the census, after it woke), not as its last look knew it: a worker woken in those ticks has them all counted in its work (forced: STACKSPY_TEST_IDLE_STOPS, STACKSPY_TEST_IDLE_SLACK_US)' \
+		'tests/record-pool.test'
 	mutation idle-deferred sampler/cmd-record.c \
 		's/\tif \(!stop_signal\)\n\t\tprofiler_take_deferred\(p\);//' \
 		'--idle: the stops put off are never taken (threads missing from the profile; put off on any host: STACKSPY_TEST_IDLE_STOPS)' \
