@@ -382,7 +382,7 @@ mutations()
 		's/r = profiler_unwind_in_background\(p\);/r = 0;/' \
 		'record unwinds on the tracer thread: a slow unwind holds the ticks and the target'"'"'s signals' \
 		'tests/record-slow-unwind.test'
-	mutation yield-thread unwind/unwind.c \
+	mutation yield-thread unwind/yield.c \
 		's/ &&\n\t    pthread_equal\(yield_thread, pthread_self\(\)\)\)/)/' \
 		'the unwinder'"'"'s thread polls for the tracer: the target'"'"'s stops are taken and never resumed' \
 		'tests/record-slow-unwind.test'

@@ -18,6 +18,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/maps.c \
 	unwind/elf-image.c \
 	unwind/budget.c \
+	unwind/yield.c \
 	unwind/symtab.c \
 	unwind/debug-file.c \
 	unwind/cfi-read.c \
