@@ -15,6 +15,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/unwind.c \
 	unwind/target.c \
 	unwind/symbolize.c \
+	unwind/name-pool.c \
 	unwind/maps.c \
 	unwind/elf-image.c \
 	unwind/budget.c \

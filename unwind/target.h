@@ -3,7 +3,8 @@
  * mappings it hands out, its interned names, the engines' states it holds
  * and its architecture.  Defined in unwind/target.c (and
  * unwind/core-target.c for core files), unwind/symbolize.c (interned
- * names) and unwind/source.c (its DWARF handles).
+ * names), unwind/name-pool.c (the pools they are in) and
+ * unwind/source.c (its DWARF handles).
  *
  * Private to unwind/ (and its unit tests); the public face is unwind/unwind.h.
  */
@@ -91,7 +92,7 @@ const char *target_intern(struct unwind_target *t, const char *s);
 /* A set of strings, created on first use in *p: the pooled copy of s,
  * added if it is new and the strings' sizes stay within max_bytes.  NULL
  * when out of memory or over max_bytes.  The copies live until
- * name_pool_free (symbolize.c). */
+ * name_pool_free (name-pool.c). */
 const char *name_pool_intern(struct name_pool **p, const char *s, size_t max_bytes);
 /* The sizes of the strings in p (0 for NULL). */
 size_t name_pool_bytes(const struct name_pool *p);
