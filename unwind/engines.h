@@ -4,7 +4,7 @@
  * pointer, x86-64 heuristics, a bad pc, signal trampolines, MIPS
  * prologues, a CFI step).  Defined in unwind/engine-fp.c,
  * unwind/engine-dwarf.c, unwind/engine-x86.c and unwind/engine-mips.c; unwind/unwind.c
- * dispatches and owns unwind_state_owners.
+ * dispatches, unwind/target-open.c owns unwind_state_owners.
  *
  * Private to unwind/ (and its unit tests); a target's owner goes through
  * unwind_target_state_* (unwind/target.h), never an engine's own
@@ -44,7 +44,8 @@ struct unwinder {
 	void (*fini)(void *state);
 };
 
-/* The unwinder whose hooks make and free each slot's state (unwind.c). */
+/* The unwinder whose hooks make and free each slot's state
+ * (target-open.c). */
 extern const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS];
 
 extern const struct unwinder unwinder_fp;     /* engine-fp.c */

@@ -14,6 +14,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engines.h \
 	unwind/unwind.c \
 	unwind/target.c \
+	unwind/target-open.c \
 	unwind/symbolize.c \
 	unwind/name-pool.c \
 	unwind/maps.c \

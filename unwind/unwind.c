@@ -39,10 +39,6 @@ unwind_engine_name(enum unwind_engine e)
 	return (unsigned)e < sizeof(engine_names) / sizeof(engine_names[0]) ? engine_names[e] : "?";
 }
 
-const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS] = {
-	[UNWIND_STATE_CFI] = &unwinder_cfi,
-};
-
 const char *
 unwind_how_name(enum unwind_how h)
 {
