@@ -65,8 +65,8 @@ extern const struct unwinder unwinder_mips;   /* engine-mips.c */
  * -1 with *stop (the return address is undefined: the outermost frame). */
 int dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	       bool exact, bool *signal, enum unwind_stop *stop);
-/* Is addr in the first bytes of its file's entry point (_start), which
- * nothing calls? */
+/* engine-fp.c: is addr in the first bytes of its file's entry point
+ * (_start), which nothing calls? */
 bool unwind_at_entry(struct unwind_target *t, uint64_t addr);
 
 /* engine-mips.c: one step of the MIPS prologue-analysis unwinder, pure
