@@ -321,9 +321,9 @@ mutations()
 		's/if \(\*budget == 0\)\n\t\t\treturn -E2BIG;/if (0)\n\t\t\treturn -E2BIG;/' \
 		'cfi-exec.c: no bound on the instructions run for one row (remember/restore pairs copy a row each, at every sample)' \
 		'tests/cfi-read.test'
-	mutation x86-decode-bound unwind/engine-x86.c \
+	mutation x86-decode-bound unwind/x86-code.c \
 		's/size_t known = \(size_t\)\(end - code\) < INSN_MAX \? \(size_t\)\(end - code\) : INSN_MAX;/size_t known = (size_t)(end - code);/' \
-		'engine-x86.c: decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
+		'x86-code.c: x86_decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
 		'tests/fuzz-cfi.test'
 
 	mutation lr-bad-pc unwind/engine-fp.c \

@@ -125,15 +125,6 @@ int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch
  * no symbol gave the pc's function (its code may keep no frame pointer). */
 bool x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
 int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
-/* How far the x86-64 code of a function without a size reaches from its
- * start (code: avail bytes at address start, its symbol reaching reach
- * bytes at most): the end of what its branches reach, as an offset, or 0
- * when not known.  Pure code (symtab.c bounds a size-0 symbol so). */
-uint64_t x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach,
-			uint64_t start);
-/* The length of the instruction at code[0, len) (at address addr) as the
- * heuristics decode it, or 0 when they do not (tests/fuzz/fuzz-cfi.c). */
-size_t x86_insn_len(const unsigned char *code, size_t len, uint64_t addr);
 
 /* A pc outside executable memory (frames[0], or a frame a signal
  * interrupted: exact) on an architecture with a link register and calls

@@ -12,6 +12,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/target.h \
 	unwind/cfi.h \
 	unwind/engines.h \
+	unwind/x86-code.h \
 	unwind/unwind.c \
 	unwind/target.c \
 	unwind/target-open.c \
@@ -35,6 +36,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/core-target.c \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
+	unwind/x86-code.c \
 	unwind/engine-x86.c \
 	unwind/engine-dwarf.c
 unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)

@@ -31,10 +31,10 @@
 #include "ptrace/clock.h"
 #include "unwind/budget.h"
 #include "unwind/elf-image.h"
-#include "unwind/engines.h"
 #include "unwind/maps.h"
 #include "unwind/symbols.h"
 #include "unwind/unwind.h"
+#include "unwind/x86-code.h"
 #include "unwind/yield.h"
 
 /* A nested symbol (a size-0 label inside a sized function, a cold part
