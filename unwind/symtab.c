@@ -895,6 +895,7 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 			return NULL;
 		img->symtab_tried = true;
 		img->symtab = symtab_build(img);
+		img->free_symtab = symtab_free;
 	}
 	if (!img->symtab)
 		return NULL;
