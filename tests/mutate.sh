@@ -354,11 +354,11 @@ mutations()
 		's/if \(max > MINIDEBUG_MAX\)\n\t\tmax = MINIDEBUG_MAX;/max = MINIDEBUG_MAX;/' \
 		'a MiniDebugInfo may decompress to 256 MiB whatever its module' \
 		'tests/security-debugbounds.test'
-	mutation symtab-module-budget unwind/symtab.c \
+	mutation symtab-module-budget unwind/sym-build.c \
 		's/if \(b->n >= b->max_funcs\) \{/if (0) {/; s/if \(count > b->max_funcs \* SYMTAB_ENTRIES_RATIO\) \{/if (0) {/' \
 		'a module'"'"'s symbol table of any size is read and kept (a 20M-symbol library: 1.8 GB)' \
 		'tests/security-symbols.test'
-	mutation symtab-run-budget unwind/symtab.c \
+	mutation symtab-run-budget unwind/sym-build.c \
 		's/if \(!unwind_budget_take\(UNWIND_BUDGET_SYMBOLS, more\)\) \{/if (0) {/' \
 		'the symbol tables of a run are not bounded together' \
 		'tests/security-symbols.test'

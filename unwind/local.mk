@@ -5,6 +5,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/maps.h \
 	unwind/elf-image.h \
 	unwind/symbols.h \
+	unwind/sym-build.h \
 	unwind/budget.h \
 	unwind/perf-map.h \
 	unwind/memory.h \
@@ -22,6 +23,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/elf-image.c \
 	unwind/budget.c \
 	unwind/yield.c \
+	unwind/sym-build.c \
 	unwind/symtab.c \
 	unwind/debug-file.c \
 	unwind/cfi-read.c \
