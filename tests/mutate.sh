@@ -325,9 +325,9 @@ mutations()
 		's/if \(\*budget == 0\)\n\t\t\treturn -E2BIG;/if (0)\n\t\t\treturn -E2BIG;/' \
 		'cfi-exec.c: no bound on the instructions run for one row (remember/restore pairs copy a row each, at every sample)' \
 		'tests/cfi-read.test'
-	mutation x86-decode-bound unwind/engine-x86.c \
+	mutation x86-decode-bound unwind/x86-code.c \
 		's/size_t known = \(size_t\)\(end - code\) < INSN_MAX \? \(size_t\)\(end - code\) : INSN_MAX;/size_t known = (size_t)(end - code);/' \
-		'engine-x86.c: decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
+		'x86-code.c: x86_decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
 		'tests/fuzz-cfi.test'
 
 	mutation lr-bad-pc unwind/engine-fp.c \
@@ -358,11 +358,11 @@ mutations()
 		's/if \(max > MINIDEBUG_MAX\)\n\t\tmax = MINIDEBUG_MAX;/max = MINIDEBUG_MAX;/' \
 		'a MiniDebugInfo may decompress to 256 MiB whatever its module' \
 		'tests/security-debugbounds.test'
-	mutation symtab-module-budget unwind/symtab.c \
+	mutation symtab-module-budget unwind/sym-build.c \
 		's/if \(b->n >= b->max_funcs\) \{/if (0) {/; s/if \(count > b->max_funcs \* SYMTAB_ENTRIES_RATIO\) \{/if (0) {/' \
 		'a module'"'"'s symbol table of any size is read and kept (a 20M-symbol library: 1.8 GB)' \
 		'tests/security-symbols.test'
-	mutation symtab-run-budget unwind/symtab.c \
+	mutation symtab-run-budget unwind/sym-build.c \
 		's/if \(!unwind_budget_take\(UNWIND_BUDGET_SYMBOLS, more\)\) \{/if (0) {/' \
 		'the symbol tables of a run are not bounded together' \
 		'tests/security-symbols.test'
@@ -386,7 +386,7 @@ mutations()
 		's/r = profiler_unwind_in_background\(p\);/r = 0;/' \
 		'record unwinds on the tracer thread: a slow unwind holds the ticks and the target'"'"'s signals' \
 		'tests/record-slow-unwind.test'
-	mutation yield-thread unwind/unwind.c \
+	mutation yield-thread unwind/yield.c \
 		's/ &&\n\t    pthread_equal\(yield_thread, pthread_self\(\)\)\)/)/' \
 		'the unwinder'"'"'s thread polls for the tracer: the target'"'"'s stops are taken and never resumed' \
 		'tests/record-slow-unwind.test'

@@ -32,6 +32,7 @@
 #include "unwind/symbols.h"
 #include "unwind/target.h"
 #include "unwind/unwind.h"
+#include "unwind/x86-code.h"
 
 static const char *str_or_null(const char *s)
 {

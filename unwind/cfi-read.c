@@ -609,6 +609,7 @@ index_of(struct elf_image *img)
 	if (!img->cfi_index_tried) {
 		img->cfi_index_tried = true;
 		img->cfi_index = index_build(img, ".eh_frame");
+		img->free_cfi_index = cfi_index_free;
 	}
 	return img->cfi_index;
 }
@@ -690,6 +691,7 @@ cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 		img->cfi_debug_index = index_build(img, ".debug_frame");
 		if (!img->cfi_debug_index)
 			(void)elf_debug_file_search(img, take_debug_frame, &img->cfi_debug_index);
+		img->free_cfi_index = cfi_index_free;
 	}
 	const struct cfi_index *x = img->cfi_debug_index;
 	elf_image_unlock();

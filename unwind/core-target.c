@@ -587,7 +587,7 @@ map_add(struct module_map *mm, size_t *cap, struct mapping *m)
 
 /* The module map: the file regions (overlaps dropped), and the parts of the
  * core's segments no region covers as anonymous memory (stacks, heap,
- * the vdso).  Every mapping is resolved here (image_tried), so unwind.c
+ * the vdso).  Every mapping is resolved here (image_tried), so target.c
  * never looks for its file through /proc. */
 static int
 build_map(struct unwind_target *t, struct regions *rs)

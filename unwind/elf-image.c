@@ -38,10 +38,8 @@
 #endif
 
 #include "base/base.h"
-#include "unwind/cfi.h"
 #include "unwind/elf-image.h"
 #include "unwind/maps.h"
-#include "unwind/symbols.h"
 
 #ifndef NT_GNU_BUILD_ID
 # define NT_GNU_BUILD_ID 3
@@ -358,9 +356,12 @@ void elf_image_release(const struct elf_image *img, const void *p, size_t len)
 
 static void image_free(struct elf_image *img)
 {
-	symtab_free(img->symtab);
-	cfi_index_free(img->cfi_index);
-	cfi_index_free(img->cfi_debug_index);
+	if (img->free_symtab)
+		img->free_symtab(img->symtab);
+	if (img->free_cfi_index) {
+		img->free_cfi_index(img->cfi_index);
+		img->free_cfi_index(img->cfi_debug_index);
+	}
 	if (img->mmapped)
 		file_unmap(img->data, img->size);
 	else

@@ -47,7 +47,7 @@ struct elf_image {
 	uint64_t eh_frame_hdr_size;
 	unsigned char build_id[64];
 	size_t build_id_len;
-	struct symtab *symtab;    /* built on first lookup */
+	struct symtab *symtab;    /* built on first lookup (symtab.c) */
 	bool symtab_tried;
 	struct cfi_index *cfi_index;  /* FDEs of an .eh_frame without a
 					 header, sorted (cfi-read.c), built on
@@ -57,6 +57,12 @@ struct elf_image {
 					       sorted, built on first lookup
 					       (engine-dwarf.c) */
 	bool cfi_debug_index_tried;
+	/* What is built on the image (above) is freed with it by the
+	 * function its builder sets here when it builds it (symtab.c:
+	 * symtab_free, cfi-read.c: cfi_index_free), NULL until then: the
+	 * image calls nothing of the files that build on it. */
+	void (*free_symtab)(struct symtab *s);
+	void (*free_cfi_index)(struct cfi_index *x);
 	struct elf_image *next;   /* cache chain (images the cache owns) */
 	/* Pooled images (pool.* in elf-image.c, under its lock): */
 	unsigned refs;            /* targets' caches holding it */

@@ -57,15 +57,6 @@ ctx_reg(void *ctx, uint64_t reg, uint64_t *val)
 	return 0;
 }
 
-bool
-unwind_at_entry(struct unwind_target *t, uint64_t addr)
-{
-	const struct mapping *m = unwind_target_mapping(t, addr);
-
-	return m && m->image && m->bias_known && m->image->entry &&
-	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
-}
-
 /* ---- the engine's state of a target ---------------------------------------
  * The FDEs found by address, while the memory map stays the same: a walk
  * asks for the FDE of each frame twice (is there CFI here, then its

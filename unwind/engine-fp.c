@@ -28,12 +28,24 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "unwind/elf-image.h"
 #include "unwind/engines.h"
 #include "unwind/maps.h"
 #include "unwind/memory.h"
 #include "unwind/symbols.h"
 #include "unwind/target.h"
 #include "unwind/unwind.h"
+
+/* Both walks stop at the entry point; here because engine-dwarf.c calls
+ * this file's steps (fp_step, lr_leaf_step), never the other way. */
+bool
+unwind_at_entry(struct unwind_target *t, uint64_t addr)
+{
+	const struct mapping *m = unwind_target_mapping(t, addr);
+
+	return m && m->image && m->bias_known && m->image->entry &&
+	       addr - m->bias >= m->image->entry && addr - m->bias < m->image->entry + 64;
+}
 
 int
 fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,

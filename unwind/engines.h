@@ -4,7 +4,7 @@
  * pointer, x86-64 heuristics, a bad pc, signal trampolines, MIPS
  * prologues, a CFI step).  Defined in unwind/engine-fp.c,
  * unwind/engine-dwarf.c, unwind/engine-x86.c and unwind/engine-mips.c; unwind/unwind.c
- * dispatches and owns unwind_state_owners.
+ * dispatches, unwind/target-open.c owns unwind_state_owners.
  *
  * Private to unwind/ (and its unit tests); a target's owner goes through
  * unwind_target_state_* (unwind/target.h), never an engine's own
@@ -44,7 +44,8 @@ struct unwinder {
 	void (*fini)(void *state);
 };
 
-/* The unwinder whose hooks make and free each slot's state (unwind.c). */
+/* The unwinder whose hooks make and free each slot's state
+ * (target-open.c). */
 extern const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS];
 
 extern const struct unwinder unwinder_fp;     /* engine-fp.c */
@@ -64,8 +65,8 @@ extern const struct unwinder unwinder_mips;   /* engine-mips.c */
  * -1 with *stop (the return address is undefined: the outermost frame). */
 int dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	       bool exact, bool *signal, enum unwind_stop *stop);
-/* Is addr in the first bytes of its file's entry point (_start), which
- * nothing calls? */
+/* engine-fp.c: is addr in the first bytes of its file's entry point
+ * (_start), which nothing calls? */
 bool unwind_at_entry(struct unwind_target *t, uint64_t addr);
 
 /* engine-mips.c: one step of the MIPS prologue-analysis unwinder, pure
@@ -124,15 +125,6 @@ int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch
  * no symbol gave the pc's function (its code may keep no frame pointer). */
 bool x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
 int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
-/* How far the x86-64 code of a function without a size reaches from its
- * start (code: avail bytes at address start, its symbol reaching reach
- * bytes at most): the end of what its branches reach, as an offset, or 0
- * when not known.  Pure code (symtab.c bounds a size-0 symbol so). */
-uint64_t x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach,
-			uint64_t start);
-/* The length of the instruction at code[0, len) (at address addr) as the
- * heuristics decode it, or 0 when they do not (tests/fuzz/fuzz-cfi.c). */
-size_t x86_insn_len(const unsigned char *code, size_t len, uint64_t addr);
 
 /* A pc outside executable memory (frames[0], or a frame a signal
  * interrupted: exact) on an architecture with a link register and calls

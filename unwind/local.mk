@@ -5,6 +5,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/maps.h \
 	unwind/elf-image.h \
 	unwind/symbols.h \
+	unwind/sym-build.h \
 	unwind/budget.h \
 	unwind/perf-map.h \
 	unwind/memory.h \
@@ -12,12 +13,17 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/target.h \
 	unwind/cfi.h \
 	unwind/engines.h \
+	unwind/x86-code.h \
 	unwind/unwind.c \
 	unwind/target.c \
+	unwind/target-open.c \
 	unwind/symbolize.c \
+	unwind/name-pool.c \
 	unwind/maps.c \
 	unwind/elf-image.c \
 	unwind/budget.c \
+	unwind/yield.c \
+	unwind/sym-build.c \
 	unwind/symtab.c \
 	unwind/debug-file.c \
 	unwind/cfi-read.c \
@@ -32,6 +38,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/core-target.c \
 	unwind/engine-mips.c \
 	unwind/engine-fp.c \
+	unwind/x86-code.c \
 	unwind/engine-x86.c \
 	unwind/engine-dwarf.c
 unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)

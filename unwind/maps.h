@@ -29,7 +29,7 @@ struct mapping {
 	unsigned perms;           /* MAPPING_R|W|X */
 	char *path;               /* NULL for anonymous; "[vdso]", "[stack]"... */
 	bool deleted;             /* path ended in " (deleted)" (stripped here) */
-	/* Filled lazily by unwind.c: */
+	/* Filled lazily by target.c: */
 	struct elf_image *image;  /* NULL if not an ELF file or not openable */
 	bool image_tried;
 	bool bias_known;

@@ -1,8 +1,9 @@
 /* unwind/symbols.h - the names of code: symbol tables (.symtab,
  * .dynsym, PLT stubs, Go's .gopclntab), separate debug files and
  * MiniDebugInfo, demangling, and the inputs skipped at a size limit.
- * Defined in unwind/symtab.c, unwind/debug-file.c, unwind/minidebuginfo.c,
- * unwind/plt.c, unwind/gopclntab.c and unwind/demangle.c.
+ * Defined in unwind/symtab.c, unwind/sym-build.c, unwind/debug-file.c,
+ * unwind/minidebuginfo.c, unwind/plt.c, unwind/gopclntab.c and
+ * unwind/demangle.c.
  *
  * Private to unwind/ (and its unit tests).  Names returned belong to the image
  * they were looked up in.
@@ -20,7 +21,7 @@ struct elf_cache;
 struct elf_image;
 struct symtab;
 
-/* A symbol table being built (symtab.c): the functions found so far, in
+/* A symbol table being built (sym-build.c): the functions found so far, in
  * their compact form, and the module's and the run's budgets they are
  * charged to. */
 struct sym_build;
@@ -30,12 +31,12 @@ struct sym_build;
  * in memory that stays while the table does); rank decides among aliases
  * of an address: 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized (preferred
  * first).  Returns 0, -E2BIG when the module's or the run's budget is
- * spent (the table is then dropped and said), or -ENOMEM (symtab.c). */
+ * spent (the table is then dropped and said), or -ENOMEM (sym-build.c). */
 int symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
 	       const char *name, unsigned rank);
 /* Charge len bytes of a block of names a table keeps (the PLT's) to the
  * run's symbol budget: 0, or -E2BIG when they do not fit.  Given back by
- * symtab_uncharge_names, or by the table that keeps them (symtab.c). */
+ * symtab_uncharge_names, or by the table that keeps them (sym-build.c). */
 int symtab_charge_names(size_t len);
 void symtab_uncharge_names(size_t len);
 

@@ -1,7 +1,11 @@
-/* unwind/target.c - the target object: what is known about one process
- * (or core file): its memory map and the mappings' images, reloads of the
- * map and the lifetime rules of what they hand out (unwind/target.h,
- * "Who owns what"), and the target's architecture. */
+/* unwind/target.c - the target object as the files below its owner use
+ * it: its memory map and the mappings' images, reloads of the map and
+ * the lifetime rules of what they hand out (unwind/target.h, "Who owns
+ * what"), and the target's architecture.  The engines, memory.c,
+ * symbolize.c and source.c call it; it calls none of them (a reload
+ * flushes the engines' states through the owners target-open.c recorded
+ * in the target).  Opening and freeing a target, which frees what those
+ * built, is target-open.c's. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 
 #include "arch/arch.h"
 #include "base/base.h"
@@ -19,76 +22,8 @@
 #include "unwind/elf-image.h"
 #include "unwind/engines.h"
 #include "unwind/maps.h"
-#include "unwind/perf-map.h"
 #include "unwind/target.h"
 #include "unwind/unwind.h"
-
-/* Copy the vdso now: it is the same for the life of the process, and its
- * code and unwind tables are needed for every clock_gettime sample. */
-static void
-copy_vdso(struct unwind_target *t)
-{
-	for (size_t i = 0; i < t->maps.n; i++) {
-		struct mapping *m = &t->maps.v[i];
-		if (!m->path || strcmp(m->path, "[vdso]") != 0)
-			continue;
-		size_t len = (size_t)(m->end - m->start);
-		void *buf = malloc(len);
-		if (!buf)
-			return;
-		struct iovec local = { .iov_base = buf, .iov_len = len };
-		struct iovec remote = { .iov_base = (void *)(uintptr_t)m->start, .iov_len = len };
-		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
-			free(buf);
-			return;
-		}
-		t->vdso = elf_image_from_memory(&t->elves, buf, len, "[vdso]");
-		if (t->vdso) {
-			t->vdso_start = m->start;
-			t->vdso_end = m->end;
-		}
-		return;
-	}
-}
-
-struct unwind_target *
-unwind_target_open(pid_t pid, int *err)
-{
-	struct unwind_target *t = calloc(1, sizeof(*t));
-	if (!t) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	t->pid = pid;
-	int r = module_map_read(pid, &t->maps);
-	if (r < 0) {
-		free(t);
-		*err = r;
-		return NULL;
-	}
-	copy_vdso(t);
-	unwind_target_state_init(t);
-	return t;
-}
-
-void
-unwind_target_free(struct unwind_target *t)
-{
-	if (!t)
-		return;
-	unwind_target_state_fini(t);
-	perf_map_free(t->perf_map);
-	name_pool_free(t->names);
-	/* libdw reads the images' mmaps: close it before they are unmapped. */
-	source_cache_free(t->source);
-	module_map_free(&t->maps);
-	for (size_t i = 0; i < t->nretired; i++)
-		module_map_free(&t->retired[i]);
-	free(t->retired);
-	elf_cache_free(&t->elves);
-	core_file_free(t->core);
-	free(t);
-}
 
 void
 target_enter(struct unwind_target *t)
@@ -143,32 +78,12 @@ unwind_target_reload_maps(struct unwind_target *t)
 }
 
 void
-unwind_target_state_init(struct unwind_target *t)
-{
-	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
-		const struct unwinder *u = unwind_state_owners[i];
-		t->state[i] = u && u->init ? u->init(t) : NULL;
-	}
-}
-
-void
 unwind_target_state_flush(struct unwind_target *t)
 {
 	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
-		const struct unwinder *u = unwind_state_owners[i];
+		const struct unwinder *u = t->state_owner[i];
 		if (u && u->flush && t->state[i])
 			u->flush(t->state[i]);
-	}
-}
-
-void
-unwind_target_state_fini(struct unwind_target *t)
-{
-	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
-		const struct unwinder *u = unwind_state_owners[i];
-		if (u && u->fini && t->state[i])
-			u->fini(t->state[i]);
-		t->state[i] = NULL;
 	}
 }
 
@@ -249,27 +164,6 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	if (m)
 		t->last_map = m;
 	return m;
-}
-
-void
-unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
-{
-	struct perf_map_usage u;
-
-	*out = t->dropped;
-	perf_map_usage(t->perf_map, &u);
-	out->perf_map_lines = u.dropped;
-	out->perf_map_bad = u.bad;
-	out->perf_map_unread = u.unread;
-	out->perf_map_refused = u.refused;
-	out->perf_map_owner = u.refused_uid;
-}
-
-unsigned
-unwind_target_generation(const struct unwind_target *t)
-{
-	/* Both only grow: the sum changes when either does. */
-	return t->generation + perf_map_generation(t->perf_map);
 }
 
 uint64_t

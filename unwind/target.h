@@ -1,9 +1,11 @@
 /* unwind/target.h - the target object inside unwind/: struct
  * unwind_target, its lifetime rules (who owns what, and until when), the
  * mappings it hands out, its interned names, the engines' states it holds
- * and its architecture.  Defined in unwind/target.c (and
+ * and its architecture.  Defined in unwind/target.c (what the files
+ * below its owner use), unwind/target-open.c (its life; and
  * unwind/core-target.c for core files), unwind/symbolize.c (interned
- * names) and unwind/source.c (its DWARF handles).
+ * names), unwind/name-pool.c (the pools they are in) and
+ * unwind/source.c (its DWARF handles).
  *
  * Private to unwind/ (and its unit tests); the public face is unwind/unwind.h.
  */
@@ -22,6 +24,7 @@
 struct arch;
 struct core_file;
 struct perf_map;
+struct unwinder;
 
 /* Who owns what (the public side is in unwind.h):
  *
@@ -58,6 +61,9 @@ struct unwind_target {
 	uint64_t vdso_start, vdso_end;
 	void *state[UNWIND_STATE_SLOTS];  /* the engines' own (struct unwinder's
 				     init/flush/fini): cfi's walks kept */
+	const struct unwinder *state_owner[UNWIND_STATE_SLOTS];  /* whose
+				     hooks made each (unwind_state_owners,
+				     at init) */
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
 	bool map_files_denied;    /* /proc/PID/map_files cannot be read */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */
@@ -91,7 +97,7 @@ const char *target_intern(struct unwind_target *t, const char *s);
 /* A set of strings, created on first use in *p: the pooled copy of s,
  * added if it is new and the strings' sizes stay within max_bytes.  NULL
  * when out of memory or over max_bytes.  The copies live until
- * name_pool_free (symbolize.c). */
+ * name_pool_free (name-pool.c). */
 const char *name_pool_intern(struct name_pool **p, const char *s, size_t max_bytes);
 /* The sizes of the strings in p (0 for NULL). */
 size_t name_pool_bytes(const struct name_pool *p);
@@ -124,9 +130,10 @@ const struct arch *unwind_target_arch(struct unwind_target *t);
  * space).  0 where there are none. */
 uint64_t unwind_target_ra_mask(struct unwind_target *t);
 
-/* target.c: every engine's state of t made (after its map is read),
- * flushed, freed; the target's owner (target.c, core-target.c) calls
- * these, never an engine's own functions. */
+/* Every engine's state of t made (after its map is read: target-open.c),
+ * flushed (target.c, at a reload), freed (target-open.c); the target's
+ * owner (target-open.c, core-target.c) calls these, never an engine's
+ * own functions. */
 void unwind_target_state_init(struct unwind_target *t);
 void unwind_target_state_flush(struct unwind_target *t);
 void unwind_target_state_fini(struct unwind_target *t);

@@ -3,9 +3,10 @@
  * A `struct unwind_target` holds what is known about one target process
  * (or core file): its memory map, the ELF files behind it (mmap'd once per
  * (dev, inode)), their symbol tables and unwind tables, a copy of its
- * vdso, and the walks kept by the cfi engine (target.c).  Engines (auto, fp,
- * cfi, mips: unwind.c dispatches) walk a snapshot taken by ptrace/ after
- * the thread has been resumed.  Register facts come from arch/.
+ * vdso, and the walks kept by the cfi engine (target.c; opened and freed
+ * by target-open.c).  Engines (auto, fp, cfi, mips: unwind.c
+ * dispatches) walk a snapshot taken by ptrace/ after the thread has been
+ * resumed.  Register facts come from arch/.
  *
  * Who owns what, and for how long:
  * - The caller owns the target (unwind_target_open*, unwind_target_free),

@@ -26,7 +26,7 @@
 #include "arch/arch.h"
 #include "unwind/cfi.h"
 #include "unwind/elf-image.h"
-#include "unwind/engines.h"
+#include "unwind/x86-code.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

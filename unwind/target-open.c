@@ -1,0 +1,137 @@
+/* unwind/target-open.c - a target's life: opened (its map read, the
+ * vdso copied, the engines' states made) and freed with everything built
+ * on it (the engines' states, the perf map, the names, the DWARF handles,
+ * the images), and the counts it keeps of what it dropped.  Above every
+ * file it frees; nothing in unwind/ but core-target.c calls it (the
+ * low part of the target, which they all use, is target.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "unwind/core-file.h"
+#include "unwind/elf-image.h"
+#include "unwind/engines.h"
+#include "unwind/maps.h"
+#include "unwind/perf-map.h"
+#include "unwind/target.h"
+#include "unwind/unwind.h"
+
+/* Copy the vdso now: it is the same for the life of the process, and its
+ * code and unwind tables are needed for every clock_gettime sample. */
+static void
+copy_vdso(struct unwind_target *t)
+{
+	for (size_t i = 0; i < t->maps.n; i++) {
+		struct mapping *m = &t->maps.v[i];
+		if (!m->path || strcmp(m->path, "[vdso]") != 0)
+			continue;
+		size_t len = (size_t)(m->end - m->start);
+		void *buf = malloc(len);
+		if (!buf)
+			return;
+		struct iovec local = { .iov_base = buf, .iov_len = len };
+		struct iovec remote = { .iov_base = (void *)(uintptr_t)m->start, .iov_len = len };
+		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+			free(buf);
+			return;
+		}
+		t->vdso = elf_image_from_memory(&t->elves, buf, len, "[vdso]");
+		if (t->vdso) {
+			t->vdso_start = m->start;
+			t->vdso_end = m->end;
+		}
+		return;
+	}
+}
+
+struct unwind_target *
+unwind_target_open(pid_t pid, int *err)
+{
+	struct unwind_target *t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	t->pid = pid;
+	int r = module_map_read(pid, &t->maps);
+	if (r < 0) {
+		free(t);
+		*err = r;
+		return NULL;
+	}
+	copy_vdso(t);
+	unwind_target_state_init(t);
+	return t;
+}
+
+void
+unwind_target_free(struct unwind_target *t)
+{
+	if (!t)
+		return;
+	unwind_target_state_fini(t);
+	perf_map_free(t->perf_map);
+	name_pool_free(t->names);
+	/* libdw reads the images' mmaps: close it before they are unmapped. */
+	source_cache_free(t->source);
+	module_map_free(&t->maps);
+	for (size_t i = 0; i < t->nretired; i++)
+		module_map_free(&t->retired[i]);
+	free(t->retired);
+	elf_cache_free(&t->elves);
+	core_file_free(t->core);
+	free(t);
+}
+
+/* Each slot's state is made by its owner's init and recorded with it in
+ * the target (state_owner), so that target.c's reload of the map
+ * flushes it without naming an engine: the engines call target.c. */
+const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS] = {
+	[UNWIND_STATE_CFI] = &unwinder_cfi,
+};
+
+void
+unwind_target_state_init(struct unwind_target *t)
+{
+	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
+		const struct unwinder *u = unwind_state_owners[i];
+		t->state_owner[i] = u;
+		t->state[i] = u && u->init ? u->init(t) : NULL;
+	}
+}
+
+void
+unwind_target_state_fini(struct unwind_target *t)
+{
+	for (int i = 0; i < UNWIND_STATE_SLOTS; i++) {
+		const struct unwinder *u = t->state_owner[i];
+		if (u && u->fini && t->state[i])
+			u->fini(t->state[i]);
+		t->state[i] = NULL;
+	}
+}
+
+void
+unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
+{
+	struct perf_map_usage u;
+
+	*out = t->dropped;
+	perf_map_usage(t->perf_map, &u);
+	out->perf_map_lines = u.dropped;
+	out->perf_map_bad = u.bad;
+	out->perf_map_unread = u.unread;
+	out->perf_map_refused = u.refused;
+	out->perf_map_owner = u.refused_uid;
+}
+
+unsigned
+unwind_target_generation(const struct unwind_target *t)
+{
+	/* Both only grow: the sum changes when either does. */
+	return t->generation + perf_map_generation(t->perf_map);
+}
