@@ -29,7 +29,11 @@ blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	uint32_t kids[MAX_KERNEL_FRAMES];
 	size_t nk = kernel_frame_ids(p, ps->pid, ts->tid, kids, MAX_KERNEL_FRAMES);
 	/* Dropped (the unwinder behind) counts as taken: it was read. */
-	unwinder_push_sample(p, ps, ts, monotonic_ns(), kids, nk, false, 1, snap);
+	struct sample_record rec = {
+		.ps = ps, .ts = ts, .sampled_ns = monotonic_ns(), .kids = kids, .nk = nk,
+		.weight = 1, .snap = snap,
+	};
+	unwinder_push_sample(p, &rec);
 	return true;
 }
 

@@ -133,19 +133,29 @@ struct tick_clock {
 	uint64_t deadline_ns;     /* the last one drawn: the next tick */
 };
 
+/* What the tracer knew of a thread when it chose it for a stop, read
+ * before the interrupt (sample.c, choose_thread).  The on-CPU rule judges
+ * the stop against it (oncpu.c); a stop that comes after the tick's
+ * deadline keeps it until then (thread_state.late). */
+struct sample_pick {
+	uint64_t tick_ns;              /* the tick the stop stands for */
+	struct task_schedstat before;  /* its schedstat */
+	struct task_sched sched;       /* its sched, when on the tick's CPU
+					  or watched (has_switches false:
+					  not read) */
+	char state;                    /* its /proc state letter */
+	bool tick_cpu;                 /* the tick took its CPU */
+};
+
 struct thread_state {
 	pid_t tid;
 	int stat_fd;              /* both -1 unless the descriptor cache */
 	int schedstat_fd;         /* holds them (threads.c) */
 	uint64_t last_cpu_ns;
 	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
-	uint64_t late_tick_ns;    /* on-CPU: the tick whose stop is pending
-				     (SAMPLE_LATE), 0 if none ... */
-	struct task_schedstat late_before;  /* ... and its schedstat then, */
-	bool late_tick_cpu;       /* ... and whether that tick took its CPU
-				     (oncpu_verdict), */
-	struct task_sched late_sched;  /* ... and its sched then (has_switches
-				     false: not read) */
+	struct sample_pick late;  /* on-CPU: the pick whose stop is pending
+				     past its tick's deadline (SAMPLE_LATE);
+				     late.tick_ns 0 if none */
 	unsigned watch_until;     /* on-CPU: until this tick, its sched is
 				     read before each interrupt (it was
 				     dropped after it was woken in a system
@@ -286,11 +296,7 @@ struct profiler {
 	void *batch_ctx[SAMPLE_BATCH];                 /* its unwind target */
 	size_t batch_proc[SAMPLE_BATCH];               /* index in procs */
 	struct thread_state *batch_ts[SAMPLE_BATCH];
-	struct task_schedstat batch_before[SAMPLE_BATCH];
-	char batch_state[SAMPLE_BATCH];
-	bool batch_tick_cpu[SAMPLE_BATCH];  /* the tick took its CPU */
-	struct task_sched batch_sched[SAMPLE_BATCH];  /* its sched before the
-				     interrupt, if read */
+	struct sample_pick batch_pick[SAMPLE_BATCH];
 	/* --kernel: the kernel stack of a sleeping thread, read before its
 	 * interrupt (afterwards it shows the ptrace stop), outermost first. */
 	uint32_t batch_kids[SAMPLE_BATCH][MAX_KERNEL_FRAMES];
@@ -431,16 +437,28 @@ bool profiler_poll_targets(struct profiler *p);
 
 /* The queue, empty, its thread not started.  Returns 0 or -ENOMEM. */
 int unwinder_init(struct profiler *p);
-/* Hand over the sample of thread ts of ps (its stack's roots are taken
- * now), taken at sampled_ns, with kernel frames kids: the snapshot goes
- * by swapping *snap with a free one of the queue's (no copy).  keep_last:
- * --idle, the stack comes back to ts (unwinder_take_lasts) as sample
- * p->keep_seq, counted here once it is in.  Returns 0,
- * -ENOSPC when dropped (the unwinder is behind; counted; *snap is left as
- * it was), or -ENOMEM. */
-int unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
-			 const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
-			 size_t nk, bool keep_last, uint32_t weight, struct stack_snapshot *snap);
+/* One sample as the tracer hands it to the unwinder, whichever way it
+ * was taken: a tick's stop, a stop after the tick's deadline, a thread in
+ * D read without a stop (blocked.c). */
+struct sample_record {
+	const struct proc_state *ps;
+	const struct thread_state *ts;  /* its stack's roots are taken at the
+					   hand-over */
+	uint64_t sampled_ns;            /* the tick it stands for */
+	const uint32_t *kids;           /* kernel frames, outermost first */
+	size_t nk;
+	uint32_t weight;                /* the ticks it stands for */
+	bool keep_last;                 /* --idle: the stack comes back to
+					   ts (unwinder_take_lasts) as sample
+					   p->keep_seq, counted here once it
+					   is in */
+	struct stack_snapshot *snap;    /* goes by swapping *snap with a
+					   free one of the queue's (no
+					   copy) */
+};
+/* Hand over sample r.  Returns 0, -ENOSPC when dropped (the unwinder is
+ * behind; counted; *r->snap is left as it was), or -ENOMEM. */
+int unwinder_push_sample(struct profiler *p, const struct sample_record *r);
 /* How many more samples the unwinder's queue takes now. */
 size_t unwinder_room(struct profiler *p);
 /* --idle: ts's last stack again, with the tick's others (queued by

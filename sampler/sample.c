@@ -96,15 +96,15 @@ woken_after_read(struct profiler *p, struct proc_state *ps, struct thread_state 
 
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
- * stands for what the thread was doing at the tick that began at tick_ns.
- * before: its schedstat read before the interrupt; state: its state then
- * (/proc stat). */
+ * stands for what the thread was doing at the tick pick->tick_ns, as the
+ * tracer knew it then (pick), with kernel frames kids. */
 static void
 finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts, int r,
-	      struct stack_snapshot *snap, const struct task_schedstat *before, char state,
-	      bool tick_cpu, const struct task_sched *sched_b, uint64_t tick_ns,
+	      struct stack_snapshot *snap, const struct sample_pick *pick,
 	      const uint32_t *kids, size_t nk)
 {
+	const struct task_schedstat *before = &pick->before;
+	char state = pick->state;
 	if (r == -ESRCH)
 		return;
 	if (r < 0) {
@@ -114,11 +114,11 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	p->stats.stopped++;
 	pause_hist_add(&p->pauses, snap->pause_ns);
 	if (!p->cfg.idle) {
-		int drop = oncpu_verdict(p->arch, snap, before, tick_cpu, tick_ns,
+		int drop = oncpu_verdict(p->arch, snap, before, pick->tick_cpu, pick->tick_ns,
 					 ts->stop_cpu_ns);
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
 		if (drop == ONCPU_DROP_WAITING || drop == ONCPU_DROP_ASLEEP)
-			drop = woken_after_read(p, ps, ts, snap, before, sched_b) ? -1 : drop;
+			drop = woken_after_read(p, ps, ts, snap, before, &pick->sched) ? -1 : drop;
 		if (drop >= 0) {
 			p->stats.dropped[drop]++;
 			return;
@@ -168,7 +168,11 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	}
 	if (!weight)
 		return;
-	if (unwinder_push_sample(p, ps, ts, tick_ns, kids, nk, keep, weight, snap) == 0 && keep) {
+	struct sample_record rec = {
+		.ps = ps, .ts = ts, .sampled_ns = pick->tick_ns, .kids = kids, .nk = nk,
+		.weight = weight, .keep_last = keep, .snap = snap,
+	};
+	if (unwinder_push_sample(p, &rec) == 0 && keep) {
 		/* --idle: its stack comes back once unwound; until then it is
 		 * stopped again rather than given an older one. */
 		forget_last(ts);
@@ -200,7 +204,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 	struct proc_state *ps = &p->procs[p->batch_proc[i]];
 	struct thread_state *ts = p->batch_ts[i];
 	if (r == -ETIMEDOUT) {
-		if (!p->cfg.idle || p->batch_state[i] == 'R') {
+		if (!p->cfg.idle || p->batch_pick[i].state == 'R') {
 			/* Not on a CPU, or waiting for the one the tick took:
 			 * its stop is sampled when it comes (late_sample).
 			 * --idle: a runnable thread that waits for a CPU has
@@ -209,10 +213,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 			 * process that waited through every tick of its life
 			 * had no sample). */
 			p->stats.skipped++;
-			ts->late_before = p->batch_before[i];
-			ts->late_tick_cpu = p->batch_tick_cpu[i];
-			ts->late_sched = p->batch_sched[i];
-			ts->late_tick_ns = p->tick_ns;
+			ts->late = p->batch_pick[i];
 			return;
 		}
 		/* --idle, a thread that went to sleep after it was chosen
@@ -225,9 +226,8 @@ finish_thread(struct profiler *p, size_t i, int r)
 		p->stats.errors[PROF_ERR_TIMEOUT]++;
 		return;
 	}
-	ts->late_tick_ns = 0;  /* a pending late stop came in this batch */
-	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_before[i], p->batch_state[i],
-		      p->batch_tick_cpu[i], &p->batch_sched[i], p->tick_ns, p->batch_kids[i],
+	ts->late.tick_ns = 0;  /* a pending late stop came in this batch */
+	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_pick[i], p->batch_kids[i],
 		      p->batch_nk[i]);
 }
 
@@ -244,13 +244,13 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		if (ps->pt != t)
 			continue;
 		struct thread_state *ts = thread_state_find(ps, th->tid);
-		if (!ts || !ts->late_tick_ns)
+		if (!ts || !ts->late.tick_ns)
 			return;
 		p->stats.late++;
-		uint64_t tick_ns = ts->late_tick_ns;
-		ts->late_tick_ns = 0;
-		finish_sample(p, ps, ts, r, snap, &ts->late_before, 'R', ts->late_tick_cpu,
-			      &ts->late_sched, tick_ns, NULL, 0);
+		struct sample_pick pick = ts->late;
+		ts->late.tick_ns = 0;
+		pick.state = 'R';
+		finish_sample(p, ps, ts, r, snap, &pick, NULL, 0);
 		return;
 	}
 }
@@ -615,17 +615,19 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	p->batch_ctx[i] = ps->ut;
 	p->batch_proc[i] = (size_t)(ps - p->procs);
 	p->batch_ts[i] = ts;
-	p->batch_before[i] = before;
-	p->batch_state[i] = state;
+	struct sample_pick *pick = &p->batch_pick[i];
+	memset(pick, 0, sizeof(*pick));
+	pick->tick_ns = p->tick_ns;
+	pick->before = before;
+	pick->state = state;
 	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
 	 * (tick_took_cpu) or one watched (woken_after_read); read before the
 	 * interrupt, never in the stop. */
-	memset(&p->batch_sched[i], 0, sizeof(p->batch_sched[i]));
 	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;
 	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tick_no < ts->watch_until) &&
-	    ptrace_read_task_sched(ps->pid, th->tid, &p->batch_sched[i]) < 0)
-		memset(&p->batch_sched[i], 0, sizeof(p->batch_sched[i]));
-	p->batch_tick_cpu[i] = on_tick_cpu && tick_took_cpu(p, &p->batch_sched[i]);
+	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
+		memset(&pick->sched, 0, sizeof(pick->sched));
+	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);
 	/* On-CPU: stopped now, as it was seen running, not after the looks
 	 * at the other threads (ptrace_interrupt_early); an error is the
 	 * batch's to report. */

@@ -598,27 +598,24 @@ job_init(struct job *j, enum job_kind kind, const struct profiler *p,
 }
 
 int
-unwinder_push_sample(struct profiler *p, const struct proc_state *ps,
-		     const struct thread_state *ts, uint64_t sampled_ns, const uint32_t *kids,
-		     size_t nk, bool keep_last, uint32_t weight, struct stack_snapshot *snap)
+unwinder_push_sample(struct profiler *p, const struct sample_record *r)
 {
 	struct job j;
-	job_init(&j, JOB_SAMPLE, p, ps);
-	j.weight = weight;
-	j.tid = ts->tid;
-	j.sampled_ns = sampled_ns;
-	j.keep_last = keep_last;
+	job_init(&j, JOB_SAMPLE, p, r->ps);
+	j.weight = r->weight;
+	j.tid = r->ts->tid;
+	j.sampled_ns = r->sampled_ns;
+	j.keep_last = r->keep_last;
 	j.seq = p->keep_seq + 1;
-	job_roots(p, ps, ts, &j);
-	if (nk > MAX_KERNEL_FRAMES)
-		nk = MAX_KERNEL_FRAMES;
+	job_roots(p, r->ps, r->ts, &j);
+	size_t nk = r->nk > MAX_KERNEL_FRAMES ? MAX_KERNEL_FRAMES : r->nk;
 	if (nk)
-		memcpy(j.kids, kids, nk * sizeof(*kids));
+		memcpy(j.kids, r->kids, nk * sizeof(*r->kids));
 	j.nk = (uint8_t)nk;
-	int r = push(p, &j, snap);
-	if (r == 0 && keep_last)
+	int err = push(p, &j, r->snap);
+	if (err == 0 && r->keep_last)
 		p->keep_seq = j.seq;
-	return r;
+	return err;
 }
 
 /* ids (n of them): a stack of ts (its last, or an earlier one, back from
