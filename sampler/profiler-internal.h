@@ -433,6 +433,10 @@ bool profiler_sample_finish(struct profiler *p);
  * signal to a thread, an exec) handled; false when no target is left. */
 bool profiler_poll_targets(struct profiler *p);
 
+/* --idle: the stacks unwound since the last call go to their threads
+ * (sample.c). */
+void profiler_take_lasts(struct profiler *p);
+
 /* ---- unwinder.c ------------------------------------------------------------ */
 
 /* The queue, empty, its thread not started.  Returns 0 or -ENOMEM. */
@@ -461,10 +465,12 @@ struct sample_record {
 int unwinder_push_sample(struct profiler *p, const struct sample_record *r);
 /* How many more samples the unwinder's queue takes now. */
 size_t unwinder_room(struct profiler *p);
-/* --idle: ts's last stack again, with the tick's others (queued by
- * unwinder_flush_reuse).  Returns 0 or -ENOMEM. */
+/* --idle: a stack of ts (ids, n of them: its last, or an earlier one
+ * back from being unwound) counted count more times, with the tick's
+ * others (queued by unwinder_flush_reuse).  Returns 0 or -ENOMEM. */
 int unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
-			const struct thread_state *ts, uint32_t count);
+			const struct thread_state *ts, const uint32_t *ids, size_t n,
+			uint32_t count);
 /* The end of a tick: its reused stacks go to the unwinder, in one job. */
 void unwinder_flush_reuse(struct profiler *p);
 /* on: a tick begins, and the samples it hands over wake the unwinder's
@@ -478,8 +484,18 @@ uint64_t unwinder_wakes(struct profiler *p);
 void unwinder_push_map(struct profiler *p, const struct proc_state *ps);
 /* ps ended: the unwinder frees its side after its last samples. */
 void unwinder_push_end(struct profiler *p, const struct proc_state *ps);
-/* --idle: the stacks unwound since the last call go to their threads. */
-void unwinder_take_lasts(struct profiler *p);
+/* --idle: a stack unwound for the thread it came from (keep_last). */
+struct last_stack {
+	uint32_t proc;            /* its process's slot in procs */
+	pid_t tid;
+	uint32_t seq;             /* the thread's sample it is (keep_seq) */
+	uint32_t *ids;            /* NULL when it found no frame */
+	size_t n;
+};
+/* --idle: the stacks unwound since the last call (*n of them), for the
+ * tracer to give to their threads (sample.c, idle_take_lasts); the
+ * array and the ids not kept are the caller's to free. */
+struct last_stack *unwinder_take_lasts(struct profiler *p, size_t *n);
 /* Without a thread of its own (it could not be started): is anything
  * queued?  Unwind it now. */
 bool unwinder_pending(struct profiler *p);

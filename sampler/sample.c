@@ -456,6 +456,55 @@ idle_catch_up(struct profiler *p, struct thread_state *ts, unsigned upto)
 	p->stats.deferred += gap;
 }
 
+/* --idle: count ticks a thread slept through with stack ids (n of them,
+ * from its process's slot proc): counted on it, or lost when it unwound
+ * to nothing. */
+static void
+owed_to(struct profiler *p, uint32_t proc, const struct thread_state *ts, const uint32_t *ids,
+	size_t n, uint32_t count)
+{
+	if (!count)
+		return;
+	if (ids)
+		unwinder_push_reuse(p, &p->procs[proc], ts, ids, n, count);
+	else
+		p->stats.deferred_lost += count;
+}
+
+void
+profiler_take_lasts(struct profiler *p)
+{
+	size_t n;
+	struct last_stack *v = unwinder_take_lasts(p, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct thread_state *ts = v[i].proc < p->nprocs && p->procs[v[i].proc].tcap ?
+					  thread_state_find(&p->procs[v[i].proc], v[i].tid) : NULL;
+		/* Only its latest sample: a thread stopped again while one was
+		 * being unwound (it ran) has that one's stack now, and the
+		 * earlier one, back first, was kept in its place (a pool's
+		 * worker counted in its work for a second after it slept:
+		 * tests/record-pool.test). */
+		if (ts && ts->awaiting_last && v[i].seq == ts->last_seq) {
+			ts->awaiting_last = false;
+			free(ts->last_ids);
+			ts->last_ids = v[i].ids;  /* NULL when it found no frame */
+			ts->last_n = v[i].n;
+			/* The ticks it slept through meanwhile. */
+			owed_to(p, v[i].proc, ts, v[i].ids, v[i].n, ts->owed);
+			ts->owed = 0;
+		} else {
+			/* An earlier sample, after which it was stopped again:
+			 * the ticks it slept through before that are its. */
+			if (ts && v[i].seq == ts->prev_seq) {
+				owed_to(p, v[i].proc, ts, v[i].ids, v[i].n, ts->prev_owed);
+				ts->prev_owed = 0;
+			}
+			free(v[i].ids);
+		}
+	}
+	free(v);
+}
+
 /* --idle: has ts a stack kept (or coming back from the unwinder)? */
 static bool
 has_last(const struct thread_state *ts)
@@ -482,7 +531,8 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 	} else {
 		/* Ticks put off since its last look (idle_catch_up) have
 		 * this stack too: it has not run. */
-		unwinder_push_reuse(p, ps, ts, (p->final_pass ? 0 : 1) + ts->owed);
+		unwinder_push_reuse(p, ps, ts, ts->last_ids, ts->last_n,
+				    (p->final_pass ? 0 : 1) + ts->owed);
 		ts->owed = 0;
 	}
 }
@@ -1004,7 +1054,7 @@ profiler_take_deferred(struct profiler *p)
 	while (!stop_signal && owed_awaiting(p) &&
 	       monotonic_ns() - since < DEFERRED_WAIT_MS * NS_PER_MS) {
 		wait_for_unwinder(p);
-		unwinder_take_lasts(p);
+		profiler_take_lasts(p);
 	}
 	unwinder_flush_reuse(p);
 	/* What was not taken is lost (said in the summary). */

@@ -151,7 +151,7 @@ tick(struct profiler *p, bool events, bool arm)
 	if (p->cfg.subprocesses)
 		proc_adopt_new(p);
 	if (p->cfg.idle)
-		unwinder_take_lasts(p);
+		profiler_take_lasts(p);
 	uint64_t now = monotonic_ns();
 	p->tick_cpu = sched_getcpu();
 	p->tick_exec_read = false;

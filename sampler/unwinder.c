@@ -75,14 +75,6 @@ struct job {
 };
 
 /* A stack unwound for the tracer's --idle reuse. */
-struct last_stack {
-	uint32_t proc;
-	pid_t tid;
-	uint32_t seq;             /* the thread's sample it is (job.seq) */
-	uint32_t *ids;
-	size_t n;
-};
-
 struct unwinder {
 	pthread_mutex_t lock;
 	pthread_cond_t more;      /* a job, or closing */
@@ -618,11 +610,9 @@ unwinder_push_sample(struct profiler *p, const struct sample_record *r)
 	return err;
 }
 
-/* ids (n of them): a stack of ts (its last, or an earlier one, back from
- * being unwound) counted count more times. */
-static int
-push_reuse_ids(struct profiler *p, const struct proc_state *ps, const struct thread_state *ts,
-	       const uint32_t *ids, size_t n, uint32_t count)
+int
+unwinder_push_reuse(struct profiler *p, const struct proc_state *ps, const struct thread_state *ts,
+		    const uint32_t *ids, size_t n, uint32_t count)
 {
 	/* One job a tick, not one a thread: with 5,000 sleeping threads a
 	 * job each (a kilobyte copied under the queue's lock) was most of
@@ -647,13 +637,6 @@ push_reuse_ids(struct profiler *p, const struct proc_state *ps, const struct thr
 	u->nreuse_ids = need;
 	u->nreuse++;
 	return 0;
-}
-
-int
-unwinder_push_reuse(struct profiler *p, const struct proc_state *ps,
-		    const struct thread_state *ts, uint32_t count)
-{
-	return push_reuse_ids(p, ps, ts, ts->last_ids, ts->last_n, count);
 }
 
 size_t
@@ -723,60 +706,20 @@ profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, void
 	return push(p, &j, NULL);
 }
 
-/* count ticks a thread slept through with stack ids (n of them, from
- * its process's slot proc): counted on it, or lost when it unwound to
- * nothing. */
-static void
-owed_to(struct profiler *p, uint32_t proc, const struct thread_state *ts, const uint32_t *ids,
-	size_t n, uint32_t count)
-{
-	if (!count)
-		return;
-	if (ids)
-		push_reuse_ids(p, &p->procs[proc], ts, ids, n, count);
-	else
-		p->stats.deferred_lost += count;
-}
-
-void
-unwinder_take_lasts(struct profiler *p)
+struct last_stack *
+unwinder_take_lasts(struct profiler *p, size_t *n)
 {
 	struct unwinder *u = p->uw;
+	*n = 0;
 	if (!u)
-		return;
+		return NULL;
 	pthread_mutex_lock(&u->lock);
 	struct last_stack *v = u->lasts;
-	size_t n = u->nlasts;
+	*n = u->nlasts;
 	u->lasts = NULL;
 	u->nlasts = u->lasts_cap = 0;
 	pthread_mutex_unlock(&u->lock);
-	for (size_t i = 0; i < n; i++) {
-		struct thread_state *ts = v[i].proc < p->nprocs && p->procs[v[i].proc].tcap ?
-					  thread_state_find(&p->procs[v[i].proc], v[i].tid) : NULL;
-		/* Only its latest sample: a thread stopped again while one was
-		 * being unwound (it ran) has that one's stack now, and the
-		 * earlier one, back first, was kept in its place (a pool's
-		 * worker counted in its work for a second after it slept:
-		 * tests/record-pool.test). */
-		if (ts && ts->awaiting_last && v[i].seq == ts->last_seq) {
-			ts->awaiting_last = false;
-			free(ts->last_ids);
-			ts->last_ids = v[i].ids;  /* NULL when it found no frame */
-			ts->last_n = v[i].n;
-			/* The ticks it slept through meanwhile. */
-			owed_to(p, v[i].proc, ts, v[i].ids, v[i].n, ts->owed);
-			ts->owed = 0;
-		} else {
-			/* An earlier sample, after which it was stopped again:
-			 * the ticks it slept through before that are its. */
-			if (ts && v[i].seq == ts->prev_seq) {
-				owed_to(p, v[i].proc, ts, v[i].ids, v[i].n, ts->prev_owed);
-				ts->prev_owed = 0;
-			}
-			free(v[i].ids);
-		}
-	}
-	free(v);
+	return v;
 }
 
 bool
