@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "base/base.h"
 #include "ptrace/sample.h"
 #include "unwind/core-file.h"
@@ -692,6 +693,25 @@ core_vdso(struct unwind_target *t)
 	}
 }
 
+/* A core file: the memory it dumped; nothing live. */
+static int
+core_read_own(struct unwind_target *t, uint64_t addr, void *buf, size_t len)
+{
+	return core_read(t->core, addr, buf, len);
+}
+
+static void
+core_release(struct unwind_target *t)
+{
+	core_file_free(t->core);
+	t->core = NULL;
+}
+
+static const struct target_ops core_ops = {
+	.read_own = core_read_own,
+	.release = core_release,
+};
+
 struct unwind_target *
 unwind_target_open_core(const char *core, const char *exe, const char *sysroot,
 			int *err, char *why, size_t whylen)
@@ -716,6 +736,12 @@ unwind_target_open_core(const char *core, const char *exe, const char *sysroot,
 			snprintf(why, whylen, "%s", reason);
 		free(t);
 		return NULL;
+	}
+	t->ops = &core_ops;
+	t->arch = arch_from_elf(t->core->machine, t->core->elf_class, t->core->big_endian);
+	if (t->core->has_pac_mask) {
+		t->pac_mask = t->core->pac_insn_mask;
+		t->pac_mask_fixed = true;
 	}
 	memset(&o, 0, sizeof(o));
 	o.t = t;

@@ -10,10 +10,8 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "ptrace/sample.h"
-#include "unwind/core-file.h"
 #include "unwind/maps.h"
 #include "unwind/memory.h"
 #include "unwind/target.h"
@@ -62,7 +60,7 @@ memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len)
 	}
 	/* A core file's dumped memory is what the process had (relocated
 	 * GOTs, heap, stacks); the files only fill what it left out. */
-	if (t->core && core_read(t->core, addr, buf, len) == 0)
+	if (t->ops->read_own && t->ops->read_own(t, addr, buf, len) == 0)
 		return 0;
 	struct mapping *m = unwind_target_mapping(t, addr);
 	/* Only read-only mappings: a writable one (.data, .got) may differ
@@ -75,13 +73,10 @@ memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len)
 			return 0;
 		}
 	}
-	if (t->pid <= 0)
+	if (!t->ops->read_live)
 		return -EFAULT;
 	/* Live memory (heap, JIT code, a writable mapping) may change. */
 	if (r->log)
 		r->log->ok = false;
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
-	return n == (ssize_t)len ? 0 : -EFAULT;
+	return t->ops->read_live(t, addr, buf, len) == 0 ? 0 : -EFAULT;
 }

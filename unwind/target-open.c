@@ -10,9 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
-#include "unwind/core-file.h"
+#include "ptrace/procfs.h"
 #include "unwind/elf-image.h"
 #include "unwind/engines.h"
 #include "unwind/maps.h"
@@ -33,9 +32,7 @@ copy_vdso(struct unwind_target *t)
 		void *buf = malloc(len);
 		if (!buf)
 			return;
-		struct iovec local = { .iov_base = buf, .iov_len = len };
-		struct iovec remote = { .iov_base = (void *)(uintptr_t)m->start, .iov_len = len };
-		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		if (t->ops->read_live(t, m->start, buf, len) < 0) {
 			free(buf);
 			return;
 		}
@@ -48,6 +45,17 @@ copy_vdso(struct unwind_target *t)
 	}
 }
 
+/* A live process: its memory as it is now (ptrace/procfs.c's reader). */
+static int
+live_read(struct unwind_target *t, uint64_t addr, void *buf, size_t len)
+{
+	return ptrace_read_memory(t->pid, addr, buf, len);
+}
+
+static const struct target_ops live_ops = {
+	.read_live = live_read,
+};
+
 struct unwind_target *
 unwind_target_open(pid_t pid, int *err)
 {
@@ -57,6 +65,7 @@ unwind_target_open(pid_t pid, int *err)
 		return NULL;
 	}
 	t->pid = pid;
+	t->ops = &live_ops;
 	int r = module_map_read(pid, &t->maps);
 	if (r < 0) {
 		free(t);
@@ -83,7 +92,8 @@ unwind_target_free(struct unwind_target *t)
 		module_map_free(&t->retired[i]);
 	free(t->retired);
 	elf_cache_free(&t->elves);
-	core_file_free(t->core);
+	if (t->ops && t->ops->release)
+		t->ops->release(t);
 	free(t);
 }
 

@@ -18,7 +18,6 @@
 #include "arch/arch.h"
 #include "base/base.h"
 #include "ptrace/clock.h"
-#include "unwind/core-file.h"
 #include "unwind/elf-image.h"
 #include "unwind/engines.h"
 #include "unwind/maps.h"
@@ -178,9 +177,6 @@ unwind_target_stack_end(void *target, uint64_t sp)
 const struct arch *
 unwind_target_arch(struct unwind_target *t)
 {
-	if (!t->arch && t->core)
-		t->arch = arch_from_elf(t->core->machine, t->core->elf_class,
-					t->core->big_endian);
 	return t->arch ? t->arch : arch_host();
 }
 
@@ -194,8 +190,7 @@ unwind_target_ra_mask(struct unwind_target *t)
 	 * 54..VA_BITS only, though the signature of an instruction address
 	 * runs into the top byte too (no top-byte ignore for instructions),
 	 * where no user address has bits. */
-	uint64_t kernel = t->core && t->core->has_pac_mask ? t->core->pac_insn_mask :
-			  t->pac_mask;
+	uint64_t kernel = t->pac_mask;
 	if (kernel && a && a->ra_pac_mask)
 		return kernel | (UINT64_C(0xff) << 56);
 	return a ? a->ra_pac_mask : 0;

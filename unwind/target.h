@@ -70,14 +70,33 @@ struct unwind_target {
 	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
 	uint64_t perf_map_miss_ns; /* when it last named nothing, or 0 */
 	unsigned generation;      /* bumped by every maps reload */
-	struct core_file *core;   /* core-file target (pid 0), else NULL */
-	const struct arch *arch;  /* NULL: from core, else arch_host() */
-	uint64_t pac_mask;        /* live: the kernel's pointer-authentication
-				     mask, from a snapshot (unwind_walk); 0:
-				     not known */
+	const struct target_ops *ops;  /* a live process's or a core's */
+	struct core_file *core;   /* core-file target (pid 0), else NULL:
+				     core-target.c's alone */
+	const struct arch *arch;  /* NULL: arch_host() */
+	uint64_t pac_mask;        /* the kernel's pointer-authentication
+				     mask: a core's, else from a snapshot
+				     (unwind_walk); 0: not known */
+	bool pac_mask_fixed;      /* the core's: snapshots do not change it */
 	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
 	struct name_pool *names;  /* module paths handed out (symbolize.c) */
 	struct unwind_dropped dropped;  /* perf_map_lines is perf_map's */
+};
+
+/* What differs between a live process (target-open.c) and a core file
+ * (core-target.c), asked through these and never by testing which one a
+ * target is (elfutils' libdwfl reads a process or a core the same way,
+ * through Dwfl_Thread_Callbacks). */
+struct target_ops {
+	/* Memory the target holds itself, read before its files (a core's
+	 * dumped segments: relocated GOTs, heap, stacks).  0, or -EFAULT
+	 * where it has none. */
+	int (*read_own)(struct unwind_target *t, uint64_t addr, void *buf, size_t len);
+	/* Memory read from the running process, after its files (heap, JIT
+	 * code, a writable mapping).  0, or -EFAULT (a core has none). */
+	int (*read_live)(struct unwind_target *t, uint64_t addr, void *buf, size_t len);
+	/* What the target owns besides the common parts, freed with it. */
+	void (*release)(struct unwind_target *t);
 };
 
 /* A public call starts / ends on t: see "Who owns what" above. */

@@ -128,7 +128,7 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	frames[0].ip = regs.r[a->reg_ip];
 	frames[0].how = u->first_how;
 	frames[0].signal_frame = false;
-	if (s->pac_mask)
+	if (s->pac_mask && !t->pac_mask_fixed)
 		t->pac_mask = s->pac_mask;
 	target_enter(t);
 	if (unwind_deadline_passed())
