@@ -9,9 +9,8 @@
  * (the walk stops there: "unwind table rejected"), the memory from
  * memory.c (the snapshot, the mapped files, the core's segments).  Around
  * a step: the table's signal trampoline (aarch64's vdso), a signal return
- * without CFI (musl), and, for auto, a frame without CFI by the x86-64
- * heuristics, the link register or the frame-pointer chain (engine-fp.c,
- * engine-x86.c), then one stack scan.  Return addresses lose their
+ * without CFI (musl), and, for auto, a frame without CFI by the steps of
+ * the other engines, asked in the order engine-auto.c lists them.  Return addresses lose their
  * pointer-authentication bits (unwind_target_ra_mask).  libunwind was
  * this engine on live x86-64 until its evaluation of the target's bytes
  * proved unbounded (issue 32); bench/unwind-cost measured ours faster.
@@ -235,75 +234,37 @@ sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs
 	return true;
 }
 
-/* One step of a frame no CFI covers (or whose CFI cannot be followed),
- * for auto: x86-64 code without CFI (its prologue or epilogue, a call
- * through NULL: engine-x86.c), a pc outside code on a link-register
- * architecture, a leaf that keeps no record, one frame-pointer step, and
- * last one return address found up the stack, never a guess from a
- * guess (prev_how).  1 when it stepped (*how, *sig set), else 0 with
- * *stop. */
+/* A frame no CFI covers: the steps of the fallback list asked in turn,
+ * each from the frame's registers (engine-auto.c gives auto's order and
+ * why).  1 when one stepped (*how, *sig set), else 0 with *stop. */
 static int
-heuristic_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	       bool exact, enum unwind_how prev_how, enum unwind_how *how, bool *sig,
-	       enum unwind_stop *stop)
+fallback_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	      bool exact, enum unwind_how prev_how, const frame_step_fn *steps,
+	      enum unwind_how *how, bool *sig, enum unwind_stop *stop)
 {
-	const struct arch *a = unwind_target_arch(t);
-	struct arch_regs before = *regs;
-	bool no_sym = false;
-	int fr;
-
+	struct frame_step f = {
+		.t = t, .mr = mr, .regs = regs, .before = *regs, .exact = exact,
+		.prev_how = prev_how, .how = *how, .stop = *stop, .fp = -1,
+	};
 	*sig = false;
-	/* Generated code (anonymous executable memory: a JIT's, a JVM's
-	 * interpreter, which keep frame pointers when asked to): no symbol
-	 * gives a start, and the way out the code shows is a guess; a frame
-	 * record that validates is not, and is taken first
-	 * (tests/dump-jvmlike.test). */
-	if (!exact) {
-		const struct mapping *m = unwind_target_mapping(t, regs->r[a->reg_ip] - 1);
-		if (m && (m->perms & MAPPING_X) && !m->image &&
-		    (!m->path || m->path[0] != '[' || strncmp(m->path, "[anon", 5) == 0) &&
-		    fp_record_step(t, mr, regs) > 0) {
-			*how = UNWIND_HOW_FP;
+	for (size_t k = 0; steps[k]; k++) {
+		*regs = f.before;
+		if (steps[k](&f) > 0) {
+			*how = f.how;
+			*sig = f.sig;
 			return 1;
 		}
 	}
-	if (x86_heur_step(t, mr, regs, exact, how, &no_sym) > 0)
-		return 1;
-	if (lr_bad_pc_step(t, mr, regs, exact) > 0) {
-		*how = UNWIND_HOW_PROLOGUE;
-		return 1;
-	}
-	if (exact && lr_leaf_step(t, mr, regs) > 0) {
-		*how = UNWIND_HOW_FP_UNSURE;
-		return 1;
-	}
-	/* (In code without a symbol, which may keep no frame pointer at
-	 * all, only a return address right after a call.) */
-	if ((fr = fp_step(t, mr, regs, stop)) >= 0 &&
-	    (fr == 1 || !no_sym || x86_plausible_ra(t, mr, regs->r[a->reg_ip]))) {
-		*sig = fr == 1;   /* the table's signal trampoline */
-		/* From a frame stopped anywhere, the record may be its
-		 * caller's (engine-fp.c). */
-		*how = exact ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
-		return 1;
-	}
-	if ((fr >= 0 || *stop != UNWIND_STOP_END) && prev_how != UNWIND_HOW_SCAN) {
-		*regs = before;
-		if (x86_scan_step(t, mr, regs) > 0) {
-			*how = UNWIND_HOW_SCAN;
-			return 1;
-		}
-	}
-	*regs = before;
-	if (fr >= 0)
-		*stop = UNWIND_STOP_BAD_FRAME;
+	*regs = f.before;
+	*stop = f.fp >= 0 ? UNWIND_STOP_BAD_FRAME : f.stop;
 	return 0;
 }
 
 static enum unwind_stop
 dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	   struct unwind_frame *frames, int *n, int max, bool fp_fallback)
+	   struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback)
 {
+	bool fp_fallback = fallback != NULL;
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t prev_sp = regs->r[a->reg_sp];
 
@@ -364,8 +325,8 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 				sig = true;
 			} else if (!fp_fallback) {
 				return UNWIND_STOP_NOINFO;
-			} else if (!heuristic_step(t, mr, regs, exact, frames[*n - 1].how, &how,
-						   &sig, &stop)) {
+			} else if (!fallback_step(t, mr, regs, exact, frames[*n - 1].how, fallback,
+						  &how, &sig, &stop)) {
 				return stop;
 			}
 		}
@@ -496,12 +457,13 @@ memo_keep(struct dwarf_state *c, const struct arch *a, const struct arch_regs *r
 	c->memo[slot] = e;
 }
 
-static enum unwind_stop
-walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-     struct unwind_frame *frames, int *n, int max, bool fp_fallback)
+enum unwind_stop
+dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback)
 {
 	struct dwarf_state *c = DWARF(t);
 	const struct arch *a = unwind_target_arch(t);
+	bool fp_fallback = fallback != NULL;
 	/* Live processes only: a core is walked once. */
 	bool memo = c && t->pid > 0 && mr->snap && mr->snap->stack && *n == 1;
 	struct arch_regs first = *regs;
@@ -517,7 +479,7 @@ walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		mr->log = &c->log;
 	}
 	unsigned generation = t->generation;
-	enum unwind_stop stop = dwarf_walk(t, mr, regs, frames, n, max, fp_fallback);
+	enum unwind_stop stop = dwarf_walk(t, mr, regs, frames, n, max, fallback);
 	mr->log = NULL;
 	/* A map reloaded during the walk may have changed what it read. */
 	if (memo && c->log.ok && t->generation == generation)
@@ -529,14 +491,7 @@ static enum unwind_stop
 walk_cfi(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	 struct unwind_frame *frames, int *n, int max)
 {
-	return walk(t, mr, regs, frames, n, max, false);
-}
-
-static enum unwind_stop
-walk_auto(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	  struct unwind_frame *frames, int *n, int max)
-{
-	return walk(t, mr, regs, frames, n, max, true);
+	return dwarf_walk_with(t, mr, regs, frames, n, max, NULL);
 }
 
 const struct unwinder unwinder_cfi = {
@@ -546,10 +501,4 @@ const struct unwinder unwinder_cfi = {
 	.init = dwarf_state_new,
 	.flush = dwarf_state_flush,
 	.fini = dwarf_state_free,
-};
-
-const struct unwinder unwinder_auto = {
-	.first_how = UNWIND_HOW_CFI,
-	.walk = walk_auto,
-	.slot = UNWIND_STATE_CFI,       /* cfi's, made by unwinder_cfi */
 };

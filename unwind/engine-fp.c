@@ -299,3 +299,59 @@ lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 	regs->valid &= ~(UINT64_C(1) << a->reg_ra);
 	return 1;
 }
+
+/* ---- steps offered to a composition (engine-auto.c) ---------------------- */
+
+int
+fp_jit_record_frame_step(struct frame_step *f)
+{
+	/* Generated code (anonymous executable memory: a JIT's, a JVM's
+	 * interpreter, which keep frame pointers when asked to): no symbol
+	 * gives a start, and the way out the code shows is a guess; a frame
+	 * record that validates is not, and is taken first
+	 * (tests/dump-jvmlike.test). */
+	if (f->exact)
+		return 0;
+	const struct arch *a = unwind_target_arch(f->t);
+	const struct mapping *m = unwind_target_mapping(f->t, f->regs->r[a->reg_ip] - 1);
+	if (!m || !(m->perms & MAPPING_X) || m->image ||
+	    (m->path && m->path[0] == '[' && strncmp(m->path, "[anon", 5) != 0) ||
+	    fp_record_step(f->t, f->mr, f->regs) <= 0)
+		return 0;
+	f->how = UNWIND_HOW_FP;
+	return 1;
+}
+
+int
+lr_bad_pc_frame_step(struct frame_step *f)
+{
+	if (lr_bad_pc_step(f->t, f->mr, f->regs, f->exact) <= 0)
+		return 0;
+	f->how = UNWIND_HOW_PROLOGUE;
+	return 1;
+}
+
+int
+lr_leaf_frame_step(struct frame_step *f)
+{
+	if (!f->exact || lr_leaf_step(f->t, f->mr, f->regs) <= 0)
+		return 0;
+	f->how = UNWIND_HOW_FP_UNSURE;
+	return 1;
+}
+
+int
+fp_chain_frame_step(struct frame_step *f)
+{
+	const struct arch *a = unwind_target_arch(f->t);
+	/* (In code without a symbol, which may keep no frame pointer at
+	 * all, only a return address right after a call.) */
+	f->fp = fp_step(f->t, f->mr, f->regs, &f->stop);
+	if (f->fp < 0 ||
+	    (f->fp != 1 && f->no_symbol && !x86_plausible_ra(f->t, f->mr, f->regs->r[a->reg_ip])))
+		return 0;
+	f->sig = f->fp == 1;  /* the table's signal trampoline */
+	/* From a frame stopped anywhere, the record may be its caller's. */
+	f->how = f->exact ? UNWIND_HOW_FP_UNSURE : UNWIND_HOW_FP;
+	return 1;
+}

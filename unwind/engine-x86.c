@@ -490,3 +490,23 @@ x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 			return 1;
 	return 0;
 }
+
+/* ---- steps offered to a composition (engine-auto.c) ---------------------- */
+
+int
+x86_heur_frame_step(struct frame_step *f)
+{
+	return x86_heur_step(f->t, f->mr, f->regs, f->exact, &f->how, &f->no_symbol) > 0;
+}
+
+int
+x86_scan_frame_step(struct frame_step *f)
+{
+	/* One scan, after the frame-pointer step failed or found nothing
+	 * plausible, and never a guess from a guess. */
+	if ((f->fp < 0 && f->stop == UNWIND_STOP_END) || f->prev_how == UNWIND_HOW_SCAN ||
+	    x86_scan_step(f->t, f->mr, f->regs) <= 0)
+		return 0;
+	f->how = UNWIND_HOW_SCAN;
+	return 1;
+}

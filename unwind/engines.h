@@ -49,12 +49,55 @@ struct unwinder {
 extern const struct unwinder *const unwind_state_owners[UNWIND_STATE_SLOTS];
 
 extern const struct unwinder unwinder_fp;     /* engine-fp.c */
-/* engine-dwarf.c: CFI by stackspy's own interpreter, every architecture;
- * auto: the same with the heuristics per frame where no CFI covers the
- * pc. */
+/* engine-dwarf.c: CFI by stackspy's own interpreter, every architecture. */
 extern const struct unwinder unwinder_cfi;
+/* engine-auto.c: the same with the engines' steps asked in turn where no
+ * CFI covers the pc. */
 extern const struct unwinder unwinder_auto;
 extern const struct unwinder unwinder_mips;   /* engine-mips.c */
+
+/* One frame without CFI as a walk hands it to the steps of its fallback
+ * list in turn (engine-auto.c composes auto's): each starts from the
+ * frame's registers, and the first that steps gives the caller's. */
+struct frame_step {
+	struct unwind_target *t;
+	struct memory_reader *mr;
+	struct arch_regs *regs;    /* the frame's; the caller's once stepped */
+	struct arch_regs before;   /* the frame's, put back before each step */
+	bool exact;                /* stopped anywhere (the innermost frame, or
+				      one a signal interrupted), not at a
+				      return address */
+	enum unwind_how prev_how;  /* how the frame itself was found */
+	enum unwind_how how;       /* out: how the caller was found */
+	bool sig;                  /* out: the frame was a signal trampoline */
+	enum unwind_stop stop;     /* out when no step steps */
+	/* What an earlier step found of the frame, for a later one. */
+	bool no_symbol;            /* no symbol gave the pc's function */
+	int fp;                    /* the frame-pointer step's result, -1 if
+				      it failed or was not tried */
+};
+/* A step of a fallback list: 1 when it stepped (f->regs, f->how, f->sig),
+ * 0 when it cannot here (f->regs as they were is not required). */
+typedef int (*frame_step_fn)(struct frame_step *f);
+
+/* The steps the engines offer to a composition, in auto's order
+ * (engine-auto.c): a frame record in generated code (engine-fp.c), the
+ * x86-64 heuristics (engine-x86.c), a bad pc and a leaf on link-register
+ * architectures, the frame-pointer chain (engine-fp.c), one stack scan
+ * (engine-x86.c). */
+int fp_jit_record_frame_step(struct frame_step *f);
+int x86_heur_frame_step(struct frame_step *f);
+int lr_bad_pc_frame_step(struct frame_step *f);
+int lr_leaf_frame_step(struct frame_step *f);
+int fp_chain_frame_step(struct frame_step *f);
+int x86_scan_frame_step(struct frame_step *f);
+
+/* engine-dwarf.c: the CFI walk, with steps (NULL-ended; NULL: none) for
+ * the frames no CFI covers: the walk of unwinder_cfi (no steps) and of
+ * unwinder_auto (engine-auto.c). */
+enum unwind_stop dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr,
+				 struct arch_regs *regs, struct unwind_frame *frames, int *n,
+				 int max, const frame_step_fn *fallback);
 
 /* engine-dwarf.c: one CFI step from regs (the frame's registers: ip, sp
  * and whatever its rules read), with the FDE of the pc (exact) or of
