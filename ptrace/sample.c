@@ -295,8 +295,6 @@ due_by(const size_t *pending, size_t npending, const uint64_t *since,
 	return due;
 }
 
-/* ptrace_sample_many and ptrace_sample_threads: thread i is of target
- * ts ? ts[i] : t, its stack_end context ctxs ? ctxs[i] : o->ctx. */
 /* Nothing stopped: the stop of an early interrupt (ptrace_interrupt_early)
  * is let go by ptrace_target_poll when it comes. */
 static void
@@ -304,6 +302,222 @@ forget_early(struct tracee **threads, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		threads[i]->interrupted_ns = 0;
+}
+
+/* One call of sample_batch: its arguments and the state of its loop,
+ * shared by the steps below.  On the caller's stack: a profiler tick
+ * samples through here while the threads wait, no allocation for small
+ * batches. */
+struct batch {
+	struct ptrace_target *t;
+	struct ptrace_target *const *ts;
+	void *const *ctxs;
+	struct tracee **threads;
+	size_t n;
+	const struct sample_opts *o;
+	struct stack_snapshot *outs;
+	int *results;
+	size_t window;
+	/* since[i]: when thread i was interrupted; pending: the threads
+	 * interrupted and not yet stopped, oldest first. */
+	uint64_t *since;
+	/* SAMPLE_DSTATE: check_at[i], when to read thread i's state. */
+	uint64_t *check_at;
+	size_t *pending;
+	uint64_t check_ns, timeout_ns, stagger_ns;
+	size_t npending, next;
+	bool fresh;       /* pending[npending - 1] was interrupted less than
+			     stagger_ns ago */
+	bool scan;        /* look at every pending thread, not only the
+			     fresh one */
+	bool boosted;
+	uint64_t last_scan;
+	/* Without a stagger every thread is interrupted at once, and a
+	 * thread on a CPU takes some microseconds to stop: looking before
+	 * the SIGCHLD comes finds nothing (measured: two waitpid calls out
+	 * of three per stop returned 0).  So the first look is after the
+	 * sleep; a stop that came before it has its SIGCHLD pending, and the
+	 * sleep ends at once.  A thread already stopped whose SIGCHLD was
+	 * read before (coalesced with another's) sends none: that first
+	 * sleep lasts at most SCAN_NS. */
+	bool sleep_first;
+	uint64_t look_by;
+	/* SAMPLE_INORDER: no SIGCHLD at all; the oldest pending thread is
+	 * waited for with a blocking waitpid, the others when it is done. */
+	bool inorder;
+};
+
+/* Thread i is of target ts ? ts[i] : t (ptrace_sample_threads: several
+ * targets), its stack_end context ctxs ? ctxs[i] : o->ctx. */
+static struct ptrace_target *
+target_of(const struct batch *b, size_t i)
+{
+	return b->ts ? b->ts[i] : b->t;
+}
+
+static void *
+ctx_of(const struct batch *b, size_t i)
+{
+	return b->ctxs ? b->ctxs[i] : b->o->ctx;
+}
+
+/* Interrupt the next thread once the last one stopped or is slow: with
+ * a stagger one at a time (the fresh one), without every one now. */
+static void
+interrupt_next(struct batch *b)
+{
+	while (!b->fresh && b->next < b->n) {
+		size_t i = b->next++;
+		struct tracee *th = b->threads[i];
+		if (th->state == TRACEE_GONE) {
+			/* A thread that could not be attached (another
+			 * tracer) is an error, not a thread that left. */
+			b->results[i] = th->attach_error ? th->attach_error : -ESRCH;
+			continue;
+		}
+		if (!b->boosted) {
+			boost(true);
+			b->boosted = true;
+		}
+		uint64_t early = th->interrupted_ns;
+		th->interrupted_ns = 0;
+		b->since[i] = early ? early : monotonic_ns();
+		b->check_at[i] = b->since[i] + b->check_ns;
+		if (!early && ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
+			b->results[i] = -errno;
+			if (errno == ESRCH)
+				th->state = TRACEE_GONE;
+			continue;
+		}
+		b->pending[b->npending++] = i;
+		if (b->stagger_ns == 0)
+			b->sleep_first = !b->inorder;
+		else
+			b->fresh = true;
+	}
+}
+
+/* SAMPLE_INORDER: a blocking wait for the oldest pending thread, until
+ * something is due.  Returns true when it is done with (its stop, or it
+ * is gone), or a signal stop was handed on: the loop goes round again.
+ * False when something is due: every pending thread is to be looked at,
+ * and those past their deadline or in D given up on. */
+static bool
+wait_oldest(struct batch *b)
+{
+	size_t i = b->pending[0];
+	int st;
+	int w = tracee_wait_until(b->threads[i]->tid, &st,
+				  due_by(b->pending, b->npending, b->since, b->check_at,
+					 b->timeout_ns, b->check_ns));
+	if (w == 0)
+		return false;
+	/* Its stop, or it is gone: the next one. */
+	bool done = w < 0;
+	if (done) {
+		b->threads[i]->state = TRACEE_GONE;
+		b->results[i] = -ESRCH;
+	} else {
+		done = collect(target_of(b, i), b->threads[i], st, b->o, ctx_of(b, i), b->window,
+			       b->since[i], &b->outs[i], &b->results[i]);
+	}
+	if (done)
+		memmove(b->pending, b->pending + 1, --b->npending * sizeof(*b->pending));
+	return true;
+}
+
+/* Collect the stops that are there: the fresh thread always (it is the
+ * likeliest), the slow ones when a SIGCHLD came from another thread, and
+ * every millisecond anyway because SIGCHLDs coalesce. */
+static void
+collect_stops(struct batch *b)
+{
+	uint64_t now = monotonic_ns();
+	if (!b->fresh || now - b->last_scan >= SCAN_NS)
+		b->scan = true;
+	size_t kept = 0;
+	for (size_t k = 0; k < b->npending; k++) {
+		size_t i = b->pending[k];
+		bool is_fresh = b->fresh && k == b->npending - 1;
+		if ((is_fresh || b->scan) &&
+		    check(target_of(b, i), b->threads[i], b->o, ctx_of(b, i), b->window,
+			  b->since[i], &b->outs[i], &b->results[i])) {
+			if (is_fresh)
+				b->fresh = false;
+			continue;
+		}
+		b->pending[kept++] = i;
+	}
+	b->npending = kept;
+	if (b->scan) {
+		b->scan = false;
+		b->last_scan = now;
+	}
+}
+
+/* Give up on threads past their deadline (their late stop is handled by
+ * ptrace_target_poll or the detach), and stop waiting for a slow fresh
+ * one. */
+static void
+give_up_late(struct batch *b)
+{
+	const struct sample_opts *o = b->o;
+	uint64_t now = monotonic_ns();
+	size_t kept = 0;
+	for (size_t k = 0; k < b->npending; k++) {
+		size_t i = b->pending[k];
+		struct tracee *th = b->threads[i];
+		/* Past its deadline, or in D: given up.  It keeps our
+		 * interrupt pending and traps when it stops; with
+		 * SAMPLE_LATE that trap is its sample (ptrace_target_poll
+		 * or the detach), else a thread in D is let go then
+		 * (lingering, as after a detach that gave up on it). */
+		bool late = now - b->since[i] >= b->timeout_ns;
+		bool dstate = !late && b->check_ns && now >= b->check_at[i] &&
+			      in_dstate(target_of(b, i), th, b->since[i], &b->check_at[i]);
+		if (late || dstate) {
+			if (o->flags & SAMPLE_LATE) {
+				b->results[i] = -ETIMEDOUT;
+				th->late = true;
+			} else if (dstate) {
+				b->results[i] = -EAGAIN;
+				th->state = TRACEE_GONE;
+				linger_add(th->tid);
+			} else {
+				b->results[i] = -ETIMEDOUT;
+			}
+			if (b->fresh && k == b->npending - 1)
+				b->fresh = false;
+			continue;
+		}
+		b->pending[kept++] = i;
+	}
+	b->npending = kept;
+	if (b->fresh && now - b->since[b->pending[b->npending - 1]] >= b->stagger_ns)
+		b->fresh = false;
+}
+
+/* Sleep until a SIGCHLD, the fresh thread turns slow, or the oldest
+ * pending thread's deadline. */
+static void
+sleep_until_due(struct batch *b)
+{
+	uint64_t wake = due_by(b->pending, b->npending, b->since, b->check_at, b->timeout_ns,
+			       b->check_ns);
+	size_t last = b->pending[b->npending - 1];
+	if (b->fresh && b->since[last] + b->stagger_ns < wake)
+		wake = b->since[last] + b->stagger_ns;
+	if (b->look_by && b->look_by < wake)
+		wake = b->look_by;
+	b->look_by = 0;
+	if (!b->fresh && b->boosted) {
+		/* Only slow threads left: no reason to keep the CPU. */
+		boost(false);
+		b->boosted = false;
+	}
+	pid_t fresh_tid = b->fresh ? b->threads[last]->tid : 0;
+	if (tracee_sleep(wake, fresh_tid))
+		b->scan = true;
 }
 
 static int
@@ -321,207 +535,61 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 		forget_early(threads, n);
 		return r;
 	}
-	/* since[i]: when thread i was interrupted; pending: the threads
-	 * interrupted and not yet stopped, oldest first. */
 	/* A profiler tick samples one thread at a time through
 	 * ptrace_sample(): no allocation for small batches. */
 	uint64_t since_small[16], check_small[16];
 	size_t pending_small[16];
-	uint64_t *since = since_small, *check_at = check_small;
-	size_t *pending = pending_small;
+	struct batch b = {
+		.t = t, .ts = ts, .ctxs = ctxs, .threads = threads, .n = n, .o = o,
+		.outs = outs, .results = results, .window = window,
+		.since = since_small, .check_at = check_small, .pending = pending_small,
+	};
 	if (n > 16) {
-		since = malloc(n * sizeof(*since));
-		check_at = malloc(n * sizeof(*check_at));
-		pending = malloc(n * sizeof(*pending));
-		if (!since || !check_at || !pending) {
-			free(since);
-			free(check_at);
-			free(pending);
+		b.since = malloc(n * sizeof(*b.since));
+		b.check_at = malloc(n * sizeof(*b.check_at));
+		b.pending = malloc(n * sizeof(*b.pending));
+		if (!b.since || !b.check_at || !b.pending) {
+			free(b.since);
+			free(b.check_at);
+			free(b.pending);
 			forget_early(threads, n);
 			return -ENOMEM;
 		}
 	}
-	/* SAMPLE_DSTATE: check_at[i], when to read thread i's state. */
-	const uint64_t check_ns = (o->flags & SAMPLE_DSTATE) ?
-				  (uint64_t)SAMPLE_DSTATE_CHECK_US * NS_PER_US : 0;
-	uint64_t timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * NS_PER_US;
-	uint64_t stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * NS_PER_US : 0;
-	size_t npending = 0, next = 0;
-	bool fresh = false;       /* pending[npending - 1] was interrupted
-				     less than stagger_ns ago */
-	bool scan = false;        /* look at every pending thread, not only
-				     the fresh one */
-	bool boosted = false;
-	uint64_t last_scan = 0;
-	/* Without a stagger every thread is interrupted at once, and a
-	 * thread on a CPU takes some microseconds to stop: looking before
-	 * the SIGCHLD comes finds nothing (measured: two waitpid calls out
-	 * of three per stop returned 0).  So the first look is after the
-	 * sleep; a stop that came before it has its SIGCHLD pending, and the
-	 * sleep ends at once.  A thread already stopped whose SIGCHLD was
-	 * read before (coalesced with another's) sends none: that first
-	 * sleep lasts at most SCAN_NS. */
-	bool sleep_first = false;
-	uint64_t look_by = 0;
-	/* SAMPLE_INORDER: no SIGCHLD at all; the oldest pending thread is
-	 * waited for with a blocking waitpid, the others when it is done. */
-	const bool inorder = (o->flags & SAMPLE_INORDER) && stagger_ns == 0 &&
-			     tracee_wait_blocking_ok();
+	b.check_ns = (o->flags & SAMPLE_DSTATE) ? (uint64_t)SAMPLE_DSTATE_CHECK_US * NS_PER_US : 0;
+	b.timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * NS_PER_US;
+	b.stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * NS_PER_US : 0;
+	b.inorder = (o->flags & SAMPLE_INORDER) && b.stagger_ns == 0 &&
+		    tracee_wait_blocking_ok();
 	for (;;) {
-		/* Interrupt the next thread once the last one stopped or is
-		 * slow. */
-		while (!fresh && next < n) {
-			size_t i = next++;
-			struct tracee *th = threads[i];
-			if (th->state == TRACEE_GONE) {
-				/* A thread that could not be attached (another
-				 * tracer) is an error, not a thread that left. */
-				results[i] = th->attach_error ? th->attach_error : -ESRCH;
-				continue;
-			}
-			if (!boosted) {
-				boost(true);
-				boosted = true;
-			}
-			uint64_t early = th->interrupted_ns;
-			th->interrupted_ns = 0;
-			since[i] = early ? early : monotonic_ns();
-			check_at[i] = since[i] + check_ns;
-			if (!early && ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
-				results[i] = -errno;
-				if (errno == ESRCH)
-					th->state = TRACEE_GONE;
-				continue;
-			}
-			pending[npending++] = i;
-			if (stagger_ns == 0)
-				sleep_first = !inorder;
-			else
-				fresh = true;
-		}
-		if (npending == 0)
+		interrupt_next(&b);
+		if (b.npending == 0)
 			break;
-		if (sleep_first) {
-			sleep_first = false;
-			look_by = monotonic_ns() + SCAN_NS;
-			goto sleep;
-		}
-		if (inorder && !scan) {
-			size_t i = pending[0];
-			int st;
-			int w = tracee_wait_until(threads[i]->tid, &st,
-						  due_by(pending, npending, since, check_at, timeout_ns,
-							 check_ns));
-			if (w != 0) {
-				/* Its stop, or it is gone: the next one. */
-				bool done = w < 0;
-				if (done) {
-					threads[i]->state = TRACEE_GONE;
-					results[i] = -ESRCH;
-				} else {
-					done = collect(ts ? ts[i] : t, threads[i], st, o,
-						       ctxs ? ctxs[i] : o->ctx, window, since[i],
-						       &outs[i], &results[i]);
-				}
-				if (done)
-					memmove(pending, pending + 1, --npending * sizeof(*pending));
-				continue;
-			}
-			/* Due: every pending thread looked at, and those past
-			 * their deadline or in D given up on, below. */
-			scan = true;
-		}
-
-		/* Collect the stops that are there: the fresh thread always
-		 * (it is the likeliest), the slow ones when a SIGCHLD came
-		 * from another thread, and every millisecond anyway because
-		 * SIGCHLDs coalesce. */
-		uint64_t now = monotonic_ns();
-		if (!fresh || now - last_scan >= SCAN_NS)
-			scan = true;
-		size_t kept = 0;
-		for (size_t k = 0; k < npending; k++) {
-			size_t i = pending[k];
-			bool is_fresh = fresh && k == npending - 1;
-			if ((is_fresh || scan) &&
-			    check(ts ? ts[i] : t, threads[i], o, ctxs ? ctxs[i] : o->ctx, window,
-				  since[i], &outs[i], &results[i])) {
-				if (is_fresh)
-					fresh = false;
-				continue;
-			}
-			pending[kept++] = i;
-		}
-		npending = kept;
-		if (scan) {
-			scan = false;
-			last_scan = now;
-		}
-
-		/* Give up on threads past their deadline (their late stop is
-		 * handled by ptrace_target_poll or the detach), and stop
-		 * waiting for a slow fresh one. */
-		now = monotonic_ns();
-		kept = 0;
-		for (size_t k = 0; k < npending; k++) {
-			size_t i = pending[k];
-			/* Past its deadline, or in D: given up.  It keeps our
-			 * interrupt pending and traps when it stops; with
-			 * SAMPLE_LATE that trap is its sample (ptrace_target_poll
-			 * or the detach), else a thread in D is let go then
-			 * (lingering, as after a detach that gave up on it). */
-			bool late = now - since[i] >= timeout_ns;
-			bool dstate = !late && check_ns && now >= check_at[i] &&
-				      in_dstate(ts ? ts[i] : t, threads[i], since[i], &check_at[i]);
-			if (late || dstate) {
-				if (o->flags & SAMPLE_LATE) {
-					results[i] = -ETIMEDOUT;
-					threads[i]->late = true;
-				} else if (dstate) {
-					results[i] = -EAGAIN;
-					threads[i]->state = TRACEE_GONE;
-					linger_add(threads[i]->tid);
-				} else {
-					results[i] = -ETIMEDOUT;
-				}
-				if (fresh && k == npending - 1)
-					fresh = false;
-				continue;
-			}
-			pending[kept++] = i;
-		}
-		npending = kept;
-		if (fresh && now - since[pending[npending - 1]] >= stagger_ns)
-			fresh = false;
-		if (npending == 0 || (!fresh && next < n) || inorder)
+		if (b.sleep_first) {
+			b.sleep_first = false;
+			b.look_by = monotonic_ns() + SCAN_NS;
+			sleep_until_due(&b);
 			continue;
-
-		/* Sleep until a SIGCHLD, the fresh thread turns slow, or the
-		 * oldest pending thread's deadline. */
-sleep:;
-		uint64_t wake = due_by(pending, npending, since, check_at, timeout_ns, check_ns);
-		if (fresh && since[pending[npending - 1]] + stagger_ns < wake)
-			wake = since[pending[npending - 1]] + stagger_ns;
-		if (look_by && look_by < wake)
-			wake = look_by;
-		look_by = 0;
-		if (!fresh && boosted) {
-			/* Only slow threads left: no reason to keep the CPU. */
-			boost(false);
-			boosted = false;
 		}
-		pid_t fresh_tid = fresh ? threads[pending[npending - 1]]->tid : 0;
-		if (tracee_sleep(wake, fresh_tid))
-			scan = true;
+		if (b.inorder && !b.scan) {
+			if (wait_oldest(&b))
+				continue;
+			b.scan = true;
+		}
+		collect_stops(&b);
+		give_up_late(&b);
+		if (b.npending == 0 || (!b.fresh && b.next < n) || b.inorder)
+			continue;
+		sleep_until_due(&b);
 	}
-	if (inorder)
+	if (b.inorder)
 		tracee_wait_until_end();
-	if (boosted)
+	if (b.boosted)
 		boost(false);
-	if (since != since_small) {
-		free(since);
-		free(check_at);
-		free(pending);
+	if (b.since != since_small) {
+		free(b.since);
+		free(b.check_at);
+		free(b.pending);
 	}
 	return 0;
 }

@@ -255,11 +255,104 @@ push_url_from_argv(char *arg, char **copy)
 	return *copy;
 }
 
+/* record's own long options (after the common ones, options.h). */
+enum { OPT_THREADS = OPT_COMMAND_FIRST, OPT_INLINE, OPT_CHECKPOINT, OPT_PUSH,
+       OPT_PUSH_EVERY, OPT_PUSH_TIMEOUT, OPT_APP, OPT_LABEL, OPT_PUSH_AUTH_FILE };
+
+/* The --push options (c, its argument arg) into o->push, each checked
+ * as it comes; that they go together is check_options's. */
+static void
+push_option(struct record_options *o, int c, char *arg)
+{
+	long v;
+
+	switch (c) {
+	case OPT_PUSH:
+#if !defined(HAVE_LIBCURL) || !defined(HAVE_PROTOBUF_C)
+		error_msg_and_help("record", "--push needs libcurl and protobuf-c: stackspy was built without them");
+#endif
+		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			error_msg_and_help("record", "invalid --push argument: '%s' (an http:// or https:// URL)",
+					   arg);
+		o->push.url = push_url_from_argv(arg, &o->push.url_copy);
+		break;
+	case OPT_PUSH_AUTH_FILE:
+		o->push.auth_file = arg;
+		break;
+	case OPT_PUSH_EVERY:
+		if (parse_long(arg, 1, 3600, &v) < 0)
+			error_msg_and_help("record", "invalid --push-every argument: '%s' (1 to 3600 seconds)",
+					   arg);
+		o->push.every = (unsigned)v;
+		break;
+	case OPT_PUSH_TIMEOUT:
+		if (parse_long(arg, 1, 600, &v) < 0)
+			error_msg_and_help("record", "invalid --push-timeout argument: '%s' (1 to 600 seconds)",
+					   arg);
+		o->push.timeout = (unsigned)v;
+		break;
+	case OPT_APP:
+		if (!valid_push_name(arg, false))
+			error_msg_and_help("record", "invalid --app argument: '%s' (letters, digits, '.', '-', '_')",
+					   arg);
+		o->push.app = arg;
+		break;
+	case OPT_LABEL: {
+		const char *eq = strchr(arg, '=');
+		if (!eq || eq == arg || !valid_push_name(arg, true) || !valid_push_name(eq + 1, false))
+			error_msg_and_help("record", "invalid --label argument: '%s' (KEY=VALUE)", arg);
+		const char **nl = realloc(o->push.labels, (o->push.nlabels + 1) * sizeof(*nl));
+		if (!nl)
+			error_msg_and_die("out of memory");
+		nl[o->push.nlabels++] = arg;
+		o->push.labels = nl;
+		break;
+	}
+	}
+}
+
+/* The options that depend on one another, once all are read: --kernel
+ * with --idle, the format from the output's name, the engine, and the
+ * --push family with its defaults. */
+static void
+check_options(struct record_options *o)
+{
+	/* An on-CPU sample is in user space or at its system call, and a
+	 * stopped thread's kernel stack is the ptrace stop: nothing true to
+	 * show (perf record reads kernel stacks from inside the kernel). */
+	if (o->cfg.kernel && !o->cfg.idle)
+		error_msg_and_help("record", "--kernel goes with --idle (the kernel stacks of "
+				   "sleeping threads; on-CPU samples have none to read)");
+	if (!o->format_given && o->output)
+		o->format = format_of_output(o->output);
+	if (o->format == FORMAT_PPROF) {
+#ifndef HAVE_PROTOBUF_C
+		error_msg_and_help("record", "-f pprof needs protobuf-c: stackspy was built without it");
+#endif
+		/* The thread roots become each sample's labels. */
+		o->cfg.threads = true;
+	}
+	check_engine_or_help("record", o->cfg.engine);
+	if (!o->push.url && (o->push.every || o->push.timeout || o->push.app || o->push.nlabels ||
+			     o->push.auth_file))
+		error_msg_and_help("record", "--push-every, --push-timeout, --push-auth-file, --app and "
+				   "--label go with --push");
+	if (o->push.url) {
+		if (!o->push.every)
+			o->push.every = DEFAULT_PUSH_EVERY;
+		if (!o->push.timeout)
+			o->push.timeout = DEFAULT_PUSH_TIMEOUT;
+		/* No --app: the command's name, or (NULL) the process's. */
+		if (!o->push.app && o->cfg.argv)
+			o->push.app = push_app_default(o->cfg.argv[0]);
+		/* Labels in the profile come from the thread roots. */
+		o->cfg.threads = true;
+	}
+}
+
 static void
 parse_options(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_THREADS = OPT_COMMAND_FIRST, OPT_INLINE, OPT_CHECKPOINT, OPT_PUSH,
-	       OPT_PUSH_EVERY, OPT_PUSH_TIMEOUT, OPT_APP, OPT_LABEL, OPT_PUSH_AUTH_FILE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },
@@ -289,7 +382,6 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common_options co = { .cmd = "record" };
-	long v;
 	int c;
 
 	common_options_init(&o->cfg);
@@ -330,47 +422,10 @@ parse_options(int argc, char **argv, struct record_options *o)
 			need_libdw_or_help("record", "--inline");
 			o->cfg.inline_frames = true;
 			break;
-		case OPT_PUSH:
-#if !defined(HAVE_LIBCURL) || !defined(HAVE_PROTOBUF_C)
-			error_msg_and_help("record", "--push needs libcurl and protobuf-c: stackspy was built without them");
-#endif
-			if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
-				error_msg_and_help("record", "invalid --push argument: '%s' (an http:// or https:// URL)",
-						   optarg);
-			o->push.url = push_url_from_argv(optarg, &o->push.url_copy);
+		case OPT_PUSH: case OPT_PUSH_AUTH_FILE: case OPT_PUSH_EVERY: case OPT_PUSH_TIMEOUT:
+		case OPT_APP: case OPT_LABEL:
+			push_option(o, c, optarg);
 			break;
-		case OPT_PUSH_AUTH_FILE:
-			o->push.auth_file = optarg;
-			break;
-		case OPT_PUSH_EVERY:
-			if (parse_long(optarg, 1, 3600, &v) < 0)
-				error_msg_and_help("record", "invalid --push-every argument: '%s' (1 to 3600 seconds)",
-						   optarg);
-			o->push.every = (unsigned)v;
-			break;
-		case OPT_PUSH_TIMEOUT:
-			if (parse_long(optarg, 1, 600, &v) < 0)
-				error_msg_and_help("record", "invalid --push-timeout argument: '%s' (1 to 600 seconds)",
-						   optarg);
-			o->push.timeout = (unsigned)v;
-			break;
-		case OPT_APP:
-			if (!valid_push_name(optarg, false))
-				error_msg_and_help("record", "invalid --app argument: '%s' (letters, digits, '.', '-', '_')",
-						   optarg);
-			o->push.app = optarg;
-			break;
-		case OPT_LABEL: {
-			const char *eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || !valid_push_name(optarg, true) || !valid_push_name(eq + 1, false))
-				error_msg_and_help("record", "invalid --label argument: '%s' (KEY=VALUE)", optarg);
-			const char **nl = realloc(o->push.labels, (o->push.nlabels + 1) * sizeof(*nl));
-			if (!nl)
-				error_msg_and_die("out of memory");
-			nl[o->push.nlabels++] = optarg;
-			o->push.labels = nl;
-			break;
-		}
 		case 'q':
 			o->quiet = true;
 			break;
@@ -383,37 +438,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 	}
 	parse_target_or_help("record", "record", argc, argv, &o->cfg);
 	keep_running_or_help("record", &o->cfg);
-	/* An on-CPU sample is in user space or at its system call, and a
-	 * stopped thread's kernel stack is the ptrace stop: nothing true to
-	 * show (perf record reads kernel stacks from inside the kernel). */
-	if (o->cfg.kernel && !o->cfg.idle)
-		error_msg_and_help("record", "--kernel goes with --idle (the kernel stacks of "
-				   "sleeping threads; on-CPU samples have none to read)");
-	if (!o->format_given && o->output)
-		o->format = format_of_output(o->output);
-	if (o->format == FORMAT_PPROF) {
-#ifndef HAVE_PROTOBUF_C
-		error_msg_and_help("record", "-f pprof needs protobuf-c: stackspy was built without it");
-#endif
-		/* The thread roots become each sample's labels. */
-		o->cfg.threads = true;
-	}
-	check_engine_or_help("record", o->cfg.engine);
-	if (!o->push.url && (o->push.every || o->push.timeout || o->push.app || o->push.nlabels ||
-			     o->push.auth_file))
-		error_msg_and_help("record", "--push-every, --push-timeout, --push-auth-file, --app and "
-				   "--label go with --push");
-	if (o->push.url) {
-		if (!o->push.every)
-			o->push.every = DEFAULT_PUSH_EVERY;
-		if (!o->push.timeout)
-			o->push.timeout = DEFAULT_PUSH_TIMEOUT;
-		/* No --app: the command's name, or (NULL) the process's. */
-		if (!o->push.app && o->cfg.argv)
-			o->push.app = push_app_default(o->cfg.argv[0]);
-		/* Labels in the profile come from the thread roots. */
-		o->cfg.threads = true;
-	}
+	check_options(o);
 }
 
 static int

@@ -138,6 +138,59 @@ resolved_free(struct resolved *r)
 	r->base = NULL;
 }
 
+/* Component comp of the path being resolved (st: its lstat; last: no
+ * component after it) is a symlink: followed, unless another user
+ * planted it in a shared sticky directory, or there were MAX_LINKS
+ * already.  *rest is the path (malloc'd), *p where comp starts in it, q
+ * what follows comp and its slashes.  Returns 0 to go on from *p (the
+ * link's target spliced in front of what followed it in *rest, or past
+ * a /proc magic link that is a directory), 1 when the last component
+ * was a /proc magic link (res->obj: resolved), or -errno; a refusal
+ * (-EPERM) says why in why. */
+static int
+follow_link(struct resolved *res, const char *comp, const struct stat *st, bool last,
+	    char **rest, char **p, const char *q, int *links, char *why, size_t whylen)
+{
+	struct stat dst;
+	if (fstat(res->dfd, &dst) < 0)
+		return -errno;
+	if (planted(&dst, st)) {
+		return refuse(why, whylen, "'%s' is a symlink of uid %ld in a "
+			      "shared sticky directory: not followed (the kernel's "
+			      "protected_symlinks rule)", comp, (long)st->st_uid);
+	}
+	if (++*links > MAX_LINKS)
+		return -ELOOP;
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(res->dfd, comp, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	if (target[0] != '/' && on_procfs(res->dfd)) {
+		/* A /proc magic link (/proc/self, fd/1 to a pipe): its
+		 * target is no path; the kernel's own answer is taken. */
+		int fd = openat(res->dfd, comp, O_PATH | O_CLOEXEC | (last ? 0 : O_DIRECTORY));
+		if (fd < 0)
+			return -errno;
+		if (last) {
+			res->obj = fd;
+			res->exists = fstat(fd, &res->st) == 0;
+			return res->exists ? 1 : -errno;
+		}
+		enter_dir(res, fd);
+		*p = (char *)q;
+		return 0;
+	}
+	/* The link's target, then what followed its name; relative: from
+	 * the link's directory. */
+	char *spliced;
+	if (asprintf(&spliced, "%s%s", target, *p + strlen(comp)) < 0)
+		return -ENOMEM;
+	free(*rest);
+	*rest = *p = spliced;
+	return 0;
+}
+
 /* Walk path from the root or the working directory, one component at a
  * time, never letting the kernel follow a symlink we have not checked.
  * Returns 0 (res filled) or -errno; a refusal (-EPERM) says why in why. */
@@ -188,7 +241,7 @@ resolve(const char *path, struct resolved *res, char *why, size_t whylen)
 		memcpy(comp, p, len);
 		comp[len] = '\0';
 
-		struct stat st, dst;
+		struct stat st;
 		if (fstatat(res->dfd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT && last) {
 				res->base = strdup(comp);
@@ -199,56 +252,12 @@ resolve(const char *path, struct resolved *res, char *why, size_t whylen)
 			goto out;
 		}
 		if (S_ISLNK(st.st_mode)) {
-			if (fstat(res->dfd, &dst) < 0) {
-				r = -errno;
+			r = follow_link(res, comp, &st, last, &rest, &p, q, &links, why, whylen);
+			if (r != 0) {
+				if (r > 0)
+					r = 0;   /* a /proc magic link, resolved */
 				goto out;
 			}
-			if (planted(&dst, &st)) {
-				r = refuse(why, whylen, "'%s' is a symlink of uid %ld in a "
-					   "shared sticky directory: not followed (the kernel's "
-					   "protected_symlinks rule)", comp, (long)st.st_uid);
-				goto out;
-			}
-			if (++links > MAX_LINKS) {
-				r = -ELOOP;
-				goto out;
-			}
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(res->dfd, comp, target, sizeof(target) - 1);
-			if (n < 0) {
-				r = -errno;
-				goto out;
-			}
-			target[n] = '\0';
-			if (target[0] != '/' && on_procfs(res->dfd)) {
-				/* A /proc magic link (/proc/self, fd/1 to a pipe):
-				 * its target is no path; the kernel's own
-				 * answer is taken. */
-				int fd = openat(res->dfd, comp, O_PATH | O_CLOEXEC |
-						(last ? 0 : O_DIRECTORY));
-				if (fd < 0) {
-					r = -errno;
-					goto out;
-				}
-				if (last) {
-					res->obj = fd;
-					res->exists = fstat(fd, &res->st) == 0;
-					r = res->exists ? 0 : -errno;
-					goto out;
-				}
-				enter_dir(res, fd);
-				p = (char *)q;
-				continue;
-			}
-			/* The link's target, then what followed its name;
-			 * relative: from the link's directory. */
-			char *spliced;
-			if (asprintf(&spliced, "%s%s", target, p + len) < 0) {
-				r = -ENOMEM;
-				goto out;
-			}
-			free(rest);
-			rest = p = spliced;
 			continue;
 		}
 		if (last) {

@@ -426,14 +426,13 @@ push_interval(struct profiler *p, void *arg)
 	free(iv);
 }
 
-int
-push_record(struct profiler *p, const struct profiler_config *cfg,
-	    const struct push_options *po, double duration)
+/* libcurl loaded and initialized, and what every request of ps says:
+ * the profile's name (app and labels, escaped) and the ingest URL.
+ * Returns 0, or a negative code with the message said. */
+static int
+push_prepare(struct push *ps, struct profiler *p, const struct push_options *po)
 {
-	struct push ps = { .po = po, .rate = cfg->rate_hz, .cfg = cfg };
 	CURL *tmp;
-	int r = 0;
-
 	const char *why = curl_load();
 	if (why) {
 		error_msg("--push: cannot load %s (%s): install libcurl4", LIBCURL_SONAME, why);
@@ -443,39 +442,31 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 		error_msg("--push: cannot initialize libcurl");
 		return -ENOMEM;
 	}
-	ps.name = push_name(tmp, po, profiler_comm(p));
+	ps->name = push_name(tmp, po, profiler_comm(p));
 	lc.easy_cleanup(tmp);
 	size_t ul = strlen(po->url);
 	bool has_ingest = ul >= 7 && strcmp(po->url + ul - 7, "/ingest") == 0;
-	if (!ps.name || asprintf(&ps.url_base, "%.*s%s?", (int)(ul - (po->url[ul - 1] == '/')),
-				 po->url, has_ingest ? "" : "/ingest") < 0) {
-		free(ps.name);
+	if (!ps->name || asprintf(&ps->url_base, "%.*s%s?", (int)(ul - (po->url[ul - 1] == '/')),
+				  po->url, has_ingest ? "" : "/ingest") < 0) {
+		free(ps->name);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&ps.lock, NULL);
-	pthread_cond_init(&ps.cond, NULL);
+	return 0;
+}
 
-	/* The sender takes no signals: SIGINT is the sampling loop's. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_t th;
-	int tr = pthread_create(&th, NULL, push_thread, &ps);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (tr) {
-		error_msg("--push: cannot start its thread");
-		free(ps.name);
-		free(ps.url_base);
-		return -tr;
-	}
-
-	/* Intervals follow the profiler's own clock (profiler_run's
-	 * deadlines count from its start) and are contiguous in Unix
-	 * seconds: each one's until is the next one's from. */
+/* The recording, one --push-every interval at a time, each handed to
+ * the unwinder to encode (*asked: how many).  Intervals follow the
+ * profiler's own clock (profiler_run's deadlines count from its start)
+ * and are contiguous in Unix seconds: each one's until is the next
+ * one's from.  Returns 0 at the end (duration, a signal, the command's
+ * exit), or -ENOMEM. */
+static int
+push_intervals(struct profiler *p, struct push *ps, const struct push_options *po,
+	       double duration, uint64_t *asked)
+{
 	int64_t mono0 = (int64_t)p->ticks.start_ns;
 	int64_t wall0 = (int64_t)realtime_ns() - ((int64_t)monotonic_ns() - mono0);
 	int64_t from = wall0 / (int64_t)NS_PER_SEC;
-	uint64_t asked = 0;
 	for (unsigned k = 1;; k++) {
 		double until_s = (double)k * po->every;
 		bool last = duration > 0 && until_s >= duration;
@@ -494,18 +485,65 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 		 * the interval is in them; the tracer goes on. */
 		struct push_interval *iv = malloc(sizeof(*iv));
 		if (iv)
-			*iv = (struct push_interval){ &ps, from, until };
+			*iv = (struct push_interval){ ps, from, until };
 		if (!iv || profiler_call_in_unwinder(p, push_interval, iv) < 0) {
 			free(iv);
-			r = -ENOMEM;
-			perror_msg(r, "--push: cannot encode the profile");
-			break;
+			perror_msg(-ENOMEM, "--push: cannot encode the profile");
+			return -ENOMEM;
 		}
-		asked++;
+		(*asked)++;
 		from = until;
 		if (last)
-			break;
+			return 0;
 	}
+}
+
+/* The summary on stderr: what was sent and dropped, and the server's
+ * last failure. */
+static void
+push_summary(const struct push *ps)
+{
+	error_msg("push: %llu profiles sent, %llu dropped, %llu retries",
+		  (unsigned long long)ps->sent, (unsigned long long)ps->dropped,
+		  (unsigned long long)ps->retries);
+	/* The server's words, bounded and made safe by error_msg. */
+	if (ps->dropped && (ps->fail_code || ps->fail_curl[0])) {
+		char code[32] = "";
+		if (ps->fail_code)
+			snprintf(code, sizeof(code), "%sHTTP %ld", ps->fail_curl[0] ? ", " : "",
+				 ps->fail_code);
+		error_msg("push: the last failure: %s%s%s%s", ps->fail_curl, code,
+			  ps->fail_text[0] ? ": " : "", ps->fail_text);
+	}
+}
+
+int
+push_record(struct profiler *p, const struct profiler_config *cfg,
+	    const struct push_options *po, double duration)
+{
+	struct push ps = { .po = po, .rate = cfg->rate_hz, .cfg = cfg };
+	uint64_t asked = 0;
+	int r = push_prepare(&ps, p, po);
+	if (r < 0)
+		return r;
+	pthread_mutex_init(&ps.lock, NULL);
+	pthread_cond_init(&ps.cond, NULL);
+
+	/* The sender takes no signals: SIGINT is the sampling loop's. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_t th;
+	int tr = pthread_create(&th, NULL, push_thread, &ps);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (tr) {
+		error_msg("--push: cannot start its thread");
+		free(ps.name);
+		free(ps.url_base);
+		return -tr;
+	}
+
+	r = push_intervals(p, &ps, po, duration, &asked);
 
 	/* The targets go first: nothing of them waits on the server (a
 	 * server that never answers held them traced until the watchdog
@@ -529,18 +567,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	/* Intervals the unwinder did not get to (it was stuck at the end). */
 	if (!ps.encode_error && asked > ps.encoded)
 		ps.dropped += asked - ps.encoded;
-	error_msg("push: %llu profiles sent, %llu dropped, %llu retries",
-		  (unsigned long long)ps.sent, (unsigned long long)ps.dropped,
-		  (unsigned long long)ps.retries);
-	/* The server's words, bounded and made safe by error_msg. */
-	if (ps.dropped && (ps.fail_code || ps.fail_curl[0])) {
-		char code[32] = "";
-		if (ps.fail_code)
-			snprintf(code, sizeof(code), "%sHTTP %ld", ps.fail_curl[0] ? ", " : "",
-				 ps.fail_code);
-		error_msg("push: the last failure: %s%s%s%s", ps.fail_curl, code,
-			  ps.fail_text[0] ? ": " : "", ps.fail_text);
-	}
+	push_summary(&ps);
 	pthread_mutex_destroy(&ps.lock);
 	pthread_cond_destroy(&ps.cond);
 	free(ps.name);

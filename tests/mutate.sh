@@ -203,7 +203,7 @@ mutations()
 
 	# --- root's stackspy cannot be turned against its operator (issue 22)
 	mutation out-symlink sampler/out-file.c \
-		's/if \(planted\(&dst, &st\)\) \{/if (0) {/' \
+		's/if \(planted\(&dst, st\)\) \{/if (0) {/' \
 		'-o follows a symlink another user planted in /tmp' \
 		'tests/security-output.test'
 	mutation out-planted-file sampler/out-file.c \

@@ -147,6 +147,90 @@ rule_offset(struct cfi_rules *rs, struct reader *r, enum cfi_rule_kind kind, boo
 	c->off = factored(off, factor);
 }
 
+/* The instructions that set the rule of a column or of the CFA (op, its
+ * operands at r); init as for run.  Returns 0, or -EINVAL for an
+ * instruction that is not one of them or a DW_CFA_restore_extended in
+ * the CIE.  An operand cut short leaves r->bad, which run() checks. */
+static int
+set_rule(struct cfi_rules *rs, const struct cfi_rules *init, struct reader *r, unsigned op,
+	 int64_t da)
+{
+	uint64_t reg;
+	struct cfi_rule *c;
+
+	switch (op) {
+	case CFI_OP_offset_extended:
+		rule_offset(rs, r, CFI_RULE_OFFSET, false, da);
+		return 0;
+	case OP_offset_extended_sf:
+		rule_offset(rs, r, CFI_RULE_OFFSET, true, da);
+		return 0;
+	case OP_GNU_negative_offset_extended:
+		rule_offset(rs, r, CFI_RULE_OFFSET, false, -da);
+		return 0;
+	case OP_val_offset:
+		rule_offset(rs, r, CFI_RULE_VAL_OFFSET, false, da);
+		return 0;
+	case OP_val_offset_sf:
+		rule_offset(rs, r, CFI_RULE_VAL_OFFSET, true, da);
+		return 0;
+	case OP_restore_extended:
+		reg = rd_uleb(r);
+		if (!init)
+			return -EINVAL;
+		*column(rs, reg) = *column((struct cfi_rules *)init, reg);
+		return 0;
+	case CFI_OP_undefined:
+		column(rs, rd_uleb(r))->kind = CFI_RULE_UNDEFINED;
+		return 0;
+	case CFI_OP_same_value:
+		column(rs, rd_uleb(r))->kind = CFI_RULE_SAME;
+		return 0;
+	case CFI_OP_register:
+		reg = rd_uleb(r);
+		c = column(rs, reg);
+		c->kind = CFI_RULE_REGISTER;
+		c->reg = rd_uleb(r);
+		return 0;
+	case CFI_OP_def_cfa:
+		rs->cfa.kind = CFI_RULE_REGISTER;
+		rs->cfa.reg = rd_uleb(r);
+		rs->cfa.off = (int64_t)rd_uleb(r);
+		return 0;
+	case OP_def_cfa_sf:
+		rs->cfa.kind = CFI_RULE_REGISTER;
+		rs->cfa.reg = rd_uleb(r);
+		rs->cfa.off = factored(rd_sleb(r), da);
+		return 0;
+	case CFI_OP_def_cfa_register:
+		rs->cfa.kind = CFI_RULE_REGISTER;
+		rs->cfa.reg = rd_uleb(r);
+		return 0;
+	case CFI_OP_def_cfa_offset:
+		rs->cfa.off = (int64_t)rd_uleb(r);
+		return 0;
+	case OP_def_cfa_offset_sf:
+		rs->cfa.off = factored(rd_sleb(r), da);
+		return 0;
+	case OP_def_cfa_expression:
+		rs->cfa.kind = CFI_RULE_VAL_EXPR;
+		rd_block(r, &rs->cfa.expr, &rs->cfa.expr_len);
+		return 0;
+	case OP_expression:
+	case OP_val_expression:
+		reg = rd_uleb(r);
+		c = column(rs, reg);
+		c->kind = op == OP_expression ? CFI_RULE_EXPR : CFI_RULE_VAL_EXPR;
+		rd_block(r, &c->expr, &c->expr_len);
+		return 0;
+	case OP_GNU_args_size:
+		rd_uleb(r);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 /* Run the instructions [p, end) on *rs, from location *loc, stopping
  * before the first row that starts past pc.  init: the CIE's rules, for
  * DW_CFA_restore (NULL while running the CIE itself).  *budget: the
@@ -174,8 +258,9 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 		if (*budget == 0)
 			return -E2BIG;
 		--*budget;
-		uint64_t reg, adv = 0;
+		uint64_t adv = 0;
 		struct cfi_rule *c;
+		int rc;
 		switch (op & 0xc0) {
 		case OP_advance_loc:
 			adv = (op & 0x3f) * ca;
@@ -219,70 +304,6 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 		case OP_advance_loc4:
 			adv = rd_fixed(&r, 4) * ca;
 			goto advance;
-		case CFI_OP_offset_extended:
-			rule_offset(rs, &r, CFI_RULE_OFFSET, false, da);
-			continue;
-		case OP_offset_extended_sf:
-			rule_offset(rs, &r, CFI_RULE_OFFSET, true, da);
-			continue;
-		case OP_GNU_negative_offset_extended:
-			rule_offset(rs, &r, CFI_RULE_OFFSET, false, -da);
-			continue;
-		case OP_val_offset:
-			rule_offset(rs, &r, CFI_RULE_VAL_OFFSET, false, da);
-			continue;
-		case OP_val_offset_sf:
-			rule_offset(rs, &r, CFI_RULE_VAL_OFFSET, true, da);
-			continue;
-		case OP_restore_extended:
-			reg = rd_uleb(&r);
-			if (!init)
-				return -EINVAL;
-			*column(rs, reg) = *column((struct cfi_rules *)init, reg);
-			continue;
-		case CFI_OP_undefined:
-			column(rs, rd_uleb(&r))->kind = CFI_RULE_UNDEFINED;
-			continue;
-		case CFI_OP_same_value:
-			column(rs, rd_uleb(&r))->kind = CFI_RULE_SAME;
-			continue;
-		case CFI_OP_register:
-			reg = rd_uleb(&r);
-			c = column(rs, reg);
-			c->kind = CFI_RULE_REGISTER;
-			c->reg = rd_uleb(&r);
-			continue;
-		case CFI_OP_def_cfa:
-			rs->cfa.kind = CFI_RULE_REGISTER;
-			rs->cfa.reg = rd_uleb(&r);
-			rs->cfa.off = (int64_t)rd_uleb(&r);
-			continue;
-		case OP_def_cfa_sf:
-			rs->cfa.kind = CFI_RULE_REGISTER;
-			rs->cfa.reg = rd_uleb(&r);
-			rs->cfa.off = factored(rd_sleb(&r), da);
-			continue;
-		case CFI_OP_def_cfa_register:
-			rs->cfa.kind = CFI_RULE_REGISTER;
-			rs->cfa.reg = rd_uleb(&r);
-			continue;
-		case CFI_OP_def_cfa_offset:
-			rs->cfa.off = (int64_t)rd_uleb(&r);
-			continue;
-		case OP_def_cfa_offset_sf:
-			rs->cfa.off = factored(rd_sleb(&r), da);
-			continue;
-		case OP_def_cfa_expression:
-			rs->cfa.kind = CFI_RULE_VAL_EXPR;
-			rd_block(&r, &rs->cfa.expr, &rs->cfa.expr_len);
-			continue;
-		case OP_expression:
-		case OP_val_expression:
-			reg = rd_uleb(&r);
-			c = column(rs, reg);
-			c->kind = op == OP_expression ? CFI_RULE_EXPR : CFI_RULE_VAL_EXPR;
-			rd_block(&r, &c->expr, &c->expr_len);
-			continue;
 		case OP_remember_state:
 			if (nsaved == CFI_MAX_STATES)
 				return -EOVERFLOW;
@@ -302,11 +323,11 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			 * (def_cfa sp before the ret, restore_state after). */
 			*rs = saved[--nsaved];
 			continue;
-		case OP_GNU_args_size:
-			rd_uleb(&r);
-			continue;
 		default:
-			return -EINVAL;
+			/* The rules of a column or of the CFA. */
+			if ((rc = set_rule(rs, init, &r, op, da)) < 0)
+				return rc;
+			continue;
 		}
 advance:
 		if (r.bad)
@@ -365,6 +386,80 @@ enum {
 	DW_OP_deref_size, DW_OP_xderef_size, DW_OP_nop,
 };
 
+/* The stack holds words of the target's size; SX: one as a signed number. */
+#define SX(v) (env->word_size == 8 ? (int64_t)(v) : (int64_t)(int32_t)(uint32_t)(v))
+
+/* The operand of DW_OP_addr and DW_OP_const* (op), at r: the number it
+ * pushes. */
+static uint64_t
+const_operand(unsigned op, struct reader *r, unsigned word_size)
+{
+	switch (op) {
+	case DW_OP_addr: return rd_fixed(r, word_size);
+	case DW_OP_const1u: return rd_fixed(r, 1);
+	case DW_OP_const1s: return (uint64_t)(int64_t)(int8_t)rd_fixed(r, 1);
+	case DW_OP_const2u: return rd_fixed(r, 2);
+	case DW_OP_const2s: return (uint64_t)(int64_t)(int16_t)rd_fixed(r, 2);
+	case DW_OP_const4u: return rd_fixed(r, 4);
+	case DW_OP_const4s: return (uint64_t)(int64_t)(int32_t)rd_fixed(r, 4);
+	case DW_OP_const8u:
+	case DW_OP_const8s: return rd_fixed(r, 8);
+	case DW_OP_constu: return rd_uleb(r);
+	default: return (uint64_t)rd_sleb(r);   /* DW_OP_consts */
+	}
+}
+
+/* A binary operation (op) on the two top words a (below) and b, into *v
+ * (not yet masked to the word).  Returns 0, or -EDOM for a division the
+ * host cannot do. */
+static int
+binary_op(unsigned op, uint64_t a, uint64_t b, const struct cfi_env *env, uint64_t *v)
+{
+	switch (op) {
+	case DW_OP_and: *v = a & b; break;
+	case DW_OP_div:
+		/* Signed (DWARF 5, 2.5.1.4).  INT64_MIN / -1
+		 * overflows (SIGFPE on x86-64): refused as the
+		 * division by 0 is. */
+		if (b == 0 || (SX(a) == INT64_MIN && SX(b) == -1))
+			return -EDOM;
+		*v = (uint64_t)(SX(a) / SX(b));
+		break;
+	case DW_OP_minus: *v = a - b; break;
+	case DW_OP_mod:
+		if (b == 0)
+			return -EDOM;
+		*v = a % b;
+		break;
+	case DW_OP_mul: *v = a * b; break;
+	case DW_OP_or: *v = a | b; break;
+	case DW_OP_plus: *v = a + b; break;
+	case DW_OP_shl: *v = b < 64 ? a << b : 0; break;
+	case DW_OP_shr: *v = b < 64 ? a >> b : 0; break;
+	case DW_OP_shra: *v = (uint64_t)(SX(a) >> (b < 63 ? b : 63)); break;
+	case DW_OP_xor: *v = a ^ b; break;
+	case DW_OP_eq: *v = a == b; break;
+	case DW_OP_ge: *v = SX(a) >= SX(b); break;
+	case DW_OP_gt: *v = SX(a) > SX(b); break;
+	case DW_OP_le: *v = SX(a) <= SX(b); break;
+	case DW_OP_lt: *v = SX(a) < SX(b); break;
+	default: *v = a != b; break;
+	}
+	return 0;
+}
+
+/* DW_OP_deref and DW_OP_deref_size: the word of size bytes (at most the
+ * target's word) at addr, into *v.  Returns 0 or -EFAULT. */
+static int
+deref(const struct cfi_env *env, uint64_t addr, unsigned size, uint64_t *v)
+{
+	unsigned char buf[8];
+	if (size == 0 || size > env->word_size || env->read(env->ctx, addr, buf, size) < 0)
+		return -EFAULT;
+	*v = arch_get_uint(buf, size, env->big_endian);
+	return 0;
+}
+
 /* cfi_expr_eval with *steps the operations it may run (what it ran is
  * taken from it): one step of cfi_apply shares one count among its
  * expressions (up to 41: the CFA and each column). */
@@ -381,13 +476,12 @@ expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi
 		return -EINVAL;
 	if (len > CFI_MAX_EXPR_BYTES)
 		return -E2BIG;
-/* The stack holds words of the target's size; SX: one as a signed number. */
+/* The stack holds words of the target's size. */
 #define PUSH(v) do { uint64_t v_ = (v); \
 		     if (sp == CFI_MAX_EXPR_DEPTH) \
 			     return -EOVERFLOW; \
 		     st[sp++] = v_ & wmask; } while (0)
 #define NEED(n) do { if (sp < (n)) return -EINVAL; } while (0)
-#define SX(v) (env->word_size == 8 ? (int64_t)(v) : (int64_t)(int32_t)(uint32_t)(v))
 	PUSH(push);
 	for (; r.p < r.end; --*steps) {
 		if (*steps == 0)
@@ -413,17 +507,11 @@ expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi
 				return -EINVAL;
 			PUSH(v + b);
 			break;
-		case DW_OP_addr: PUSH(rd_fixed(&r, env->word_size)); break;
-		case DW_OP_const1u: PUSH(rd_fixed(&r, 1)); break;
-		case DW_OP_const1s: PUSH((uint64_t)(int64_t)(int8_t)rd_fixed(&r, 1)); break;
-		case DW_OP_const2u: PUSH(rd_fixed(&r, 2)); break;
-		case DW_OP_const2s: PUSH((uint64_t)(int64_t)(int16_t)rd_fixed(&r, 2)); break;
-		case DW_OP_const4u: PUSH(rd_fixed(&r, 4)); break;
-		case DW_OP_const4s: PUSH((uint64_t)(int64_t)(int32_t)rd_fixed(&r, 4)); break;
-		case DW_OP_const8u:
-		case DW_OP_const8s: PUSH(rd_fixed(&r, 8)); break;
-		case DW_OP_constu: PUSH(rd_uleb(&r)); break;
-		case DW_OP_consts: PUSH((uint64_t)rd_sleb(&r)); break;
+		case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
+		case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
+		case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
+			PUSH(const_operand(op, &r, env->word_size));
+			break;
 		case DW_OP_dup: NEED(1); PUSH(st[sp - 1]); break;
 		case DW_OP_drop: NEED(1); sp--; break;
 		case DW_OP_over: NEED(2); PUSH(st[sp - 2]); break;
@@ -443,12 +531,9 @@ expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi
 		case DW_OP_deref:
 		case DW_OP_deref_size: {
 			unsigned size = op == DW_OP_deref ? env->word_size : (unsigned)rd_fixed(&r, 1);
-			unsigned char buf[8];
 			NEED(1);
-			if (size == 0 || size > env->word_size ||
-			    env->read(env->ctx, st[sp - 1], buf, size) < 0)
+			if (deref(env, st[sp - 1], size, &st[sp - 1]) < 0)
 				return -EFAULT;
-			st[sp - 1] = arch_get_uint(buf, size, env->big_endian);
 			break;
 		}
 		case DW_OP_abs:
@@ -466,36 +551,8 @@ expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi
 			NEED(2);
 			b = st[--sp];
 			a = st[sp - 1];
-			switch (op) {
-			case DW_OP_and: v = a & b; break;
-			case DW_OP_div:
-				/* Signed (DWARF 5, 2.5.1.4).  INT64_MIN / -1
-				 * overflows (SIGFPE on x86-64): refused as the
-				 * division by 0 is. */
-				if (b == 0 || (SX(a) == INT64_MIN && SX(b) == -1))
-					return -EDOM;
-				v = (uint64_t)(SX(a) / SX(b));
-				break;
-			case DW_OP_minus: v = a - b; break;
-			case DW_OP_mod:
-				if (b == 0)
-					return -EDOM;
-				v = a % b;
-				break;
-			case DW_OP_mul: v = a * b; break;
-			case DW_OP_or: v = a | b; break;
-			case DW_OP_plus: v = a + b; break;
-			case DW_OP_shl: v = b < 64 ? a << b : 0; break;
-			case DW_OP_shr: v = b < 64 ? a >> b : 0; break;
-			case DW_OP_shra: v = (uint64_t)(SX(a) >> (b < 63 ? b : 63)); break;
-			case DW_OP_xor: v = a ^ b; break;
-			case DW_OP_eq: v = a == b; break;
-			case DW_OP_ge: v = SX(a) >= SX(b); break;
-			case DW_OP_gt: v = SX(a) > SX(b); break;
-			case DW_OP_le: v = SX(a) <= SX(b); break;
-			case DW_OP_lt: v = SX(a) < SX(b); break;
-			default: v = a != b; break;
-			}
+			if (binary_op(op, a, b, env, &v) < 0)
+				return -EDOM;
 			st[sp - 1] = v & wmask;
 			break;
 		case DW_OP_skip:

@@ -249,12 +249,96 @@ parse_notes(struct core_file *c, uint64_t off, uint64_t len)
 	return 0;
 }
 
+
+/* Where the program header table is: the ELF header at data (size bytes,
+ * c's class and byte order known) checked to be a core's, and the table
+ * to lie in the file.  Returns 0, or -ENOEXEC with *why. */
+static int
+find_phdrs(struct core_file *c, const unsigned char *data, size_t size, uint64_t *phoff,
+	   uint64_t *phnum, uint64_t *phentsize, const char **why)
+{
+	bool b64 = c->elf_class == ELFCLASS64;
+	uint64_t shoff;
+
+	if (size < (b64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		*why = "truncated ELF header";
+		return -ENOEXEC;
+	}
+	if (core_get(c, data + 16, 2) != ET_CORE) {
+		*why = "not a core file (ELF type is not ET_CORE)";
+		return -ENOEXEC;
+	}
+	c->machine = (unsigned)core_get(c, data + 18, 2);
+	*phoff = b64 ? core_get(c, data + 32, 8) : core_get(c, data + 28, 4);
+	shoff = b64 ? core_get(c, data + 40, 8) : core_get(c, data + 32, 4);
+	*phentsize = core_get(c, data + (b64 ? 54 : 42), 2);
+	*phnum = core_get(c, data + (b64 ? 56 : 44), 2);
+	/* More than 65534 segments: the real count is section 0's sh_info. */
+	if (*phnum == PN_XNUM) {
+		size_t shsz = b64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+
+		if (!span_inside(size, shoff, shsz)) {
+			*why = "section header 0 (segment count) outside the file";
+			return -ENOEXEC;
+		}
+		*phnum = core_get(c, data + shoff + (b64 ? 44 : 28), 4);
+	}
+	if (*phentsize != (b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    *phnum == 0 || *phnum > size / *phentsize ||
+	    !span_inside(size, *phoff, *phnum * *phentsize)) {
+		*why = *phnum == 0 ? "no program headers" :
+			"program header table outside the file";
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/* A PT_LOAD segment (its header's fields) appended to c->segs, which
+ * has room for every header. */
+static void
+add_load(struct core_file *c, size_t *nsegs, uint64_t off, uint64_t vaddr, uint64_t filesz,
+	 uint64_t memsz, uint64_t flags)
+{
+	struct core_segment *s = &c->segs[(*nsegs)++];
+
+	s->vaddr = vaddr;
+	s->memsz = memsz;
+	s->offset = off;
+	/* Clamped: a truncated core (disk full, ulimit) keeps the memory
+	 * it has. */
+	s->filesz = filesz < memsz ? filesz : memsz;
+	if (off >= c->size)
+		s->filesz = 0;
+	else if (s->filesz > c->size - off)
+		s->filesz = c->size - off;
+	s->flags = (unsigned)flags & (PF_R | PF_W | PF_X);
+}
+
+/* The segments sorted by address, those that overlap one before them
+ * dropped (core_segment_find searches them by bisection).  Returns how
+ * many are kept. */
+static size_t
+sort_segments(struct core_file *c, size_t nsegs)
+{
+	size_t n = 0;
+
+	if (nsegs <= 1)
+		return nsegs;
+	qsort(c->segs, nsegs, sizeof(*c->segs), cmp_seg);
+	for (size_t i = 0; i < nsegs; i++) {
+		if (n > 0 && c->segs[i].vaddr < c->segs[n - 1].vaddr + c->segs[n - 1].memsz)
+			continue;
+		c->segs[n++] = c->segs[i];
+	}
+	return n;
+}
+
 int
 core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 		const char **why)
 {
 	const char *dummy;
-	uint64_t phoff, phnum, phentsize, shoff;
+	uint64_t phoff, phnum, phentsize;
 	size_t nsegs = 0;
 	bool b64;
 	int r;
@@ -280,36 +364,9 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 	c->elf_class = data[EI_CLASS];
 	c->big_endian = data[EI_DATA] == ELFDATA2MSB;
 	b64 = c->elf_class == ELFCLASS64;
-	if (size < (b64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
-		*why = "truncated ELF header";
-		return -ENOEXEC;
-	}
-	if (core_get(c, data + 16, 2) != ET_CORE) {
-		*why = "not a core file (ELF type is not ET_CORE)";
-		return -ENOEXEC;
-	}
-	c->machine = (unsigned)core_get(c, data + 18, 2);
-	phoff = b64 ? core_get(c, data + 32, 8) : core_get(c, data + 28, 4);
-	shoff = b64 ? core_get(c, data + 40, 8) : core_get(c, data + 32, 4);
-	phentsize = core_get(c, data + (b64 ? 54 : 42), 2);
-	phnum = core_get(c, data + (b64 ? 56 : 44), 2);
-	/* More than 65534 segments: the real count is section 0's sh_info. */
-	if (phnum == PN_XNUM) {
-		size_t shsz = b64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
-
-		if (!span_inside(size, shoff, shsz)) {
-			*why = "section header 0 (segment count) outside the file";
-			return -ENOEXEC;
-		}
-		phnum = core_get(c, data + shoff + (b64 ? 44 : 28), 4);
-	}
-	if (phentsize != (b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
-	    phnum == 0 || phnum > size / phentsize ||
-	    !span_inside(size, phoff, phnum * phentsize)) {
-		*why = phnum == 0 ? "no program headers" :
-			"program header table outside the file";
-		return -ENOEXEC;
-	}
+	r = find_phdrs(c, data, size, &phoff, &phnum, &phentsize, why);
+	if (r < 0)
+		return r;
 
 	c->segs = calloc((size_t)phnum, sizeof(*c->segs));
 	if (!c->segs) {
@@ -346,33 +403,10 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 					goto fail;
 			}
 		} else if (type == PT_LOAD && memsz > 0 && vaddr + memsz > vaddr) {
-			struct core_segment *s = &c->segs[nsegs++];
-
-			s->vaddr = vaddr;
-			s->memsz = memsz;
-			s->offset = off;
-			/* Clamped: a truncated core (disk full, ulimit) keeps
-			 * the memory it has. */
-			s->filesz = filesz < memsz ? filesz : memsz;
-			if (off >= size)
-				s->filesz = 0;
-			else if (s->filesz > size - off)
-				s->filesz = size - off;
-			s->flags = (unsigned)flags & (PF_R | PF_W | PF_X);
+			add_load(c, &nsegs, off, vaddr, filesz, memsz, flags);
 		}
 	}
-	if (nsegs > 1) {
-		size_t n = 0;
-
-		qsort(c->segs, nsegs, sizeof(*c->segs), cmp_seg);
-		for (size_t i = 0; i < nsegs; i++) {
-			if (n > 0 && c->segs[i].vaddr < c->segs[n - 1].vaddr + c->segs[n - 1].memsz)
-				continue;
-			c->segs[n++] = c->segs[i];
-		}
-		nsegs = n;
-	}
-	c->nsegs = nsegs;
+	c->nsegs = sort_segments(c, nsegs);
 	if (c->nthreads == 0) {
 		*why = "no thread in the core (no NT_PRSTATUS note; truncated?)";
 		r = -ENOEXEC;

@@ -471,6 +471,114 @@ step_signal(const struct mips_env *env, struct arch_regs *regs, int64_t sc_off,
 	return 0;
 }
 
+/* The frame of the function at pc (exact: the innermost frame, or an
+ * interrupted one, whose ra is live): from the instructions after pc
+ * when they tear it down, else from its prologue, its start known by a
+ * symbol (*name, when it has one) or found by scanning back.  Returns 1
+ * with *fi, 0 when there is no frame to use (a call through a bad
+ * pointer, or past the epilogue: *fi as the epilogue left it), -1 with
+ * *stop. */
+static int
+find_frame(const struct mips_env *env, uint64_t pc, bool exact, struct frame_info *fi,
+	   const char **name, enum unwind_stop *stop)
+{
+	uint32_t insn;
+	if (read_insn(env, pc, &insn) < 0) {
+		/* A call through a bad pointer: the caller is in ra. */
+		if (!exact) {
+			*stop = UNWIND_STOP_MEMORY;
+			return -1;
+		}
+		memset(fi, 0, sizeof(*fi));
+		return 0;
+	}
+	if (exact && scan_epilogue(env, pc, fi) == 1)
+		return 0;   /* past the point where the frame is torn down (or a leaf) */
+	/* A return address follows the call and its delay slot: the call
+	 * itself is what belongs to the caller's function. */
+	uint64_t look = exact ? pc : pc - 4, start;
+	bool scanned = false;
+	if (env->func(env->ctx, look, &start, name) < 0 || start > look) {
+		*name = NULL;
+		if (scan_back(env, exact ? pc + 4 : pc, &start) < 0) {
+			*stop = UNWIND_STOP_NOINFO;
+			return -1;
+		}
+		scanned = true;
+	}
+	if (scan_prologue(env, start, pc, fi) < 0) {
+		*stop = UNWIND_STOP_NOINFO;
+		return -1;
+	}
+	if (env->outermost && !exact && !(fi->saved & (1u << R_RA)) &&
+	    env->outermost(env->ctx, pc, start)) {
+		/* A stack's first function: it saves no ra, and nothing
+		 * called it (a stripped program or libc has no name for it
+		 * to be known by). */
+		*stop = UNWIND_STOP_END;
+		return -1;
+	}
+	if (scanned && !exact && !(fi->saved & (1u << R_RA)) && fi->size == 0)
+		mirror_epilogue(env, start, fi);
+	return 1;
+}
+
+/* The caller's pc: the ra saved in the frame (at cfa), or still in its
+ * register in an exact frame.  Returns 0, or -1 with *stop (glibc's entry
+ * points, by name, end the stack). */
+static int
+caller_ra(const struct mips_env *env, const struct arch_regs *regs,
+	  const struct frame_info *fi, uint64_t cfa, bool exact, const char *name,
+	  uint64_t *ra, enum unwind_stop *stop)
+{
+	if (fi->saved & (1u << R_RA)) {
+		if (read_uint(env, cfa + (uint64_t)fi->save[R_RA], env->arch->word_size, ra) < 0) {
+			*stop = UNWIND_STOP_MEMORY;
+			return -1;
+		}
+	} else if (exact) {
+		*ra = regs->r[R_RA];   /* a leaf, or ra not stored yet */
+	} else if (name && (strcmp(name, "__start") == 0 || strcmp(name, "_start") == 0 ||
+			    strcmp(name, "__thread_start") == 0)) {
+		/* glibc's entry points never return and save no ra. */
+		*stop = UNWIND_STOP_END;
+		return -1;
+	} else {
+		*stop = UNWIND_STOP_NOINFO;
+		return -1;
+	}
+	return 0;
+}
+
+/* The callee-saved registers (s0-s7, s8) the frame saved at cfa, into
+ * regs: all read before any is written, so that a failed read leaves
+ * regs as they were.  Returns the mask of those restored, or -1 with
+ * *stop. */
+static int64_t
+restore_saved(const struct mips_env *env, struct arch_regs *regs,
+	      const struct frame_info *fi, uint64_t cfa, enum unwind_stop *stop)
+{
+	uint64_t restored[32];
+	uint32_t got = 0;
+	for (unsigned r = 16; r <= R_S8; r++) {
+		if (r > 23 && r != R_S8)
+			continue;
+		if (!(fi->saved & (1u << r)))
+			continue;
+		uint64_t v;
+		if (read_uint(env, cfa + (uint64_t)fi->save[r], env->arch->word_size, &v) < 0) {
+			*stop = UNWIND_STOP_MEMORY;
+			return -1;
+		}
+		restored[r] = v;
+		got |= 1u << r;
+	}
+	for (unsigned r = 16; r <= R_S8; r++)
+		if (got & (1u << r))
+			regs->r[r] = restored[r];
+	return got;
+}
+
 int
 mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 	  enum unwind_stop *stop)
@@ -479,7 +587,6 @@ mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 	const int pc_slot = env->arch->reg_ip;
 	uint64_t pc = regs->r[pc_slot], sp = regs->r[R_SP];
 	bool exact = regs->valid & bit_ra;   /* innermost, or interrupted */
-	unsigned ws = env->arch->word_size;
 
 	*signal = false;
 	if (!(regs->valid & (UINT64_C(1) << pc_slot)) || !(regs->valid & (UINT64_C(1) << R_SP))) {
@@ -505,47 +612,10 @@ mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 
 	struct frame_info fi;
 	uint64_t cfa, ra;
-	bool have_frame = false;
-	uint32_t insn;
 	const char *name = NULL;
-	if (read_insn(env, pc, &insn) < 0) {
-		/* A call through a bad pointer: the caller is in ra. */
-		if (!exact) {
-			*stop = UNWIND_STOP_MEMORY;
-			return -1;
-		}
-		memset(&fi, 0, sizeof(fi));
-	} else if (exact && scan_epilogue(env, pc, &fi) == 1) {
-		/* Past the point where the frame is torn down (or a leaf). */
-	} else {
-		/* A return address follows the call and its delay slot: the
-		 * call itself is what belongs to the caller's function. */
-		uint64_t look = exact ? pc : pc - 4, start;
-		bool scanned = false;
-		if (env->func(env->ctx, look, &start, &name) < 0 || start > look) {
-			name = NULL;
-			if (scan_back(env, exact ? pc + 4 : pc, &start) < 0) {
-				*stop = UNWIND_STOP_NOINFO;
-				return -1;
-			}
-			scanned = true;
-		}
-		if (scan_prologue(env, start, pc, &fi) < 0) {
-			*stop = UNWIND_STOP_NOINFO;
-			return -1;
-		}
-		if (env->outermost && !exact && !(fi.saved & (1u << R_RA)) &&
-		    env->outermost(env->ctx, pc, start)) {
-			/* A stack's first function: it saves no ra, and
-			 * nothing called it (a stripped program or libc has
-			 * no name for it to be known by). */
-			*stop = UNWIND_STOP_END;
-			return -1;
-		}
-		if (scanned && !exact && !(fi.saved & (1u << R_RA)) && fi.size == 0)
-			mirror_epilogue(env, start, &fi);
-		have_frame = true;
-	}
+	int have_frame = find_frame(env, pc, exact, &fi, &name, stop);
+	if (have_frame < 0)
+		return -1;
 
 	if (have_frame && fi.fp_based) {
 		if (!(regs->valid & (UINT64_C(1) << R_S8))) {
@@ -557,23 +627,8 @@ mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 		cfa = mask_word(env, sp + (uint64_t)fi.size);
 	}
 
-	if (fi.saved & (1u << R_RA)) {
-		if (read_uint(env, cfa + (uint64_t)fi.save[R_RA], ws, &ra) < 0) {
-			*stop = UNWIND_STOP_MEMORY;
-			return -1;
-		}
-	} else if (exact) {
-		ra = regs->r[R_RA];   /* a leaf, or ra not stored yet */
-	} else if (name && (strcmp(name, "__start") == 0 || strcmp(name, "_start") == 0 ||
-			    strcmp(name, "__thread_start") == 0)) {
-		/* glibc's entry points never return and save no ra. */
-		*stop = UNWIND_STOP_END;
+	if (caller_ra(env, regs, &fi, cfa, exact, name, &ra, stop) < 0)
 		return -1;
-	} else {
-		*stop = UNWIND_STOP_NOINFO;
-		return -1;
-	}
-
 	if (ra == 0) {
 		*stop = UNWIND_STOP_END;
 		return -1;
@@ -594,24 +649,9 @@ mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 		return -1;
 	}
 
-	uint64_t restored[32];
-	uint32_t got = 0;
-	for (unsigned r = 16; r <= R_S8; r++) {
-		if (r > 23 && r != R_S8)
-			continue;
-		if (!(fi.saved & (1u << r)))
-			continue;
-		uint64_t v;
-		if (read_uint(env, cfa + (uint64_t)fi.save[r], ws, &v) < 0) {
-			*stop = UNWIND_STOP_MEMORY;
-			return -1;
-		}
-		restored[r] = v;
-		got |= 1u << r;
-	}
-	for (unsigned r = 16; r <= R_S8; r++)
-		if (got & (1u << r))
-			regs->r[r] = restored[r];
+	int64_t got = restore_saved(env, regs, &fi, cfa, stop);
+	if (got < 0)
+		return -1;
 	/* Caller-saved registers are unknown in the caller; so is its ra,
 	 * which its call overwrote. */
 	regs->valid &= CALLEE_SAVED;

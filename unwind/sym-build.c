@@ -217,6 +217,89 @@ bool symtab_sort(struct sym_build *b, struct sym *v, size_t n, unsigned depth)
 	return true;
 }
 
+/* One entry of .symtab or .dynsym, the fields the collector uses. */
+struct raw_sym {
+	uint32_t name;
+	unsigned info, shndx;
+	uint64_t value, size;
+};
+
+/* Entry p of a table in the file's byte order be and class is64 (its
+ * bounds checked by the caller: the whole table lies in the file). */
+static inline void read_sym(const unsigned char *p, bool be, bool is64, struct raw_sym *s)
+{
+	const bool host_be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+
+	if (be == host_be && is64) {
+		/* The common case, in one copy. */
+		Elf64_Sym es;
+		memcpy(&es, p, sizeof(es));
+		s->name = es.st_name;
+		s->info = es.st_info;
+		s->shndx = es.st_shndx;
+		s->value = es.st_value;
+		s->size = es.st_size;
+	} else if (is64) {
+		s->name = (uint32_t)arch_get_uint(p, 4, be);
+		s->info = p[4];
+		s->shndx = (unsigned)arch_get_uint(p + 6, 2, be);
+		s->value = arch_get_uint(p + 8, 8, be);
+		s->size = arch_get_uint(p + 16, 8, be);
+	} else {
+		s->name = (uint32_t)arch_get_uint(p, 4, be);
+		s->value = arch_get_uint(p + 4, 4, be);
+		s->size = arch_get_uint(p + 8, 4, be);
+		s->info = p[12];
+		s->shndx = (unsigned)arch_get_uint(p + 14, 2, be);
+	}
+}
+
+/* .dynsym's versions: an entry whose version is hidden is a
+ * compatibility alias (glibc's cfree@GLIBC_2.2.5 beside
+ * free@@GLIBC_2.2.5), not the name programs call it by.  The
+ * SHT_GNU_versym section of table scn (count entries) in the file, or
+ * NULL. */
+static const unsigned char *find_versym(Elf *e, Elf_Scn *scn, const unsigned char *data,
+					size_t size, size_t count)
+{
+	Elf_Scn *vs = NULL;
+	GElf_Shdr vsh;
+
+	while ((vs = elf_nextscn(e, vs)) != NULL) {
+		if (gelf_getshdr(vs, &vsh) && vsh.sh_type == SHT_GNU_versym &&
+		    vsh.sh_link == elf_ndxscn(scn) && !(vsh.sh_flags & SHF_COMPRESSED) &&
+		    vsh.sh_size / 2 >= count && span_inside(size, vsh.sh_offset, vsh.sh_size))
+			return data + vsh.sh_offset;
+	}
+	return NULL;
+}
+
+/* Is section shndx code?  An assembly label without .type (musl's
+ * _start, __clone) is a function when it is global and in code. */
+static bool in_code(Elf *e, unsigned shndx)
+{
+	Elf_Scn *ss = shndx < SHN_LORESERVE ? elf_getscn(e, shndx) : NULL;
+	GElf_Shdr ssh;
+
+	return ss && gelf_getshdr(ss, &ssh) && (ssh.sh_flags & SHF_EXECINSTR);
+}
+
+/* The section bounds how far a size-0 symbol may reach: the end of
+ * section shndx when it is loaded and holds value, else 0. */
+static uint64_t section_end(Elf *e, unsigned shndx, uint64_t value)
+{
+	if (shndx >= SHN_LORESERVE)
+		return 0;
+	Elf_Scn *ss = elf_getscn(e, shndx);
+	GElf_Shdr ssh;
+
+	if (ss && gelf_getshdr(ss, &ssh) && (ssh.sh_flags & SHF_ALLOC) &&
+	    ssh.sh_addr + ssh.sh_size > ssh.sh_addr &&
+	    value >= ssh.sh_addr && value < ssh.sh_addr + ssh.sh_size)
+		return ssh.sh_addr + ssh.sh_size;
+	return 0;
+}
+
 /* Append the functions of the first section of type `type` (SHT_SYMTAB or
  * SHT_DYNSYM) of the ELF at data/size to b; img is the mapped file they
  * are in (NULL: our memory).  The entries are read in place (either byte
@@ -237,7 +320,6 @@ long symtab_collect(struct sym_build *b, const struct elf_image *img,
 	if (size <= EI_DATA || memcmp(data, ELFMAG, SELFMAG) != 0)
 		return 0;
 	bool be = data[EI_DATA] == ELFDATA2MSB, is64 = data[EI_CLASS] == ELFCLASS64;
-	const bool host_be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 	elf_version(EV_CURRENT);
 	e = elf_memory((char *)(uintptr_t)data, size);
 	if (!e)
@@ -279,28 +361,11 @@ long symtab_collect(struct sym_build *b, const struct elf_image *img,
 	size_t released = 0;
 	reading = true;
 
-	/* .dynsym's versions: an entry whose version is hidden is a
-	 * compatibility alias (glibc's cfree@GLIBC_2.2.5 beside
-	 * free@@GLIBC_2.2.5), not the name programs call it by. */
-	const unsigned char *versym = NULL;
-	if (type == SHT_DYNSYM) {
-		Elf_Scn *vs = NULL;
-		GElf_Shdr vsh;
-		while ((vs = elf_nextscn(e, vs)) != NULL) {
-			if (gelf_getshdr(vs, &vsh) && vsh.sh_type == SHT_GNU_versym &&
-			    vsh.sh_link == elf_ndxscn(scn) && !(vsh.sh_flags & SHF_COMPRESSED) &&
-			    vsh.sh_size / 2 >= count && span_inside(size, vsh.sh_offset, vsh.sh_size)) {
-				versym = data + vsh.sh_offset;
-				break;
-			}
-		}
-	}
+	const unsigned char *versym =
+		type == SHT_DYNSYM ? find_versym(e, scn, data, size, count) : NULL;
 
 	for (size_t i = 1; i < count; i++) {
-		const unsigned char *p = base + i * entsize;
-		uint64_t value, sz;
-		unsigned info, shndx;
-		uint32_t name;
+		struct raw_sym es;
 
 		if ((i & (UNWIND_YIELD_EVERY - 1)) == 0 && build_late(b)) {
 			ret = -E2BIG;
@@ -313,66 +378,27 @@ long symtab_collect(struct sym_build *b, const struct elf_image *img,
 			released = i;
 		}
 		unwind_yield();
-		if (be == host_be && is64) {
-			/* The common case, in one copy. */
-			Elf64_Sym es;
-			memcpy(&es, p, sizeof(es));
-			name = es.st_name;
-			info = es.st_info;
-			shndx = es.st_shndx;
-			value = es.st_value;
-			sz = es.st_size;
-		} else if (is64) {
-			name = (uint32_t)arch_get_uint(p, 4, be);
-			info = p[4];
-			shndx = (unsigned)arch_get_uint(p + 6, 2, be);
-			value = arch_get_uint(p + 8, 8, be);
-			sz = arch_get_uint(p + 16, 8, be);
-		} else {
-			name = (uint32_t)arch_get_uint(p, 4, be);
-			value = arch_get_uint(p + 4, 4, be);
-			sz = arch_get_uint(p + 8, 4, be);
-			info = p[12];
-			shndx = (unsigned)arch_get_uint(p + 14, 2, be);
-		}
-		unsigned t = GELF_ST_TYPE(info), bind = GELF_ST_BIND(info);
+		read_sym(base + i * entsize, be, is64, &es);
+		unsigned t = GELF_ST_TYPE(es.info), bind = GELF_ST_BIND(es.info);
 		if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE)
 			continue;
-		if (shndx == SHN_UNDEF || value == 0)
+		if (es.shndx == SHN_UNDEF || es.value == 0)
 			continue;
-		/* An assembly label without .type (musl's _start, __clone):
-		 * a function when it is global and in code. */
-		if (t == STT_NOTYPE) {
-			Elf_Scn *ss = shndx < SHN_LORESERVE ? elf_getscn(e, shndx) : NULL;
-			GElf_Shdr ssh;
-
-			if (bind == STB_LOCAL || !ss || !gelf_getshdr(ss, &ssh) ||
-			    !(ssh.sh_flags & SHF_EXECINSTR))
-				continue;
-		}
+		if (t == STT_NOTYPE && (bind == STB_LOCAL || !in_code(e, es.shndx)))
+			continue;
 		/* A string table that ends in a NUL ends every name in it:
 		 * its pages are then not touched to check each one. */
-		if (name == 0 || name >= strsh.sh_size ||
-		    (!str_ends && !memchr(strtab + name, '\0', strsh.sh_size - name)))
+		if (es.name == 0 || es.name >= strsh.sh_size ||
+		    (!str_ends && !memchr(strtab + es.name, '\0', strsh.sh_size - es.name)))
 			continue;
 
-		/* The section bounds how far a size-0 symbol may reach. */
-		uint64_t sec_end = 0;
-		if (sz == 0 && shndx < SHN_LORESERVE) {
-			Elf_Scn *ss = elf_getscn(e, shndx);
-			GElf_Shdr ssh;
-
-			if (ss && gelf_getshdr(ss, &ssh) && (ssh.sh_flags & SHF_ALLOC) &&
-			    ssh.sh_addr + ssh.sh_size > ssh.sh_addr &&
-			    value >= ssh.sh_addr && value < ssh.sh_addr + ssh.sh_size)
-				sec_end = ssh.sh_addr + ssh.sh_size;
-		}
+		uint64_t sec_end = es.size == 0 ? section_end(e, es.shndx, es.value) : 0;
 		/* A typed alias is preferred, and one of the default version
 		 * (a hidden version ranks as a local name). */
 		unsigned rank = t == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		if (versym && rank < 2 && (arch_get_uint(versym + 2 * i, 2, be) & 0x8000))
 			rank = 2;
-		int r = symtab_add(b, value, sz, sec_end, strtab + name, rank);
+		int r = symtab_add(b, es.value, es.size, sec_end, strtab + es.name, rank);
 		if (r < 0) {
 			ret = r;
 			goto out;

@@ -99,6 +99,110 @@ disp_of(const unsigned char *m, unsigned mod, size_t at)
  * beyond that fault on the CPU. */
 #define INSN_MAX 15
 
+/* The prefixes at x, leaving room for the opcode: how many.  *o16 when
+ * one of them is 0x66 (16-bit operands). */
+static size_t
+skip_prefixes(const unsigned char *x, bool *o16)
+{
+	size_t k = 0;
+
+	while (k < INSN_MAX - 1 &&
+	       (x[k] == 0x66 || x[k] == 0xf2 || x[k] == 0xf3 || x[k] == 0xf0 ||
+		x[k] == 0x2e || x[k] == 0x3e || x[k] == 0x26 || x[k] == 0x36 ||
+		x[k] == 0x64 || x[k] == 0x65)) {
+		*o16 |= x[k] == 0x66;
+		k++;
+	}
+	return k;
+}
+
+/* A two-byte opcode 0f xx, xx at m[0] (k: the bytes before it, prefixes
+ * and REX; known_end: the end of the bytes known, in the zero-padded
+ * copy), at address addr.  Returns false for what is not decoded. */
+static bool
+decode_0f(const unsigned char *m, const unsigned char *known_end, size_t k, uint64_t addr,
+	  struct insn *in)
+{
+	unsigned op2 = m[0];
+	if (op2 == 0x05 || op2 == 0x0b || op2 == 0xa2 || op2 == 0x31) {
+		in->len = k + 2;
+	} else if (op2 >= 0x80 && op2 <= 0x8f) {
+		in->len = k + 6;
+		in->kind = INSN_JCC;
+		in->val = (int64_t)(addr + in->len) + disp_of(m + 1, 2, 0);
+	} else if (modrm_opcode_0f(op2)) {
+		size_t ml = modrm_len(m + 1, known_end);
+		if (!ml)
+			return false;
+		in->len = k + 2 + ml + (op2 == 0x70 || op2 == 0xc2 || op2 == 0xc6 ||
+					(op2 >= 0x71 && op2 <= 0x73) || op2 == 0xa4 ||
+					op2 == 0xac || op2 == 0xba ? 1 : 0);
+		in->prologue = op2 == 0x1e || op2 == 0x1f;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* What a one-byte opcode op with a ModRM operand at m (REX prefix rex)
+ * does to %rsp and %rbp, for engine-x86.c's heuristics, and whether it
+ * is one a prologue holds. */
+static void
+modrm_effect(unsigned op, const unsigned char *m, unsigned rex, struct insn *in)
+{
+	bool w = rex & 8;
+	unsigned reg = (m[0] >> 3) & 7, rm = m[0] & 7, mod = m[0] >> 6;
+	bool rm_is_rsp = mod == 3 && rm == 4 && !(rex & 1);
+	bool reg_is_rsp = reg == 4 && !(rex & 4);
+	bool sib_rsp = rm == 4 && mod != 3 && (m[1] & 7) == 4 && !(rex & 1);
+
+	if (w && (op == 0x83 || op == 0x81) && rm_is_rsp) {
+		int64_t v = op == 0x83 ? (int8_t)m[1] : disp_of(m, 2, 1);
+		if (reg == 5) {
+			in->kind = INSN_RSP_ADD;        /* sub $v,%rsp */
+			in->val = -v;
+			in->prologue = true;
+		} else if (reg == 0) {
+			in->kind = INSN_RSP_ADD;        /* add $v,%rsp */
+			in->val = v;
+		} else {
+			in->kind = INSN_RSP_UNKNOWN;    /* and $-16,%rsp */
+		}
+	} else if (w && ((op == 0x89 && reg_is_rsp && mod == 3 && rm == 5 && !(rex & 1)) ||
+			 (op == 0x8b && mod == 3 && reg == 5 && !(rex & 4) && rm_is_rsp))) {
+		in->kind = INSN_RBP_FROM_RSP;           /* mov %rsp,%rbp */
+		in->prologue = true;
+	} else if (w && ((op == 0x89 && rm_is_rsp && reg == 5 && !(rex & 4)) ||
+			 (op == 0x8b && reg_is_rsp && mod == 3 && rm == 5 && !(rex & 1)))) {
+		in->kind = INSN_RSP_FROM_RBP;           /* mov %rbp,%rsp */
+	} else if (w && op == 0x89 && reg == 5 && !(rex & 4) && sib_rsp &&
+		   (mod == 1 || mod == 2)) {
+		in->kind = INSN_RBP_STORE;              /* mov %rbp,d(%rsp) */
+		in->val = disp_of(m, mod, 2);
+		in->prologue = true;
+	} else if (w && op == 0x8d && reg == 5 && !(rex & 4) && sib_rsp &&
+		   (mod == 1 || mod == 2)) {
+		in->kind = INSN_RBP_FROM_RSP;           /* lea d(%rsp),%rbp */
+		in->val = disp_of(m, mod, 2);
+		in->prologue = true;
+	} else if (op == 0x8d && reg_is_rsp && sib_rsp && (mod == 1 || mod == 2)) {
+		in->kind = INSN_RSP_ADD;                /* lea d(%rsp),%rsp */
+		in->val = disp_of(m, mod, 2);
+	} else if ((op == 0x89 && rm_is_rsp) || ((op == 0x8b || op == 0x8d) && reg_is_rsp) ||
+		   (op < 0x40 && (op & 7) == 1 && rm_is_rsp) ||
+		   (op < 0x40 && (op & 7) == 3 && reg_is_rsp && (op & 0x38) != 0x38)) {
+		in->kind = INSN_RSP_UNKNOWN;            /* %rsp from elsewhere */
+	} else if (op == 0xff && reg == 6) {
+		in->kind = INSN_PUSH;                   /* push r/m */
+	} else if (op == 0xff && (reg == 4 || reg == 5)) {
+		in->kind = INSN_JMP;                    /* jmp *r/m */
+	} else if (op == 0xff && (reg == 2 || reg == 3)) {
+		in->kind = INSN_CALL;                   /* call *r/m */
+	}
+	in->prologue = in->prologue || ((op == 0x89 || op == 0x8b) && mod == 3) ||
+		       (op == 0x89 && sib_rsp);
+}
+
 /* Decode the instruction at code (end: how far bytes are known), at
  * address addr.  Returns false for what is not decoded.  The bytes are
  * the target's: the decoder reads a zero-padded copy of at most
@@ -115,19 +219,12 @@ x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr, s
 	size_t known = (size_t)(end - code) < INSN_MAX ? (size_t)(end - code) : INSN_MAX;
 	bool o16 = false;
 	unsigned rex = 0;
-	size_t k = 0, imm = 0;
+	size_t k, imm = 0;
 
 	memset(in, 0, sizeof(*in));
 	memset(x, 0, sizeof(x));
 	memcpy(x, code, known);
-	/* Prefixes, leaving room for the opcode. */
-	while (k < INSN_MAX - 1 &&
-	       (x[k] == 0x66 || x[k] == 0xf2 || x[k] == 0xf3 || x[k] == 0xf0 ||
-		x[k] == 0x2e || x[k] == 0x3e || x[k] == 0x26 || x[k] == 0x36 ||
-		x[k] == 0x64 || x[k] == 0x65)) {
-		o16 |= x[k] == 0x66;
-		k++;
-	}
+	k = skip_prefixes(x, &o16);
 	if (k + 1 > known)
 		return false;
 	if ((x[k] & 0xf0) == 0x40)
@@ -135,10 +232,7 @@ x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr, s
 	unsigned op = x[k];
 	bool w = rex & 8;
 	const unsigned char *m = x + k + 1;
-	unsigned reg = (m[0] >> 3) & 7, rm = m[0] & 7, mod = m[0] >> 6;
-	bool rm_is_rsp = mod == 3 && rm == 4 && !(rex & 1);
-	bool reg_is_rsp = reg == 4 && !(rex & 4);
-	bool sib_rsp = rm == 4 && mod != 3 && (m[1] & 7) == 4 && !(rex & 1);
+	unsigned reg = (m[0] >> 3) & 7;
 
 	if (op >= 0x50 && op <= 0x57) {
 		in->len = k + 1;
@@ -181,74 +275,14 @@ x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr, s
 		in->len = k + 1 + (w ? 8 : o16 ? 2 : 4);
 		in->prologue = true;
 	} else if (op == 0x0f) {
-		unsigned op2 = m[0];
-		if (op2 == 0x05 || op2 == 0x0b || op2 == 0xa2 || op2 == 0x31) {
-			in->len = k + 2;
-		} else if (op2 >= 0x80 && op2 <= 0x8f) {
-			in->len = k + 6;
-			in->kind = INSN_JCC;
-			in->val = (int64_t)(addr + in->len) + disp_of(m + 1, 2, 0);
-		} else if (modrm_opcode_0f(op2)) {
-			size_t ml = modrm_len(m + 1, x + known);
-			if (!ml)
-				return false;
-			in->len = k + 2 + ml + (op2 == 0x70 || op2 == 0xc2 || op2 == 0xc6 ||
-						(op2 >= 0x71 && op2 <= 0x73) || op2 == 0xa4 ||
-						op2 == 0xac || op2 == 0xba ? 1 : 0);
-			in->prologue = op2 == 0x1e || op2 == 0x1f;
-		} else {
+		if (!decode_0f(m, x + known, k, addr, in))
 			return false;
-		}
 	} else if (modrm_opcode(op, reg, o16, &imm)) {
 		size_t ml = modrm_len(m, x + known);
 		if (!ml)
 			return false;
 		in->len = k + 1 + ml + imm;
-		if (w && (op == 0x83 || op == 0x81) && rm_is_rsp) {
-			int64_t v = op == 0x83 ? (int8_t)m[1] : disp_of(m, 2, 1);
-			if (reg == 5) {
-				in->kind = INSN_RSP_ADD;        /* sub $v,%rsp */
-				in->val = -v;
-				in->prologue = true;
-			} else if (reg == 0) {
-				in->kind = INSN_RSP_ADD;        /* add $v,%rsp */
-				in->val = v;
-			} else {
-				in->kind = INSN_RSP_UNKNOWN;    /* and $-16,%rsp */
-			}
-		} else if (w && ((op == 0x89 && reg_is_rsp && mod == 3 && rm == 5 && !(rex & 1)) ||
-				 (op == 0x8b && mod == 3 && reg == 5 && !(rex & 4) && rm_is_rsp))) {
-			in->kind = INSN_RBP_FROM_RSP;           /* mov %rsp,%rbp */
-			in->prologue = true;
-		} else if (w && ((op == 0x89 && rm_is_rsp && reg == 5 && !(rex & 4)) ||
-				 (op == 0x8b && reg_is_rsp && mod == 3 && rm == 5 && !(rex & 1)))) {
-			in->kind = INSN_RSP_FROM_RBP;           /* mov %rbp,%rsp */
-		} else if (w && op == 0x89 && reg == 5 && !(rex & 4) && sib_rsp &&
-			   (mod == 1 || mod == 2)) {
-			in->kind = INSN_RBP_STORE;              /* mov %rbp,d(%rsp) */
-			in->val = disp_of(m, mod, 2);
-			in->prologue = true;
-		} else if (w && op == 0x8d && reg == 5 && !(rex & 4) && sib_rsp &&
-			   (mod == 1 || mod == 2)) {
-			in->kind = INSN_RBP_FROM_RSP;           /* lea d(%rsp),%rbp */
-			in->val = disp_of(m, mod, 2);
-			in->prologue = true;
-		} else if (op == 0x8d && reg_is_rsp && sib_rsp && (mod == 1 || mod == 2)) {
-			in->kind = INSN_RSP_ADD;                /* lea d(%rsp),%rsp */
-			in->val = disp_of(m, mod, 2);
-		} else if ((op == 0x89 && rm_is_rsp) || ((op == 0x8b || op == 0x8d) && reg_is_rsp) ||
-			   (op < 0x40 && (op & 7) == 1 && rm_is_rsp) ||
-			   (op < 0x40 && (op & 7) == 3 && reg_is_rsp && (op & 0x38) != 0x38)) {
-			in->kind = INSN_RSP_UNKNOWN;            /* %rsp from elsewhere */
-		} else if (op == 0xff && reg == 6) {
-			in->kind = INSN_PUSH;                   /* push r/m */
-		} else if (op == 0xff && (reg == 4 || reg == 5)) {
-			in->kind = INSN_JMP;                    /* jmp *r/m */
-		} else if (op == 0xff && (reg == 2 || reg == 3)) {
-			in->kind = INSN_CALL;                   /* call *r/m */
-		}
-		in->prologue = in->prologue || ((op == 0x89 || op == 0x8b) && mod == 3) ||
-			       (op == 0x89 && sib_rsp);
+		modrm_effect(op, m, rex, in);
 	} else {
 		return false;
 	}
