@@ -561,6 +561,47 @@ tick_took_cpu(struct profiler *p, const struct task_sched *sched)
 	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= p->tick_exec_ns;
 }
 
+/* Thread th (ts), seen in state with schedstat before, joins the tick's
+ * batch: what the rule needs read before its interrupt, and on-CPU the
+ * interrupt itself. */
+static void
+batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct thread_state *ts,
+	  const struct task_schedstat *before, char state)
+{
+	/* Its stop costs it CPU time: read with the hot ones next tick, or
+	 * the process's clock would not match (thread_census). */
+	thread_mark_hot(p, ts);
+	size_t i = p->nbatch++;
+	p->batch_th[i] = th;
+	p->batch_pt[i] = ps->pt;
+	p->batch_ctx[i] = ps->ut;
+	p->batch_proc[i] = (size_t)(ps - p->procs);
+	p->batch_ts[i] = ts;
+	struct sample_pick *pick = &p->batch_pick[i];
+	memset(pick, 0, sizeof(*pick));
+	pick->tick_ns = p->tick_ns;
+	pick->before = *before;
+	pick->state = state;
+	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
+	 * (tick_took_cpu) or one watched (woken_after_read); read before the
+	 * interrupt, never in the stop. */
+	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;
+	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tick_no < ts->watch_until) &&
+	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
+		memset(&pick->sched, 0, sizeof(pick->sched));
+	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);
+	/* On-CPU: stopped now, as it was seen running, not after the looks
+	 * at the other threads (ptrace_interrupt_early); an error is the
+	 * batch's to report. */
+	if (!p->cfg.idle)
+		(void)ptrace_interrupt_early(th);
+	/* --kernel: where a sleeping thread sleeps in the kernel, read
+	 * before the interrupt wakes it into the stop. */
+	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?
+			 (uint8_t)kernel_frame_ids(p, ps->pid, th->tid, p->batch_kids[i],
+						   MAX_KERNEL_FRAMES) : 0;
+}
+
 /* Choose thread th for this tick, or account for it without a stop. */
 static void
 choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
@@ -656,38 +697,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		}
 		p->idle_stops++;
 	}
-	/* Its stop costs it CPU time: read with the hot ones next tick, or
-	 * the process's clock would not match (thread_census). */
-	thread_mark_hot(p, ts);
-	size_t i = p->nbatch++;
-	p->batch_th[i] = th;
-	p->batch_pt[i] = ps->pt;
-	p->batch_ctx[i] = ps->ut;
-	p->batch_proc[i] = (size_t)(ps - p->procs);
-	p->batch_ts[i] = ts;
-	struct sample_pick *pick = &p->batch_pick[i];
-	memset(pick, 0, sizeof(*pick));
-	pick->tick_ns = p->tick_ns;
-	pick->before = before;
-	pick->state = state;
-	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
-	 * (tick_took_cpu) or one watched (woken_after_read); read before the
-	 * interrupt, never in the stop. */
-	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;
-	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tick_no < ts->watch_until) &&
-	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
-		memset(&pick->sched, 0, sizeof(pick->sched));
-	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);
-	/* On-CPU: stopped now, as it was seen running, not after the looks
-	 * at the other threads (ptrace_interrupt_early); an error is the
-	 * batch's to report. */
-	if (!p->cfg.idle)
-		(void)ptrace_interrupt_early(th);
-	/* --kernel: where a sleeping thread sleeps in the kernel, read
-	 * before the interrupt wakes it into the stop. */
-	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?
-			 (uint8_t)kernel_frame_ids(p, ps->pid, th->tid, p->batch_kids[i],
-						   MAX_KERNEL_FRAMES) : 0;
+	batch_add(p, ps, th, ts, &before, state);
 	if (p->nbatch == SAMPLE_BATCH)
 		flush_batch(p);
 }
