@@ -147,95 +147,70 @@ rule_offset(struct cfi_rules *rs, struct reader *r, enum cfi_rule_kind kind, boo
 	c->off = factored(off, factor);
 }
 
-/* The instructions that set the rule of a column or of the CFA (op, its
- * operands at r); init as for run.  Returns 0, or -EINVAL for an
- * instruction that is not one of them or a DW_CFA_restore_extended in
- * the CIE.  An operand cut short leaves r->bad, which run() checks. */
-static int
-set_rule(struct cfi_rules *rs, const struct cfi_rules *init, struct reader *r, unsigned op,
-	 int64_t da)
+/* DW_CFA_register: a column held in another register. */
+static void
+rule_register(struct cfi_rules *rs, struct reader *r)
 {
-	uint64_t reg;
-	struct cfi_rule *c;
+	struct cfi_rule *c = column(rs, rd_uleb(r));
+	c->kind = CFI_RULE_REGISTER;
+	c->reg = rd_uleb(r);
+}
 
-	switch (op) {
-	case CFI_OP_offset_extended:
-		rule_offset(rs, r, CFI_RULE_OFFSET, false, da);
-		return 0;
-	case OP_offset_extended_sf:
-		rule_offset(rs, r, CFI_RULE_OFFSET, true, da);
-		return 0;
-	case OP_GNU_negative_offset_extended:
-		rule_offset(rs, r, CFI_RULE_OFFSET, false, -da);
-		return 0;
-	case OP_val_offset:
-		rule_offset(rs, r, CFI_RULE_VAL_OFFSET, false, da);
-		return 0;
-	case OP_val_offset_sf:
-		rule_offset(rs, r, CFI_RULE_VAL_OFFSET, true, da);
-		return 0;
-	case OP_restore_extended:
-		reg = rd_uleb(r);
-		if (!init)
-			return -EINVAL;
-		*column(rs, reg) = *column((struct cfi_rules *)init, reg);
-		return 0;
-	case CFI_OP_undefined:
-		column(rs, rd_uleb(r))->kind = CFI_RULE_UNDEFINED;
-		return 0;
-	case CFI_OP_same_value:
-		column(rs, rd_uleb(r))->kind = CFI_RULE_SAME;
-		return 0;
-	case CFI_OP_register:
-		reg = rd_uleb(r);
-		c = column(rs, reg);
-		c->kind = CFI_RULE_REGISTER;
-		c->reg = rd_uleb(r);
-		return 0;
-	case CFI_OP_def_cfa:
-		rs->cfa.kind = CFI_RULE_REGISTER;
-		rs->cfa.reg = rd_uleb(r);
-		rs->cfa.off = (int64_t)rd_uleb(r);
-		return 0;
-	case OP_def_cfa_sf:
-		rs->cfa.kind = CFI_RULE_REGISTER;
-		rs->cfa.reg = rd_uleb(r);
-		rs->cfa.off = factored(rd_sleb(r), da);
-		return 0;
-	case CFI_OP_def_cfa_register:
-		rs->cfa.kind = CFI_RULE_REGISTER;
-		rs->cfa.reg = rd_uleb(r);
-		return 0;
-	case CFI_OP_def_cfa_offset:
-		rs->cfa.off = (int64_t)rd_uleb(r);
-		return 0;
-	case OP_def_cfa_offset_sf:
-		rs->cfa.off = factored(rd_sleb(r), da);
-		return 0;
-	case OP_def_cfa_expression:
-		rs->cfa.kind = CFI_RULE_VAL_EXPR;
-		rd_block(r, &rs->cfa.expr, &rs->cfa.expr_len);
-		return 0;
-	case OP_expression:
-	case OP_val_expression:
-		reg = rd_uleb(r);
-		c = column(rs, reg);
-		c->kind = op == OP_expression ? CFI_RULE_EXPR : CFI_RULE_VAL_EXPR;
-		rd_block(r, &c->expr, &c->expr_len);
-		return 0;
-	case OP_GNU_args_size:
-		rd_uleb(r);
-		return 0;
-	default:
-		return -EINVAL;
-	}
+/* DW_CFA_expression, DW_CFA_val_expression: a column's rule is a DWARF
+ * expression (kind says which). */
+static void
+rule_expr(struct cfi_rules *rs, struct reader *r, enum cfi_rule_kind kind)
+{
+	struct cfi_rule *c = column(rs, rd_uleb(r));
+	c->kind = kind;
+	rd_block(r, &c->expr, &c->expr_len);
+}
+
+/* DW_CFA_def_cfa and its _sf form: the CFA is a register plus an offset. */
+static void
+def_cfa(struct cfi_rules *rs, struct reader *r, bool sf, int64_t da)
+{
+	rs->cfa.kind = CFI_RULE_REGISTER;
+	rs->cfa.reg = rd_uleb(r);
+	rs->cfa.off = sf ? factored(rd_sleb(r), da) : (int64_t)rd_uleb(r);
+}
+
+/* DW_CFA_remember_state, DW_CFA_restore_state: a row pushed on, or popped
+ * off, saved[] (*nsaved deep), each copy charged to *budget.  0, or the
+ * negative code of cfi_rules_at. */
+static int
+state_op(struct cfi_rules *rs, bool remember, struct cfi_rules *saved, unsigned *nsaved,
+	 unsigned long *budget)
+{
+	if (remember ? *nsaved == CFI_MAX_STATES : *nsaved == 0)
+		return remember ? -EOVERFLOW : -EINVAL;
+	if (*budget < CFI_STATE_COST)
+		return -E2BIG;
+	*budget -= CFI_STATE_COST;
+	if (remember)
+		saved[(*nsaved)++] = *rs;
+	else
+		/* The whole row, the CFA's rule too, as libgcc, libunwind
+		 * and libdw do: GCC's epilogues rely on it (def_cfa sp
+		 * before the ret, restore_state after). */
+		*rs = saved[--*nsaved];
+	return 0;
 }
 
 /* Run the instructions [p, end) on *rs, from location *loc, stopping
  * before the first row that starts past pc.  init: the CIE's rules, for
  * DW_CFA_restore (NULL while running the CIE itself).  *budget: the
  * instructions left to run for this row.  Returns 0, 1 when pc was
- * passed (the rules hold), or a negative code of cfi_rules_at. */
+ * passed (the rules hold), or a negative code of cfi_rules_at.
+ *
+ * Each row runs the FDE from its start: a stream of remember_state/
+ * restore_state pairs (each copies a row) or of nops costs its length at
+ * every sample, hence the budget.  DW_CFA_set_loc: absolute addresses
+ * only (DW_EH_PE_absptr, what .debug_frame has); pc-relative ones are
+ * not written by the toolchains stackspy meets.  One switch for every
+ * instruction: the interpreter is a third of an unwind's instructions,
+ * and a second dispatch for the rules cost 5 % of them
+ * (bench/unwind-cost.sh under callgrind). */
 static int
 run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
     unsigned addr_size, bool be, uint64_t pc, uint64_t *loc, struct cfi_rules *rs,
@@ -252,15 +227,12 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 		return -E2BIG;
 	while (r.p < r.end && !r.bad) {
 		unsigned op = *r.p++;
-		/* Each row runs the FDE from its start: a stream of
-		 * remember_state/restore_state pairs (each copies a row) or
-		 * of nops costs its length at every sample. */
 		if (*budget == 0)
 			return -E2BIG;
 		--*budget;
 		uint64_t adv = 0;
 		struct cfi_rule *c;
-		int rc;
+		int rc = 0;
 		switch (op & 0xc0) {
 		case OP_advance_loc:
 			adv = (op & 0x3f) * ca;
@@ -283,51 +255,76 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			rs->ra_signed = !rs->ra_signed;
 			continue;
 		case OP_set_loc:
-			/* Absolute addresses only (DW_EH_PE_absptr, what
-			 * .debug_frame has); pc-relative ones are not written
-			 * by the toolchains stackspy meets. */
 			if (f->cie.fde_enc != CFI_PE_absptr)
 				return -EINVAL;
-			{
-				uint64_t to = rd_fixed(&r, addr_size);
-				if (to > pc)
-					return 1;
-				*loc = to;
-			}
+			adv = rd_fixed(&r, addr_size);
+			if (adv > pc)
+				return 1;
+			*loc = adv;
 			continue;
 		case OP_advance_loc1:
-			adv = rd_fixed(&r, 1) * ca;
-			goto advance;
 		case OP_advance_loc2:
-			adv = rd_fixed(&r, 2) * ca;
-			goto advance;
 		case OP_advance_loc4:
-			adv = rd_fixed(&r, 4) * ca;
+			adv = rd_fixed(&r, op == OP_advance_loc1 ? 1 : op == OP_advance_loc2 ? 2 : 4) * ca;
 			goto advance;
 		case OP_remember_state:
-			if (nsaved == CFI_MAX_STATES)
-				return -EOVERFLOW;
-			if (*budget < CFI_STATE_COST)
-				return -E2BIG;
-			*budget -= CFI_STATE_COST;
-			saved[nsaved++] = *rs;
-			continue;
 		case OP_restore_state:
-			if (nsaved == 0)
-				return -EINVAL;
-			if (*budget < CFI_STATE_COST)
-				return -E2BIG;
-			*budget -= CFI_STATE_COST;
-			/* The whole row, the CFA's rule too, as libgcc,
-			 * libunwind and libdw do: GCC's epilogues rely on it
-			 * (def_cfa sp before the ret, restore_state after). */
-			*rs = saved[--nsaved];
-			continue;
-		default:
-			/* The rules of a column or of the CFA. */
-			if ((rc = set_rule(rs, init, &r, op, da)) < 0)
+			if ((rc = state_op(rs, op == OP_remember_state, saved, &nsaved, budget)) < 0)
 				return rc;
 			continue;
+		case CFI_OP_offset_extended:
+		case OP_offset_extended_sf:
+			rule_offset(rs, &r, CFI_RULE_OFFSET, op == OP_offset_extended_sf, da);
+			continue;
+		case OP_GNU_negative_offset_extended:
+			rule_offset(rs, &r, CFI_RULE_OFFSET, false, -da);
+			continue;
+		case OP_val_offset:
+		case OP_val_offset_sf:
+			rule_offset(rs, &r, CFI_RULE_VAL_OFFSET, op == OP_val_offset_sf, da);
+			continue;
+		case OP_restore_extended:
+			adv = rd_uleb(&r);
+			if (!init)
+				return -EINVAL;
+			*column(rs, adv) = *column((struct cfi_rules *)init, adv);
+			continue;
+		case CFI_OP_undefined:
+			column(rs, rd_uleb(&r))->kind = CFI_RULE_UNDEFINED;
+			continue;
+		case CFI_OP_same_value:
+			column(rs, rd_uleb(&r))->kind = CFI_RULE_SAME;
+			continue;
+		case CFI_OP_register:
+			rule_register(rs, &r);
+			continue;
+		case CFI_OP_def_cfa:
+		case OP_def_cfa_sf:
+			def_cfa(rs, &r, op == OP_def_cfa_sf, da);
+			continue;
+		case CFI_OP_def_cfa_register:
+			rs->cfa.kind = CFI_RULE_REGISTER;
+			rs->cfa.reg = rd_uleb(&r);
+			continue;
+		case CFI_OP_def_cfa_offset:
+			rs->cfa.off = (int64_t)rd_uleb(&r);
+			continue;
+		case OP_def_cfa_offset_sf:
+			rs->cfa.off = factored(rd_sleb(&r), da);
+			continue;
+		case OP_def_cfa_expression:
+			rs->cfa.kind = CFI_RULE_VAL_EXPR;
+			rd_block(&r, &rs->cfa.expr, &rs->cfa.expr_len);
+			continue;
+		case OP_expression:
+		case OP_val_expression:
+			rule_expr(rs, &r, op == OP_expression ? CFI_RULE_EXPR : CFI_RULE_VAL_EXPR);
+			continue;
+		case OP_GNU_args_size:
+			rd_uleb(&r);
+			continue;
+		default:
+			return -EINVAL;
 		}
 advance:
 		if (r.bad)
