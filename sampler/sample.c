@@ -247,9 +247,10 @@ late_sample(void *arg, struct ptrace_target *t, struct tracee *th, int r,
 		if (!ts || !ts->late.tick_ns)
 			return;
 		p->stats.late++;
+		/* Kept only for a thread seen running (finish_thread): its
+		 * pick says 'R'. */
 		struct sample_pick pick = ts->late;
 		ts->late.tick_ns = 0;
-		pick.state = 'R';
 		finish_sample(p, ps, ts, r, snap, &pick, NULL, 0);
 		return;
 	}
