@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -124,6 +125,22 @@ static void *busy_thread(void *arg)
 	return arg;
 }
 
+/* Start n busy threads; nonzero (said) on failure. */
+static int start_busy(long n, pthread_attr_t *attr)
+{
+	for (long i = 0; i < n; i++) {
+		pthread_t t;
+		int err = pthread_create(&t, attr, busy_thread, NULL);
+
+		if (err) {
+			fprintf(stderr, "parked: starting busy thread %ld: %s\n", i + 1,
+				strerror(err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 #define FLOOR_COPY (16 * 1024)
 
 static uint64_t now_ns(void)
@@ -211,7 +228,7 @@ static int floor_main(const char *arg)
 
 static void usage(FILE *out)
 {
-	fputs("Usage: parked [-n N] [-b N] [-w MS]\n"
+	fputs("Usage: parked [-n N] [-b N | -B N] [-w MS]\n"
 	      "Start N threads (default 1000) parked in\n"
 	      "park_outer -> park_inner -> pthread_cond_wait, print the PID once\n"
 	      "all are parked, and wait until killed or until stdin, if a pipe\n"
@@ -220,6 +237,9 @@ static void usage(FILE *out)
 	      "  -n, --threads N  number of parked threads\n"
 	      "  -b, --busy N     also N threads computing forever in\n"
 	      "                   busy_thread -> busy_outer -> busy_inner\n"
+	      "  -B, --busy-first N  the same, started before the parked ones\n"
+	      "                   (a tracer looks at them first: the pause of a\n"
+	      "                   thread stopped before the looks at many others)\n"
 	      "  -w, --wake MS    the N threads instead each set their name and\n"
 	      "                   sleep MS (wake_loop -> wake_sleep), for ever\n"
 	      "      --floor PID  instead: time the serial floor of a dump of PID\n"
@@ -253,17 +273,19 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'n' },
 		{ "busy", required_argument, NULL, 'b' },
 		{ "wake", required_argument, NULL, 'w' },
+		{ "busy-first", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "floor", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
 	};
 	long nthreads = 1000;
 	long nbusy = 0;
+	bool busy_first = false;
 	pthread_attr_t attr;
 	char *end;
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "n:b:w:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:b:B:w:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			errno = 0;
@@ -274,6 +296,9 @@ int main(int argc, char **argv)
 				goto bad_usage;
 			}
 			break;
+		case 'B':
+			busy_first = true;
+			/* fall through */
 		case 'b':
 			errno = 0;
 			nbusy = strtol(optarg, &end, 10);
@@ -308,6 +333,8 @@ int main(int argc, char **argv)
 	pthread_attr_setstacksize(&attr, PARKED_STACK_SIZE > PTHREAD_STACK_MIN ?
 				  PARKED_STACK_SIZE : PTHREAD_STACK_MIN);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (busy_first && start_busy(nbusy, &attr))
+		return 1;
 	for (long i = 0; i < nthreads; i++) {
 		pthread_t t;
 
@@ -320,16 +347,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	for (long i = 0; i < nbusy; i++) {
-		pthread_t t;
-
-		err = pthread_create(&t, &attr, busy_thread, NULL);
-		if (err) {
-			fprintf(stderr, "parked: starting busy thread %ld: %s\n", i + 1,
-				strerror(err));
-			return 1;
-		}
-	}
+	if (!busy_first && start_busy(nbusy, &attr))
+		return 1;
 	pthread_attr_destroy(&attr);
 
 	/* A thread holds the lock from its count to its wait, and the wait

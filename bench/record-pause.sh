@@ -3,7 +3,11 @@
 # sample, next to the floor: bench/pause-floor doing only INTERRUPT +
 # waitpid + GETREGSET + one stack copy + CONT on the same target at the
 # same rate.  Alternating, ROUNDS times, on tests/targets/ratio (one
-# CPU-bound worker) and on the demo (two CPU-bound workers).  Prints each
+# CPU-bound worker), on the demo (two CPU-bound workers) and on
+# bench/parked -B 1 -n 200 -w 10 (one CPU-bound thread looked at first,
+# then 200 that wake every 10 ms, each looked at every tick: a thread
+# interrupted as soon as it is seen running must not wait in its stop
+# for the looks at the 200).  Prints each
 # run's mean and p99 and the ratio of stackspy's to the floor's, and the
 # rate each achieved (ticks per second; stackspy's against the one asked).
 #
@@ -32,9 +36,10 @@ done
 . "$(dirname "$0")/lib.sh"
 stackspy=${STACKSPY:-$build/stackspy}
 floor=$build/bench/pause-floor
+parked=$build/bench/parked
 ratio=$build/tests/targets/ratio
 demo=$build/demo/stackspy-demo
-for f in "$stackspy" "$floor" "$ratio" "$demo"; do
+for f in "$stackspy" "$floor" "$ratio" "$demo" "$parked"; do
 	[ -x "$f" ] || { echo "$0: no $f (make; make tests/targets/ratio)" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
@@ -101,3 +106,14 @@ dpid=$("$demo" --daemon --seconds 3600)
 pids="$pids $dpid"
 sleep 0.5
 measure demo "$dpid"
+kill "$dpid"
+
+# parked exits when its stdin, this fifo, closes.
+mkfifo "$tmp/in"
+"$parked" -B 1 -n 200 -w 10 <"$tmp/in" >"$tmp/parked.pid" &
+ppid=$!
+pids="$pids $ppid"
+exec 3>"$tmp/in"
+while [ ! -s "$tmp/parked.pid" ]; do sleep 0.05; done
+measure looks "$(head -n1 "$tmp/parked.pid")"
+exec 3>&-

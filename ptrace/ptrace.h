@@ -59,6 +59,8 @@ struct tracee {
 	uint64_t interrupted_ns;  /* ptrace_interrupt_early: when its
 				     interrupt went, for the batch that takes
 				     its stop; 0 if none is pending */
+	bool taken;               /* ptrace_sample_ready took that stop: the
+				     batch keeps its snapshot and result */
 };
 
 /* A traced process.  Allocated and owned by ptrace/ (ptrace_target_attach,

@@ -125,6 +125,8 @@ prepare(struct tracee **threads, size_t n, size_t window,
 {
 	for (size_t i = 0; i < n; i++) {
 		struct stack_snapshot *out = &outs[i];
+		if (threads[i]->taken)
+			continue;  /* ptrace_sample_ready has its stop */
 		out->tid = threads[i]->tid;
 		out->regs_len = 0;
 		out->stack_len = 0;
@@ -296,12 +298,15 @@ due_by(const size_t *pending, size_t npending, const uint64_t *since,
 }
 
 /* Nothing stopped: the stop of an early interrupt (ptrace_interrupt_early)
- * is let go by ptrace_target_poll when it comes. */
+ * is let go by ptrace_target_poll when it comes; one ptrace_sample_ready
+ * took is dropped with the rest. */
 static void
 forget_early(struct tracee **threads, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		threads[i]->interrupted_ns = 0;
+		threads[i]->taken = false;
+	}
 }
 
 /* One call of sample_batch: its arguments and the state of its loop,
@@ -369,6 +374,10 @@ interrupt_next(struct batch *b)
 	while (!b->fresh && b->next < b->n) {
 		size_t i = b->next++;
 		struct tracee *th = b->threads[i];
+		if (th->taken) {
+			th->taken = false;  /* its snapshot and result stand */
+			continue;
+		}
 		if (th->state == TRACEE_GONE) {
 			/* A thread that could not be attached (another
 			 * tracer) is an error, not a thread that left. */
@@ -614,6 +623,31 @@ ptrace_interrupt_early(struct tracee *th)
 		return -errno;
 	th->interrupted_ns = now;
 	return 0;
+}
+
+size_t
+ptrace_sample_ready(struct ptrace_target *const *targets, void *const *ctxs,
+		    struct tracee **threads, size_t n, const struct sample_opts *o,
+		    struct stack_snapshot *outs, int *results)
+{
+	size_t window = o->window;
+	if (window > (size_t)MAX_IOV * PAGE - PAGE)
+		window = (size_t)MAX_IOV * PAGE - PAGE;
+	size_t taken = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct tracee *th = threads[i];
+		if (!th->interrupted_ns || th->taken || th->state == TRACEE_GONE)
+			continue;
+		if (prepare(&threads[i], 1, window, &outs[i], &results[i]) < 0)
+			continue;  /* the batch reports it */
+		if (!check(targets[i], th, o, ctxs[i], window, th->interrupted_ns, &outs[i],
+			   &results[i]))
+			continue;
+		th->interrupted_ns = 0;
+		th->taken = true;
+		taken++;
+	}
+	return taken;
 }
 
 int

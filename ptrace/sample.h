@@ -157,6 +157,18 @@ int ptrace_sample_threads(struct ptrace_target *const *targets, void *const *ctx
  * reported there).  0 or -errno. */
 int ptrace_interrupt_early(struct tracee *th);
 
+/* Of the n threads (as for ptrace_sample_threads), take the stops of
+ * those interrupted early that are there now, without waiting: their
+ * registers and stack copy into outs[i], results[i] as the batch gives
+ * them, and they run again.  The batch they are then given to keeps
+ * those and does not stop them again; the others it stops as usual.
+ * An early-interrupted thread otherwise waits in its stop while the
+ * tracer looks at the threads after it (1-4 us each).  Returns how many
+ * were taken. */
+size_t ptrace_sample_ready(struct ptrace_target *const *targets, void *const *ctxs,
+			   struct tracee **threads, size_t n, const struct sample_opts *o,
+			   struct stack_snapshot *outs, int *results);
+
 /* Late samples.  With SAMPLE_LATE, a thread that has not stopped
  * by the deadline keeps its interrupt pending (results[i] -ETIMEDOUT, the
  * tracee marked late); when its stop comes, ptrace_target_poll (or a later

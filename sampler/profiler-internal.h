@@ -55,6 +55,14 @@
 /* Threads stopped together in one ptrace_sample_many call: bounds the
  * stack copies held at once (SAMPLE_BATCH x STACK_WINDOW_BYTES). */
 #define SAMPLE_BATCH      32
+/* On-CPU: a thread interrupted as soon as it is seen running
+ * (ptrace_interrupt_early) would wait in its stop while the tick looks
+ * at the threads after it, 1-4 us each: the stops that are there are
+ * taken (ptrace_sample_ready) before the next look once the oldest
+ * interrupt not taken is this old, and again this often.  Without it,
+ * 16 running threads paused 1.3-1.6x as long as with their interrupts
+ * sent together after the looks. */
+#define EARLY_WAIT_NS     10000u
 /* Real-time priority for at most this much of a tick (or a quarter of the
  * period, if shorter): the wait for the tick, the stops, the hand-over
  * (and, without the unwinder's own thread, as much of the unwinding as
@@ -102,6 +110,9 @@
  * within a tick does so at most ticks; a compute-bound thread never pays
  * the read. */
 #define ONCPU_WATCH_TICKS 64u
+/* On-CPU: CPUs (by number) whose samples of one tick are checked against
+ * each other (oncpu_cpu_claim); a sample on a CPU past these is not. */
+#define ONCPU_CPU_SLOTS 1024
 /* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
  * 1 s; the last bucket holds the rest. */
 #define PAUSE_FINE_US     10000u
@@ -145,6 +156,9 @@ struct sample_pick {
 					  not read) */
 	char state;                    /* its /proc state letter */
 	bool tick_cpu;                 /* the tick took its CPU */
+	bool on_tick_cpu;              /* it was on the tracer's CPU */
+	int cpu;                       /* the CPU its stat line named, -1 */
+	unsigned tick_no;              /* the tick's number */
 };
 
 struct thread_state {
@@ -305,14 +319,19 @@ struct profiler {
 	int results[SAMPLE_BATCH];
 	struct stack_snapshot blocked_snap;  /* a thread in D (blocked.c) */
 	size_t nbatch;
+	uint64_t batch_early_ns;  /* the batch's oldest early interrupt not
+				     taken, or when it last looked for them;
+				     0 if none */
 	uint64_t tick_ns;         /* when the tick being run began */
 	int tick_cpu;             /* the CPU the tracer woke on for it (-1:
 				     unknown): a thread it took the CPU of
 				     waits there (sample.c, tick_took_cpu) */
-	bool tick_exec_read;      /* tick_exec_ns read since the tracer last
-				     took a CPU */
-	uint64_t tick_exec_ns;    /* the tracer's se.exec_start then, 0 if
-				     unknown */
+	bool tick_exec_read;      /* tick_exec_ns read this tick */
+	uint64_t tick_exec_ns;    /* the tracer's se.exec_start at the tick's
+				     first look, 0 if unknown */
+	/* On-CPU: the last two ticks (tick_no + 1) each CPU had a sample
+	 * counted for (oncpu_cpu_claim). */
+	unsigned cpu_counted[ONCPU_CPU_SLOTS][2];
 	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
 	struct unwind_frame *frames;  /* the unwinder's scratch */
 	uint32_t *ids;
@@ -533,6 +552,10 @@ size_t kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids,
 int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
 		  const struct task_schedstat *before, bool tick_cpu, uint64_t tick_ns,
 		  uint64_t last_stop_cpu_ns);
+/* pick's CPU at its tick: false when a sample of that tick was counted
+ * on it already, or when it is the tracer's CPU and the tracer did not
+ * take it from this thread; else it is the CPU's sample now. */
+bool oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick);
 /* Whether the stop found the thread inside a system call. */
 bool oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *snap);
 /* A thread scheduled in again before its stop, which the rule dropped:

@@ -119,6 +119,8 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
 		if (drop == ONCPU_DROP_WAITING || drop == ONCPU_DROP_ASLEEP)
 			drop = woken_after_read(p, ps, ts, snap, before, &pick->sched) ? -1 : drop;
+		if (drop < 0 && !oncpu_cpu_claim(p, pick))
+			drop = ONCPU_DROP_WAITING;
 		if (drop >= 0) {
 			p->stats.dropped[drop]++;
 			return;
@@ -307,6 +309,32 @@ profiler_sample_setup(struct profiler *p, struct proc_state *ps)
 	return ptrace_target_set_late(ps->pt, &o, late_sample, late_schedstat_fd, p);
 }
 
+static uint64_t tick_exec(struct profiler *p);
+
+/* On-CPU: the stops of early interrupts that are there, taken without
+ * waiting (the tracer keeps its CPU: a thread seen on it later ran after
+ * the tick), once the oldest has waited EARLY_WAIT_NS.  The batch
+ * decides on them with the others, once all run again. */
+static void
+take_ready(struct profiler *p)
+{
+	uint64_t now = monotonic_ns();
+	if (now - p->batch_early_ns <= EARLY_WAIT_NS)
+		return;
+	struct sample_opts o;
+	sample_opts_for(p, NULL, &o);
+	for (size_t i = 0; i < p->nbatch; i++)
+		p->snaps[i].schedstat_fd = p->batch_ts[i]->schedstat_fd;
+	(void)ptrace_sample_ready(p->batch_pt, p->batch_ctx, p->batch_th, p->nbatch, &o,
+				  p->snaps, p->results);
+	p->batch_early_ns = 0;
+	for (size_t i = 0; i < p->nbatch; i++)
+		if (p->batch_th[i]->interrupted_ns) {
+			p->batch_early_ns = now;  /* look again in EARLY_WAIT_NS */
+			break;
+		}
+}
+
 /* Stop the batch's threads, of every process of the tick, together
  * against one deadline (each stopped only for its own copy), then, with
  * every one of them running again, decide and hand over. */
@@ -317,7 +345,7 @@ flush_batch(struct profiler *p)
 	if (n == 0)
 		return;
 	p->nbatch = 0;
-	p->tick_exec_read = false;  /* it sleeps in the stops */
+	p->batch_early_ns = 0;
 	struct sample_opts o;
 	sample_opts_for(p, NULL, &o);
 	for (size_t i = 0; i < n; i++)
@@ -538,28 +566,37 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 	}
 }
 
+/* On-CPU: the tracer's se.exec_start as it woke for this tick, read once
+ * (at the first thread on its CPU, or before it first sleeps in the
+ * stops: after that it would be the time it took a CPU back, and a
+ * thread it took that CPU from then did not run at the tick). */
+static uint64_t
+tick_exec(struct profiler *p)
+{
+	if (!p->tick_exec_read) {
+		struct task_sched own;
+		p->tick_exec_read = true;
+		p->tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ? own.exec_start_ns : 0;
+	}
+	return p->tick_exec_ns;
+}
+
 /* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
  * waits on the tracer's CPU (its stat line says which), and it left that
  * CPU as the tracer came: the scheduler accounted its CPU time last
  * (se.exec_start) when it accounted the tracer's first, the same instant
  * of the same run queue's clock (ONCPU_TOOK_EXEC_NS).  A thread woken
  * from its sleep as the tick began waits there too, but left its CPU
- * when it went to sleep, before or after.  Read
- * before the interrupt, for the few threads that wait on that CPU; the
- * tracer's own once per tick, and again after it slept in a batch's
- * stops (it came back by taking a CPU again). */
+ * when it went to sleep, before or after.  Read before the interrupt,
+ * for the few threads that wait on that CPU. */
 static bool
 tick_took_cpu(struct profiler *p, const struct task_sched *sched)
 {
 	if (!sched->exec_start_ns)
 		return false;
-	if (!p->tick_exec_read) {
-		struct task_sched own;
-		p->tick_exec_read = true;
-		p->tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ? own.exec_start_ns : 0;
-	}
-	return p->tick_exec_ns && sched->exec_start_ns <= p->tick_exec_ns + ONCPU_TOOK_EXEC_NS &&
-	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= p->tick_exec_ns;
+	uint64_t own = tick_exec(p);
+	return own && sched->exec_start_ns <= own + ONCPU_TOOK_EXEC_NS &&
+	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= own;
 }
 
 /* Thread th (ts), seen in state with schedstat before, joins the tick's
@@ -591,11 +628,14 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
 		memset(&pick->sched, 0, sizeof(pick->sched));
 	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);
+	pick->on_tick_cpu = on_tick_cpu;
+	pick->cpu = ts->state_cpu;
+	pick->tick_no = p->tick_no;
 	/* On-CPU: stopped now, as it was seen running, not after the looks
 	 * at the other threads (ptrace_interrupt_early); an error is the
 	 * batch's to report. */
-	if (!p->cfg.idle)
-		(void)ptrace_interrupt_early(th);
+	if (!p->cfg.idle && ptrace_interrupt_early(th) == 0 && !p->batch_early_ns)
+		p->batch_early_ns = th->interrupted_ns;
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
 	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?
@@ -608,6 +648,10 @@ static void
 choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	      struct thread_state *ts)
 {
+	/* A stop is registers and a stack copy, not the looks at the
+	 * threads after it too (EARLY_WAIT_NS). */
+	if (p->batch_early_ns)
+		take_ready(p);
 	if (th->late) {
 		/* Its interrupt of an earlier tick is still pending: it waits
 		 * for a CPU (most often the one that tick took).  Its stop
@@ -699,8 +743,13 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		p->idle_stops++;
 	}
 	batch_add(p, ps, th, ts, &before, state);
-	if (p->nbatch == SAMPLE_BATCH)
+	if (p->nbatch == SAMPLE_BATCH) {
+		/* More looks follow: the tracer's own time is read before it
+		 * sleeps in the stops. */
+		if (!p->cfg.idle)
+			(void)tick_exec(p);
 		flush_batch(p);
+	}
 }
 
 void

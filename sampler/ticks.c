@@ -165,6 +165,7 @@ tick(struct profiler *p, bool events, bool arm)
 	/* The samples handed over wake the unwinder once, at the end. */
 	unwinder_hold(p, true);
 	p->nbatch = 0;
+	p->batch_early_ns = 0;
 	p->idle_stops = 0;
 	p->idle_room = p->cfg.idle ? unwinder_room(p) : 0;
 	for (size_t i = 0; i < p->nprocs; i++) {

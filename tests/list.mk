@@ -21,6 +21,7 @@ QUICK_TESTS += \
 	tests/symbols-perfmap-grow.test \
 	tests/record-crash.test \
 	tests/record-oncpu.test \
+	tests/record-oversub.test \
 	tests/record-subprocesses.test \
 	tests/promise-kill9.test \
 	tests/accuracy-builds.test \
