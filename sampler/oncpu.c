@@ -170,17 +170,6 @@ oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sched *
 		  const struct stack_snapshot *snap, const struct task_sched *sched_after,
 		  const struct task_schedstat *after)
 {
-	/* Read together (before just after sched_before, the interrupt just
-	 * after both: sample.c, batch_add), the two counts tell it at once:
-	 * a thread is scheduled in once more than it has left a CPU while it
-	 * is on one, as many times while it is not.  nginx's workers under
-	 * ab: a worker seen writing a reply, then preempted by the client it
-	 * woke and scheduled in again for its stop 6 us later, was dropped
-	 * as waiting (0.42-0.53 of the workers' CPU time kept, with the reads
-	 * in the other order and the sched read 5-15 us before the interrupt;
-	 * 0.67-0.76 with only the order mended). */
-	if (sched_before->has_switches && before->slices > sched_before->switches)
-		return true;
 	const struct task_schedstat *in = &snap->stop_sched;
 	if (!sched_before->has_switches || !sched_after->has_switches || !before->slices ||
 	    !in->slices || !after->slices || in->slices < before->slices ||

@@ -561,7 +561,7 @@ bool oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *sn
 /* A thread scheduled in again before its stop, which the rule dropped:
  * was it on a CPU when before was read (it blocked and was woken, or was
  * preempted, after that)?  sched_before: its /proc/TID/sched read just
- * before before; sched_after, then after: read after the resume, in that
+ * after before; sched_after, then after: read after the resume, in that
  * order.  False when they cannot tell. */
 bool oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sched *sched_before,
 		       const struct stack_snapshot *snap, const struct task_sched *sched_after,

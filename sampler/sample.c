@@ -631,17 +631,6 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	pick->on_tick_cpu = on_tick_cpu;
 	pick->cpu = ts->state_cpu;
 	pick->tick_no = p->tick_no;
-	/* On-CPU: its count again, after the state and the sched, just
-	 * before the interrupt: what the stop is judged against is what the
-	 * thread did from here, not from before those reads (5-15 us in
-	 * which a server's thread often blocks or is preempted), and the
-	 * sched's switches read just before it tell whether it was on a CPU
-	 * (oncpu_ran_at_read). */
-	if (!p->cfg.idle && ts->schedstat_fd >= 0) {
-		struct task_schedstat now;
-		if (ptrace_read_schedstat(ts->schedstat_fd, &now) == 0 && now.slices)
-			pick->before = now;
-	}
 	/* On-CPU: stopped now, as it was seen running, not after the looks
 	 * at the other threads (ptrace_interrupt_early); an error is the
 	 * batch's to report. */

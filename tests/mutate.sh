@@ -148,10 +148,6 @@ mutations()
 		's/if \(slot\[0\] == tick \|\| slot\[1\] == tick\)/if (0)/' \
 		'two threads seen running on one CPU at one tick both count (16 busy threads on 2 CPUs: the samples stood for 1.4-1.9x their CPU time)' \
 		'tests/record-oversub.test'
-	mutation oncpu-on-cpu-at-read sampler/oncpu.c \
-		's/if \(sched_before->has_switches && before->slices > sched_before->switches\)/if (0)/' \
-		'a thread on a CPU when it was looked at, preempted or blocked before its stop, is dropped (nginx workers: 0.67-0.76 of their CPU time kept)' \
-		'tests/unit-profiler'
 	mutation oncpu-ran-at-read sampler/oncpu.c \
 		's/return left >= 1;/return left >= 99;/' \
 		'a server thread that ran when read, then blocked and was woken before its interrupt, is dropped as waiting' \

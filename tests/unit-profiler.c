@@ -490,21 +490,6 @@ test_oncpu_rule(void)
 		/* no switch count: cannot tell */
 		sb.has_switches = false;
 		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
-		/* read together: scheduled in once more than it left a CPU,
-		 * it was on one (whatever came after) */
-		struct task_schedstat at = before;
-		sb = (struct task_sched){ .switches = at.slices - 1, .has_switches = true };
-		sa = sb;
-		after = in;
-		CHECK(oncpu_ran_at_read(&at, &sb, &t, &sa, &after));
-		/* ... as many times: it was not (waiting, or asleep) */
-		sb.switches = at.slices;
-		sa = sb;
-		CHECK(!oncpu_ran_at_read(&at, &sb, &t, &sa, &after));
-		/* ... and without the switches nothing is told */
-		sb.switches = at.slices - 1;
-		sb.has_switches = false;
-		CHECK(!oncpu_ran_at_read(&at, &sb, &t, &sa, &after));
 	}
 	/* no architecture table: only the counts */
 	s.stop_sched = (struct task_schedstat){ .slices = 40 };
