@@ -36,7 +36,7 @@ ptrace_target_check(pid_t pid, char *why, size_t len)
 	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	struct proc_stat ps;
-	if (procfs_read(path, buf, sizeof(buf)) < 0 || ptrace_proc_stat_parse(buf, &ps) < 0)
+	if (ptrace_procfs_read(path, buf, sizeof(buf)) < 0 || ptrace_proc_stat_parse(buf, &ps) < 0)
 		return -ESRCH;
 	if (ps.flags & PF_KTHREAD) {
 		snprintf(why, len, "it is a kernel thread (%.*s); kernel threads have no user-space stack",
@@ -47,7 +47,7 @@ ptrace_target_check(pid_t pid, char *why, size_t len)
 		/* A leader that called pthread_exit is a zombie while its other
 		 * threads run: that process is still worth a dump. */
 		pid_t *tids = NULL;
-		int n = procfs_list_tasks(pid, &tids);
+		int n = ptrace_procfs_list_tasks(pid, &tids);
 		int live = 0;
 		for (int i = 0; i < n; i++) {
 			char ts;
@@ -167,7 +167,7 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 	 * traced. */
 	if (!lazy && thread_info(t, tid, taskfd, &state, name, sizeof(name)) < 0)
 		return 0;
-	struct tracee *th = target_add(t, tid);
+	struct tracee *th = ptrace_target_add(t, tid);
 	if (!th)
 		return -ENOMEM;
 	/* Never PTRACE_O_EXITKILL (see the top of this file). */
@@ -228,8 +228,8 @@ seize_thread(struct ptrace_target *t, pid_t tid, int taskfd)
 		/* Seizing a job-control-stopped thread makes it report its
 		 * group-stop to us; take that report and keep it stopped. */
 		int st;
-		if (tracee_wait(tid, &st, 100) == 1)
-			tracee_resume(th, st);
+		if (ptrace_tracee_wait(tid, &st, 100) == 1)
+			ptrace_tracee_resume(th, st);
 	}
 	return 1;
 }
@@ -259,7 +259,7 @@ ptrace_target_rescan(struct ptrace_target *t)
 		/* Never seize the threads of another process that got the
 		 * pid after ours ended. */
 		unsigned long long st;
-		int sr = procfs_start_time(t->pid, &st);
+		int sr = ptrace_procfs_start_time(t->pid, &st);
 		if (sr == -ESRCH || (sr == 0 && t->start_time && st != t->start_time)) {
 			target_mark_gone(t);
 			added = -ESRCH;
@@ -270,7 +270,7 @@ ptrace_target_rescan(struct ptrace_target *t)
 			break;
 		}
 		pid_t *tids = NULL;
-		int n = procfs_list_tasks(t->pid, &tids);
+		int n = ptrace_procfs_list_tasks(t->pid, &tids);
 		if (n == -ESRCH)
 			target_mark_gone(t);
 		if (n < 0) {
@@ -287,7 +287,7 @@ ptrace_target_rescan(struct ptrace_target *t)
 				snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
 				taskfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			}
-			int r = follow_take_loose(t->pid, tids[i]) ? registry_adopt_thread(t, tids[i]) :
+			int r = ptrace_follow_take_loose(t->pid, tids[i]) ? ptrace_registry_adopt_thread(t, tids[i]) :
 				seize_thread(t, tids[i], taskfd);
 			if (r < 0 && tids[i] == t->pid && t->nthreads == 0) {
 				free(tids);
@@ -336,24 +336,24 @@ ptrace_target_prune(struct ptrace_target *t)
 struct ptrace_target *
 ptrace_target_attach(pid_t pid, unsigned flags, int *err)
 {
-	int r = sigchld_setup();
+	int r = ptrace_sigchld_setup();
 	if (r < 0) {
 		*err = r;
 		return NULL;
 	}
-	struct ptrace_target *t = registry_new(pid, flags);
+	struct ptrace_target *t = ptrace_registry_new(pid, flags);
 	if (!t) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	procfs_start_time(pid, &t->start_time);
+	ptrace_procfs_start_time(pid, &t->start_time);
 	/* The leader first: its failure (EPERM) is the process's failure. */
 	r = seize_thread(t, pid, -1);
 	if (r >= 0)
 		r = ptrace_target_rescan(t);
 	if (r >= 0 && t->nthreads == 0)
 		r = -ESRCH;
-	if (r == -EPERM && procfs_tracer(pid, pid) == getpid())
+	if (r == -EPERM && ptrace_procfs_tracer(pid, pid) == getpid())
 		r = -EALREADY;  /* a child the kernel attached for us (follow.c) */
 	if (r < 0) {
 		ptrace_target_release(t);
@@ -371,7 +371,7 @@ ptrace_target_reattach(struct ptrace_target *t)
 	if (t->gone)
 		return -ESRCH;
 	unsigned long long st;
-	int r = procfs_start_time(t->pid, &st);
+	int r = ptrace_procfs_start_time(t->pid, &st);
 	if (r == 0 && t->start_time && st != t->start_time)
 		r = -ESRCH;
 	if (r < 0) {
@@ -388,7 +388,7 @@ ptrace_target_reattach(struct ptrace_target *t)
 	t->nthreads = kept;
 	t->detached = false;
 	t->exec_seen = false;
-	held_update();
+	ptrace_held_update();
 	r = seize_thread(t, t->pid, -1);
 	if (r >= 0 && t->nthreads > 1)
 		qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_tracee);

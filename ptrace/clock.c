@@ -4,7 +4,7 @@
 #include "ptrace/clock.h"
 
 uint64_t
-monotonic_ns(void)
+ptrace_clock_monotonic_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -12,7 +12,7 @@ monotonic_ns(void)
 }
 
 uint64_t
-realtime_ns(void)
+ptrace_clock_realtime_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -20,7 +20,7 @@ realtime_ns(void)
 }
 
 struct timespec
-realtime_deadline(uint64_t ns)
+ptrace_clock_realtime_deadline(uint64_t ns)
 {
-	return ns_to_timespec(realtime_ns() + ns);
+	return ns_to_timespec(ptrace_clock_realtime_ns() + ns);
 }

@@ -19,13 +19,13 @@
 #define US_PER_MS  1000ull
 #define MS_PER_SEC 1000ull
 
-uint64_t monotonic_ns(void);
+uint64_t ptrace_clock_monotonic_ns(void);
 /* CLOCK_REALTIME in nanoseconds since the epoch. */
-uint64_t realtime_ns(void);
+uint64_t ptrace_clock_realtime_ns(void);
 /* The CLOCK_REALTIME time ns from now: the deadline of a wait of at most ns
  * by pthread_cond_timedwait (condition variables of default attributes)
  * or pthread_timedjoin_np, which take that clock. */
-struct timespec realtime_deadline(uint64_t ns);
+struct timespec ptrace_clock_realtime_deadline(uint64_t ns);
 
 /* ns as a struct timespec (a duration, or a time of a clock). */
 static inline struct timespec
@@ -40,7 +40,7 @@ timespec_to_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * NS_PER_SEC + (uint64_t)ts->tv_nsec;
 }
 
-/* Whole milliseconds from now to deadline (both monotonic_ns), rounded up;
+/* Whole milliseconds from now to deadline (both ptrace_clock_monotonic_ns), rounded up;
  * 0 once it has passed. */
 static inline int
 ms_until(uint64_t deadline, uint64_t now)

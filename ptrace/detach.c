@@ -59,16 +59,16 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 			continue;
 		}
 		while (th->state != TRACEE_GONE) {
-			uint64_t now = monotonic_ns();
+			uint64_t now = ptrace_clock_monotonic_ns();
 			int ms = ms_until(deadline, now);
 			int st;
-			if (tracee_wait(th->tid, &st, ms) <= 0) {
+			if (ptrace_tracee_wait(th->tid, &st, ms) <= 0) {
 				/* Given up for now: it stays seized with our
 				 * interrupt pending and traps when it leaves
 				 * its sleep; ptrace_target_poll() and
 				 * ptrace_release_lingering() let it go then. */
 				th->state = TRACEE_GONE;
-				linger_add(th->tid);
+				ptrace_linger_add(th->tid);
 				break;
 			}
 			if (!WIFSTOPPED(st)) {
@@ -78,7 +78,7 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 			}
 			/* A fork on its way to our stop: the child is ours
 			 * already and is let go with the rest. */
-			follow_event(t, th->tid, st);
+			ptrace_follow_event(t, th->tid, st);
 			long sig = trace_signal(st);
 			/* After a group-stop report the kernel puts the thread
 			 * back in group-stop by itself when we detach. */
@@ -107,11 +107,11 @@ detach_collect(struct ptrace_target *t, uint64_t deadline)
 			} else {
 				note_exit(t, tid, st);
 			}
-			linger_remove(tid);
+			ptrace_linger_remove(tid);
 		}
 	}
 	t->detached = true;
-	held_update();
+	ptrace_held_update();
 }
 
 void
@@ -120,16 +120,16 @@ ptrace_target_detach(struct ptrace_target *t)
 	if (!t || t->detached)
 		return;
 	detach_interrupt(t);
-	detach_collect(t, monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS);
+	detach_collect(t, ptrace_clock_monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS);
 }
 
 static bool
 any_attached(void)
 {
-	for (struct ptrace_target *t = registry_head(); t; t = t->next)
+	for (struct ptrace_target *t = ptrace_registry_head(); t; t = t->next)
 		if (!t->detached)
 			return true;
-	return follow_loose_count() > 0;
+	return ptrace_follow_loose_count() > 0;
 }
 
 /* STACKSPY_TEST_DETACH_FORK=1 (tests/record-subprocesses.test only):
@@ -149,9 +149,9 @@ test_fork_in_detach(void)
 	if (!on)
 		return;
 	const struct timespec step = ns_to_timespec(NS_PER_MS);
-	uint64_t end = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS;
+	uint64_t end = ptrace_clock_monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS;
 	do {
-		for (struct ptrace_target *t = registry_head(); t; t = t->next)
+		for (struct ptrace_target *t = ptrace_registry_head(); t; t = t->next)
 			for (size_t i = 0; !t->detached && i < t->nthreads; i++) {
 				pid_t tid = t->threads[i].tid;
 				siginfo_t si = { 0 };
@@ -168,24 +168,24 @@ test_fork_in_detach(void)
 					return;
 			}
 		nanosleep(&step, NULL);
-	} while (monotonic_ns() < end);
+	} while (ptrace_clock_monotonic_ns() < end);
 }
 
 void
 ptrace_detach_all(void)
 {
 	test_fork_in_detach();
-	uint64_t deadline = monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS;
+	uint64_t deadline = ptrace_clock_monotonic_ns() + (uint64_t)DETACH_TIMEOUT_MS * NS_PER_MS;
 	/* Children that tracees fork while we detach are ours too
 	 * (follow.c): go round until none is left. */
 	while (any_attached()) {
-		for (struct ptrace_target *t = registry_head(); t; t = t->next)
+		for (struct ptrace_target *t = ptrace_registry_head(); t; t = t->next)
 			if (!t->detached)
 				detach_interrupt(t);
-		for (struct ptrace_target *t = registry_head(); t; t = t->next)
+		for (struct ptrace_target *t = ptrace_registry_head(); t; t = t->next)
 			if (!t->detached)
 				detach_collect(t, deadline);
-		follow_detach_loose(deadline);
+		ptrace_follow_detach_loose(deadline);
 	}
 }
 
@@ -195,9 +195,9 @@ ptrace_detach_all(void)
 static bool
 lingering_all_blocked(void)
 {
-	for (size_t i = 0; i < linger_count(); i++) {
+	for (size_t i = 0; i < ptrace_linger_count(); i++) {
 		char state = 0;
-		pid_t tid = linger_at(i);
+		pid_t tid = ptrace_linger_at(i);
 		if (ptrace_thread_info(tid, tid, &state, NULL, 0) == 0 &&
 		    state != 'D')
 			return false;
@@ -209,10 +209,10 @@ size_t
 ptrace_release_lingering(int timeout_ms)
 {
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX :
-			    monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+			    ptrace_clock_monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
 	for (;;) {
-		for (size_t i = 0; i < linger_count();) {
-			pid_t tid = linger_at(i);
+		for (size_t i = 0; i < ptrace_linger_count();) {
+			pid_t tid = ptrace_linger_at(i);
 			int st;
 			pid_t r = waitpid(tid, &st, WNOHANG | __WALL);
 			if (r == tid && WIFSTOPPED(st) &&
@@ -223,15 +223,15 @@ ptrace_release_lingering(int timeout_ms)
 			}
 			if (r == tid || (r < 0 && errno == ECHILD)) {
 				/* Let go, exited, or no longer ours. */
-				linger_remove(tid);
+				ptrace_linger_remove(tid);
 				continue;
 			}
 			i++;
 		}
-		held_update();
-		if (linger_count() == 0 || monotonic_ns() >= deadline || lingering_all_blocked())
-			return linger_count();
-		tracee_sleep(deadline, 0);
+		ptrace_held_update();
+		if (ptrace_linger_count() == 0 || ptrace_clock_monotonic_ns() >= deadline || lingering_all_blocked())
+			return ptrace_linger_count();
+		ptrace_tracee_sleep(deadline, 0);
 	}
 }
 
@@ -239,15 +239,15 @@ void
 ptrace_forget_after_fork(void)
 {
 	/* The child is nobody's tracer: none of this is its own. */
-	linger_forget();
-	follow_forget();
-	for (struct ptrace_target *t = registry_head(); t; t = t->next) {
+	ptrace_linger_forget();
+	ptrace_follow_forget();
+	for (struct ptrace_target *t = ptrace_registry_head(); t; t = t->next) {
 		t->detached = true;
 		for (size_t i = 0; i < t->nthreads; i++)
 			t->threads[i].state = TRACEE_GONE;
 	}
-	watchdog_forget();
-	held_update();
+	ptrace_watchdog_forget();
+	ptrace_held_update();
 }
 
 void
@@ -256,8 +256,8 @@ ptrace_target_release(struct ptrace_target *t)
 	if (!t)
 		return;
 	ptrace_target_detach(t);
-	registry_remove(t);
-	late_free(t);
+	ptrace_registry_remove(t);
+	ptrace_late_free(t);
 	free(t->threads);
 	free(t);
 }

@@ -24,7 +24,7 @@ ptrace_eperm_thread(pid_t pid, pid_t tid, pid_t *tracer)
 	int r = ptrace_proc_status_text(pid, tid, "State", state, sizeof(state));
 	if (r == -ENOENT || r == -ESRCH || (r == 0 && (state[0] == 'Z' || state[0] == 'X')))
 		return EPERM_THREAD_EXITING;
-	*tracer = procfs_tracer(pid, tid);
+	*tracer = ptrace_procfs_tracer(pid, tid);
 	if (*tracer > 0)
 		return EPERM_THREAD_TRACED;
 	/* Both read while it exits: the State line said it was alive, the
@@ -40,7 +40,7 @@ ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 	long tracer = 0, uid = -1;
 	char comm[64];
 
-	if (procfs_status_field(pid, "TracerPid", &tracer) == 0 && tracer > 0) {
+	if (ptrace_procfs_status_field(pid, "TracerPid", &tracer) == 0 && tracer > 0) {
 		if (ptrace_read_comm((pid_t)tracer, comm, sizeof(comm)) < 0)
 			snprintf(comm, sizeof(comm), "?");
 		snprintf(buf, len, "already traced by process %ld (%s); only one tracer "
@@ -48,7 +48,7 @@ ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 		return buf;
 	}
 	/* Uid: real effective saved fs — the real one is first. */
-	if (procfs_status_field(pid, "Uid", &uid) == 0 && geteuid() != 0 &&
+	if (ptrace_procfs_status_field(pid, "Uid", &uid) == 0 && geteuid() != 0 &&
 	    (uid_t)uid != geteuid()) {
 		snprintf(buf, len, "process %d belongs to uid %ld, you are uid %d; run "
 			 "stackspy as that user or as root", (int)pid, uid, (int)geteuid());
@@ -56,7 +56,7 @@ ptrace_explain_eperm(pid_t pid, char *buf, size_t len)
 	}
 	char scope[16];
 	if (geteuid() != 0 &&
-	    procfs_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) > 0 &&
+	    ptrace_procfs_read("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope)) > 0 &&
 	    scope[0] >= '1') {
 		snprintf(buf, len, "kernel.yama.ptrace_scope is %c, which only lets "
 			 "processes trace their own children; run stackspy as root, or "

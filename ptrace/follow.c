@@ -42,13 +42,13 @@ static struct loose_thread *loose;
 static size_t nloose, loose_cap;
 
 bool
-follow_active(void)
+ptrace_follow_active(void)
 {
-	return nloose > 0 || registry_following() > 0;
+	return nloose > 0 || ptrace_registry_following() > 0;
 }
 
 size_t
-follow_loose_count(void)
+ptrace_follow_loose_count(void)
 {
 	return nloose;
 }
@@ -57,7 +57,7 @@ follow_loose_count(void)
 static void
 loose_changed(void)
 {
-	registry_set_loose(nloose);
+	ptrace_registry_set_loose(nloose);
 }
 
 static ssize_t
@@ -70,7 +70,7 @@ loose_index(pid_t tid)
 }
 
 bool
-follow_take_loose(pid_t tgid, pid_t tid)
+ptrace_follow_take_loose(pid_t tgid, pid_t tid)
 {
 	ssize_t i = loose_index(tid);
 	if (i < 0 || loose[i].tgid != tgid)
@@ -89,7 +89,7 @@ loose_add(pid_t tid, pid_t tgid)
 		/* Cannot keep it: let it go now rather than lose it
 		 * traced.  It is in its first stop, or will be. */
 		int st;
-		if (tracee_wait(tid, &st, 100) == 1 && WIFSTOPPED(st))
+		if (ptrace_tracee_wait(tid, &st, 100) == 1 && WIFSTOPPED(st))
 			ptrace(PTRACE_DETACH, tid, 0L, trace_signal(st));
 		return;
 	}
@@ -106,7 +106,7 @@ static struct ptrace_target *
 adopt(pid_t tid, bool is_process, const struct ptrace_target *parent)
 {
 	struct ptrace_target *owner;
-	struct tracee *known = registry_find(NULL, tid, &owner);
+	struct tracee *known = ptrace_registry_find(NULL, tid, &owner);
 	if ((known && known->state != TRACEE_GONE) || loose_index(tid) >= 0)
 		return NULL;
 	pid_t tgid = tid;
@@ -116,7 +116,7 @@ adopt(pid_t tid, bool is_process, const struct ptrace_target *parent)
 		loose_add(tid, tgid);
 		return NULL;
 	}
-	struct ptrace_target *t = registry_new(tid, parent ? parent->flags :
+	struct ptrace_target *t = ptrace_registry_new(tid, parent ? parent->flags :
 					       ATTACH_FOLLOW | ATTACH_EXEC);
 	if (!t) {
 		loose_add(tid, tid);  /* released by the detach */
@@ -124,12 +124,12 @@ adopt(pid_t tid, bool is_process, const struct ptrace_target *parent)
 	}
 	t->parent = parent ? parent->pid : 0;
 	t->followed = true;
-	target_fill_new_process(t);
+	ptrace_target_fill_new_process(t);
 	return t;
 }
 
 void
-follow_event(struct ptrace_target *owner, pid_t tid, int st)
+ptrace_follow_event(struct ptrace_target *owner, pid_t tid, int st)
 {
 	int ev = trace_event(st);
 	if (ev != PTRACE_EVENT_FORK && ev != PTRACE_EVENT_VFORK && ev != PTRACE_EVENT_CLONE)
@@ -141,9 +141,9 @@ follow_event(struct ptrace_target *owner, pid_t tid, int st)
 }
 
 bool
-follow_unknown_stop(pid_t tid, int st)
+ptrace_follow_unknown_stop(pid_t tid, int st)
 {
-	if (!follow_active() || !WIFSTOPPED(st))
+	if (!ptrace_follow_active() || !WIFSTOPPED(st))
 		return false;
 	ssize_t i = loose_index(tid);
 	if (i < 0) {
@@ -154,8 +154,8 @@ follow_unknown_stop(pid_t tid, int st)
 		struct ptrace_target *parent = NULL;
 		if (tgid == tid) {
 			long ppid = 0;
-			procfs_status_field(tid, "PPid", &ppid);
-			struct tracee *pth = registry_find(NULL, (pid_t)ppid, &parent);
+			ptrace_procfs_status_field(tid, "PPid", &ppid);
+			struct tracee *pth = ptrace_registry_find(NULL, (pid_t)ppid, &parent);
 			if (!pth || !(parent->flags & ATTACH_FOLLOW)) {
 				/* Not a child of ours (a tracee we gave up on
 				 * stops like this too): not adopted. */
@@ -163,13 +163,13 @@ follow_unknown_stop(pid_t tid, int st)
 			}
 		} else {
 			struct ptrace_target *t;
-			if (!registry_find(NULL, tgid, &t) || !(t->flags & ATTACH_FOLLOW))
+			if (!ptrace_registry_find(NULL, tgid, &t) || !(t->flags & ATTACH_FOLLOW))
 				return false;
 		}
 		struct ptrace_target *t = adopt(tid, tgid == tid, parent);
 		if (t) {
 			/* Its tracee is listed now: resume it the usual way. */
-			tracee_resume(&t->threads[0], st);
+			ptrace_tracee_resume(&t->threads[0], st);
 			return true;
 		}
 		if (loose_index(tid) < 0)
@@ -181,7 +181,7 @@ follow_unknown_stop(pid_t tid, int st)
 }
 
 void
-follow_gone(pid_t tid)
+ptrace_follow_gone(pid_t tid)
 {
 	ssize_t i = loose_index(tid);
 	if (i >= 0) {
@@ -191,7 +191,7 @@ follow_gone(pid_t tid)
 }
 
 void
-follow_detach_loose(uint64_t deadline)
+ptrace_follow_detach_loose(uint64_t deadline)
 {
 	for (size_t i = 0; i < nloose; i++)
 		ptrace(PTRACE_INTERRUPT, loose[i].tid, 0L, 0L);
@@ -199,18 +199,18 @@ follow_detach_loose(uint64_t deadline)
 		pid_t tid = loose[nloose - 1].tid;
 		nloose--;
 		for (;;) {
-			uint64_t now = monotonic_ns();
+			uint64_t now = ptrace_clock_monotonic_ns();
 			int ms = ms_until(deadline, now);
 			int st;
-			if (tracee_wait(tid, &st, ms) <= 0) {
-				linger_add(tid);
+			if (ptrace_tracee_wait(tid, &st, ms) <= 0) {
+				ptrace_linger_add(tid);
 				break;
 			}
 			if (!WIFSTOPPED(st))
 				break;
 			/* A thread that forked on its way to our stop: its
 			 * child is ours too, and is let go with the rest. */
-			follow_event(NULL, tid, st);
+			ptrace_follow_event(NULL, tid, st);
 			if (ptrace(PTRACE_DETACH, tid, 0L,
 				   trace_signal(st)) == 0 || errno == ESRCH)
 				break;
@@ -222,21 +222,21 @@ follow_detach_loose(uint64_t deadline)
 struct ptrace_target *
 ptrace_target_next_new(void)
 {
-	return registry_next_unannounced();
+	return ptrace_registry_next_unannounced();
 }
 
 void
-follow_forget(void)
+ptrace_follow_forget(void)
 {
 	nloose = 0;
 	loose_changed();
 }
 
 void
-tracee_event(struct ptrace_target *t, pid_t tid, int st)
+ptrace_tracee_event(struct ptrace_target *t, pid_t tid, int st)
 {
 	if (trace_event(st) != PTRACE_EVENT_EXEC) {
-		follow_event(t, tid, st);
+		ptrace_follow_event(t, tid, st);
 		return;
 	}
 	t->exec_seen = true;
@@ -247,7 +247,7 @@ tracee_event(struct ptrace_target *t, pid_t tid, int st)
 	unsigned long former = 0;
 	if (ptrace(PTRACE_GETEVENTMSG, tid, 0L, &former) < 0 || (pid_t)former == tid)
 		return;
-	struct tracee *old = target_find(t, (pid_t)former);
+	struct tracee *old = ptrace_target_find(t, (pid_t)former);
 	if (old)
 		old->state = TRACEE_GONE;
 }

@@ -135,7 +135,7 @@ ptrace_launch(char *const argv[], unsigned flags, int *err, bool *exec_failed)
 			break;
 		}
 		bool exec_stop = trace_event(st) == PTRACE_EVENT_EXEC;
-		tracee_resume(th, st);
+		ptrace_tracee_resume(th, st);
 		if (exec_stop)
 			break;
 	}
@@ -196,18 +196,18 @@ ptrace_child_status(struct ptrace_target *t, int *status)
 }
 
 /* Wait until the launched command (detached) exits or deadline
- * (monotonic_ns) passes.  Returns child_reap's answer. */
+ * (ptrace_clock_monotonic_ns) passes.  Returns child_reap's answer. */
 static int
 child_wait(struct ptrace_target *t, uint64_t deadline)
 {
 	int r;
 	while ((r = child_reap(t, false)) == 0) {
-		uint64_t now = monotonic_ns();
+		uint64_t now = ptrace_clock_monotonic_ns();
 		if (now >= deadline)
 			break;
 		/* Its exit sends SIGCHLD: wake then, or every 20 ms (SIGCHLD
 		 * is not ours to read where ptrace/ never attached). */
-		tracee_sleep(deadline - now > 20000000u ? now + 20000000u : deadline, t->pid);
+		ptrace_tracee_sleep(deadline - now > 20000000u ? now + 20000000u : deadline, t->pid);
 	}
 	return r;
 }
@@ -218,7 +218,7 @@ ptrace_child_wait(struct ptrace_target *t, int ms, int *status)
 	if (!t || !t->launched)
 		return 0;
 	if (t->detached && !t->leader_exited)
-		child_wait(t, monotonic_ns() + (uint64_t)ms * NS_PER_MS);
+		child_wait(t, ptrace_clock_monotonic_ns() + (uint64_t)ms * NS_PER_MS);
 	return ptrace_child_status(t, status);
 }
 
@@ -238,7 +238,7 @@ tree_add(struct tree_proc **v, size_t *n, size_t *cap, pid_t pid)
 	for (size_t i = 0; i < *n; i++)
 		if ((*v)[i].pid == pid)
 			return;
-	if (procfs_start_time(pid, &start) < 0 || !start)
+	if (ptrace_procfs_start_time(pid, &start) < 0 || !start)
 		return;
 	if (BASE_GROW(*v, *cap, *n + 1, 16) < 0)
 		return;
@@ -258,7 +258,7 @@ tree_collect(struct ptrace_target *t, struct tree_proc **out)
 	for (int i = 0; i < nd; i++)
 		tree_add(&v, &n, &cap, d[i]);
 	free(d);
-	for (struct ptrace_target *f = registry_head(); f; f = f->next)
+	for (struct ptrace_target *f = ptrace_registry_head(); f; f = f->next)
 		if (f->followed && !f->gone && f->pid != t->pid)
 			tree_add(&v, &n, &cap, f->pid);
 	*out = v;
@@ -272,7 +272,7 @@ tree_alive(const struct tree_proc *p)
 	char path[64], buf[1024];
 	struct proc_stat ps;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
-	return procfs_read(path, buf, sizeof(buf)) >= 0 && ptrace_proc_stat_parse(buf, &ps) == 0 &&
+	return ptrace_procfs_read(path, buf, sizeof(buf)) >= 0 && ptrace_proc_stat_parse(buf, &ps) == 0 &&
 	       ps.start_time == p->start && ps.state != 'Z' && ps.state != 'X';
 }
 
@@ -301,7 +301,7 @@ tree_wait(const struct tree_proc *v, size_t n, uint64_t deadline)
 		bool any = false;
 		for (size_t i = 0; i < n && !any; i++)
 			any = tree_alive(&v[i]);
-		uint64_t now = monotonic_ns();
+		uint64_t now = ptrace_clock_monotonic_ns();
 		if (!any || now >= deadline)
 			return;
 		/* Not our children (the command's): no SIGCHLD to wake us. */
@@ -323,7 +323,7 @@ ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *kille
 	if (ptrace_child_status(t, status)) {
 		/* Exited: what it left running ends all the same. */
 		if (tree_signal(tree, ntree, SIGTERM)) {
-			tree_wait(tree, ntree, monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS);
+			tree_wait(tree, ntree, ptrace_clock_monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS);
 			*killed = tree_signal(tree, ntree, SIGKILL) > 0;
 		}
 		free(tree);
@@ -343,7 +343,7 @@ ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *kille
 	/* A stopped command (kill -STOP, Ctrl-Z) could not act on it. */
 	kill(t->pid, SIGCONT);
 	tree_signal(tree, ntree, SIGTERM);
-	uint64_t deadline = monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS;
+	uint64_t deadline = ptrace_clock_monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS;
 	int r = child_wait(t, deadline);
 	tree_wait(tree, ntree, deadline);
 	if (tree_signal(tree, ntree, SIGKILL))

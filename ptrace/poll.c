@@ -27,7 +27,7 @@ ptrace_target_poll(struct ptrace_target *t)
 	static unsigned calls;
 	/* Events handled: progress (watchdog.c). */
 	ptrace_watchdog_alive(0);
-	bool pending = sigchld_drain();
+	bool pending = ptrace_sigchld_drain();
 	if (!pending && (++calls % 64) != 0)
 		return;
 	for (;;) {
@@ -36,21 +36,21 @@ ptrace_target_poll(struct ptrace_target *t)
 		if (r <= 0)
 			return;
 		struct ptrace_target *owner;
-		struct tracee *th = registry_find(t, r, &owner);
-		if ((!th || th->state == TRACEE_GONE) && !linger_has(r) &&
-		    follow_unknown_stop(r, st))
+		struct tracee *th = ptrace_registry_find(t, r, &owner);
+		if ((!th || th->state == TRACEE_GONE) && !ptrace_linger_has(r) &&
+		    ptrace_follow_unknown_stop(r, st))
 			continue;  /* a new child, adopted (follow.c) */
 		if (!th && !WIFSTOPPED(st))
-			follow_gone(r);
+			ptrace_follow_gone(r);
 		if (!th || th->state == TRACEE_GONE) {
 			/* A thread we gave up on (it did not stop in time at
 			 * detach, e.g. in uninterruptible sleep) whose stop
 			 * came later: let it go, with its signal. */
 			if (WIFSTOPPED(st))
 				ptrace(PTRACE_DETACH, r, 0L, trace_signal(st));
-			if (linger_count()) {
-				linger_remove(r);
-				held_update();
+			if (ptrace_linger_count()) {
+				ptrace_linger_remove(r);
+				ptrace_held_update();
 			}
 			if (!th || WIFSTOPPED(st))
 				continue;
@@ -65,25 +65,25 @@ ptrace_target_poll(struct ptrace_target *t)
 			}
 			continue;
 		}
-		tracee_event(owner, r, st);
+		ptrace_tracee_event(owner, r, st);
 		th->interrupted_ns = 0;  /* no batch takes this stop */
 		if (th->late && trace_stop_of(st) != TRACE_SIGNAL) {
 			/* The stop a sample's interrupt asked for, late. */
 			th->late = false;
 			if (!poll_from_yield && trace_stop_of(st) == TRACE_TRAP &&
-			    sample_late(owner, th, st))
+			    ptrace_sample_late(owner, th, st))
 				continue;
 		}
 		/* A listening tracee whose group-stop was ended by SIGCONT
 		 * reports an event-stop with SIGTRAP: resume() runs it again. */
-		tracee_resume(th, st);
+		ptrace_tracee_resume(th, st);
 	}
 }
 
 void
 ptrace_poll_all(void)
 {
-	if (registry_head() || linger_count())
+	if (ptrace_registry_head() || ptrace_linger_count())
 		ptrace_target_poll(NULL);
 }
 

@@ -19,7 +19,7 @@
 #include "ptrace/sample.h"
 
 ssize_t
-procfs_read(const char *path, char *buf, size_t len)
+ptrace_procfs_read(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -54,7 +54,7 @@ ptrace_proc_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 	else
 		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	ssize_t r = ptrace_procfs_read(path, buf, sizeof(buf));
 	if (r < 0)
 		return (int)r;
 	size_t klen = strlen(key);
@@ -76,7 +76,7 @@ ptrace_proc_status_text(pid_t pid, pid_t tid, const char *key, char *val, size_t
 }
 
 int
-procfs_status_field(pid_t pid, const char *key, long *val)
+ptrace_procfs_status_field(pid_t pid, const char *key, long *val)
 {
 	char text[64];
 	if (ptrace_proc_status_text(pid, 0, key, text, sizeof(text)) < 0)
@@ -93,7 +93,7 @@ cmp_pid(const void *a, const void *b)
 }
 
 int
-procfs_list_tasks(pid_t pid, pid_t **out)
+ptrace_procfs_list_tasks(pid_t pid, pid_t **out)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -182,7 +182,7 @@ ptrace_thread_info(pid_t pid, pid_t tid, char *state, char *name, size_t namelen
 {
 	char path[96], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	ssize_t r = ptrace_procfs_read(path, buf, sizeof(buf));
 	if (r < 0)
 		return (int)r;
 	return parse_stat(buf, state, name, namelen);
@@ -252,7 +252,7 @@ ptrace_read_comm(pid_t pid, char *buf, size_t len)
 	if (!len)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	ssize_t r = procfs_read(path, buf, len);
+	ssize_t r = ptrace_procfs_read(path, buf, len);
 	if (r < 0) {
 		buf[0] = '\0';
 		return (int)r;
@@ -276,7 +276,7 @@ ptrace_read_schedstat(int fd, struct task_schedstat *out)
 	out->cpu_ns = strtoull(buf, &end, 10);
 	out->wait_ns = strtoull(end, &end, 10);
 	out->slices = strtoull(end, NULL, 10);
-	out->read_ns = monotonic_ns();
+	out->read_ns = ptrace_clock_monotonic_ns();
 	return 0;
 }
 
@@ -290,7 +290,7 @@ ptrace_read_task_sched(pid_t pid, pid_t tid, struct task_sched *out)
 		snprintf(path, sizeof(path), "/proc/thread-self/sched");
 	/* Its lines are the first after the title and its rule: the rest of
 	 * the file (40 lines the kernel formats anyway) is not read. */
-	ssize_t n = procfs_read(path, buf, sizeof(buf));
+	ssize_t n = ptrace_procfs_read(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	return ptrace_task_sched_parse(buf, out);
@@ -338,7 +338,7 @@ ptrace_read_syscall(pid_t pid, pid_t tid, struct task_syscall *out)
 	char path[96], buf[512];
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	ssize_t r = ptrace_procfs_read(path, buf, sizeof(buf));
 	if (r < 0)
 		return (int)r;
 	/* "running", "-1 SP PC" (blocked outside a system call, e.g. a page
@@ -380,7 +380,7 @@ ptrace_kernel_stack(pid_t pid, pid_t tid, struct kernel_frame *out, int max)
 {
 	char path[96], buf[8192];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", (int)pid, (int)tid);
-	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	ssize_t r = ptrace_procfs_read(path, buf, sizeof(buf));
 	if (r < 0)
 		return (int)r;
 	int n = 0;
@@ -412,7 +412,7 @@ ptrace_read_wchan(pid_t pid, pid_t tid, char *buf, size_t len)
 	if (!len)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", (int)pid, (int)tid);
-	ssize_t r = procfs_read(path, buf, len);
+	ssize_t r = ptrace_procfs_read(path, buf, len);
 	if (r < 0) {
 		buf[0] = '\0';
 		return (int)r;
@@ -513,7 +513,7 @@ int
 ptrace_thread_tgid(pid_t tid, pid_t *tgid)
 {
 	long v;
-	int r = procfs_status_field(tid, "Tgid", &v);
+	int r = ptrace_procfs_status_field(tid, "Tgid", &v);
 	if (r < 0)
 		return -ESRCH;
 	*tgid = (pid_t)v;
@@ -525,13 +525,13 @@ ptrace_thread_tgid(pid_t tid, pid_t *tgid)
  * the line cannot be parsed), -ESRCH when there is no such process, or
  * another negative errno (e.g. -EMFILE: no verdict). */
 int
-procfs_start_time(pid_t pid, unsigned long long *out)
+ptrace_procfs_start_time(pid_t pid, unsigned long long *out)
 {
 	char path[64], buf[1024];
 	struct proc_stat ps;
 	*out = 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	ssize_t r = procfs_read(path, buf, sizeof(buf));
+	ssize_t r = ptrace_procfs_read(path, buf, sizeof(buf));
 	if (r == -ENOENT)
 		return -ESRCH;
 	if (r < 0)
@@ -542,7 +542,7 @@ procfs_start_time(pid_t pid, unsigned long long *out)
 }
 
 pid_t
-procfs_tracer(pid_t pid, pid_t tid)
+ptrace_procfs_tracer(pid_t pid, pid_t tid)
 {
 	char text[32];
 	if (ptrace_proc_status_text(pid, tid, "TracerPid", text, sizeof(text)) < 0)

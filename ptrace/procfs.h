@@ -25,7 +25,7 @@ int ptrace_read_schedstat(int fd, struct task_schedstat *out);
 struct task_sched {
 	uint64_t exec_start_ns;   /* se.exec_start: when the scheduler last
 				     accounted its CPU time, in ns of its run
-				     queue's clock (not monotonic_ns's); for
+				     queue's clock (not ptrace_clock_monotonic_ns's); for
 				     a thread off its CPU, when it left it */
 	uint64_t switches;        /* nr_switches: times it left a CPU */
 	bool has_switches;

@@ -41,7 +41,7 @@ static pid_t
 parent_of(pid_t pid)
 {
 	long ppid = 0;
-	procfs_status_field(pid, "PPid", &ppid);
+	ptrace_procfs_status_field(pid, "PPid", &ppid);
 	return (pid_t)ppid;
 }
 
@@ -81,7 +81,7 @@ children_of(pid_t pid, struct pid_vec *out)
 	if (!have_children_files)
 		return children_by_scan(pid, out);
 	pid_t *tids = NULL;
-	int n = procfs_list_tasks(pid, &tids);
+	int n = ptrace_procfs_list_tasks(pid, &tids);
 	if (n < 0)
 		return n;
 	int r = 0;
@@ -89,7 +89,7 @@ children_of(pid_t pid, struct pid_vec *out)
 		char path[96], buf[4096];
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
 		/* A thread that exited meanwhile has no children left. */
-		if (procfs_read(path, buf, sizeof(buf)) < 0)
+		if (ptrace_procfs_read(path, buf, sizeof(buf)) < 0)
 			continue;
 		for (char *p = buf; r == 0 && *p; ) {
 			char *end;

@@ -43,7 +43,7 @@ static size_t nloose;
 static volatile sig_atomic_t held;
 
 struct tracee *
-target_find(struct ptrace_target *t, pid_t tid)
+ptrace_target_find(struct ptrace_target *t, pid_t tid)
 {
 	for (size_t i = 0; i < t->nthreads; i++)
 		if (t->threads[i].tid == tid)
@@ -52,7 +52,7 @@ target_find(struct ptrace_target *t, pid_t tid)
 }
 
 struct tracee *
-target_add(struct ptrace_target *t, pid_t tid)
+ptrace_target_add(struct ptrace_target *t, pid_t tid)
 {
 	if (BASE_GROW(t->threads, t->cap, t->nthreads + 1, 16) < 0)
 		return NULL;
@@ -63,7 +63,7 @@ target_add(struct ptrace_target *t, pid_t tid)
 }
 
 void
-linger_add(pid_t tid)
+ptrace_linger_add(pid_t tid)
 {
 	if (BASE_GROW(lingering, lingering_cap, nlingering + 1, 16) < 0)
 		return;  /* the kernel lets it go when we exit */
@@ -71,7 +71,7 @@ linger_add(pid_t tid)
 }
 
 bool
-linger_has(pid_t tid)
+ptrace_linger_has(pid_t tid)
 {
 	for (size_t i = 0; i < nlingering; i++)
 		if (lingering[i] == tid)
@@ -80,7 +80,7 @@ linger_has(pid_t tid)
 }
 
 void
-linger_remove(pid_t tid)
+ptrace_linger_remove(pid_t tid)
 {
 	for (size_t i = 0; i < nlingering; i++) {
 		if (lingering[i] == tid) {
@@ -91,38 +91,38 @@ linger_remove(pid_t tid)
 }
 
 size_t
-linger_count(void)
+ptrace_linger_count(void)
 {
 	return nlingering;
 }
 
 pid_t
-linger_at(size_t i)
+ptrace_linger_at(size_t i)
 {
 	return lingering[i];
 }
 
 void
-linger_forget(void)
+ptrace_linger_forget(void)
 {
 	nlingering = 0;
 }
 
 void
-held_update(void)
+ptrace_held_update(void)
 {
 	int n = (int)nlingering + (int)nloose;
 	for (struct ptrace_target *t = registry; t; t = t->next)
 		n += !t->detached;
 	held = n;
-	watchdog_set_busy(n);
+	ptrace_watchdog_set_busy(n);
 }
 
 void
-registry_set_loose(size_t n)
+ptrace_registry_set_loose(size_t n)
 {
 	nloose = n;
-	held_update();
+	ptrace_held_update();
 }
 
 int
@@ -132,7 +132,7 @@ ptrace_held_count(void)
 }
 
 struct ptrace_target *
-registry_new(pid_t pid, unsigned flags)
+ptrace_registry_new(pid_t pid, unsigned flags)
 {
 	struct ptrace_target *t = calloc(1, sizeof(*t));
 	if (!t)
@@ -145,43 +145,43 @@ registry_new(pid_t pid, unsigned flags)
 	/* Before the first seize: from now on a SIGSTOPped stackspy would
 	 * stall its tracees. */
 	ptrace_watchdog_start();
-	held_update();
+	ptrace_held_update();
 	return t;
 }
 
 void
-registry_remove(struct ptrace_target *t)
+ptrace_registry_remove(struct ptrace_target *t)
 {
 	for (struct ptrace_target **pp = &registry; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
 			*pp = t->next;
 			nfollowing -= (t->flags & ATTACH_FOLLOW) != 0;
-			held_update();
+			ptrace_held_update();
 			return;
 		}
 	}
 }
 
 struct ptrace_target *
-registry_head(void)
+ptrace_registry_head(void)
 {
 	return registry;
 }
 
 size_t
-registry_following(void)
+ptrace_registry_following(void)
 {
 	return nfollowing;
 }
 
 struct tracee *
-registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owner)
+ptrace_registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owner)
 {
-	struct tracee *th = hint ? target_find(hint, tid) : NULL;
+	struct tracee *th = hint ? ptrace_target_find(hint, tid) : NULL;
 	*owner = hint;
 	for (struct ptrace_target *t = registry; !th && t; t = t->next) {
 		if (t != hint) {
-			th = target_find(t, tid);
+			th = ptrace_target_find(t, tid);
 			*owner = t;
 		}
 	}
@@ -189,7 +189,7 @@ registry_find(struct ptrace_target *hint, pid_t tid, struct ptrace_target **owne
 }
 
 struct ptrace_target *
-registry_next_unannounced(void)
+ptrace_registry_next_unannounced(void)
 {
 	for (struct ptrace_target *t = registry; t; t = t->next) {
 		if (t->followed && !t->announced) {
@@ -202,9 +202,9 @@ registry_next_unannounced(void)
 
 /* A thread the kernel attached for us (follow.c): listed, running. */
 int
-registry_adopt_thread(struct ptrace_target *t, pid_t tid)
+ptrace_registry_adopt_thread(struct ptrace_target *t, pid_t tid)
 {
-	struct tracee *th = target_add(t, tid);
+	struct tracee *th = ptrace_target_add(t, tid);
 	if (!th)
 		return -ENOMEM;
 	th->state = TRACEE_RUNNING;
@@ -214,8 +214,8 @@ registry_adopt_thread(struct ptrace_target *t, pid_t tid)
 }
 
 void
-target_fill_new_process(struct ptrace_target *t)
+ptrace_target_fill_new_process(struct ptrace_target *t)
 {
-	procfs_start_time(t->pid, &t->start_time);
-	registry_adopt_thread(t, t->pid);
+	ptrace_procfs_start_time(t->pid, &t->start_time);
+	ptrace_registry_adopt_thread(t, t->pid);
 }

@@ -25,7 +25,7 @@
 #define MAX_IOV 64
 
 uint64_t
-regs_stack_pointer(const unsigned char *regs, size_t len)
+ptrace_regs_stack_pointer(const unsigned char *regs, size_t len)
 {
 	/* The layout of NT_PRSTATUS is the arch/ table's; on a host without
 	 * one, no sp, so no stack copy (unwinding says why). */
@@ -186,7 +186,7 @@ static int
 take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sample_opts *o,
 	    void *ctx, size_t window, uint64_t t0, struct stack_snapshot *out)
 {
-	tracee_event(t, th->tid, st);
+	ptrace_tracee_event(t, th->tid, st);
 	th->late = false;
 	struct iovec iov = { .iov_base = out->regs, .iov_len = sizeof(out->regs) };
 	int err = 0;
@@ -195,7 +195,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 	} else {
 		out->regs_len = iov.iov_len;
 		out->pac_mask = pac_mask(th->tid);
-		uint64_t sp = regs_stack_pointer(out->regs, out->regs_len);
+		uint64_t sp = ptrace_regs_stack_pointer(out->regs, out->regs_len);
 		uint64_t end = o->stack_end ? o->stack_end(ctx, sp) : 0;
 		size_t len = window;
 		if (end > sp && end - sp < len)
@@ -217,9 +217,9 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		th->state = TRACEE_GONE;
 		th->released = r == 0;
 	} else {
-		r = tracee_resume(th, st);
+		r = ptrace_tracee_resume(th, st);
 	}
-	out->pause_ns = monotonic_ns() - t0;
+	out->pause_ns = ptrace_clock_monotonic_ns() - t0;
 	if (err)
 		return err;
 	return r == -ESRCH ? 0 : r;
@@ -242,7 +242,7 @@ collect(struct ptrace_target *t, struct tracee *th, int st, const struct sample_
 		return true;
 	}
 	if (trace_stop_of(st) == TRACE_SIGNAL) {
-		tracee_resume(th, st);
+		ptrace_tracee_resume(th, st);
 		return false;
 	}
 	*result = take_sample(t, th, st, o, ctx, window, t0, out);
@@ -390,7 +390,7 @@ interrupt_next(struct batch *b)
 		}
 		uint64_t early = th->interrupted_ns;
 		th->interrupted_ns = 0;
-		b->since[i] = early ? early : monotonic_ns();
+		b->since[i] = early ? early : ptrace_clock_monotonic_ns();
 		b->check_at[i] = b->since[i] + b->check_ns;
 		if (!early && ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0) {
 			b->results[i] = -errno;
@@ -416,7 +416,7 @@ wait_oldest(struct batch *b)
 {
 	size_t i = b->pending[0];
 	int st;
-	int w = tracee_wait_until(b->threads[i]->tid, &st,
+	int w = ptrace_tracee_wait_until(b->threads[i]->tid, &st,
 				  due_by(b->pending, b->npending, b->since, b->check_at,
 					 b->timeout_ns, b->check_ns));
 	if (w == 0)
@@ -441,7 +441,7 @@ wait_oldest(struct batch *b)
 static void
 collect_stops(struct batch *b)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = ptrace_clock_monotonic_ns();
 	if (!b->fresh || now - b->last_scan >= SCAN_NS)
 		b->scan = true;
 	size_t kept = 0;
@@ -471,7 +471,7 @@ static void
 give_up_late(struct batch *b)
 {
 	const struct sample_opts *o = b->o;
-	uint64_t now = monotonic_ns();
+	uint64_t now = ptrace_clock_monotonic_ns();
 	size_t kept = 0;
 	for (size_t k = 0; k < b->npending; k++) {
 		size_t i = b->pending[k];
@@ -491,7 +491,7 @@ give_up_late(struct batch *b)
 			} else if (dstate) {
 				b->results[i] = -EAGAIN;
 				th->state = TRACEE_GONE;
-				linger_add(th->tid);
+				ptrace_linger_add(th->tid);
 			} else {
 				b->results[i] = -ETIMEDOUT;
 			}
@@ -525,7 +525,7 @@ sleep_until_due(struct batch *b)
 		b->boosted = false;
 	}
 	pid_t fresh_tid = b->fresh ? b->threads[last]->tid : 0;
-	if (tracee_sleep(wake, fresh_tid))
+	if (ptrace_tracee_sleep(wake, fresh_tid))
 		b->scan = true;
 }
 
@@ -569,14 +569,14 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	b.timeout_ns = o->timeout_us < 0 ? UINT64_MAX : (uint64_t)o->timeout_us * NS_PER_US;
 	b.stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * NS_PER_US : 0;
 	b.inorder = (o->flags & SAMPLE_INORDER) && b.stagger_ns == 0 &&
-		    tracee_wait_blocking_ok();
+		    ptrace_tracee_wait_blocking_ok();
 	for (;;) {
 		interrupt_next(&b);
 		if (b.npending == 0)
 			break;
 		if (b.sleep_first) {
 			b.sleep_first = false;
-			b.look_by = monotonic_ns() + SCAN_NS;
+			b.look_by = ptrace_clock_monotonic_ns() + SCAN_NS;
 			sleep_until_due(&b);
 			continue;
 		}
@@ -592,7 +592,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 		sleep_until_due(&b);
 	}
 	if (b.inorder)
-		tracee_wait_until_end();
+		ptrace_tracee_wait_until_end();
 	if (b.boosted)
 		boost(false);
 	if (b.since != since_small) {
@@ -618,7 +618,7 @@ ptrace_interrupt_early(struct tracee *th)
 		return 0;
 	/* Real-time from here: the thread waits on this tracer. */
 	boost(true);
-	uint64_t now = monotonic_ns();
+	uint64_t now = ptrace_clock_monotonic_ns();
 	if (ptrace(PTRACE_INTERRUPT, th->tid, 0L, 0L) < 0)
 		return -errno;
 	th->interrupted_ns = now;
@@ -717,7 +717,7 @@ ptrace_target_set_late(struct ptrace_target *t, const struct sample_opts *o,
 }
 
 bool
-sample_late(struct ptrace_target *t, struct tracee *th, int st)
+ptrace_sample_late(struct ptrace_target *t, struct tracee *th, int st)
 {
 	struct ptrace_late *l = t->late;
 	if (!l)
@@ -731,14 +731,14 @@ sample_late(struct ptrace_target *t, struct tracee *th, int st)
 	boost(true);
 	/* The pause counts from now: when the thread stopped is not known,
 	 * only that the SIGCHLD just came. */
-	result = take_sample(t, th, st, &l->o, l->o.ctx, l->window, monotonic_ns(), out);
+	result = take_sample(t, th, st, &l->o, l->o.ctx, l->window, ptrace_clock_monotonic_ns(), out);
 	boost(false);
 	l->fn(l->arg, t, th, result, out);
 	return true;
 }
 
 void
-late_free(struct ptrace_target *t)
+ptrace_late_free(struct ptrace_target *t)
 {
 	if (!t->late)
 		return;

@@ -22,7 +22,7 @@ struct tracee;
 
 /* /proc/TID/schedstat: CPU time, time spent waiting for a CPU, and how
  * many times the thread was scheduled in; read_ns is when it was read
- * (monotonic_ns).  All zero when unknown. */
+ * (ptrace_clock_monotonic_ns).  All zero when unknown. */
 struct task_schedstat {
 	uint64_t cpu_ns;
 	uint64_t wait_ns;

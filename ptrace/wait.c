@@ -3,11 +3,11 @@
  * Tracee stops are announced to the tracer with SIGCHLD: we keep SIGCHLD
  * blocked and read it from a signalfd, so a wait can have a timeout
  * without timers or signal handlers.  Each wait status is classified
- * once (trace_stop_of, ptrace-internal.h), and tracee_resume answers
+ * once (trace_stop_of, ptrace-internal.h), and ptrace_tracee_resume answers
  * every kind the one way the ptrace rules (DESIGN.md) want: a signal is
  * handed on, a group-stop is kept with PTRACE_LISTEN.
  *
- * A wait for one known stop (tracee_wait_until) is a blocking waitpid
+ * A wait for one known stop (ptrace_tracee_wait_until) is a blocking waitpid
  * instead, which the kernel ends at that stop: the SIGCHLD path costs a
  * signal, a poll wakeup and two more system calls a stop, a tenth of a
  * dump's time (bench/dump-parked.sh).  Its deadline is a timer of the
@@ -42,7 +42,7 @@ static int sigchld_fd = -1;
 static bool other_stop_pending;
 
 int
-sigchld_setup(void)
+ptrace_sigchld_setup(void)
 {
 	if (sigchld_fd >= 0)
 		return 0;
@@ -62,7 +62,7 @@ ptrace_event_fd(void)
 }
 
 bool
-sigchld_drain(void)
+ptrace_sigchld_drain(void)
 {
 	struct signalfd_siginfo si[8];
 	bool pending = other_stop_pending;
@@ -77,7 +77,7 @@ sigchld_drain(void)
 	return pending;
 }
 
-/* The deadline timer of tracee_wait_until: made by the first thread that
+/* The deadline timer of ptrace_tracee_wait_until: made by the first thread that
  * waits so, and used by that thread only (it is the one the timer
  * signals). */
 static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
@@ -115,7 +115,7 @@ wake_setup(void)
 }
 
 bool
-tracee_wait_blocking_ok(void)
+ptrace_tracee_wait_blocking_ok(void)
 {
 	pthread_once(&wake_once, wake_setup);
 	return wake_ok && (pid_t)syscall(SYS_gettid) == wake_tid;
@@ -157,12 +157,12 @@ test_late_wait(void)
 
 /* The timer is left armed when a wait ends (a disarming there would be
  * one more system call while the thread that stopped waits for its copy):
- * the next wait arms it anew, tracee_wait_until_end disarms it.  A firing
+ * the next wait arms it anew, ptrace_tracee_wait_until_end disarms it.  A firing
  * in between runs the empty handler: nothing of ours blocks meanwhile. */
 static bool wake_armed;
 
 int
-tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns)
+ptrace_tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns)
 {
 	for (bool blocking = false;; blocking = true) {
 		pid_t r = waitpid(tid, status, __WALL | (blocking ? 0 : WNOHANG));
@@ -171,21 +171,21 @@ tracee_wait_until(pid_t tid, int *status, uint64_t deadline_ns)
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		/* Not stopped yet: block till it is or the deadline passes. */
-		if (monotonic_ns() >= deadline_ns)
+		if (ptrace_clock_monotonic_ns() >= deadline_ns)
 			return 0;
 		if (!blocking) {
 			ptrace_watchdog_alive(deadline_ns);
 			wake_armed = deadline_ns != UINT64_MAX;
 			wake_arm(wake_armed ? deadline_ns : 0);
 			while (test_late_wait() && wake_armed &&
-			       monotonic_ns() < deadline_ns + NS_PER_MS / 10)
+			       ptrace_clock_monotonic_ns() < deadline_ns + NS_PER_MS / 10)
 				;
 		}
 	}
 }
 
 void
-tracee_wait_until_end(void)
+ptrace_tracee_wait_until_end(void)
 {
 	if (wake_armed)
 		wake_arm(0);  /* a firing already due lands now, harmlessly */
@@ -193,9 +193,9 @@ tracee_wait_until_end(void)
 }
 
 int
-tracee_wait(pid_t tid, int *status, int timeout_ms)
+ptrace_tracee_wait(pid_t tid, int *status, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? 0 : monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+	uint64_t deadline = timeout_ms < 0 ? 0 : ptrace_clock_monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
 	for (;;) {
 		pid_t r = waitpid(tid, status, WNOHANG | __WALL);
 		if (r == tid)
@@ -206,7 +206,7 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 			continue;
 		struct timespec ts, *tsp = NULL;
 		if (timeout_ms >= 0) {
-			uint64_t now = monotonic_ns();
+			uint64_t now = ptrace_clock_monotonic_ns();
 			if (now >= deadline)
 				return 0;
 			ts = ns_to_timespec(deadline - now);
@@ -227,11 +227,11 @@ tracee_wait(pid_t tid, int *status, int timeout_ms)
 }
 
 bool
-tracee_sleep(uint64_t wake_ns, pid_t expected)
+ptrace_tracee_sleep(uint64_t wake_ns, pid_t expected)
 {
 	struct timespec ts, *tsp = NULL;
 	if (wake_ns != UINT64_MAX) {
-		uint64_t now = monotonic_ns();
+		uint64_t now = ptrace_clock_monotonic_ns();
 		ts = ns_to_timespec(wake_ns > now ? wake_ns - now : 0);
 		tsp = &ts;
 	}
@@ -256,7 +256,7 @@ tracee_sleep(uint64_t wake_ns, pid_t expected)
 }
 
 int
-tracee_resume(struct tracee *th, int st)
+ptrace_tracee_resume(struct tracee *th, int st)
 {
 	long r;
 	switch (trace_stop_of(st)) {

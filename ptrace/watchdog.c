@@ -50,7 +50,7 @@
 /* Written by the tracer, read by the watchdog. */
 struct watchdog_page {
 	volatile int busy;        /* tracees held (targets, lingering threads) */
-	volatile uint64_t back_by_ns; /* monotonic_ns the tracer promised to
+	volatile uint64_t back_by_ns; /* ptrace_clock_monotonic_ns the tracer promised to
 				     be back by (0: no promise yet) */
 	/* Written by the watchdog: 1 when the tracer should write its output
 	 * now, before it is killed; the tracer sets 2 once it did. */
@@ -73,7 +73,7 @@ proc_runtime(pid_t pid)
 {
 	char path[64], buf[128];
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	if (procfs_read(path, buf, sizeof(buf)) < 0)
+	if (ptrace_procfs_read(path, buf, sizeof(buf)) < 0)
 		return 0;
 	return strtoull(buf, NULL, 10);
 }
@@ -169,7 +169,7 @@ watchdog_main(pid_t tracer)
 			stopped_since = 0;
 			continue;
 		}
-		uint64_t now = monotonic_ns();
+		uint64_t now = ptrace_clock_monotonic_ns();
 		if (s != 'T' && s != 't') {
 			stopped_since = 0;
 			uint64_t by = page->back_by_ns;
@@ -237,19 +237,19 @@ ptrace_watchdog_alive(uint64_t wake_ns)
 {
 	if (!page)
 		return;
-	uint64_t now = monotonic_ns();
+	uint64_t now = ptrace_clock_monotonic_ns();
 	page->back_by_ns = wake_ns == UINT64_MAX ? UINT64_MAX : wake_ns > now ? wake_ns : now;
 }
 
 void
-watchdog_set_busy(int n)
+ptrace_watchdog_set_busy(int n)
 {
 	if (page)
 		page->busy = n;
 }
 
 void
-watchdog_forget(void)
+ptrace_watchdog_forget(void)
 {
 	watchdog_pid = -1;
 	page = NULL;  /* the parent's mapping stays; a new one for ours */

@@ -34,7 +34,7 @@ bool ptrace_watchdog_rescue_wanted(void);
 void ptrace_watchdog_rescued(void);
 
 /* The tracer's promise to the watchdog: it will be back (handling tracee
- * events) by wake_ns (monotonic_ns; a past time such as 0: it is back
+ * events) by wake_ns (ptrace_clock_monotonic_ns; a past time such as 0: it is back
  * now; UINT64_MAX: it waits for events with no timeout, which is progress
  * enough).  Called before each wait and
  * after each event loop pass; ptrace/'s own waits call it. */

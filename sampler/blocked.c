@@ -19,7 +19,7 @@
 
 
 bool
-blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
+profiler_blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
 	struct stack_snapshot *snap = &p->blocked_snap;
 	struct task_syscall sc;
@@ -27,10 +27,10 @@ blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 				    unwind_target_stack_end, ps->ut, snap, &sc) < 0)
 		return false;
 	uint32_t kids[MAX_KERNEL_FRAMES];
-	size_t nk = kernel_frame_ids(p, ps->pid, ts->tid, kids, MAX_KERNEL_FRAMES);
+	size_t nk = profiler_kernel_frame_ids(p, ps->pid, ts->tid, kids, MAX_KERNEL_FRAMES);
 	/* Dropped (the unwinder behind) counts as taken: it was read. */
 	struct sample_record rec = {
-		.ps = ps, .ts = ts, .sampled_ns = monotonic_ns(), .kids = kids, .nk = nk,
+		.ps = ps, .ts = ts, .sampled_ns = ptrace_clock_monotonic_ns(), .kids = kids, .nk = nk,
 		.weight = 1, .snap = snap,
 	};
 	unwinder_push_sample(p, &rec);
@@ -38,7 +38,7 @@ blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 }
 
 size_t
-kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t room)
+profiler_kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t room)
 {
 	/* Innermost first in the file: appended outermost first, as stacks
 	 * are stored root first. */

@@ -128,15 +128,15 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	long v;
 	int c;
 
-	common_options_init(&o->cfg);
+	sampler_common_options_init(&o->cfg);
 	o->format = OUTPUT_TEXT;
 	o->timeout = DUMP_DEFAULT_TIMEOUT;
 	while ((c = getopt_long(argc, argv, ":p:t:f:o:e:m:Vh", longopts, NULL)) != -1) {
-		if (common_option(&co, c, optarg, &o->cfg))
+		if (sampler_common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
 		case 't':
-			if (parse_long(optarg, 1, INT_MAX, &v) < 0)
+			if (sampler_parse_long(optarg, 1, INT_MAX, &v) < 0)
 				error_msg_and_help("dump", "invalid --tid argument: '%s'", optarg);
 			o->tid = (pid_t)v;
 			break;
@@ -154,14 +154,14 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			o->output = optarg;
 			break;
 		case OPT_SOURCE:
-			need_libdw_or_help("dump", "--source");
+			sampler_need_libdw_or_help("dump", "--source");
 			o->cfg.sym_flags |= OUTPUT_SOURCE;
 			break;
 		case OPT_CORE:
 			o->core = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_double(optarg, 0.001, 86400, &o->timeout) < 0)
+			if (sampler_parse_double(optarg, 0.001, 86400, &o->timeout) < 0)
 				error_msg_and_help("dump", "invalid --timeout argument: '%s' (seconds, "
 						   "0.001 to 86400)", optarg);
 			break;
@@ -182,12 +182,12 @@ parse_options(int argc, char **argv, struct dump_options *o)
 			dump_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("dump", c, argv, longopts);
+			sampler_option_error_and_help("dump", c, argv, longopts);
 		}
 	}
 	/* PIDs as arguments too: stackspy dump $(pidof nginx). */
 	while (optind < argc)
-		pid_list_append_or_die("dump", argv[optind++], &o->cfg.pids, &o->cfg.npids);
+		sampler_pid_list_append_or_die("dump", argv[optind++], &o->cfg.pids, &o->cfg.npids);
 	if ((o->exe || o->sysroot) && !o->core)
 		error_msg_and_help("dump", "--%s needs --core", o->exe ? "exe" : "sysroot");
 	if (o->core) {
@@ -199,7 +199,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	}
 	if (!o->cfg.npids)
 		error_msg_and_help("dump", "no process given: stackspy dump PID");
-	check_engine_or_help("dump", o->cfg.engine);
+	sampler_check_engine_or_help("dump", o->cfg.engine);
 	if (o->tid && o->cfg.npids > 1)
 		error_msg_and_help("dump", "--tid needs a single PID");
 	if (o->tid && o->cfg.subprocesses)
@@ -256,20 +256,20 @@ dump_finish(struct out_file *of, int rc)
 		if (fflush(stdout) != 0)
 			r = -errno;
 	} else if (rc == EXIT_FATAL) {
-		out_file_discard(of);
+		sampler_out_file_discard(of);
 		return rc;
 	} else {
-		r = out_file_commit(of);
+		r = sampler_out_file_commit(of);
 	}
 	if (r < 0) {
-		out_file_write_error(r, of->path);
+		sampler_out_file_write_error(r, of->path);
 		return EXIT_FATAL;
 	}
 	return rc;
 }
 
 int
-cmd_dump(int argc, char **argv)
+sampler_cmd_dump(int argc, char **argv)
 {
 	struct dump_options o;
 	memset(&o, 0, sizeof(o));
@@ -277,7 +277,7 @@ cmd_dump(int argc, char **argv)
 
 	/* Before attaching: a bad path must not cost the target anything. */
 	struct out_file of;
-	if (out_file_open_or_say(&of, o.output, true) < 0) {
+	if (sampler_out_file_open_or_say(&of, o.output, true) < 0) {
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}

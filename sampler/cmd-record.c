@@ -182,8 +182,8 @@ format_of_output(const char *path)
 		if (ends_with_nocase(base, format_exts[i].ext))
 			return format_exts[i].format;
 	error_msg("cannot tell the format of '%s' from its extension '%s'", path, dot);
-	hint_msg("use one of " FORMAT_EXTS_TEXT ", or give -f folded|svg|speedscope|pprof");
-	usage_exit("record");
+	sampler_hint_msg("use one of " FORMAT_EXTS_TEXT ", or give -f folded|svg|speedscope|pprof");
+	sampler_usage_exit("record");
 }
 
 static int
@@ -280,13 +280,13 @@ push_option(struct record_options *o, int c, char *arg)
 		o->push.auth_file = arg;
 		break;
 	case OPT_PUSH_EVERY:
-		if (parse_long(arg, 1, 3600, &v) < 0)
+		if (sampler_parse_long(arg, 1, 3600, &v) < 0)
 			error_msg_and_help("record", "invalid --push-every argument: '%s' (1 to 3600 seconds)",
 					   arg);
 		o->push.every = (unsigned)v;
 		break;
 	case OPT_PUSH_TIMEOUT:
-		if (parse_long(arg, 1, 600, &v) < 0)
+		if (sampler_parse_long(arg, 1, 600, &v) < 0)
 			error_msg_and_help("record", "invalid --push-timeout argument: '%s' (1 to 600 seconds)",
 					   arg);
 		o->push.timeout = (unsigned)v;
@@ -332,7 +332,7 @@ check_options(struct record_options *o)
 		/* The thread roots become each sample's labels. */
 		o->cfg.threads = true;
 	}
-	check_engine_or_help("record", o->cfg.engine);
+	sampler_check_engine_or_help("record", o->cfg.engine);
 	if (!o->push.url && (o->push.every || o->push.timeout || o->push.app || o->push.nlabels ||
 			     o->push.auth_file))
 		error_msg_and_help("record", "--push-every, --push-timeout, --push-auth-file, --app and "
@@ -384,16 +384,16 @@ parse_options(int argc, char **argv, struct record_options *o)
 	struct common_options co = { .cmd = "record" };
 	int c;
 
-	common_options_init(&o->cfg);
+	sampler_common_options_init(&o->cfg);
 	o->checkpoint = DEFAULT_CHECKPOINT;
 	/* '+': options end at the command's name. */
-	while ((c = target_getopt("record", argc, argv, "+:p:r:F:d:o:f:e:m:qVh", longopts,
+	while ((c = sampler_target_getopt("record", argc, argv, "+:p:r:F:d:o:f:e:m:qVh", longopts,
 				  &o->cfg)) != -1) {
-		if (common_option(&co, c, optarg, &o->cfg))
+		if (sampler_common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
 		case 'd':
-			if (parse_seconds(optarg, DBL_MIN, 1e7, &o->duration) < 0)
+			if (sampler_parse_seconds(optarg, DBL_MIN, 1e7, &o->duration) < 0)
 				error_msg_and_help("record", "invalid --duration argument: '%s' (above 0; "
 						   SECONDS_FORM ")", optarg);
 			break;
@@ -413,13 +413,13 @@ parse_options(int argc, char **argv, struct record_options *o)
 			o->threads_asked = true;
 			break;
 		case OPT_CHECKPOINT:
-			if (parse_seconds(optarg, 0, 1e7, &o->checkpoint) < 0 ||
+			if (sampler_parse_seconds(optarg, 0, 1e7, &o->checkpoint) < 0 ||
 			    (o->checkpoint > 0 && o->checkpoint < 1))
 				error_msg_and_help("record", "invalid --checkpoint argument: '%s' (0, or at "
 						   "least 1; " SECONDS_FORM ")", optarg);
 			break;
 		case OPT_INLINE:
-			need_libdw_or_help("record", "--inline");
+			sampler_need_libdw_or_help("record", "--inline");
 			o->cfg.inline_frames = true;
 			break;
 		case OPT_PUSH: case OPT_PUSH_AUTH_FILE: case OPT_PUSH_EVERY: case OPT_PUSH_TIMEOUT:
@@ -433,11 +433,11 @@ parse_options(int argc, char **argv, struct record_options *o)
 			record_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("record", c, argv, longopts);
+			sampler_option_error_and_help("record", c, argv, longopts);
 		}
 	}
-	parse_target_or_help("record", "record", argc, argv, &o->cfg);
-	keep_running_or_help("record", &o->cfg);
+	sampler_parse_target_or_help("record", "record", argc, argv, &o->cfg);
+	sampler_keep_running_or_help("record", &o->cfg);
 	check_options(o);
 }
 
@@ -446,7 +446,7 @@ write_pprof(FILE *out, const struct record_options *o, struct profiler *p)
 {
 	const struct profiler_stats *st = profiler_stats(p);
 	int64_t duration = (int64_t)(st->elapsed_s * (double)NS_PER_SEC);
-	int64_t end = (int64_t)realtime_ns();
+	int64_t end = (int64_t)ptrace_clock_realtime_ns();
 	void *buf;
 	size_t len;
 	int r = profiler_encode_pprof(p, &o->cfg, NULL, 0, end - duration, duration, &buf, &len);
@@ -545,14 +545,14 @@ write_checkpoint(struct profiler *p, void *arg)
 	const struct record_options *o = arg;
 	static bool failed;
 	struct out_file cp;
-	int r = out_file_open(&cp, o->output, NULL, 0);
+	int r = sampler_out_file_open(&cp, o->output, NULL, 0);
 
 	if (r == 0) {
 		r = write_output(cp.f, o, p);
 		if (r == 0)
-			r = out_file_commit(&cp);
+			r = sampler_out_file_commit(&cp);
 		else
-			out_file_discard(&cp);
+			sampler_out_file_discard(&cp);
 	}
 	if (r < 0 && !failed) {
 		perror_msg(r, "warning: cannot write checkpoint to %s", o->output);
@@ -579,7 +579,7 @@ static void
 record_run(const struct record_options *o, const struct out_file *out, struct profiler *p)
 {
 	bool checkpoints = o->output && !out->in_place && o->checkpoint > 0;
-	bool progress = feedback_progress_wanted(&o->cfg);
+	bool progress = sampler_feedback_progress_wanted(&o->cfg);
 	double next_checkpoint = o->checkpoint;
 
 	for (;;) {
@@ -601,7 +601,7 @@ record_run(const struct record_options *o, const struct out_file *out, struct pr
 			next_checkpoint += o->checkpoint;
 		}
 		if (progress)
-			feedback_progress(p, &o->cfg, o->duration);
+			sampler_feedback_progress(p, &o->cfg, o->duration);
 	}
 }
 
@@ -625,7 +625,7 @@ report_written(const char *path, enum record_format f)
 			 "or open it in https://www.speedscope.app", path);
 		break;
 	}
-	feedback_wrote(path, how);
+	sampler_feedback_wrote(path, how);
 }
 
 /* -p targets that exited while recorded: said, for a recording that ends
@@ -656,7 +656,7 @@ report_exited_targets(struct profiler *p, const struct record_options *o)
 }
 
 int
-cmd_record(int argc, char **argv)
+sampler_cmd_record(int argc, char **argv)
 {
 	struct record_options o;
 	memset(&o, 0, sizeof(o));
@@ -666,20 +666,20 @@ cmd_record(int argc, char **argv)
 	 * Until the end the output goes to a temporary file: an existing
 	 * FILE keeps its contents if nothing gets recorded or stackspy is
 	 * killed (sampler/out-file.c). */
-	if (o.push.url && push_load_auth(&o.push) < 0) {
+	if (o.push.url && sampler_push_load_auth(&o.push) < 0) {
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
 	struct out_file out;
-	if (out_file_open_or_say(&out, o.output, !o.push.url) < 0) {
+	if (sampler_out_file_open_or_say(&out, o.output, !o.push.url) < 0) {
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	info_init(o.quiet);
+	sampler_info_init(o.quiet);
 	struct profiler *p;
 	int r = profiler_start(&o.cfg, &p);
 	if (r < 0) {
-		out_file_discard(&out);
+		sampler_out_file_discard(&out);
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
@@ -689,31 +689,31 @@ cmd_record(int argc, char **argv)
 	r = profiler_unwind_in_background(p);
 	if (r < 0)
 		perror_msg(r, "warning: cannot start the unwinder's thread: unwinding between ticks");
-	feedback_start(p, &o.cfg, o.duration);
+	sampler_feedback_start(p, &o.cfg, o.duration);
 	int push_r = 0;
 	if (o.push.url)
-		push_r = push_record(p, &o.cfg, &o.push, o.duration);
+		push_r = sampler_push_record(p, &o.cfg, &o.push, o.duration);
 	else
 		record_run(&o, &out, p);
 	if (!stop_signal)
 		profiler_take_deferred(p);
-	status_line_clear();
-	feedback_sampling_ended(p);
+	sampler_status_line_clear();
+	sampler_feedback_sampling_ended(p);
 	profiler_stop(p);
 	/* Detached first: every signal reaches the command. */
 	profiler_end_command(p);
-	cleanup_release_before_output();
+	sampler_cleanup_release_before_output();
 
 	int rc = 0;
 	/* --push without -o: the server has it all. */
 	bool wrote_file = o.output && !out.in_place;
 	r = o.push.url && !o.output ? 0 : write_output(out.f, &o, p);
 	if (r == 0)
-		r = out_file_commit(&out);
+		r = sampler_out_file_commit(&out);
 	else
-		out_file_discard(&out);
+		sampler_out_file_discard(&out);
 	if (r < 0) {
-		out_file_write_error(r, o.output);
+		sampler_out_file_write_error(r, o.output);
 		rc = EXIT_FATAL;
 	}
 	profiler_print_summary(p, &o.cfg);
@@ -735,7 +735,7 @@ cmd_record(int argc, char **argv)
 		rc = EXIT_PARTIAL;
 	if (r == 0 && wrote_file)
 		report_written(o.output, o.format);
-	feedback_hints(p, &o.cfg);
+	sampler_feedback_hints(p, &o.cfg);
 	profiler_free(p);
 	free(o.cfg.pids);
 	free(o.push.labels);

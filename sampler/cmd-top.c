@@ -6,7 +6,7 @@
  * delays a sample by more than one redraw (bench/top-rate.sh measures the
  * achieved rate against `record`).  Every exit path detaches (profiler_stop)
  * before it gives the terminal back (endwin), and the terminal is back
- * before any message is printed (cleanup_set_terminal).
+ * before any message is printed (sampler_cleanup_set_terminal).
  */
 #include "config.h"
 
@@ -61,11 +61,11 @@ struct top {
 
 static int sig_pipe[2] = { -1, -1 };
 
-/* monotonic_ns() in seconds: the profiler's clock. */
+/* ptrace_clock_monotonic_ns() in seconds: the profiler's clock. */
 static double
 now_s(void)
 {
-	return (double)monotonic_ns() / (double)NS_PER_SEC;
+	return (double)ptrace_clock_monotonic_ns() / (double)NS_PER_SEC;
 }
 
 static void
@@ -148,24 +148,24 @@ parse_options(int argc, char **argv, struct top_options *o)
 	struct common_options co = { .cmd = "top" };
 	int c;
 
-	common_options_init(&o->cfg);
+	sampler_common_options_init(&o->cfg);
 	o->delay = 1.0;
 	o->window = TOP_WINDOW_S;
-	while ((c = target_getopt("top", argc, argv, "+:p:r:F:e:d:qVh", longopts, &o->cfg)) != -1) {
-		if (common_option(&co, c, optarg, &o->cfg))
+	while ((c = sampler_target_getopt("top", argc, argv, "+:p:r:F:e:d:qVh", longopts, &o->cfg)) != -1) {
+		if (sampler_common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
 		case 'd':
-			if (parse_seconds(optarg, 0.05, 3600, &o->delay) < 0)
+			if (sampler_parse_seconds(optarg, 0.05, 3600, &o->delay) < 0)
 				error_msg_and_help("top", "invalid --delay argument: '%s' (0.05 to 3600 seconds)",
 						   optarg);
 			break;
 		case OPT_ITERATIONS:
-			if (parse_long(optarg, 1, 1000000000, &o->iterations) < 0)
+			if (sampler_parse_long(optarg, 1, 1000000000, &o->iterations) < 0)
 				error_msg_and_help("top", "invalid --iterations argument: '%s'", optarg);
 			break;
 		case OPT_WINDOW:
-			if (parse_long(optarg, 1, 3600, &o->window) < 0)
+			if (sampler_parse_long(optarg, 1, 3600, &o->window) < 0)
 				error_msg_and_help("top", "invalid --window argument: '%s' (1 to 3600 seconds)",
 						   optarg);
 			break;
@@ -179,12 +179,12 @@ parse_options(int argc, char **argv, struct top_options *o)
 			top_usage(stdout);
 			exit(0);
 		default:
-			option_error_and_help("top", c, argv, longopts);
+			sampler_option_error_and_help("top", c, argv, longopts);
 		}
 	}
-	parse_target_or_help("top", "watch", argc, argv, &o->cfg);
-	keep_running_or_help("top", &o->cfg);
-	check_engine_or_help("top", o->cfg.engine);
+	sampler_parse_target_or_help("top", "watch", argc, argv, &o->cfg);
+	sampler_keep_running_or_help("top", &o->cfg);
+	sampler_check_engine_or_help("top", o->cfg.engine);
 }
 
 /* ---- signals: SIGWINCH through a self-pipe; SIGTSTP ignored ------------- */
@@ -275,7 +275,7 @@ mark_ended(struct top *t)
 	profiler_stop(t->p);
 	int st = profiler_command_status(t->p);
 	if (st != -1)
-		command_status_text(st, t->ended_why, sizeof(t->ended_why));
+		profiler_command_status_text(st, t->ended_why, sizeof(t->ended_why));
 	else
 		snprintf(t->ended_why, sizeof(t->ended_why), "exited");
 }
@@ -331,7 +331,7 @@ run(struct top *t)
 		/* Wait for the tick real-time, as record does (sampler/ticks.c);
 		 * keys and drawing run at the normal priority. */
 		ptrace_hold_realtime(!t->paused && !t->ended);
-		ptrace_watchdog_alive(monotonic_ns() + (uint64_t)timeout * NS_PER_MS);
+		ptrace_watchdog_alive(ptrace_clock_monotonic_ns() + (uint64_t)timeout * NS_PER_MS);
 		int r = poll(pfd, 3, timeout);
 		if (!(r > 0 && (pfd[0].revents & POLLIN)))
 			ptrace_hold_realtime(false);
@@ -406,7 +406,7 @@ run(struct top *t)
 }
 
 int
-cmd_top(int argc, char **argv)
+sampler_cmd_top(int argc, char **argv)
 {
 	struct top_options o;
 	memset(&o, 0, sizeof(o));
@@ -414,14 +414,14 @@ cmd_top(int argc, char **argv)
 
 	if (!ui_available()) {
 		error_msg("top is not built in: stackspy was configured without ncursesw");
-		hint_msg("install libncurses-dev (ncursesw) and rebuild; 'stackspy record' works without it");
+		sampler_hint_msg("install libncurses-dev (ncursesw) and rebuild; 'stackspy record' works without it");
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
 	/* Before attaching: no terminal must not cost the target anything. */
 	if (!isatty(STDOUT_FILENO)) {
 		error_msg("top needs a terminal: standard output is not a terminal");
-		hint_msg("to write samples to a file or a pipe use 'stackspy record'");
+		sampler_hint_msg("to write samples to a file or a pipe use 'stackspy record'");
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
@@ -433,7 +433,7 @@ cmd_top(int argc, char **argv)
 				  "draws a full screen", term);
 		else
 			error_msg("cannot use the terminal: TERM=%s is not known to curses", term);
-		hint_msg("run it with TERM=xterm-256color (or your terminal's name), or use "
+		sampler_hint_msg("run it with TERM=xterm-256color (or your terminal's name), or use "
 			 "'stackspy record'");
 		free(o.cfg.pids);
 		return EXIT_FATAL;
@@ -482,9 +482,9 @@ cmd_top(int argc, char **argv)
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
-	cleanup_set_terminal(ui_screen_restore_terminal);
-	info_init(o.quiet);
-	feedback_sampling_started(t.p);
+	sampler_cleanup_set_terminal(ui_screen_restore_terminal);
+	sampler_info_init(o.quiet);
+	sampler_feedback_sampling_started(t.p);
 	t.start = now_s();
 	t.active_since = t.start;
 
@@ -492,10 +492,10 @@ cmd_top(int argc, char **argv)
 
 	/* Detach, then the terminal, then messages; then a command started
 	 * here is ended (SIGTERM), detached so that it gets the signal. */
-	feedback_sampling_ended(t.p);
+	sampler_feedback_sampling_ended(t.p);
 	profiler_stop(t.p);
 	ui_screen_close(t.ui);
-	cleanup_set_terminal(NULL);
+	sampler_cleanup_set_terminal(NULL);
 	signals_teardown();
 	profiler_end_command(t.p);
 	profiler_print_summary(t.p, &o.cfg);
@@ -503,11 +503,11 @@ cmd_top(int argc, char **argv)
 		profiler_report_command(t.p);
 	else if (t.ended)
 		error_msg("%s (%d) %s", profiler_comm(t.p), (int)profiler_pid(t.p), t.ended_why);
-	feedback_hints(t.p, &o.cfg);
+	sampler_feedback_hints(t.p, &o.cfg);
 	profiler_free(t.p);
 	ui_model_free(t.model);
 	free(o.cfg.pids);
 	if (stop_signal)
-		signals_reraise();
+		sampler_signals_reraise();
 	return 0;
 }

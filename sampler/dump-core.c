@@ -79,8 +79,8 @@ dump_core(const struct dump_options *o, bool *partial)
 		r = -ESRCH;
 	} else {
 		qsort(p.threads, p.nthreads, sizeof(*p.threads), cmp_thread_tid);
-		if (output_dump(o->out, o->format, &p, ut, o->cfg.sym_flags) < 0) {
-			out_file_write_error(errno ? errno : EIO, o->output);
+		if (dump_output(o->out, o->format, &p, ut, o->cfg.sym_flags) < 0) {
+			sampler_out_file_write_error(errno ? errno : EIO, o->output);
 			r = -EIO;
 		}
 	}

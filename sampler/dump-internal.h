@@ -1,5 +1,5 @@
 /* sampler/dump-internal.h - the pieces of `stackspy dump`, shared by its
- * files only (sampler.h has its public face, cmd_dump).
+ * files only (sampler.h has its public face, sampler_cmd_dump).
  *
  *   cmd-dump.c    the command: usage, options, --subprocesses, the JSON
  *                 array around several processes; calls the two below

@@ -44,7 +44,7 @@ report_attach_error(pid_t pid, int err)
 	if (err == -EPERM) {
 		char why[512];
 		perror_msg(err, "cannot attach to process %d", (int)pid);
-		hint_msg("%s", ptrace_explain_eperm(pid, why, sizeof(why)));
+		sampler_hint_msg("%s", ptrace_explain_eperm(pid, why, sizeof(why)));
 	} else {
 		perror_msg(err, "cannot attach to process %d", (int)pid);
 	}
@@ -391,7 +391,7 @@ unwinder_finish(struct dump_unwinder *u)
 	 * leave their sleep, and the watchdog sees us making progress,
 	 * however long the unwinding takes. */
 	for (;;) {
-		struct timespec ts = realtime_deadline(20 * NS_PER_MS);
+		struct timespec ts = ptrace_clock_realtime_deadline(20 * NS_PER_MS);
 		if (pthread_timedjoin_np(u->thread, NULL, &ts) != ETIMEDOUT)
 			break;
 		ptrace_poll_all();
@@ -456,7 +456,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	 * meanwhile is the other thread's (which does not inherit it). */
 	ptrace_hold_realtime(true);
 	size_t i = 0;
-	uint64_t hold_start = monotonic_ns();
+	uint64_t hold_start = ptrace_clock_monotonic_ns();
 	while (i < pt->nthreads && !stop_signal) {
 		for (; i < pt->nthreads && b->n < DUMP_BATCH; i++) {
 			struct tracee *th = &pt->threads[i];
@@ -483,7 +483,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	}
 	ptrace_hold_realtime(false);
 	ptrace_target_release(pt);
-	uint64_t held_ns = monotonic_ns() - hold_start;
+	uint64_t held_ns = ptrace_clock_monotonic_ns() - hold_start;
 	/* Its target has the images its unwinding opened: the one kept. */
 	struct unwind_target *uut = unwinder_finish(&u);
 	if (uut) {
@@ -567,15 +567,15 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	r = sample_process(o, pid, &p, &snaps, &ut);
 	if (r < 0)
 		return r;
-	unwind_set_deadline(monotonic_ns() + (uint64_t)(o->timeout * (double)NS_PER_SEC));
+	unwind_set_deadline(ptrace_clock_monotonic_ns() + (uint64_t)(o->timeout * (double)NS_PER_SEC));
 	/* Every thread let go before the unwind and the output, and a
 	 * Ctrl-Z that came meanwhile taken now (sampler/signals.c). */
-	cleanup_release_before_output();
-	signals_job_stop();
+	sampler_cleanup_release_before_output();
+	sampler_signals_job_stop();
 	if (stop_signal) {
 		/* Detached already; nothing half-written goes out. */
 		unwind_target_free(ut);
-		signals_reraise();
+		sampler_signals_reraise();
 	}
 	if (o->tid && p.nthreads == 0) {
 		error_msg("thread %d is not a thread of process %d", (int)o->tid, (int)pid);
@@ -602,12 +602,12 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 		fputs(before, o->out);
 		*begun = true;
 	}
-	if (r == 0 && output_dump(o->out, o->format, &p, ut, o->cfg.sym_flags) < 0) {
-		out_file_write_error(errno ? errno : EIO, o->output);
+	if (r == 0 && dump_output(o->out, o->format, &p, ut, o->cfg.sym_flags) < 0) {
+		sampler_out_file_write_error(errno ? errno : EIO, o->output);
 		r = -EIO;
 	}
 	if (r == 0)
-		report_target_inputs(ut, pid);
+		unwinder_report_target_inputs(ut, pid);
 	if (unwind_deadline_misses() != misses) {
 		size_t late = 0;
 		for (size_t i = 0; i < p.nthreads; i++)

@@ -1,6 +1,6 @@
 /* sampler/error.c - every line stackspy writes to standard error: error
  * printers (strace's error_prints.c is the model), the terminal-only
- * lines (info_msg) and the one status line rewritten in place; and the
+ * lines (sampler_info_msg) and the one status line rewritten in place; and the
  * exit path.  Nothing exits while a tracee may be
  * stopped: die() detaches every tracee first (ptrace_detach_all). */
 #include "config.h"
@@ -24,13 +24,13 @@ static void (*terminal_restore)(void);
 static size_t status_len;
 
 void
-cleanup_set_terminal(void (*restore)(void))
+sampler_cleanup_set_terminal(void (*restore)(void))
 {
 	terminal_restore = restore;
 }
 
 void
-status_line_show(const char *text)
+sampler_status_line_show(const char *text)
 {
 	char line[256];
 	int n = snprintf(line, sizeof(line), "\r%s", text);
@@ -46,7 +46,7 @@ status_line_show(const char *text)
 }
 
 void
-status_line_clear(void)
+sampler_status_line_clear(void)
 {
 	if (!status_len)
 		return;
@@ -72,7 +72,7 @@ vprint(const char *prefix, const char *suffix, const char *fmt, va_list ap)
 	char buf[2048], safe[4 * sizeof(buf)];
 	if (terminal_restore)
 		terminal_restore();
-	status_line_clear();
+	sampler_status_line_clear();
 	int n = snprintf(buf, sizeof(buf), "stackspy: %s", prefix);
 	if (n < 0)
 		return;
@@ -109,7 +109,7 @@ perror_msg(int err, const char *fmt, ...)
 }
 
 void
-hint_msg(const char *fmt, ...)
+sampler_hint_msg(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -135,11 +135,11 @@ error_msg_and_help(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vprint("", "", fmt, ap);
 	va_end(ap);
-	usage_exit(cmd);
+	sampler_usage_exit(cmd);
 }
 
 void
-usage_exit(const char *cmd)
+sampler_usage_exit(const char *cmd)
 {
 	fprintf(stderr, "Try 'stackspy%s%s --help' for more information.\n",
 		cmd ? " " : "", cmd ? cmd : "");
@@ -154,7 +154,7 @@ usage_exit(const char *cmd)
 #define LINGER_POLL_MS 10
 
 void
-cleanup_release_before_output(void)
+sampler_cleanup_release_before_output(void)
 {
 	if (ptrace_release_lingering(LINGER_GRACE_MS) == 0)
 		return;
@@ -189,7 +189,7 @@ cleanup_release_before_output(void)
 static bool stdout_closed;
 
 void
-stdio_reserve(void)
+sampler_stdio_reserve(void)
 {
 	/* A closed 0, 1 or 2 would be the next file stackspy opens (a
 	 * signalfd, the output's temporary, a /proc file), and the output or
@@ -208,7 +208,7 @@ stdio_reserve(void)
 }
 
 bool
-stdio_stdout_closed(void)
+sampler_stdio_stdout_closed(void)
 {
 	return stdout_closed;
 }
@@ -216,19 +216,19 @@ stdio_stdout_closed(void)
 static bool info;
 
 void
-info_init(bool quiet)
+sampler_info_init(bool quiet)
 {
 	info = !quiet && isatty(STDERR_FILENO);
 }
 
 bool
-info_on(void)
+sampler_info_on(void)
 {
 	return info;
 }
 
 void
-info_msg(const char *fmt, ...)
+sampler_info_msg(const char *fmt, ...)
 {
 	if (!info)
 		return;

@@ -24,7 +24,7 @@ void error_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* "stackspy: <msg>: strerror(-err)" */
 void perror_msg(int err, const char *fmt, ...) ATTR_PRINTF(2, 3);
 /* "stackspy: hint: <msg>" */
-void hint_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
+void sampler_hint_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* error_msg, ptrace_detach_all(), exit(EXIT_FATAL). */
 void error_msg_and_die(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((noreturn));
 /* error_msg and "Try 'stackspy CMD --help' ...", ptrace_detach_all(),
@@ -32,8 +32,8 @@ void error_msg_and_die(const char *fmt, ...) ATTR_PRINTF(1, 2) __attribute__((no
 void error_msg_and_help(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3)
 	__attribute__((noreturn));
 /* The "Try 'stackspy CMD --help' ..." line, ptrace_detach_all(),
- * exit(EXIT_USAGE): after error_msg and hint_msg lines of a usage error. */
-void usage_exit(const char *cmd) __attribute__((noreturn));
+ * exit(EXIT_USAGE): after error_msg and sampler_hint_msg lines of a usage error. */
+void sampler_usage_exit(const char *cmd) __attribute__((noreturn));
 
 /* After every target is detached and before unwinding and writing: if
  * some thread is still seized (a detach gave up on it: uninterruptible
@@ -41,26 +41,26 @@ void usage_exit(const char *cmd) __attribute__((noreturn));
  * process stays the tracer, lets the thread go the moment it stops, and
  * then exits as the child did.  A slow reader of the output never keeps a
  * thread of the target stopped. */
-void cleanup_release_before_output(void);
+void sampler_cleanup_release_before_output(void);
 
 /* restore (top's endwin) runs before any message above is written, so a
  * message never lands on a curses screen; NULL removes it. */
-void cleanup_set_terminal(void (*restore)(void));
+void sampler_cleanup_set_terminal(void (*restore)(void));
 /* The one status line (record's progress), rewritten in place with "\r";
  * every message above erases it first.  Below the messages so that the
  * printers depend on nothing of the sampler. */
-void status_line_show(const char *text);
-void status_line_clear(void);
+void sampler_status_line_show(const char *text);
+void sampler_status_line_clear(void);
 /* At the start of main: a closed standard input, output or error gets
  * /dev/null, so that no file opened later takes its number; whether
  * standard output was closed (stackspy dump PID >&-) is remembered for
  * the commands, which then refuse before attaching. */
-void stdio_reserve(void);
-bool stdio_stdout_closed(void);
+void sampler_stdio_reserve(void);
+bool sampler_stdio_stdout_closed(void);
 /* Lines for a person at a terminal: on when standard error is a terminal
- * and not quiet (--quiet); info_msg is "stackspy: <msg>" when on. */
-void info_init(bool quiet);
-bool info_on(void);
-void info_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
+ * and not quiet (--quiet); sampler_info_msg is "stackspy: <msg>" when on. */
+void sampler_info_init(bool quiet);
+bool sampler_info_on(void);
+void sampler_info_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 
 #endif

@@ -98,17 +98,17 @@ plural(char *buf, size_t len, size_t n, const char *what)
 }
 
 void
-feedback_sampling_started(struct profiler *p)
+sampler_feedback_sampling_started(struct profiler *p)
 {
 	free(cpu_before);
-	cpu_before = info_on() ? descendants_cpu(p, &ncpu_before, &targets_own_before) : NULL;
+	cpu_before = sampler_info_on() ? descendants_cpu(p, &ncpu_before, &targets_own_before) : NULL;
 }
 
 void
-feedback_start(struct profiler *p, const struct profiler_config *cfg, double duration)
+sampler_feedback_start(struct profiler *p, const struct profiler_config *cfg, double duration)
 {
-	feedback_sampling_started(p);
-	if (!info_on())
+	sampler_feedback_sampling_started(p);
+	if (!sampler_info_on())
 		return;
 	char what[256], threads[32], how[96];
 	size_t nprocs = profiler_process_count(p);
@@ -139,20 +139,20 @@ feedback_start(struct profiler *p, const struct profiler_config *cfg, double dur
 		snprintf(how, sizeof(how), "until it exits (Ctrl-C stops sooner)");
 	else
 		snprintf(how, sizeof(how), "Ctrl-C to stop");
-	info_msg("recording %s, %s, at %g Hz %s; %s", what, threads, cfg->rate_hz,
+	sampler_info_msg("recording %s, %s, at %g Hz %s; %s", what, threads, cfg->rate_hz,
 		     cfg->idle ? "wall-clock" : "on-CPU", how);
 }
 
 bool
-feedback_progress_wanted(const struct profiler_config *cfg)
+sampler_feedback_progress_wanted(const struct profiler_config *cfg)
 {
 	/* A command started here writes to the same terminal, and its
 	 * lines would land in the middle of ours. */
-	return info_on() && !(cfg->argv && isatty(STDOUT_FILENO));
+	return sampler_info_on() && !(cfg->argv && isatty(STDOUT_FILENO));
 }
 
 /* The CPU time (clock ticks) the targets' descendants used since
- * feedback_sampling_started, those alive now and those reaped. */
+ * sampler_feedback_sampling_started, those alive now and those reaped. */
 static unsigned long long
 children_cpu_since_start(struct profiler *p, unsigned long long *targets)
 {
@@ -199,20 +199,20 @@ feedback_early_hint(struct profiler *p, const struct profiler_config *cfg)
 	unsigned long long own = 0, kids = cfg->subprocesses ? 0 : children_cpu_since_start(p, &own);
 	if (kids > own) {
 		early_hint = EARLY_CHILDREN;
-		hint_msg("no sample yet, but the target's children used %.1f s of CPU: the process "
+		sampler_hint_msg("no sample yet, but the target's children used %.1f s of CPU: the process "
 			 "forks its workers; add --subprocesses (or give the workers' PIDs)",
 			 clock_ticks_s(kids));
 	} else {
 		early_hint = EARLY_IDLE;
-		hint_msg("no sample yet: the target has not run on a CPU (it sleeps or waits); "
+		sampler_hint_msg("no sample yet: the target has not run on a CPU (it sleeps or waits); "
 			 "--idle records where its threads wait");
 	}
 }
 
 void
-feedback_progress(struct profiler *p, const struct profiler_config *cfg, double duration)
+sampler_feedback_progress(struct profiler *p, const struct profiler_config *cfg, double duration)
 {
-	if (!info_on())
+	if (!sampler_info_on())
 		return;
 	feedback_early_hint(p, cfg);
 	const struct profiler_stats *st = profiler_stats(p);
@@ -230,27 +230,27 @@ feedback_progress(struct profiler *p, const struct profiler_config *cfg, double 
 		 "%llu error%s", elapsed, (unsigned long long)st->samples,
 		 st->elapsed_s > 0 ? (double)st->samples / st->elapsed_s : 0.0,
 		 profiler_stats_rate(st), (unsigned long long)errors, errors == 1 ? "" : "s");
-	status_line_show(line);
+	sampler_status_line_show(line);
 }
 
 void
-feedback_wrote(const char *path, const char *how_to_open)
+sampler_feedback_wrote(const char *path, const char *how_to_open)
 {
-	info_msg("wrote %s (%s)", path, how_to_open);
+	sampler_info_msg("wrote %s (%s)", path, how_to_open);
 }
 
 /* CPU time of the targets' descendants and their own during the
- * recording, in clock ticks (feedback_sampling_ended). */
+ * recording, in clock ticks (sampler_feedback_sampling_ended). */
 static unsigned long long kids_used, targets_used;
 
 void
-feedback_sampling_ended(struct profiler *p)
+sampler_feedback_sampling_ended(struct profiler *p)
 {
 	/* Busy children: the CPU time of the targets' descendants (those
 	 * alive now, and those their parents reaped meanwhile) against the
 	 * targets' own. */
 	unsigned long long own = 0;
-	kids_used = info_on() ? children_cpu_since_start(p, &own) : 0;
+	kids_used = sampler_info_on() ? children_cpu_since_start(p, &own) : 0;
 	targets_used = own;
 	free(cpu_before);
 	cpu_before = NULL;
@@ -258,9 +258,9 @@ feedback_sampling_ended(struct profiler *p)
 }
 
 void
-feedback_hints(struct profiler *p, const struct profiler_config *cfg)
+sampler_feedback_hints(struct profiler *p, const struct profiler_config *cfg)
 {
-	if (!info_on())
+	if (!sampler_info_on())
 		return;
 	const struct profiler_stats *st = profiler_stats(p);
 	unsigned long long kids = kids_used, own = targets_used;
@@ -275,11 +275,11 @@ feedback_hints(struct profiler *p, const struct profiler_config *cfg)
 	if (busy_kids && early_hint == EARLY_CHILDREN)
 		;  /* said while recording */
 	else if (busy_kids)
-		hint_msg("the children of the target used %.1f s of CPU time, the target itself "
+		sampler_hint_msg("the children of the target used %.1f s of CPU time, the target itself "
 			 "%.1f s: --subprocesses records them too", (double)kids / (double)hz,
 			 (double)own / (double)hz);
 	/* (A command that exits at once gets no sample either.) */
 	else if (!cfg->idle && st->elapsed_s >= 0.5 && st->samples == 0 && early_hint != EARLY_IDLE)
-		hint_msg("no sample: the target never ran on a CPU while it was recorded "
+		sampler_hint_msg("no sample: the target never ran on a CPU while it was recorded "
 			 "(it sleeps or waits); --idle records where its threads wait");
 }

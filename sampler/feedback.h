@@ -15,24 +15,24 @@ struct profiler_config;
 /* After profiler_start: the start line (what is sampled, how many
  * processes and threads, the rate, how to stop: Ctrl-C, or after duration
  * seconds), and the CPU times the busy-children hint starts from. */
-void feedback_start(struct profiler *p, const struct profiler_config *cfg, double duration);
+void sampler_feedback_start(struct profiler *p, const struct profiler_config *cfg, double duration);
 /* The same without the line (top: the screen says it). */
-void feedback_sampling_started(struct profiler *p);
+void sampler_feedback_sampling_started(struct profiler *p);
 /* Will progress lines be shown?  Not when a command started here shares
  * the terminal (its lines would cut ours). */
-bool feedback_progress_wanted(const struct profiler_config *cfg);
+bool sampler_feedback_progress_wanted(const struct profiler_config *cfg);
 /* The progress line (elapsed, samples kept and their rate, the tick rate,
  * errors), rewritten in place: call it about once a second.  After the
  * first second without a sample kept, a hint (--subprocesses when the
  * target's children used the CPU, else --idle), once. */
-void feedback_progress(struct profiler *p, const struct profiler_config *cfg, double duration);
+void sampler_feedback_progress(struct profiler *p, const struct profiler_config *cfg, double duration);
 /* "wrote FILE (how_to_open)". */
-void feedback_wrote(const char *path, const char *how_to_open);
+void sampler_feedback_wrote(const char *path, const char *how_to_open);
 /* When sampling ends, before a command started here is ended: the CPU time
  * the targets' children used meanwhile. */
-void feedback_sampling_ended(struct profiler *p);
+void sampler_feedback_sampling_ended(struct profiler *p);
 /* After the summary: hints where the result is empty (nothing on-CPU:
  * --idle) or odd (the children did the work: --subprocesses). */
-void feedback_hints(struct profiler *p, const struct profiler_config *cfg);
+void sampler_feedback_hints(struct profiler *p, const struct profiler_config *cfg);
 
 #endif

@@ -35,7 +35,7 @@ poll_while_busy(void *arg)
 }
 
 void
-report_refused(pid_t pid, const struct tracee *th)
+profiler_report_refused(pid_t pid, const struct tracee *th)
 {
 	if (!th->attach_error)
 		return;
@@ -61,7 +61,7 @@ profiler_refused_threads(const struct profiler *p)
 }
 
 int
-attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
+profiler_attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 {
 	char why[256];
 	ps->pid = pid;
@@ -71,20 +71,20 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 		return r;
 	}
 	if (r == 0) {
-		ps->pt = ptrace_target_attach(pid, attach_flags(p), &r);
+		ps->pt = ptrace_target_attach(pid, profiler_attach_flags(p), &r);
 		if (ps->pt)
 			r = 0;
 	}
 	if (r < 0) {
 		perror_msg(r, "cannot attach to process %d", (int)pid);
 		if (r == -EPERM)
-			hint_msg("%s", ptrace_explain_eperm(pid, why, sizeof(why)));
+			sampler_hint_msg("%s", ptrace_explain_eperm(pid, why, sizeof(why)));
 		return r;
 	}
 	ps->attached = true;
 	unwind_set_yield(poll_while_busy, NULL);
 	for (size_t i = 0; i < ps->pt->nthreads; i++)
-		report_refused(pid, &ps->pt->threads[i]);
+		profiler_report_refused(pid, &ps->pt->threads[i]);
 	ps->ut = unwind_target_open(pid, &r);
 	if (!ps->ut) {
 		perror_msg(r, "cannot read the memory map of process %d", (int)pid);
@@ -95,19 +95,19 @@ attach_one(struct profiler *p, struct proc_state *ps, pid_t pid)
 	}
 	unwinder_push_map(p, ps);
 	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
-	proc_set_root(p, ps);
+	profiler_proc_set_root(p, ps);
 	p->stats.processes_seen++;
 	return 0;
 }
 
 unsigned
-attach_flags(const struct profiler *p)
+profiler_attach_flags(const struct profiler *p)
 {
 	return ATTACH_EXEC | (p->cfg.subprocesses ? ATTACH_FOLLOW : 0);
 }
 
 void
-proc_set_root(struct profiler *p, struct proc_state *ps)
+profiler_proc_set_root(struct profiler *p, struct proc_state *ps)
 {
 	char name[160];
 	collapse_name_root(name, sizeof(name), ps->comm, ps->pid, 0);
@@ -116,7 +116,7 @@ proc_set_root(struct profiler *p, struct proc_state *ps)
 }
 
 struct proc_state *
-proc_new(struct profiler *p)
+profiler_proc_new(struct profiler *p)
 {
 	if (BASE_GROW(p->procs, p->procs_cap, p->nprocs + 1, 8) < 0)
 		return NULL;
@@ -134,9 +134,9 @@ proc_known(const struct profiler *p, pid_t pid)
 	return false;
 }
 
-/* A process found or created under a target: like attach_one, but one
+/* A process found or created under a target: like profiler_attach_one, but one
  * that is gone already, or that the kernel attached for us meanwhile (it
- * comes through proc_adopt_new), is no error. */
+ * comes through profiler_proc_adopt_new), is no error. */
 static void
 attach_child(struct profiler *p, pid_t pid)
 {
@@ -144,13 +144,13 @@ attach_child(struct profiler *p, pid_t pid)
 	if (ptrace_target_check(pid, why, sizeof(why)) < 0)
 		return;  /* gone, or a zombie: nothing to sample */
 	size_t slot = p->nprocs;
-	struct proc_state *ps = proc_new(p);
+	struct proc_state *ps = profiler_proc_new(p);
 	if (!ps)
 		return;
 	int r;
 	ps->pid = pid;
 	ps->followed = true;
-	ps->pt = ptrace_target_attach(pid, attach_flags(p), &r);
+	ps->pt = ptrace_target_attach(pid, profiler_attach_flags(p), &r);
 	if (!ps->pt) {
 		if (r != -ESRCH && r != -EALREADY)
 			perror_msg(r, "cannot attach to process %d", (int)pid);
@@ -159,14 +159,14 @@ attach_child(struct profiler *p, pid_t pid)
 	}
 	ps->attached = true;
 	ptrace_read_comm(pid, ps->comm, sizeof(ps->comm));
-	proc_set_root(p, ps);
+	profiler_proc_set_root(p, ps);
 	/* Its map is read by its first tick, as an adopted one's. */
 	ps->map_pending = true;
 	p->stats.processes_seen++;
 }
 
 void
-proc_attach_descendants(struct profiler *p)
+profiler_proc_attach_descendants(struct profiler *p)
 {
 	/* p->procs grows while we walk it: each process is attached before
 	 * its children are listed. */
@@ -179,16 +179,16 @@ proc_attach_descendants(struct profiler *p)
 			if (!proc_known(p, kids[k]))
 				attach_child(p, kids[k]);
 		free(kids);
-		proc_adopt_new(p);
+		profiler_proc_adopt_new(p);
 	}
 }
 
 void
-proc_adopt_new(struct profiler *p)
+profiler_proc_adopt_new(struct profiler *p)
 {
 	struct ptrace_target *t;
 	while ((t = ptrace_target_next_new())) {
-		struct proc_state *ps = proc_new(p);
+		struct proc_state *ps = profiler_proc_new(p);
 		if (!ps) {
 			ptrace_target_release(t);  /* let it go rather than hold it */
 			continue;
@@ -198,7 +198,7 @@ proc_adopt_new(struct profiler *p)
 		ps->attached = true;
 		ps->followed = true;
 		ptrace_read_comm(t->pid, ps->comm, sizeof(ps->comm));
-		proc_set_root(p, ps);
+		profiler_proc_set_root(p, ps);
 		/* Its memory map is read by its first tick (sample.c), which
 		 * lets it go if it has none to give. */
 		ps->map_pending = true;
@@ -208,7 +208,7 @@ proc_adopt_new(struct profiler *p)
 }
 
 void
-proc_release(struct profiler *p, struct proc_state *ps)
+profiler_proc_release(struct profiler *p, struct proc_state *ps)
 {
 	ps->exited = true;
 	ps->attached = false;
@@ -228,7 +228,7 @@ proc_release(struct profiler *p, struct proc_state *ps)
  * zombie (whose exit another poll may have taken before the process was
  * ours). */
 bool
-proc_may_map(struct proc_state *ps)
+profiler_proc_may_map(struct proc_state *ps)
 {
 	char state = 0;
 	return !ps->pt->gone && !ps->pt->leader_exited &&
@@ -237,7 +237,7 @@ proc_may_map(struct proc_state *ps)
 }
 
 struct unwind_target *
-proc_open_map(struct proc_state *ps, int *err)
+profiler_proc_open_map(struct proc_state *ps, int *err)
 {
 	struct unwind_target *ut = unwind_target_open(ps->pid, err);
 	/* An empty memory map while it runs: it is in an exec (sh -c
@@ -247,7 +247,7 @@ proc_open_map(struct proc_state *ps, int *err)
 	 * under load). */
 	for (int tries = 0; !ut && *err == -ESRCH && tries < MAP_TRIES; tries++) {
 		ptrace_target_poll(ps->pt);
-		if (!proc_may_map(ps))
+		if (!profiler_proc_may_map(ps))
 			break;
 		struct timespec ts = ns_to_timespec(NS_PER_MS);
 		nanosleep(&ts, NULL);
@@ -259,11 +259,11 @@ proc_open_map(struct proc_state *ps, int *err)
 /* Launch mode: ptrace_launch() runs the command traced and stopped at its
  * exec, before its first instruction. */
 int
-launch(struct profiler *p, struct proc_state *ps)
+profiler_launch(struct profiler *p, struct proc_state *ps)
 {
 	int r;
 	bool exec_failed;
-	unsigned flags = attach_flags(p);
+	unsigned flags = profiler_attach_flags(p);
 	if (!p->cfg.keep_running)
 		flags |= ATTACH_END_WITH_TRACER;
 	ps->pt = ptrace_launch(p->cfg.argv, flags, &r, &exec_failed);
@@ -281,7 +281,7 @@ launch(struct profiler *p, struct proc_state *ps)
 	ps->attached = true;
 	if (ps->pt->leader_exited)
 		ps->exited = true;
-	ps->ut = proc_open_map(ps, &r);
+	ps->ut = profiler_proc_open_map(ps, &r);
 	if (!ps->ut) {
 		if (r != -ESRCH) {
 			perror_msg(r, "cannot read the memory map of the command");
@@ -301,18 +301,18 @@ launch(struct profiler *p, struct proc_state *ps)
 		unwinder_push_map(p, ps);
 	snprintf(ps->comm, sizeof(ps->comm), "%s", strrchr(p->cfg.argv[0], '/') ?
 		 strrchr(p->cfg.argv[0], '/') + 1 : p->cfg.argv[0]);
-	proc_set_root(p, ps);
+	profiler_proc_set_root(p, ps);
 	p->stats.processes_seen++;
 	return 0;
 }
 
 char *
-command_status_text(int st, char *buf, size_t len)
+profiler_command_status_text(int st, char *buf, size_t len)
 {
 	if (WIFEXITED(st))
 		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
 	else if (WIFSIGNALED(st))
-		snprintf(buf, len, "was killed by signal %s%s", signal_name(WTERMSIG(st)),
+		snprintf(buf, len, "was killed by signal %s%s", sampler_signal_name(WTERMSIG(st)),
 			 WCOREDUMP(st) ? " (core dumped)" : "");
 	else
 		snprintf(buf, len, "ended (wait status 0x%x)", (unsigned)st);
@@ -340,7 +340,7 @@ profiler_end_command(struct profiler *p)
 		p->child_status = st;
 		return 0;
 	}
-	info_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
+	sampler_info_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
 		 (int)p->child, (int)(COMMAND_GRACE_MS / MS_PER_SEC));
 	bool killed;
 	int r = ptrace_child_end(ps->pt, COMMAND_GRACE_MS, &st, &killed);
@@ -363,7 +363,7 @@ profiler_report_command(const struct profiler *p)
 		return;
 	if (p->child_status != -1)
 		error_msg("%s (pid %d) %s", p->cfg.argv[0], (int)p->child,
-			  command_status_text(p->child_status, how, sizeof(how)));
+			  profiler_command_status_text(p->child_status, how, sizeof(how)));
 	else if (p->cfg.keep_running)
 		error_msg("%s (pid %d) keeps running (--keep-running)", p->cfg.argv[0],
 			  (int)p->child);

@@ -53,18 +53,18 @@ help(int argc, char **argv)
 	}
 	char *args[] = { argv[2], (char *)"--help", NULL };
 	if (strcmp(argv[2], "dump") == 0)
-		return cmd_dump(2, args);
+		return sampler_cmd_dump(2, args);
 	if (strcmp(argv[2], "record") == 0)
-		return cmd_record(2, args);
+		return sampler_cmd_record(2, args);
 	if (strcmp(argv[2], "top") == 0)
-		return cmd_top(2, args);
+		return sampler_cmd_top(2, args);
 	error_msg_and_help(NULL, "unknown command '%s'", argv[2]);
 }
 
 int
 main(int argc, char **argv)
 {
-	stdio_reserve();
+	sampler_stdio_reserve();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -78,16 +78,16 @@ main(int argc, char **argv)
 		printf("stackspy %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	signals_install();
+	sampler_signals_install();
 	if (strcmp(cmd, "dump") == 0)
-		return cmd_dump(argc - 1, argv + 1);
+		return sampler_cmd_dump(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
-		return cmd_record(argc - 1, argv + 1);
+		return sampler_cmd_record(argc - 1, argv + 1);
 	if (strcmp(cmd, "top") == 0)
-		return cmd_top(argc - 1, argv + 1);
+		return sampler_cmd_top(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		error_msg_and_help(NULL, "unrecognized option '%s'", cmd);
-	const char *near = closest_word(cmd, commands);
+	const char *near = sampler_closest_word(cmd, commands);
 	if (near)
 		error_msg_and_help(NULL, "unknown command '%s' (did you mean '%s'?)", cmd, near);
 	error_msg_and_help(NULL, "unknown command '%s'", cmd);

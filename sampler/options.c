@@ -18,7 +18,7 @@
 #include "unwind/unwind.h"
 
 int
-parse_long(const char *s, long min, long max, long *out)
+sampler_parse_long(const char *s, long min, long max, long *out)
 {
 	if (!s || !*s)
 		return -1;
@@ -32,7 +32,7 @@ parse_long(const char *s, long min, long max, long *out)
 }
 
 int
-parse_double(const char *s, double min, double max, double *out)
+sampler_parse_double(const char *s, double min, double max, double *out)
 {
 	char *end;
 	errno = 0;
@@ -45,7 +45,7 @@ parse_double(const char *s, double min, double max, double *out)
 }
 
 int
-parse_seconds(const char *s, double min, double max, double *out)
+sampler_parse_seconds(const char *s, double min, double max, double *out)
 {
 	static const struct { const char *suffix; double scale; } units[] = {
 		{ "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "m", 60 }, { "min", 60 }, { "h", 3600 },
@@ -70,13 +70,13 @@ parse_seconds(const char *s, double min, double max, double *out)
 /* Is s meant as a list of PIDs?  An argument that starts with a digit:
  * a command rarely does, and "12x" is then a bad PID, not a program. */
 bool
-looks_like_pids(const char *s)
+sampler_looks_like_pids(const char *s)
 {
 	return *s >= '0' && *s <= '9';
 }
 
 int
-pid_list_append(const char *s, pid_t **pids, int *npids)
+sampler_pid_list_append(const char *s, pid_t **pids, int *npids)
 {
 	/* Every element must be a PID: "1,,2", ",1" and "1," are errors. */
 	if (!*s || s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,"))
@@ -99,7 +99,7 @@ pid_list_append(const char *s, pid_t **pids, int *npids)
 			return -EINVAL;
 		memcpy(tok, p, len);
 		tok[len] = '\0';
-		if (parse_long(tok, 1, INT_MAX, &pid) < 0)
+		if (sampler_parse_long(tok, 1, INT_MAX, &pid) < 0)
 			return -EINVAL;
 		p += len + (p[len] == ',');
 		/* The same process twice is one target (it can be traced
@@ -139,7 +139,7 @@ process_named(pid_t pid, const char *name)
 }
 
 int
-pids_named(const char *word, char *list, size_t len)
+sampler_pids_named(const char *word, char *list, size_t len)
 {
 	const char *name = strrchr(word, '/');
 	name = name ? name + 1 : word;
@@ -155,7 +155,7 @@ pids_named(const char *word, char *list, size_t len)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		long pid;
-		if (parse_long(e->d_name, 1, INT_MAX, &pid) < 0 || (pid_t)pid == self ||
+		if (sampler_parse_long(e->d_name, 1, INT_MAX, &pid) < 0 || (pid_t)pid == self ||
 		    !process_named((pid_t)pid, name))
 			continue;
 		/* Enough to recognize them; pidof gives them all. */
@@ -174,21 +174,21 @@ pids_named(const char *word, char *list, size_t len)
 }
 
 void
-pid_list_append_or_die(const char *cmd, const char *s, pid_t **pids, int *npids)
+sampler_pid_list_append_or_die(const char *cmd, const char *s, pid_t **pids, int *npids)
 {
-	int r = pid_list_append(s, pids, npids);
+	int r = sampler_pid_list_append(s, pids, npids);
 	if (r == -ENOMEM)
 		error_msg_and_die("out of memory");
 	if (r < 0) {
 		char list[256];
 		/* stackspy dump nginx: a name where a PID goes. */
-		int n = looks_like_pids(s) ? 0 : pids_named(s, list, sizeof(list));
+		int n = sampler_looks_like_pids(s) ? 0 : sampler_pids_named(s, list, sizeof(list));
 		if (n > 0) {
 			error_msg("invalid PID: '%s'", s);
-			hint_msg("%s is running as PID%s %s: stackspy %s %s$(pidof %s)", s,
+			sampler_hint_msg("%s is running as PID%s %s: stackspy %s %s$(pidof %s)", s,
 				 n == 1 ? "" : "s", list, cmd,
 				 strcmp(cmd, "dump") == 0 ? "" : "-p ", s);
-			usage_exit(cmd);
+			sampler_usage_exit(cmd);
 		}
 		error_msg_and_help(cmd, "invalid PID: '%s'", s);
 	}
@@ -198,7 +198,7 @@ pid_list_append_or_die(const char *cmd, const char *s, pid_t **pids, int *npids)
  * its length in edits (insert, delete, change, swap two neighbours), or
  * NULL.  For "did you mean". */
 const char *
-closest_word(const char *s, const char *const *words)
+sampler_closest_word(const char *s, const char *const *words)
 {
 	const char *best = NULL;
 	size_t best_d = strlen(s) / 3 + 1, ls = strlen(s);
@@ -239,7 +239,7 @@ closest_word(const char *s, const char *const *words)
 }
 
 void
-option_error_and_help(const char *cmd, int c, char **argv, const struct option *longopts)
+sampler_option_error_and_help(const char *cmd, int c, char **argv, const struct option *longopts)
 {
 	if (c == ':')
 		error_msg_and_help(cmd, "option '%s' requires an argument", argv[optind - 1]);
@@ -255,7 +255,7 @@ option_error_and_help(const char *cmd, int c, char **argv, const struct option *
 		for (const struct option *lo = longopts; lo->name && n + 1 < 128; lo++)
 			names[n++] = lo->name;
 		names[n] = NULL;
-		const char *near = closest_word(name, names);
+		const char *near = sampler_closest_word(name, names);
 		if (near)
 			error_msg_and_help(cmd, "unrecognized option '%s' (did you mean --%s?)", arg,
 					   near);
@@ -264,7 +264,7 @@ option_error_and_help(const char *cmd, int c, char **argv, const struct option *
 }
 
 void
-check_engine_or_help(const char *cmd, enum unwind_engine e)
+sampler_check_engine_or_help(const char *cmd, enum unwind_engine e)
 {
 	if (!unwind_engine_available(e))
 		error_msg_and_help(cmd, "the %s engine cannot be used here: %s",
@@ -279,24 +279,24 @@ static void __attribute__((noreturn))
 bare_word_and_help(const char *cmd, const char *word)
 {
 	char list[256];
-	int n = pids_named(word, list, sizeof(list));
+	int n = sampler_pids_named(word, list, sizeof(list));
 	if (n > 0) {
 		error_msg("'%s' is not a PID (a command to start goes after --)", word);
-		hint_msg("%s is running as PID%s %s: stackspy %s -p $(pidof %s) ...", word,
+		sampler_hint_msg("%s is running as PID%s %s: stackspy %s -p $(pidof %s) ...", word,
 			 n == 1 ? "" : "s", list, cmd,
 			 word);
-		hint_msg("to start another %s and %s it: stackspy %s [OPTIONS] -- %s ...", word,
+		sampler_hint_msg("to start another %s and %s it: stackspy %s [OPTIONS] -- %s ...", word,
 			 strcmp(cmd, "top") == 0 ? "watch" : "record", cmd, word);
 	} else {
 		error_msg("'%s' is not a PID, and no running process is named %s", word, word);
-		hint_msg("to start it as a command, put it after --: stackspy %s [OPTIONS] -- %s ...",
+		sampler_hint_msg("to start it as a command, put it after --: stackspy %s [OPTIONS] -- %s ...",
 			 cmd, word);
 	}
-	usage_exit(cmd);
+	sampler_usage_exit(cmd);
 }
 
 int
-target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+sampler_target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 	      const struct option *longopts, struct profiler_config *cfg)
 {
 	for (;;) {
@@ -309,16 +309,16 @@ target_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 		bool dashdash = optind == before + 1 && strcmp(argv[before], "--") == 0;
 		if (dashdash || optind >= argc)
 			return -1;
-		if (!looks_like_pids(argv[optind]))
+		if (!sampler_looks_like_pids(argv[optind]))
 			bare_word_and_help(cmd, argv[optind]);
 		/* PIDs as arguments (stackspy record $(pidof nginx) -d 5):
 		 * options may follow them. */
-		pid_list_append_or_die(cmd, argv[optind++], &cfg->pids, &cfg->npids);
+		sampler_pid_list_append_or_die(cmd, argv[optind++], &cfg->pids, &cfg->npids);
 	}
 }
 
 void
-parse_target_or_help(const char *cmd, const char *what, int argc, char **argv,
+sampler_parse_target_or_help(const char *cmd, const char *what, int argc, char **argv,
 		     struct profiler_config *cfg)
 {
 	if (optind < argc) {
@@ -332,7 +332,7 @@ parse_target_or_help(const char *cmd, const char *what, int argc, char **argv,
 }
 
 enum unwind_engine
-engine_or_help(const char *cmd, const char *arg)
+sampler_engine_or_help(const char *cmd, const char *arg)
 {
 	enum unwind_engine e;
 	if (unwind_engine_parse(arg, &e) < 0)
@@ -341,10 +341,10 @@ engine_or_help(const char *cmd, const char *arg)
 }
 
 int
-max_depth_or_help(const char *cmd, const char *arg, bool zero_ok)
+sampler_max_depth_or_help(const char *cmd, const char *arg, bool zero_ok)
 {
 	long v;
-	if (parse_long(arg, zero_ok ? 0 : 1, MAX_MAX_DEPTH, &v) < 0) {
+	if (sampler_parse_long(arg, zero_ok ? 0 : 1, MAX_MAX_DEPTH, &v) < 0) {
 		if (zero_ok)
 			error_msg_and_help(cmd, "invalid --max-depth argument: '%s' (0 to %d; 0: no limit)",
 					   arg, MAX_MAX_DEPTH);
@@ -355,7 +355,7 @@ max_depth_or_help(const char *cmd, const char *arg, bool zero_ok)
 }
 
 void
-common_options_init(struct profiler_config *cfg)
+sampler_common_options_init(struct profiler_config *cfg)
 {
 	cfg->rate_hz = DEFAULT_RATE;
 	cfg->engine = UNWIND_ENGINE_AUTO;
@@ -366,7 +366,7 @@ common_options_init(struct profiler_config *cfg)
 }
 
 bool
-common_option(struct common_options *co, int c, const char *arg, struct profiler_config *cfg)
+sampler_common_option(struct common_options *co, int c, const char *arg, struct profiler_config *cfg)
 {
 	int depth;
 	switch (c) {
@@ -374,22 +374,22 @@ common_option(struct common_options *co, int c, const char *arg, struct profiler
 		if (co->pid_given)
 			error_msg_and_help(co->cmd, "only one PID list may be given");
 		co->pid_given = true;
-		pid_list_append_or_die(co->cmd, arg, &cfg->pids, &cfg->npids);
+		sampler_pid_list_append_or_die(co->cmd, arg, &cfg->pids, &cfg->npids);
 		return true;
 	case 'V':
 		printf("stackspy %s\n", PACKAGE_VERSION);
 		exit(0);
 	case 'r':
 	case 'F':  /* perf record -F 99 */
-		if (parse_double(arg, DBL_MIN, MAX_RATE, &cfg->rate_hz) < 0)
+		if (sampler_parse_double(arg, DBL_MIN, MAX_RATE, &cfg->rate_hz) < 0)
 			error_msg_and_help(co->cmd, "invalid --rate argument: '%s' (above 0, at most %.0f)",
 					   arg, MAX_RATE);
 		return true;
 	case 'e':
-		cfg->engine = engine_or_help(co->cmd, arg);
+		cfg->engine = sampler_engine_or_help(co->cmd, arg);
 		return true;
 	case 'm':
-		depth = max_depth_or_help(co->cmd, arg, co->depth_zero_ok);
+		depth = sampler_max_depth_or_help(co->cmd, arg, co->depth_zero_ok);
 		cfg->max_depth = depth ? depth : NO_DEPTH_LIMIT;
 		return true;
 	case OPT_NO_DEMANGLE:
@@ -415,14 +415,14 @@ common_option(struct common_options *co, int c, const char *arg, struct profiler
 }
 
 void
-need_libdw_or_help(const char *cmd, const char *opt)
+sampler_need_libdw_or_help(const char *cmd, const char *opt)
 {
 	if (!unwind_source_available())
 		error_msg_and_help(cmd, "%s needs libdw: stackspy was built without it", opt);
 }
 
 void
-keep_running_or_help(const char *cmd, const struct profiler_config *cfg)
+sampler_keep_running_or_help(const char *cmd, const struct profiler_config *cfg)
 {
 	if (cfg->keep_running && !cfg->argv)
 		error_msg_and_help(cmd, "--keep-running goes with -- COMMAND");

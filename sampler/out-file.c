@@ -392,7 +392,7 @@ open_in_place(struct out_file *of, struct resolved *res)
 }
 
 int
-out_file_open(struct out_file *of, const char *path, char *why, size_t whylen)
+sampler_out_file_open(struct out_file *of, const char *path, char *why, size_t whylen)
 {
 	struct resolved res;
 	struct stat dst;
@@ -416,7 +416,7 @@ out_file_open(struct out_file *of, const char *path, char *why, size_t whylen)
 	}
 	r = resolve(path, &res, why, whylen);
 	if (r < 0) {
-		out_file_discard(of);
+		sampler_out_file_discard(of);
 		return r;
 	}
 	if (res.obj < 0 && fstat(res.dfd, &dst) < 0) {
@@ -508,7 +508,7 @@ out_file_open(struct out_file *of, const char *path, char *why, size_t whylen)
 	return 0;
 fail:
 	resolved_free(&res);
-	out_file_discard(of);
+	sampler_out_file_discard(of);
 	return r;
 }
 
@@ -538,14 +538,14 @@ link_tmp(struct out_file *of)
 }
 
 int
-out_file_open_or_say(struct out_file *of, const char *path, bool stdout_needed)
+sampler_out_file_open_or_say(struct out_file *of, const char *path, bool stdout_needed)
 {
 	char why[512];
-	if (!path && stdout_needed && stdio_stdout_closed()) {
+	if (!path && stdout_needed && sampler_stdio_stdout_closed()) {
 		error_msg("standard output is closed: give -o FILE, or redirect it");
 		return -1;
 	}
-	int r = out_file_open(of, path, why, sizeof(why));
+	int r = sampler_out_file_open(of, path, why, sizeof(why));
 	if (r < 0) {
 		if (why[0])
 			error_msg("cannot open '%s' for writing: %s", path, why);
@@ -557,7 +557,7 @@ out_file_open_or_say(struct out_file *of, const char *path, bool stdout_needed)
 }
 
 int
-out_file_commit(struct out_file *of)
+sampler_out_file_commit(struct out_file *of)
 {
 	int r = 0;
 
@@ -583,12 +583,12 @@ out_file_commit(struct out_file *of)
 			of->tmp = NULL;
 		}
 	}
-	out_file_discard(of);
+	sampler_out_file_discard(of);
 	return r;
 }
 
 void
-out_file_write_error(int err, const char *path)
+sampler_out_file_write_error(int err, const char *path)
 {
 	int e = err < 0 ? -err : err;
 	if (!path && e == EBADF)
@@ -601,7 +601,7 @@ out_file_write_error(int err, const char *path)
 }
 
 void
-out_file_discard(struct out_file *of)
+sampler_out_file_discard(struct out_file *of)
 {
 	if (of->f && of->f != stdout)
 		fclose(of->f);

@@ -12,7 +12,7 @@
 
 /* -o FILE: written to a temporary file in FILE's directory (unnamed with
  * O_TMPFILE where possible, else ".FILE.XXXXXX"), renamed over FILE by
- * out_file_commit: a stackspy killed before that leaves FILE as it was.  A
+ * sampler_out_file_commit: a stackspy killed before that leaves FILE as it was.  A
  * FILE that exists and is a FIFO, a terminal or /dev/null is written in
  * place.  The path is walked by stackspy itself: another user's symlink or
  * file in a shared sticky directory, block devices and other character
@@ -32,20 +32,20 @@ struct out_file {
  * nothing.  Returns 0 or -errno (of is then empty); -EPERM for a path
  * refused by the rules above, with the reason in why (whylen bytes; why
  * may be NULL). */
-int out_file_open(struct out_file *of, const char *path, char *why, size_t whylen);
-/* out_file_open for a command, before it attaches: a closed stdout
+int sampler_out_file_open(struct out_file *of, const char *path, char *why, size_t whylen);
+/* sampler_out_file_open for a command, before it attaches: a closed stdout
  * (path NULL and stdout_needed) or a path that cannot be opened is said
  * on stderr.  Returns 0 or -1. */
-int out_file_open_or_say(struct out_file *of, const char *path, bool stdout_needed);
+int sampler_out_file_open_or_say(struct out_file *of, const char *path, bool stdout_needed);
 /* Flush, close and rename over the final name.  Returns 0 or -errno (a
  * write error: the temporary is removed, FILE left as it was).  of is
  * empty afterwards in both cases. */
-int out_file_commit(struct out_file *of);
+int sampler_out_file_commit(struct out_file *of);
 /* Say that writing to path (NULL: standard output) failed with errno
  * err, in the words a user can act on (a closed standard output, a pipe
  * whose reader has gone). */
-void out_file_write_error(int err, const char *path);
+void sampler_out_file_write_error(int err, const char *path);
 /* Give up: remove the temporary, FILE left as it was.  Idempotent. */
-void out_file_discard(struct out_file *of);
+void sampler_out_file_discard(struct out_file *of);
 
 #endif

@@ -23,7 +23,7 @@ text_string(FILE *out, const char *s)
 	collapse_text_write(out, s);
 }
 
-/* Names by (ip, caller) for one output_dump call: the threads of a
+/* Names by (ip, caller) for one dump_output call: the threads of a
  * process share most of their frames (1000 parked threads: 7 distinct
  * ips for 7000 frames), and naming one is a binary search, a symbol
  * lookup and a demangling.  The strings belong to the target. */
@@ -538,7 +538,7 @@ static int output_dump_cached(FILE *out, enum output_format f, const struct dump
 			      struct unwind_target *t, unsigned flags, bool group);
 
 int
-output_dump(FILE *out, enum output_format f, const struct dump_process *p,
+dump_output(FILE *out, enum output_format f, const struct dump_process *p,
 	    struct unwind_target *t, unsigned flags)
 {
 	bool group = flags & OUTPUT_GROUP;

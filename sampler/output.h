@@ -81,13 +81,13 @@ void dump_free_locks(struct dump_process *p);
 /* dump --group: print each distinct stack once (sampler/output.c). */
 #define OUTPUT_GROUP 0x20000
 
-/* In output_dump's sym_flags, above the UNWIND_SYM_* bits: add source
+/* In dump_output's sym_flags, above the UNWIND_SYM_* bits: add source
  * file:line and the inlined frames (dump --source, unwind_source()). */
 #define OUTPUT_SOURCE 0x10000
 
 /* Print one process.  Names through unwind_symbolize(t, ..., sym_flags).
  * Returns 0 or -errno (write error). */
-int output_dump(FILE *out, enum output_format f, const struct dump_process *p,
+int dump_output(FILE *out, enum output_format f, const struct dump_process *p,
 		struct unwind_target *t, unsigned sym_flags);
 
 #endif

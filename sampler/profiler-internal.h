@@ -274,7 +274,7 @@ struct unwinder;
 struct profiler {
 	struct profiler_config cfg;
 	struct proc_state *procs;      /* may move when a process is added
-					  (launch.c: proc_new), never during
+					  (launch.c: profiler_proc_new), never during
 					  a tick: keep indices, not pointers,
 					  across ticks */
 	size_t nprocs, procs_cap;
@@ -413,12 +413,12 @@ void thread_first_look(struct profiler *p, struct proc_state *ps);
 /* ---- task-stat.c ----------------------------------------------------------- */
 
 /* Opens /proc/PID/task/TID/name read-only; returns the fd or -errno. */
-int task_file_open(pid_t pid, pid_t tid, const char *name);
+int profiler_task_file_open(pid_t pid, pid_t tid, const char *name);
 /* The fields of a stat line that we use: returns the state letter, or 0
  * if line is not a stat line; *comm and *comm_len give the name between
  * the parentheses (*comm NULL when there is none); *cpu (if cpu is not
  * NULL) the CPU it runs or waits on, -1 when the line does not say. */
-char task_stat_parse(const char *line, const char **comm, size_t *comm_len, int *cpu);
+char profiler_task_stat_parse(const char *line, const char **comm, size_t *comm_len, int *cpu);
 
 /* ---- frames.c -------------------------------------------------------------- */
 
@@ -426,7 +426,7 @@ char task_stat_parse(const char *line, const char **comm, size_t *comm_len, int 
 int profiler_intern(struct profiler *p, const char *name);
 /* The frame ids of the physical frame at ip into out, root first: one,
  * or with --inline up to MAX_INLINE_PER_FRAME.  Returns how many. */
-size_t frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
+size_t profiler_frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
 		 uint32_t *out);
 
 /* ---- sample.c -------------------------------------------------------------- */
@@ -440,7 +440,7 @@ int profiler_sample_setup(struct profiler *p, struct proc_state *ps);
  * sets ps->map_pending and keeps the old map; its next tick reads again.
  * Otherwise (gone, unreadable) the old map, if any, stays and
  * map_pending is clear. */
-void proc_map_refresh(struct profiler *p, struct proc_state *ps);
+void profiler_proc_map_refresh(struct profiler *p, struct proc_state *ps);
 /* One tick of one process: every thread it has now. */
 void profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now);
 /* After every process of the tick was given to profiler_sample_process:
@@ -526,7 +526,7 @@ bool unwinder_finish(struct profiler *p, unsigned limit_ms);
 /* Free the unwinder's side; false (nothing freed) when it was left
  * running: then nothing it uses (the stacks, the frame tables) may be. */
 bool unwinder_free(struct profiler *p);
-/* The inputs the unwinder skipped (report_target_inputs), per process. */
+/* The inputs the unwinder skipped (unwinder_report_target_inputs), per process. */
 void unwinder_report_inputs(struct profiler *p);
 
 /* ---- blocked.c ------------------------------------------------------------- */
@@ -534,11 +534,11 @@ void unwinder_report_inputs(struct profiler *p);
 /* --idle: hand over the stack of a thread in D, read without stopping it,
  * with its kernel frames (name_[k]) on top.  Returns false when it could
  * not be read (it runs again). */
-bool blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
+bool profiler_blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts);
 /* The kernel stack of thread tid (/proc/TID/stack, root only) as
  * name_[k] frame ids, outermost first, at most room; 0 when unreadable
  * (a running thread has none to show). */
-size_t kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t room);
+size_t profiler_kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint32_t *ids, size_t room);
 
 /* ---- oncpu.c --------------------------------------------------------------- */
 
@@ -570,50 +570,50 @@ bool oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sc
 /* ---- ticks.c --------------------------------------------------------------- */
 
 /* Ticks at rate_hz from now_ns on (deadline 0 is now). */
-void tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns);
+void ticks_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns);
 /* The next deadline: base + k * period plus a jitter of up to +-1/2
  * period (so that we cannot run in lock step with a timer of the
  * target); draws the jitter. */
-uint64_t tick_clock_deadline(struct tick_clock *c);
+uint64_t ticks_clock_deadline(struct tick_clock *c);
 /* After a tick that ended at done_ns: moves to the first deadline still
  * ahead and returns how many it passed (missed ticks). */
-uint64_t tick_clock_advance(struct tick_clock *c, uint64_t done_ns);
+uint64_t ticks_clock_advance(struct tick_clock *c, uint64_t done_ns);
 /* Arm the timer for the next deadline. */
-void tick_arm(struct profiler *p);
+void ticks_arm(struct profiler *p);
 
 /* ---- launch.c -------------------------------------------------------------- */
 
 /* Say why thread th of pid could not be attached (another tracer), if it
  * could not. */
-void report_refused(pid_t pid, const struct tracee *th);
-int attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
+void profiler_report_refused(pid_t pid, const struct tracee *th);
+int profiler_attach_one(struct profiler *p, struct proc_state *ps, pid_t pid);
 /* The memory map and files of ps's process (ps->pid, ps->pt set): an empty
  * map while the process lives (it is in an exec) is read again until its
  * exec stop is handled.  NULL with *err when it cannot be read (-ESRCH:
  * gone).  Waits (up to 200 ms): for the launched command only, before the
  * first tick. */
-struct unwind_target *proc_open_map(struct proc_state *ps, int *err);
+struct unwind_target *profiler_proc_open_map(struct proc_state *ps, int *err);
 /* Can a process whose map could not be read still get one (alive, not a
  * zombie)? */
-bool proc_may_map(struct proc_state *ps);
-int launch(struct profiler *p, struct proc_state *ps);
+bool profiler_proc_may_map(struct proc_state *ps);
+int profiler_launch(struct profiler *p, struct proc_state *ps);
 /* The ATTACH_* flags of every target. */
-unsigned attach_flags(const struct profiler *p);
+unsigned profiler_attach_flags(const struct profiler *p);
 /* A new, zeroed process slot at the end of p->procs (which may move), or
  * NULL when out of memory. */
-struct proc_state *proc_new(struct profiler *p);
+struct proc_state *profiler_proc_new(struct profiler *p);
 /* --subprocesses at the start: the descendants of every target, each
  * attached before its own children are listed, so that none is missed
  * (a child forked after its parent's attach is followed by the kernel). */
-void proc_attach_descendants(struct profiler *p);
+void profiler_proc_attach_descendants(struct profiler *p);
 /* --subprocesses: take the processes the targets created since the last
  * call (ptrace_target_next_new).  Never while iterating p->procs. */
-void proc_adopt_new(struct profiler *p);
+void profiler_proc_adopt_new(struct profiler *p);
 /* A followed process ended: free what it held (maps, names, threads,
  * its ptrace target), keep its slot. */
-void proc_release(struct profiler *p, struct proc_state *ps);
+void profiler_proc_release(struct profiler *p, struct proc_state *ps);
 /* The root frame "comm-PID" of ps, after its comm changed (exec). */
-void proc_set_root(struct profiler *p, struct proc_state *ps);
+void profiler_proc_set_root(struct profiler *p, struct proc_state *ps);
 
 /* Do stacks start with a comm-PID root (several processes, or children
  * followed)? */
@@ -626,13 +626,13 @@ profiler_multi(const struct profiler *p)
 /* ---- stats.c --------------------------------------------------------------- */
 
 /* Returns 0 or -ENOMEM. */
-int pause_hist_init(struct pause_hist *h);
-void pause_hist_release(struct pause_hist *h);
-void pause_hist_add(struct pause_hist *h, uint64_t ns);
+int profiler_pause_hist_init(struct pause_hist *h);
+void profiler_pause_hist_release(struct pause_hist *h);
+void profiler_pause_hist_add(struct pause_hist *h, uint64_t ns);
 /* Mean, 99th percentile and maximum in microseconds, 0 when empty.  The
  * p99 is the upper edge of its bucket, never above the maximum (nor below
  * it in the open-ended last bucket). */
-void pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us,
+void profiler_pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us,
 			double *max_us);
 
 #endif

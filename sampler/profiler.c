@@ -50,7 +50,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	p->stacks = collapse_new();
 	pthread_mutex_init(&p->stacks_lock, NULL);
 	pthread_mutex_init(&p->counts_lock, NULL);
-	int hist = pause_hist_init(&p->pauses);
+	int hist = profiler_pause_hist_init(&p->pauses);
 	p->frames = calloc((size_t)cfg->max_depth, sizeof(*p->frames));
 	/* + 64: the kernel frames of a thread in D (blocked.c). */
 	p->nids = (size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2 + 64;
@@ -66,11 +66,11 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	size_t ok = 0;
 	int last = 0;
 	if (cfg->argv) {
-		last = launch(p, &p->procs[0]);
+		last = profiler_launch(p, &p->procs[0]);
 		ok = last == 0;
 	} else {
 		for (size_t i = 0; i < p->nprocs; i++) {
-			int r = attach_one(p, &p->procs[i], cfg->pids[i]);
+			int r = profiler_attach_one(p, &p->procs[i], cfg->pids[i]);
 			if (r == 0)
 				ok++;
 			else
@@ -78,7 +78,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 		}
 	}
 	if (ok && cfg->subprocesses)
-		proc_attach_descendants(p);
+		profiler_proc_attach_descendants(p);
 	p->nattached = ok;
 	if (ok == 0) {
 		profiler_free(p);
@@ -101,8 +101,8 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 		}
 		thread_first_look(p, ps);
 	}
-	tick_clock_init(&p->ticks, cfg->rate_hz, monotonic_ns());
-	tick_arm(p);
+	ticks_clock_init(&p->ticks, cfg->rate_hz, ptrace_clock_monotonic_ns());
+	ticks_arm(p);
 	*out = p;
 	return 0;
 }
@@ -113,7 +113,7 @@ profiler_stop(struct profiler *p)
 	if (p->stopped)
 		return;
 	p->stopped = true;
-	uint64_t end = p->ticks_end_ns ? p->ticks_end_ns : monotonic_ns();
+	uint64_t end = p->ticks_end_ns ? p->ticks_end_ns : ptrace_clock_monotonic_ns();
 	p->stats.elapsed_s = (double)(end - p->ticks.start_ns) / (double)NS_PER_SEC;
 	/* Every target at once: threads that cannot stop cost one timeout
 	 * in all.  The profiler's targets are the only ones registered. */
@@ -155,7 +155,7 @@ profiler_free(struct profiler *p)
 	free(p->frame_modules);
 	free(p->frame_offsets);
 	collapse_free(p->stacks);
-	pause_hist_release(&p->pauses);
+	profiler_pause_hist_release(&p->pauses);
 	free(p->frames);
 	free(p->ids);
 	free(p->seq);

@@ -135,7 +135,7 @@ size_t profiler_refused_threads(const struct profiler *p);
  * taken on the way (profiler_job_stop). */
 void profiler_run(struct profiler *p, double seconds);
 
-/* Ctrl-Z while recording: detach every target, stop (signals_job_stop),
+/* Ctrl-Z while recording: detach every target, stop (sampler_signals_job_stop),
  * and once continued attach to each again; a target that ended (or whose
  * pid is another process's now) or cannot be attached is reported and
  * marked exited.  The stopped time is not recording time. */
@@ -197,7 +197,7 @@ int profiler_end_command(struct profiler *p);
 void profiler_report_command(const struct profiler *p);
 /* "exited with status 3", "was killed by signal SIGTERM" for wait status
  * st, into buf; returns buf. */
-char *command_status_text(int st, char *buf, size_t len);
+char *profiler_command_status_text(int st, char *buf, size_t len);
 /* How many of the processes asked for were attached. */
 size_t profiler_attached_count(const struct profiler *p);
 /* PID of the first process (launch mode: the command's), for titles. */
@@ -265,6 +265,6 @@ void profiler_print_summary(struct profiler *p, const struct profiler_config *cf
  * perf map over its caps or refused, module paths over the cap), as
  * warnings on stderr; said once, at the end (record's summary, after a
  * dump). */
-void report_target_inputs(const struct unwind_target *ut, pid_t pid);
+void unwinder_report_target_inputs(const struct unwind_target *ut, pid_t pid);
 
 #endif

@@ -36,7 +36,7 @@
  * $STACKSPY_PUSH_AUTH, else none (the URL's own, if it has any).  Never
  * from the command line, where every user reads it (ps). */
 int
-push_load_auth(struct push_options *po)
+sampler_push_load_auth(struct push_options *po)
 {
 	char **out = &po->userpwd;
 
@@ -73,7 +73,7 @@ push_load_auth(struct push_options *po)
 #ifndef HAVE_LIBCURL
 
 int
-push_record(struct profiler *p, const struct profiler_config *cfg,
+sampler_push_record(struct profiler *p, const struct profiler_config *cfg,
 	    const struct push_options *po, double duration)
 {
 	error_msg("--push needs libcurl: stackspy was built without it");
@@ -465,7 +465,7 @@ push_intervals(struct profiler *p, struct push *ps, const struct push_options *p
 	       double duration, uint64_t *asked)
 {
 	int64_t mono0 = (int64_t)p->ticks.start_ns;
-	int64_t wall0 = (int64_t)realtime_ns() - ((int64_t)monotonic_ns() - mono0);
+	int64_t wall0 = (int64_t)ptrace_clock_realtime_ns() - ((int64_t)ptrace_clock_monotonic_ns() - mono0);
 	int64_t from = wall0 / (int64_t)NS_PER_SEC;
 	for (unsigned k = 1;; k++) {
 		double until_s = (double)k * po->every;
@@ -473,7 +473,7 @@ push_intervals(struct profiler *p, struct push *ps, const struct push_options *p
 		if (last)
 			until_s = duration;
 		profiler_run(p, until_s);
-		int64_t now = (int64_t)monotonic_ns();
+		int64_t now = (int64_t)ptrace_clock_monotonic_ns();
 		/* Stopped early: a signal, or the command's exit. */
 		if (now < mono0 + (int64_t)(until_s * (double)NS_PER_SEC) - (int64_t)NS_PER_MS)
 			last = true;
@@ -518,7 +518,7 @@ push_summary(const struct push *ps)
 }
 
 int
-push_record(struct profiler *p, const struct profiler_config *cfg,
+sampler_push_record(struct profiler *p, const struct profiler_config *cfg,
 	    const struct push_options *po, double duration)
 {
 	struct push ps = { .po = po, .rate = cfg->rate_hz, .cfg = cfg };
@@ -558,7 +558,7 @@ push_record(struct profiler *p, const struct profiler_config *cfg,
 	pthread_mutex_lock(&ps.lock);
 	ps.closing = true;
 	pthread_cond_broadcast(&ps.cond);
-	struct timespec dl = realtime_deadline((uint64_t)po->timeout * NS_PER_SEC);
+	struct timespec dl = ptrace_clock_realtime_deadline((uint64_t)po->timeout * NS_PER_SEC);
 	while ((ps.n || ps.busy) && pthread_cond_timedwait(&ps.cond, &ps.lock, &dl) == 0)
 		;
 	__atomic_store_n(&ps.give_up, true, __ATOMIC_RELAXED);

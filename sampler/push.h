@@ -25,14 +25,14 @@ struct push_options {
 				     NULL: $STACKSPY_PUSH_AUTH, if set */
 	char *url_copy;           /* url when it was copied out of argv (to
 				     wipe the credentials it held there) */
-	char *userpwd;            /* what push_load_auth() found, or NULL */
+	char *userpwd;            /* what sampler_push_load_auth() found, or NULL */
 };
 
 /* push.c: the basic-auth credentials into po->userpwd (malloc'd, or NULL
  * for none): the first line of po->auth_file, else $STACKSPY_PUSH_AUTH;
  * never the command line, where every user reads them (ps).  Called
  * before attaching.  Returns 0 or -errno after saying why. */
-int push_load_auth(struct push_options *po);
+int sampler_push_load_auth(struct push_options *po);
 
 /* Samples like profiler_run(p, duration) (0: until a signal or the
  * command's exit), and sends each po->every seconds of samples to po->url
@@ -41,7 +41,7 @@ int push_load_auth(struct push_options *po);
  * server).  Prints what was sent and dropped.  Returns 0, 1 when profiles
  * were dropped (exit status 1: partial), or -errno (nothing to sample
  * with). */
-int push_record(struct profiler *p, const struct profiler_config *cfg,
+int sampler_push_record(struct profiler *p, const struct profiler_config *cfg,
 		const struct push_options *po, double duration);
 
 #endif

@@ -112,7 +112,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		return;
 	}
 	p->stats.stopped++;
-	pause_hist_add(&p->pauses, snap->pause_ns);
+	profiler_pause_hist_add(&p->pauses, snap->pause_ns);
 	if (!p->cfg.idle) {
 		int drop = oncpu_verdict(p->arch, snap, before, pick->tick_cpu, pick->tick_ns,
 					 ts->stop_cpu_ns);
@@ -318,7 +318,7 @@ static uint64_t tick_exec(struct profiler *p);
 static void
 take_ready(struct profiler *p)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = ptrace_clock_monotonic_ns();
 	if (now - p->batch_early_ns <= EARLY_WAIT_NS)
 		return;
 	struct sample_opts o;
@@ -351,7 +351,7 @@ flush_batch(struct profiler *p)
 	for (size_t i = 0; i < n; i++)
 		p->snaps[i].schedstat_fd = p->batch_ts[i]->schedstat_fd;
 	ptrace_hold_realtime(true);
-	uint64_t t0 = monotonic_ns();
+	uint64_t t0 = ptrace_clock_monotonic_ns();
 	int r = ptrace_sample_threads(p->batch_pt, p->batch_ctx, p->batch_th, n, &o, p->snaps,
 				      p->results);
 	/* The tick stays real-time within a budget of the period: starved
@@ -362,7 +362,7 @@ flush_batch(struct profiler *p)
 	 * their stops, up to ONCPU_STOP_TIMEOUT_US on a busy host, which
 	 * counted in made nearly every tick there drop the priority and take
 	 * it again (two system calls a tick). */
-	uint64_t spent = monotonic_ns() - t0;
+	uint64_t spent = ptrace_clock_monotonic_ns() - t0;
 	p->stop_wait_ns += spent;
 	/* Averaged over the last batches (--idle's budget, idle_may_stop). */
 	uint64_t per = spent / n;
@@ -370,7 +370,7 @@ flush_batch(struct profiler *p)
 	uint64_t budget = p->ticks.period_ns / 4 < TICK_RT_BUDGET_NS ? p->ticks.period_ns / 4 :
 			  TICK_RT_BUDGET_NS;
 	for (size_t i = 0; i < n; i++) {
-		if (monotonic_ns() - p->tick_ns > budget + p->stop_wait_ns)
+		if (ptrace_clock_monotonic_ns() - p->tick_ns > budget + p->stop_wait_ns)
 			ptrace_hold_realtime(false);
 		finish_thread(p, i, r < 0 ? r : p->results[i]);
 	}
@@ -401,7 +401,7 @@ idle_may_stop(const struct profiler *p)
 	if (most >= 0 && p->idle_stops >= (size_t)most)
 		return false;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
-	uint64_t other = monotonic_ns() - p->tick_ns - p->stop_wait_ns;
+	uint64_t other = ptrace_clock_monotonic_ns() - p->tick_ns - p->stop_wait_ns;
 	uint64_t last = p->tick_other_ns;
 	/* A look that goes round the threads ends at a sixth of the
 	 * period, what follows it included (idle_over_budget): the stops
@@ -450,7 +450,7 @@ idle_over_budget(const struct profiler *p, size_t looked)
 	if (p->final_pass || looked < IDLE_LOOK_MIN)
 		return false;
 	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
-	uint64_t spent = monotonic_ns() - p->tick_ns;
+	uint64_t spent = ptrace_clock_monotonic_ns() - p->tick_ns;
 	/* The reading and what follows it (as the last tick took: the
 	 * stops handed over, a waitpid that walks every tracee, 2 ms at
 	 * 20,000) take at most half of it: the rest is the stops'
@@ -639,7 +639,7 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
 	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?
-			 (uint8_t)kernel_frame_ids(p, ps->pid, th->tid, p->batch_kids[i],
+			 (uint8_t)profiler_kernel_frame_ids(p, ps->pid, th->tid, p->batch_kids[i],
 						   MAX_KERNEL_FRAMES) : 0;
 }
 
@@ -718,7 +718,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		ts->asleep.slices = 0;
 	} else {
 		/* A thread in D cannot stop: read it as it is (blocked.c). */
-		if (state == 'D' && blocked_stack(p, ps, ts)) {
+		if (state == 'D' && profiler_blocked_stack(p, ps, ts)) {
 			p->stats.unstopped++;
 			return;
 		}
@@ -753,7 +753,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 }
 
 void
-proc_map_refresh(struct profiler *p, struct proc_state *ps)
+profiler_proc_map_refresh(struct profiler *p, struct proc_state *ps)
 {
 	int err;
 	struct unwind_target *ut = unwind_target_open(ps->pid, &err);
@@ -762,7 +762,7 @@ proc_map_refresh(struct profiler *p, struct proc_state *ps)
 		 * not wait for it (it waited up to 200 ms here, every target
 		 * held meanwhile: an `as` that lived 160 ms was never
 		 * sampled, tests/record-make.test under load). */
-		ps->map_pending = err == -ESRCH && proc_may_map(ps);
+		ps->map_pending = err == -ESRCH && profiler_proc_may_map(ps);
 		return;
 	}
 	ps->map_pending = false;
@@ -780,10 +780,10 @@ reopen_after_exec(struct profiler *p, struct proc_state *ps)
 	/* After the exec it is another program: cc1-PID, not gcc-PID, even
 	 * where its files cannot be read. */
 	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
-	proc_set_root(p, ps);
+	profiler_proc_set_root(p, ps);
 	/* Unreadable: the old map is kept (nothing breaks); while it is
 	 * pending, the process is not sampled. */
-	proc_map_refresh(p, ps);
+	profiler_proc_map_refresh(p, ps);
 }
 
 /* A full rescan of /proc/PID/task costs five system calls a tick; the
@@ -868,12 +868,12 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);
 	} else if (ps->map_pending) {
-		proc_map_refresh(p, ps);
+		profiler_proc_map_refresh(p, ps);
 	}
 	if (!ps->ut && !ps->map_pending) {
 		/* Adopted, and gone (or its map cannot be read) before its
 		 * first tick: let it go. */
-		proc_release(p, ps);
+		profiler_proc_release(p, ps);
 		return;
 	}
 	/* In an exec: nothing of the new program to name yet (its stacks
@@ -925,7 +925,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		ps->census_next = p->tick_no + ps->census_every;
 	}
 	struct look l = { .skip_cold = skip_cold, .all = true };
-	uint64_t look_start = monotonic_ns(), waited = p->stop_wait_ns;
+	uint64_t look_start = ptrace_clock_monotonic_ns(), waited = p->stop_wait_ns;
 	for (size_t k = 0; k < nprio && !stop_signal; k++) {
 		struct tracee *th = ptrace_target_thread(ps->pt, ps->prio[k]);
 		struct thread_state *ts = th && th->state != TRACEE_GONE ?
@@ -964,7 +964,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		look_at(p, ps, th, ts, &l);
 	}
 	if (p->cfg.idle && l.looked) {
-		uint64_t per = (monotonic_ns() - look_start - (p->stop_wait_ns - waited)) / l.looked;
+		uint64_t per = (ptrace_clock_monotonic_ns() - look_start - (p->stop_wait_ns - waited)) / l.looked;
 		ps->look_cost_ns = ps->look_cost_ns ? (7 * ps->look_cost_ns + per) / 8 : per;
 	}
 	bool all = l.all;
@@ -996,7 +996,7 @@ profiler_sample_finish(struct profiler *p)
 			if (ptrace_child_status(ps->pt, &st))
 				p->child_status = st;
 			if (ps->followed)
-				proc_release(p, ps);
+				profiler_proc_release(p, ps);
 		}
 		any |= !ps->exited;
 	}
@@ -1051,7 +1051,7 @@ profiler_take_deferred(struct profiler *p)
 	if (!p->cfg.idle)
 		return;
 	/* The recording's time and rate are those of its ticks. */
-	p->ticks_end_ns = monotonic_ns();
+	p->ticks_end_ns = ptrace_clock_monotonic_ns();
 	p->final_pass = true;
 	/* The ticks that did not look at a live thread are its next
 	 * stop's (one gone since has none). */
@@ -1072,7 +1072,7 @@ profiler_take_deferred(struct profiler *p)
 		p->nbatch = 0;
 		p->idle_stops = 0;
 		p->idle_room = unwinder_room(p);
-		p->tick_ns = monotonic_ns();
+		p->tick_ns = ptrace_clock_monotonic_ns();
 		p->stop_wait_ns = 0;
 		for (size_t k = 0; k < p->nprocs && !stop_signal; k++) {
 			struct proc_state *ps = &p->procs[k];
@@ -1102,17 +1102,17 @@ profiler_take_deferred(struct profiler *p)
 		if (p->idle_room)
 			waited_since = 0;
 		else if (!waited_since)
-			waited_since = monotonic_ns();
-		else if (monotonic_ns() - waited_since > DEFERRED_WAIT_MS * NS_PER_MS)
+			waited_since = ptrace_clock_monotonic_ns();
+		else if (ptrace_clock_monotonic_ns() - waited_since > DEFERRED_WAIT_MS * NS_PER_MS)
 			break;
 		if (!p->idle_room)
 			wait_for_unwinder(p);
 	} while (!stop_signal);
 	/* The ticks owed by threads whose stack is still being unwound
 	 * come with it. */
-	uint64_t since = monotonic_ns();
+	uint64_t since = ptrace_clock_monotonic_ns();
 	while (!stop_signal && owed_awaiting(p) &&
-	       monotonic_ns() - since < DEFERRED_WAIT_MS * NS_PER_MS) {
+	       ptrace_clock_monotonic_ns() - since < DEFERRED_WAIT_MS * NS_PER_MS) {
 		wait_for_unwinder(p);
 		profiler_take_lasts(p);
 	}

@@ -24,8 +24,8 @@
 #ifndef STACKSPY_SAMPLER_H
 #define STACKSPY_SAMPLER_H
 
-int cmd_dump(int argc, char **argv);
-int cmd_record(int argc, char **argv);
-int cmd_top(int argc, char **argv);
+int sampler_cmd_dump(int argc, char **argv);
+int sampler_cmd_record(int argc, char **argv);
+int sampler_cmd_top(int argc, char **argv);
 
 #endif

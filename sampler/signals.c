@@ -5,7 +5,7 @@
  * dying of it with tracees attached would lose the output (the kernel
  * still lets the tracees go).  The job-control stops (Ctrl-Z: SIGTSTP,
  * SIGTTIN, SIGTTOU) are taken when nothing is traced, or else after the
- * loop has detached (signals_job_stop): a stopped tracer would park every
+ * loop has detached (sampler_signals_job_stop): a stopped tracer would park every
  * signal sent to its tracees. */
 #include "config.h"
 
@@ -71,7 +71,7 @@ static const int terminating[] = {
 };
 
 void
-signals_install(void)
+sampler_signals_install(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -95,7 +95,7 @@ signals_install(void)
 }
 
 bool
-signals_job_stop(void)
+sampler_signals_job_stop(void)
 {
 	int sig = job_stop_signal;
 	if (!sig)
@@ -106,7 +106,7 @@ signals_job_stop(void)
 }
 
 void
-signals_reraise(void)
+sampler_signals_reraise(void)
 {
 	int sig = stop_signal ? stop_signal : SIGTERM;
 	signal(sig, SIG_DFL);
@@ -119,7 +119,7 @@ signals_reraise(void)
 }
 
 const char *
-signal_name(int sig)
+sampler_signal_name(int sig)
 {
 	static const char *const names[] = {
 		[SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT",

@@ -15,16 +15,16 @@
  * signals, ...), 0 while none has.  Handlers only set it. */
 extern volatile sig_atomic_t stop_signal;
 /* A job-control stop (SIGTSTP, SIGTTIN, SIGTTOU) that came while tracees
- * were held: the loop detaches everything, then calls signals_job_stop(). */
+ * were held: the loop detaches everything, then calls sampler_signals_job_stop(). */
 extern volatile sig_atomic_t job_stop_signal;
-void signals_install(void);
+void sampler_signals_install(void);
 /* If a job-control stop is pending, stop now (nothing may be traced any
  * more) and return true once continued (SIGCONT); false if none was. */
-bool signals_job_stop(void);
+bool sampler_signals_job_stop(void);
 /* After cleanup: die of the same signal, as an interrupted program should. */
-void signals_reraise(void) __attribute__((noreturn));
+void sampler_signals_reraise(void) __attribute__((noreturn));
 /* "SIGTERM", "SIGRTMIN+3", "signal 99": a static string (not reentrant
  * for the last two). */
-const char *signal_name(int sig);
+const char *sampler_signal_name(int sig);
 
 #endif

@@ -16,7 +16,7 @@
 #include "sampler/profiler.h"
 
 int
-pause_hist_init(struct pause_hist *h)
+profiler_pause_hist_init(struct pause_hist *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->buckets = calloc(PAUSE_BUCKETS, sizeof(*h->buckets));
@@ -24,14 +24,14 @@ pause_hist_init(struct pause_hist *h)
 }
 
 void
-pause_hist_release(struct pause_hist *h)
+profiler_pause_hist_release(struct pause_hist *h)
 {
 	free(h->buckets);
 	h->buckets = NULL;
 }
 
 void
-pause_hist_add(struct pause_hist *h, uint64_t ns)
+profiler_pause_hist_add(struct pause_hist *h, uint64_t ns)
 {
 	uint64_t us = ns / NS_PER_US;
 	uint64_t b = us < PAUSE_FINE_US ? us : PAUSE_FINE_US + (us - PAUSE_FINE_US) / 100;
@@ -43,7 +43,7 @@ pause_hist_add(struct pause_hist *h, uint64_t ns)
 }
 
 void
-pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us, double *max_us)
+profiler_pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us, double *max_us)
 {
 	*mean_us = h->n ? (double)h->sum_ns / (double)NS_PER_US / (double)h->n : 0;
 	*max_us = (double)h->max_ns / (double)NS_PER_US;
@@ -70,8 +70,8 @@ profiler_stats(struct profiler *p)
 	s->errors[PROF_ERR_NOSTACK] = p->uw_nostack;
 	pthread_mutex_unlock(&p->counts_lock);
 	if (!p->stopped)
-		s->elapsed_s = (double)(monotonic_ns() - p->ticks.start_ns) / (double)NS_PER_SEC;
-	pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us, &s->pause_max_us);
+		s->elapsed_s = (double)(ptrace_clock_monotonic_ns() - p->ticks.start_ns) / (double)NS_PER_SEC;
+	profiler_pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us, &s->pause_max_us);
 	return s;
 }
 

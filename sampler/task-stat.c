@@ -11,7 +11,7 @@
 #include "sampler/profiler-internal.h"
 
 int
-task_file_open(pid_t pid, pid_t tid, const char *name)
+profiler_task_file_open(pid_t pid, pid_t tid, const char *name)
 {
 	char path[96];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
@@ -20,7 +20,7 @@ task_file_open(pid_t pid, pid_t tid, const char *name)
 }
 
 char
-task_stat_parse(const char *line, const char **comm, size_t *comm_len, int *cpu)
+profiler_task_stat_parse(const char *line, const char **comm, size_t *comm_len, int *cpu)
 {
 	struct proc_stat ps;
 	if (ptrace_proc_stat_parse(line, &ps) < 0) {

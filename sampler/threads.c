@@ -217,7 +217,7 @@ thread_fd_open(struct profiler *p, struct proc_state *ps, struct thread_state *t
 		while (p->fd_n >= p->fd_cap)
 			fd_ring_evict(p);
 	}
-	int fd = task_file_open(ps->pid, ts->tid, name);
+	int fd = profiler_task_file_open(ps->pid, ts->tid, name);
 	if (fd < 0)
 		return fd;
 	*fdp = fd;
@@ -258,7 +258,7 @@ thread_state_now(struct profiler *p, struct proc_state *ps, struct thread_state 
 	buf[n] = '\0';
 	const char *comm;
 	size_t len;
-	char state = task_stat_parse(buf, &comm, &len, &ts->state_cpu);
+	char state = profiler_task_stat_parse(buf, &comm, &len, &ts->state_cpu);
 	if (state == 'R' && !p->cfg.idle && (r = thread_fds_open(p, ps, ts, true)) < 0) {
 		if (r == -ENOENT || r == -ESRCH)
 			return 0;

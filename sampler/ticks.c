@@ -26,7 +26,7 @@
 #include "sampler/signals.h"
 
 void
-tick_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns)
+ticks_clock_init(struct tick_clock *c, double rate_hz, uint64_t now_ns)
 {
 	c->period_ns = (uint64_t)((double)NS_PER_SEC / rate_hz);
 	if (c->period_ns == 0)
@@ -46,7 +46,7 @@ rng_next(struct tick_clock *c)
 }
 
 uint64_t
-tick_clock_deadline(struct tick_clock *c)
+ticks_clock_deadline(struct tick_clock *c)
 {
 	/* Uniform over a whole period around the grid point: with +-1/8 of
 	 * a period, a target whose own cycle our stops perturb locked in
@@ -60,7 +60,7 @@ tick_clock_deadline(struct tick_clock *c)
 }
 
 uint64_t
-tick_clock_advance(struct tick_clock *c, uint64_t done_ns)
+ticks_clock_advance(struct tick_clock *c, uint64_t done_ns)
 {
 	uint64_t missed = 0;
 	c->next_index++;
@@ -72,9 +72,9 @@ tick_clock_advance(struct tick_clock *c, uint64_t done_ns)
 }
 
 void
-tick_arm(struct profiler *p)
+ticks_arm(struct profiler *p)
 {
-	uint64_t at = tick_clock_deadline(&p->ticks);
+	uint64_t at = ticks_clock_deadline(&p->ticks);
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
 	its.it_value = ns_to_timespec(at);
@@ -99,7 +99,7 @@ handle_tracee_events(struct profiler *p)
 	if (p->cfg.subprocesses) {
 		/* Children created meanwhile: sampled from the next tick. */
 		size_t before = p->nprocs;
-		proc_adopt_new(p);
+		profiler_proc_adopt_new(p);
 		alive |= p->nprocs > before;
 	}
 	return alive;
@@ -149,10 +149,10 @@ static int
 tick(struct profiler *p, bool events, bool arm)
 {
 	if (p->cfg.subprocesses)
-		proc_adopt_new(p);
+		profiler_proc_adopt_new(p);
 	if (p->cfg.idle)
 		profiler_take_lasts(p);
-	uint64_t now = monotonic_ns();
+	uint64_t now = ptrace_clock_monotonic_ns();
 	p->tick_cpu = sched_getcpu();
 	p->tick_exec_read = false;
 	p->stats.ticks++;
@@ -174,7 +174,7 @@ tick(struct profiler *p, bool events, bool arm)
 			continue;
 		profiler_sample_process(p, ps, now);
 	}
-	uint64_t looked_ns = monotonic_ns(), waited = p->stop_wait_ns;
+	uint64_t looked_ns = ptrace_clock_monotonic_ns(), waited = p->stop_wait_ns;
 	bool alive = profiler_sample_finish(p);
 	/* Stops that came in during the tick (a signal to a thread sampled
 	 * earlier in it) are handed on now, not a period later. */
@@ -183,16 +183,16 @@ tick(struct profiler *p, bool events, bool arm)
 	unwinder_hold(p, false);
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
-	uint64_t done = monotonic_ns();
+	uint64_t done = ptrace_clock_monotonic_ns();
 	p->tick_other_ns = done - now - p->stop_wait_ns;
 	/* What came after the threads were looked at, stops left out:
 	 * --idle's budget for the next look (idle_over_budget). */
 	p->tick_tail_ns = done - looked_ns - (p->stop_wait_ns - waited);
-	p->stats.missed_ticks += tick_clock_advance(&p->ticks, done);
+	p->stats.missed_ticks += ticks_clock_advance(&p->ticks, done);
 	if (arm)
-		tick_arm(p);
+		ticks_arm(p);
 	else
-		tick_clock_deadline(&p->ticks);
+		ticks_clock_deadline(&p->ticks);
 	return alive ? 1 : 0;
 }
 
@@ -221,10 +221,10 @@ profiler_job_stop(struct profiler *p)
 			  "(uninterruptible sleep)");
 		job_stop_signal = 0;
 	} else {
-		uint64_t t0 = monotonic_ns();
-		signals_job_stop();
+		uint64_t t0 = ptrace_clock_monotonic_ns();
+		sampler_signals_job_stop();
 		/* The stopped time is no recording time: the grid moves on. */
-		p->ticks.start_ns += monotonic_ns() - t0;
+		p->ticks.start_ns += ptrace_clock_monotonic_ns() - t0;
 	}
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
@@ -244,9 +244,9 @@ profiler_job_stop(struct profiler *p)
 	}
 	/* Children created while we were stopped were not followed. */
 	if (p->cfg.subprocesses)
-		proc_attach_descendants(p);
-	p->stats.missed_ticks += tick_clock_advance(&p->ticks, monotonic_ns());
-	tick_arm(p);
+		profiler_proc_attach_descendants(p);
+	p->stats.missed_ticks += ticks_clock_advance(&p->ticks, ptrace_clock_monotonic_ns());
+	ticks_arm(p);
 }
 
 /* STACKSPY_TEST_HANG=N (tests/record-watchdog.test only): after N
@@ -297,7 +297,7 @@ profiler_run(struct profiler *p, double seconds)
 			continue;
 		}
 		uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * (double)NS_PER_SEC) : 0;
-		uint64_t now = monotonic_ns();
+		uint64_t now = ptrace_clock_monotonic_ns();
 		if (end && now >= end)
 			break;
 		/* The tick's deadline is the timeout of the wait for tracee
@@ -325,7 +325,7 @@ profiler_run(struct profiler *p, double seconds)
 		if (r < 0)
 			continue;
 		bool events = r > 0;
-		if (monotonic_ns() >= p->ticks.deadline_ns)
+		if (ptrace_clock_monotonic_ns() >= p->ticks.deadline_ns)
 			r = tick(p, events, false);
 		else if (events)
 			r = events_only(p);

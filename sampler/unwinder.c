@@ -199,7 +199,7 @@ run_sample(struct profiler *p, struct unwinder *u, struct job *j)
 	for (size_t k = 0; k < j->nroots; k++)
 		p->ids[n++] = j->roots[k];
 	for (int k = nf - 1; k >= 0; k--)
-		n += frame_ids(p, up, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
+		n += profiler_frame_ids(p, up, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
 			       &p->ids[n]);
 	for (size_t k = 0; k < j->nk && n < p->nids; k++)
 		p->ids[n++] = j->kids[k];
@@ -343,7 +343,7 @@ take(struct unwinder *u)
 static void
 wait_at_most(struct unwinder *u, pthread_cond_t *c, uint64_t ns)
 {
-	struct timespec dl = realtime_deadline(ns);
+	struct timespec dl = ptrace_clock_realtime_deadline(ns);
 	pthread_cond_timedwait(c, &u->lock, &dl);
 }
 
@@ -381,7 +381,7 @@ static void
 kick_tick(struct unwinder *u)
 {
 	if (u->nsamples >= UNWIND_WAKE_SAMPLES ||
-	    (u->queued_ns && monotonic_ns() - u->queued_ns >= UNWIND_WAKE_NS) ||
+	    (u->queued_ns && ptrace_clock_monotonic_ns() - u->queued_ns >= UNWIND_WAKE_NS) ||
 	    u->n > u->nsamples)
 		kick(u);
 }
@@ -528,7 +528,7 @@ push(struct profiler *p, const struct job *j, struct stack_snapshot *snap)
 	u->nsamples += sample;
 	u->pushed++;
 	if (!u->queued_ns)
-		u->queued_ns = monotonic_ns();
+		u->queued_ns = ptrace_clock_monotonic_ns();
 	/* In a tick, at its end (unwinder_hold); before then only if the
 	 * samples waiting fill half their room. */
 	if (!u->hold || u->nsamples >= UNWIND_QUEUE_SAMPLES / 2)
@@ -754,13 +754,13 @@ unwinder_finish(struct profiler *p, unsigned limit_ms)
 	/* Bounded by its progress, not by the time in all: a slow machine
 	 * unwinding a full queue gets there; a file it is stuck in does
 	 * not hold the output more than limit_ms. */
-	uint64_t since = monotonic_ns();
+	uint64_t since = ptrace_clock_monotonic_ns();
 	pthread_mutex_lock(&u->lock);
 	uint64_t last_done = u->done;
 	u->closing = true;
 	pthread_cond_signal(&u->more);
 	while (u->done < u->pushed) {
-		uint64_t now = monotonic_ns();
+		uint64_t now = ptrace_clock_monotonic_ns();
 		if (u->done != last_done) {
 			last_done = u->done;
 			since = now;
@@ -826,7 +826,7 @@ unwinder_free(struct profiler *p)
 }
 
 void
-report_target_inputs(const struct unwind_target *ut, pid_t pid)
+unwinder_report_target_inputs(const struct unwind_target *ut, pid_t pid)
 {
 	struct unwind_dropped d;
 
@@ -874,5 +874,5 @@ unwinder_report_inputs(struct profiler *p)
 		return;
 	for (size_t k = 0; k < u->nprocs; k++)
 		if (u->procs[k].ut)
-			report_target_inputs(u->procs[k].ut, u->procs[k].pid);
+			unwinder_report_target_inputs(u->procs[k].ut, u->procs[k].pid);
 }

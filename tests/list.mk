@@ -41,6 +41,7 @@ QUICK_TESTS += \
 	tests/cli-top-command.test \
 	tests/layering.test \
 	tests/options.test \
+	tests/prefix.test \
 	tests/shell-syntax.test
 
 # Unit tests (C programs against one module)
@@ -177,7 +178,8 @@ TESTS += $(QUICK_TESTS)
 # Not from TESTS: `make check-slow` (and `make check TESTS=...`) set it on
 # the command line, and a distdir made then (the VM tests make one) would
 # leave the other tests out.
-EXTRA_DIST += $(filter %.test,$(QUICK_TESTS) $(SLOW_TESTS)) tests/layering.py
+EXTRA_DIST += $(filter %.test,$(QUICK_TESTS) $(SLOW_TESTS)) tests/layering.py \
+	tests/prefix.py
 
 check-slow:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SLOW_TESTS)'

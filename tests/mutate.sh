@@ -45,10 +45,10 @@ mutations()
 	# --- ptrace rules: signals are delivered --------------------------
 	mutation reinject ptrace/wait.c \
 		's/ptrace\(PTRACE_CONT, th->tid, 0L, trace_signal\(st\)\)/ptrace(PTRACE_CONT, th->tid, 0L, 0L)/' \
-		'tracee_resume: a signal-delivery-stop is resumed without its signal' \
+		'ptrace_tracee_resume: a signal-delivery-stop is resumed without its signal' \
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
 	mutation sample-signal-first ptrace/sample.c \
-		's/(if \(trace_stop_of\(st\) == TRACE_SIGNAL\) \{\s*)tracee_resume\(th, st\);(\s*return false;)/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);$2/' \
+		's/(if \(trace_stop_of\(st\) == TRACE_SIGNAL\) \{\s*)ptrace_tracee_resume\(th, st\);(\s*return false;)/$1ptrace(PTRACE_CONT, th->tid, 0L, 0L);$2/' \
 		'ptrace_sample: a signal that comes before the interrupt stop is dropped' \
 		'tests/promise-signals-record.test tests/promise-signals-dump.test'
 	mutation wait-deadline ptrace/wait.c \
@@ -76,11 +76,11 @@ mutations()
 	# --- ptrace rules: a group-stop is preserved ----------------------
 	mutation listen-cont ptrace/wait.c \
 		's/ptrace\(PTRACE_LISTEN, th->tid, 0L, 0L\)/ptrace(PTRACE_CONT, th->tid, 0L, 0L)/' \
-		'tracee_resume: a group-stop is resumed with PTRACE_CONT, not PTRACE_LISTEN' \
+		'ptrace_tracee_resume: a group-stop is resumed with PTRACE_CONT, not PTRACE_LISTEN' \
 		'tests/promise-stopped-record.test tests/promise-stopped-dump.test tests/promise-stopped-top.test'
 	mutation listen-none ptrace/wait.c \
 		's/r = ptrace\(PTRACE_LISTEN, th->tid, 0L, 0L\);/r = 0;/' \
-		'tracee_resume: a group-stop is left in its trace-stop (SIGCONT cannot end it)' \
+		'ptrace_tracee_resume: a group-stop is left in its trace-stop (SIGCONT cannot end it)' \
 		'tests/promise-sigcont.test'
 	mutation group-stop-never ptrace/ptrace-internal.h \
 		's/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\s*return TRACE_GROUP_STOP;/case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:\n\t\t\treturn TRACE_TRAP;/' \
@@ -99,7 +99,7 @@ mutations()
 
 	# --- --subprocesses: nothing the kernel attached for us stays traced
 	mutation follow-detach-fork ptrace/detach.c \
-		's/follow_event\(t, th->tid, st\);\n(\s*long sig = )/$1/' \
+		's/ptrace_follow_event\(t, th->tid, st\);\n(\s*long sig = )/$1/' \
 		'detach: the child of a fork met on the way to the stop is not let go' \
 		'tests/record-subprocesses.test'
 	mutation follow-detach-again ptrace/detach.c \
@@ -173,7 +173,7 @@ mutations()
 		'--idle: the stops put off are never taken (threads missing from the profile; put off on any host: STACKSPY_TEST_IDLE_STOPS)' \
 		'tests/record-pool.test'
 	mutation late-sample ptrace/poll.c \
-		's/(trace_stop_of\(st\) == TRACE_TRAP &&\s*)sample_late\(owner, th, st\)/${1}0/' \
+		's/(trace_stop_of\(st\) == TRACE_TRAP &&\s*)ptrace_sample_late\(owner, th, st\)/${1}0/' \
 		'a thread that stops after the tick deadline is only resumed, never sampled' \
 		'tests/record-oncpu.test'
 	mutation command-end sampler/launch.c \
@@ -275,7 +275,7 @@ mutations()
 		'perf map lines not in perf'"'"'s format are not counted' \
 		'tests/unit-perfmap tests/symbols-perfmap-big.test'
 	mutation perfmap-follow unwind/perf-map.c \
-		's/fd = elf_open_in_root_nofollow\(pid, rel\);/fd = elf_open_in_root(pid, rel);/' \
+		's/fd = unwind_elf_open_in_root_nofollow\(pid, rel\);/fd = unwind_elf_open_in_root(pid, rel);/' \
 		'the perf map is read through a symlink' \
 		'tests/security-perfmap.test'
 	mutation perfmap-owner unwind/perf-map.c \
@@ -331,7 +331,7 @@ mutations()
 		'tests/cfi-read.test'
 	mutation x86-decode-bound unwind/x86-code.c \
 		's/size_t known = \(size_t\)\(end - code\) < INSN_MAX \? \(size_t\)\(end - code\) : INSN_MAX;/size_t known = (size_t)(end - code);/' \
-		'x86-code.c: x86_decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
+		'x86-code.c: unwind_x86_decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
 		'tests/fuzz-cfi.test'
 
 	mutation lr-bad-pc unwind/engine-fp.c \
@@ -405,7 +405,7 @@ mutations()
 
 	# --- the command line never starts a service by accident ----------
 	mutation bare-word-launch sampler/options.c \
-		's/(if \(!looks_like_pids\(argv\[optind\]\)\)\n\t\t\t)bare_word_and_help/$1return -1;\n\t\tif (0)\n\t\t\tbare_word_and_help/' \
+		's/(if \(!sampler_looks_like_pids\(argv\[optind\]\)\)\n\t\t\t)bare_word_and_help/$1return -1;\n\t\tif (0)\n\t\t\tbare_word_and_help/' \
 		'record NAME and top NAME start NAME as a command again (a second redis-server), without --' \
 		'tests/cli-newcomer.test'
 }

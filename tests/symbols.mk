@@ -1,7 +1,7 @@
 # tests/symbols.mk - memory maps, ELF files and symbols: unit tests of
 # unwind/maps.c, elf-image.c, symtab.c (maps parsing, load bias, symbol
 # lookup: own, libc through /usr/lib/debug/.build-id, vdso; demangling;
-# damaged ELF files) and of file_map()'s SIGBUS guard.
+# damaged ELF files) and of unwind_file_map()'s SIGBUS guard.
 check_PROGRAMS += tests/unit-symtab
 tests_unit_symtab_SOURCES = tests/unit-symtab.c
 tests_unit_symtab_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
@@ -13,7 +13,7 @@ tests_unit_symtab_LDADD = unwind/libunwind-engines.a ptrace/libptrace.a arch/lib
 check_PROGRAMS += tests/symbols-gen
 tests_symbols_gen_SOURCES = tests/symbols-gen.c
 
-# file_map()'s SIGBUS guard (unwind/elf-image.c).
+# unwind_file_map()'s SIGBUS guard (unwind/elf-image.c).
 check_PROGRAMS += tests/unit-filemap
 tests_unit_filemap_SOURCES = tests/unit-filemap.c
 tests_unit_filemap_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)

@@ -1,6 +1,6 @@
 /* tests/unit-cfi.c - unwind/cfi-read.c's FDE lookup on a real ELF file,
  * driven by tests/cfi-read.test: for each "START END" line on stdin (an
- * FDE as readelf lists it), cfi_find at START and at END - 1, once through
+ * FDE as readelf lists it), unwind_cfi_find at START and at END - 1, once through
  * the file's .eh_frame_hdr (when it has one) and once through the table
  * cfi-read.c builds from .eh_frame alone.  Prints
  *   hdr|index START END RA_UNDEFINED
@@ -23,14 +23,14 @@ static void
 look(struct elf_image *img, const char *how, uint64_t start, uint64_t end)
 {
 	struct cfi_fde a, b;
-	int ra = cfi_find(img, start, &a), rb = cfi_find(img, end - 1, &b);
+	int ra = unwind_cfi_find(img, start, &a), rb = unwind_cfi_find(img, end - 1, &b);
 	if (ra == 0 && rb == 0 && a.start == b.start && a.range == b.range)
 		printf("%s %" PRIx64 " %" PRIx64 " %d\n", how, a.start, a.start + a.range,
-		       cfi_fde_ra_undefined(&a));
+		       unwind_cfi_fde_ra_undefined(&a));
 	else
 		printf("miss %s %" PRIx64 " %" PRIx64 "\n", how, start, end);
 	/* Just past it: another FDE, or none. */
-	CHECK(cfi_find(img, end, &a) != 0 || a.start >= end, "%s: %" PRIx64 " found in the FDE before",
+	CHECK(unwind_cfi_find(img, end, &a) != 0 || a.start >= end, "%s: %" PRIx64 " found in the FDE before",
 	      how, end);
 }
 
@@ -83,7 +83,7 @@ test_pac_rows(void)
 		{ 0x102c, false, CFI_RULE_SAME, 0 },      /* ret */
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		CHECK(cfi_rules_at(&f, rows[i].pc, 8, false, &rs) == 0, "pc %#" PRIx64, rows[i].pc);
+		CHECK(unwind_cfi_rules_at(&f, rows[i].pc, 8, false, &rs) == 0, "pc %#" PRIx64, rows[i].pc);
 		CHECK(rs.ra_signed == rows[i].signed_, "pc %#" PRIx64 ": signed %d", rows[i].pc,
 		      rs.ra_signed);
 		CHECK(rs.reg[30].kind == rows[i].x30, "pc %#" PRIx64 ": x30 rule %d", rows[i].pc,
@@ -120,7 +120,7 @@ static int
 eval(const unsigned char *e, size_t len, uint64_t *out)
 {
 	static const struct cfi_env env = { .word_size = 8, .read = fake_read, .reg = fake_reg };
-	return cfi_expr_eval(e, len, 0, &env, out);
+	return unwind_cfi_expr_eval(e, len, 0, &env, out);
 }
 
 /* What issue 32's hostile tables do to the interpreter: each refused with
@@ -177,7 +177,7 @@ test_hostile_expr(void)
 }
 
 /* An FDE of ins (a CIE of def_cfa r7+8, ra column 16) over [0x1000,
- * 0x1100): cfi_rules_at at pc. */
+ * 0x1100): unwind_cfi_rules_at at pc. */
 static int
 rules(const unsigned char *ins, size_t len, uint64_t pc, struct cfi_rules *rs)
 {
@@ -193,7 +193,7 @@ rules(const unsigned char *ins, size_t len, uint64_t pc, struct cfi_rules *rs)
 	f.cie.ra_column = 16;
 	f.cie.ins = cie_ins;
 	f.cie.end = cie_ins + sizeof(cie_ins);
-	return cfi_rules_at(&f, pc, 8, false, rs);
+	return unwind_cfi_rules_at(&f, pc, 8, false, rs);
 }
 
 static void
@@ -270,11 +270,11 @@ test_hostile_apply(void)
 		in.r[i] = 0x1000 + 8 * i;
 		in.valid |= UINT64_C(1) << i;
 	}
-	CHECK(cfi_apply(&rs, &env, &arch_x86_64, &in, &out) == -ELOOP,
+	CHECK(unwind_cfi_apply(&rs, &env, &arch_x86_64, &in, &out) == -ELOOP,
 	      "six expressions of 9,999 operations in one step");
 	rs.reg[1].kind = rs.reg[2].kind = rs.reg[3].kind = rs.reg[4].kind = rs.reg[5].kind =
 		CFI_RULE_SAME;
-	CHECK(cfi_apply(&rs, &env, &arch_x86_64, &in, &out) == 0, "one of them");
+	CHECK(unwind_cfi_apply(&rs, &env, &arch_x86_64, &in, &out) == 0, "one of them");
 }
 
 int
@@ -290,7 +290,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: unit-cfi ELF-FILE < FDE-RANGES\n");
 		return 2;
 	}
-	struct elf_image *img = elf_cache_open_path(&cache, argv[1], &err);
+	struct elf_image *img = unwind_elf_cache_open_path(&cache, argv[1], &err);
 	if (!img) {
 		fprintf(stderr, "unit-cfi: %s: %s\n", argv[1], strerror(-err));
 		return 2;
@@ -310,6 +310,6 @@ main(int argc, char **argv)
 		look(img, "index", start, end);
 	}
 	img->eh_frame_hdr_vaddr = hdr;
-	elf_cache_free(&cache);
+	unwind_elf_cache_free(&cache);
 	return check_exit_status("unit-cfi");
 }

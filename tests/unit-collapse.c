@@ -424,20 +424,20 @@ static void test_sanitize(void)
 }
 
 /* Fills ids with a depth-8 stack unique to i, over 1000 frame names. */
-static void make_stack(uint32_t i, const uint32_t *frame_ids, uint32_t *ids)
+static void make_stack(uint32_t i, const uint32_t *profiler_frame_ids, uint32_t *ids)
 {
-	ids[0] = frame_ids[0];
-	ids[1] = frame_ids[1 + i % 997];
-	ids[2] = frame_ids[1 + (i / 997) % 997];
+	ids[0] = profiler_frame_ids[0];
+	ids[1] = profiler_frame_ids[1 + i % 997];
+	ids[2] = profiler_frame_ids[1 + (i / 997) % 997];
 	for (int d = 3; d < 8; d++)
-		ids[d] = frame_ids[1 + (i * 31 + d) % 997];
+		ids[d] = profiler_frame_ids[1 + (i * 31 + d) % 997];
 }
 
 static void test_many_stacks(void)
 {
 	enum { NSTACKS = 100000, DEPTH = 8, NFRAMES = 998 };
 	struct collapse *c = new_or_die();
-	uint32_t frame_ids[NFRAMES], ids[DEPTH];
+	uint32_t profiler_frame_ids[NFRAMES], ids[DEPTH];
 	struct collapse_stack st;
 	size_t cursor = 0, lines = 0, mem;
 	uint64_t sum = 0;
@@ -449,18 +449,18 @@ static void test_many_stacks(void)
 		snprintf(name, sizeof(name), "function_%04d", i);
 		id = collapse_intern(c, name);
 		CHECK(id == i);
-		frame_ids[i] = (uint32_t)i;
+		profiler_frame_ids[i] = (uint32_t)i;
 	}
 	/* each stack twice, with counts 1 + i % 3 and 1 */
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t i = 0; i < NSTACKS; i++) {
-			make_stack(i, frame_ids, ids);
+			make_stack(i, profiler_frame_ids, ids);
 			CHECK(collapse_add(c, ids, DEPTH,
 					   pass ? 1 : 1 + i % 3) == 0);
 		}
 	CHECK(collapse_distinct_stacks(c) == NSTACKS);
 	for (uint32_t i = 0; i < NSTACKS; i += 4999) {
-		make_stack(i, frame_ids, ids);
+		make_stack(i, profiler_frame_ids, ids);
 		CHECK_EQ_U64(collapse_count(c, ids, DEPTH), 2 + i % 3);
 	}
 	while (collapse_next(c, &cursor, &st)) {

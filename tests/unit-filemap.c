@@ -1,4 +1,4 @@
-/* tests/unit-filemap.c - file_map() (unwind/elf-image.c): a mapped file
+/* tests/unit-filemap.c - unwind_file_map() (unwind/elf-image.c): a mapped file
  * that is truncated under us (a container can do that to a library it
  * loaded) must read as zeros, not kill stackspy with SIGBUS; unmapped
  * a SIGBUS elsewhere is not swallowed (checked in a child, which must
@@ -41,21 +41,21 @@ main(void)
 		perror("temp file");
 		return 99;
 	}
-	const unsigned char *p = file_map(fd, LEN, PROT_READ);
-	CHECK(p != MAP_FAILED, "file_map maps the file");
+	const unsigned char *p = unwind_file_map(fd, LEN, PROT_READ);
+	CHECK(p != MAP_FAILED, "unwind_file_map maps the file");
 	if (p == MAP_FAILED)
 		return 1;
 	CHECK(p[0] == 'A' && p[LEN - 1] == 'A', "contents before truncation");
 	CHECK(ftruncate(fd, 0) == 0, "truncate the file");
 	CHECK(p[LEN / 2] == 0 && p[0] == 0, "reads after truncation are zeros, no SIGBUS");
-	file_unmap(p, LEN);
+	unwind_file_unmap(p, LEN);
 
 	/* A SIGBUS that is not about a guarded mapping still kills. */
 	pid_t child = fork();
 	if (child == 0) {
 		char path2[] = "/tmp/unit-filemap.XXXXXX";
 		int fd2 = temp_file(path2);
-		const unsigned char *q = file_map(fd2, LEN, PROT_READ);
+		const unsigned char *q = unwind_file_map(fd2, LEN, PROT_READ);
 		/* Unguarded mapping of the same kind of file. */
 		const volatile unsigned char *r = mmap(NULL, LEN, PROT_READ, MAP_PRIVATE, fd2, 0);
 		if (q == MAP_FAILED || r == MAP_FAILED)

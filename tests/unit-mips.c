@@ -1,5 +1,5 @@
 /* tests/unit-mips.c - the MIPS prologue-analysis unwinder (unwind/engine-
- * mips.c mips_step) on hand-assembled instruction arrays: one case per edge
+ * mips.c unwind_mips_step) on hand-assembled instruction arrays: one case per edge
  * the engine claims to handle (DESIGN.md), in both byte orders,
  * plus random code and stacks that must end the walk, never loop.
  */
@@ -184,7 +184,7 @@ expect_step(const char *what, struct fake *f, struct arch_regs *r,
 	struct mips_env e = env_of(f);
 	enum unwind_stop stop = UNWIND_STOP_END;
 	bool sig = false;
-	int rc = mips_step(&e, r, &sig, &stop);
+	int rc = unwind_mips_step(&e, r, &sig, &stop);
 	CHECK(rc == 0, "%s: step failed (%s)", what, unwind_stop_reason(stop));
 	if (rc == 0) {
 		CHECK(r->r[PC] == pc, "%s: pc %#llx, want %#llx", what,
@@ -203,7 +203,7 @@ expect_stop(const char *what, struct fake *f, struct arch_regs *r,
 	struct mips_env e = env_of(f);
 	enum unwind_stop stop = UNWIND_STOP_DEPTH;
 	bool sig = false;
-	int rc = mips_step(&e, r, &sig, &stop);
+	int rc = unwind_mips_step(&e, r, &sig, &stop);
 	CHECK(rc < 0 && stop == want, "%s: rc %d stop '%s', want '%s'", what, rc,
 	      rc < 0 ? unwind_stop_reason(stop) : "-", unwind_stop_reason(want));
 }
@@ -615,7 +615,7 @@ test_signal(const struct arch *arch)
 		bool sig = false;
 		snprintf(what, sizeof(what), "%s trampoline (%s)", kind ? "rt_sigreturn" : "sigreturn",
 			 arch->name);
-		int rc = mips_step(&e, &r, &sig, &stop);
+		int rc = unwind_mips_step(&e, &r, &sig, &stop);
 		CHECK(rc == 0 && sig, "%s: recognized", what);
 		CHECK(r.r[PC] == ls + 4, "%s: pc from sc_pc", what);
 		CHECK(r.r[SP] == SP0 + 0x400, "%s: sp from sc_regs", what);
@@ -758,7 +758,7 @@ test_garbage(void)
 			bool sig;
 			uint64_t pc = r.r[PC], sp = r.r[SP];
 			bool exact = r.valid & (UINT64_C(1) << RA);
-			if (mips_step(&e, &r, &sig, &stop) < 0)
+			if (unwind_mips_step(&e, &r, &sig, &stop) < 0)
 				break;
 			if (!sig && !(r.r[SP] > sp || (exact && r.r[SP] == sp))) {
 				CHECK(0, "round %d: sp went from %#llx to %#llx", round,

@@ -32,7 +32,7 @@ put(const char *mode, const char *text)
 static const char *
 look(struct perf_map **pm, uint64_t addr, uint64_t *off)
 {
-	return perf_map_lookup(pm, getpid(), addr, off);
+	return unwind_perf_map_lookup(pm, getpid(), addr, off);
 }
 
 static void
@@ -58,7 +58,7 @@ test_incremental(void)
 	CHECK_STR(look(&pm, 0x1010, NULL), "gamma");
 	CHECK(look(&pm, 0x1090, NULL) == NULL, "alpha was replaced by gamma");
 	CHECK_STR(a, "alpha");   /* still valid (ASan would say otherwise) */
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK_EQ_U64(u.entries, 2);
 
 	/* A line being written counts once it is whole. */
@@ -71,7 +71,7 @@ test_incremental(void)
 	for (int i = 0; i < 1000; i++)
 		put("a", i & 1 ? "5000 20 odd\n" : "5000 20 even\n");
 	CHECK_STR(look(&pm, 0x5000, NULL), "odd");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK_EQ_U64(u.entries, 4);
 	CHECK(u.name_bytes < 100, "names are interned: %zu bytes", u.name_bytes);
 
@@ -105,7 +105,7 @@ test_incremental(void)
 	unlink(path);
 	CHECK(look(&pm, 0xa008, NULL) == NULL, "no map any more");
 	CHECK_STR(a, "alpha");
-	perf_map_free(pm);
+	unwind_perf_map_free(pm);
 }
 
 /* Lines of one read resolved among themselves as if read one by one. */
@@ -131,7 +131,7 @@ test_one_batch(void)
 	CHECK_STR(look(&pm, 0x3000c, NULL), "s");
 	CHECK(look(&pm, 0x30018, NULL) == NULL, "q was replaced");
 	CHECK_STR(look(&pm, 0x30020, NULL), "r");
-	perf_map_free(pm);
+	unwind_perf_map_free(pm);
 }
 
 static void
@@ -143,14 +143,14 @@ test_caps(void)
 	FILE *f;
 
 	unlink(path);
-	perf_map_set_limits(&pm, 64, 1024, 1 << 20);
+	unwind_perf_map_set_limits(&pm, 64, 1024, 1 << 20);
 	f = fopen(path, "w");
 	for (int i = 0; i < 1000; i++)
 		fprintf(f, "%x 10 fn%d\n", 0x100000 + 0x10 * i, i % 10);
 	fclose(f);
 	CHECK_STR(look(&pm, 0x100000 + 0x10 * 999, NULL), "fn9");
 	CHECK(look(&pm, 0x100000, NULL) == NULL, "the oldest lines went first");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK(u.entries <= 64, "%zu entries kept, cap 64", u.entries);
 	CHECK(u.dropped >= 1000 - 64, "%" PRIu64 " dropped", u.dropped);
 
@@ -161,14 +161,14 @@ test_caps(void)
 		fprintf(f, "%x 10 a_rather_long_distinct_name_%d\n", 0x900000 + 0x10 * i, i);
 	fclose(f);
 	CHECK(look(&pm, 0x900000 + 0x10 * 99, NULL) == NULL, "a name past the cap");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK(u.name_bytes <= 1024, "%zu bytes of names, cap 1024", u.name_bytes);
 	CHECK(u.dropped > before, "lines over the name cap are counted");
 	/* A name already kept still works. */
 	snprintf(line, sizeof(line), "%x 10 fn3\n", 0xa00000);
 	put("a", line);
 	CHECK_STR(look(&pm, 0xa00000, NULL), "fn3");
-	perf_map_free(pm);
+	unwind_perf_map_free(pm);
 }
 
 /* Many lines (several batches), then one appended line at a time: each
@@ -199,10 +199,10 @@ test_large(void)
 		ok &= got && strncmp(got, "late", 4) == 0;
 	}
 	CHECK(ok, "2000 lines appended one at a time, each found at once");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK_EQ_U64(u.entries, 202000);
 	CHECK_EQ_U64(u.dropped, 0);
-	perf_map_free(pm);
+	unwind_perf_map_free(pm);
 }
 
 /* A huge map is read a slice per lookup (here: one read of 64 KiB, the
@@ -215,7 +215,7 @@ test_read_max(void)
 	FILE *f = fopen(path, "w");
 	int looks = 0;
 
-	perf_map_set_limits(&pm, 1 << 20, 1 << 20, 1000);
+	unwind_perf_map_set_limits(&pm, 1 << 20, 1 << 20, 1000);
 	for (int i = 0; i < 20000; i++)
 		fprintf(f, "%x 10 slice%d\n", 0x40000 + 0x10 * i, i % 100);
 	fclose(f);
@@ -223,9 +223,9 @@ test_read_max(void)
 		looks++;
 	CHECK(looks >= 3 && looks < 100, "found after %d lookups of a slice", looks);
 	CHECK_STR(look(&pm, 0x40000, NULL), "slice0");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK_EQ_U64(u.entries, 20000);
-	perf_map_free(pm);
+	unwind_perf_map_free(pm);
 }
 
 /* What is not a JIT's line is counted, not kept: a bad address or size,
@@ -245,12 +245,12 @@ test_bad_lines(void)
 	fclose(f);
 	CHECK_STR(look(&pm, 0x5000, NULL), "good2");
 	CHECK_STR(look(&pm, 0x1000, NULL), "good1");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK_EQ_U64(u.entries, 2);
 	CHECK_EQ_U64(u.bad, 6);
 	CHECK_EQ_U64(u.dropped, 0);
 	CHECK_EQ_U64(u.unread, 0);
-	perf_map_free(pm);
+	unwind_perf_map_free(pm);
 }
 
 /* A look cut short leaves the bytes it did not read counted as unread,
@@ -265,40 +265,40 @@ test_unread_generation(void)
 	FILE *f = fopen(path, "w");
 	unsigned gen;
 
-	perf_map_set_limits(&pm, 1 << 20, 1 << 20, 1000);
+	unwind_perf_map_set_limits(&pm, 1 << 20, 1 << 20, 1000);
 	for (int i = 0; i < 20000; i++)
 		fprintf(f, "%x 10 part%d\n", 0x40000 + 0x10 * i, i % 100);
 	fclose(f);
 	CHECK(look(&pm, 0x40000 + 0x10 * 19999, NULL) == NULL, "not at the first look");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK(u.unread > 0 && u.unread < 20000 * 16, "%" PRIu64 " bytes unread", u.unread);
-	gen = perf_map_generation(pm);
+	gen = unwind_perf_map_generation(pm);
 	CHECK(gen == 0, "generation %u after one look", gen);
 	for (int looks = 0; looks < 100 && !look(&pm, 0x40000 + 0x10 * 19999, NULL); looks++)
 		;
-	CHECK(perf_map_generation(pm) > gen, "a look that went on changed the generation");
-	perf_map_usage(pm, &u);
+	CHECK(unwind_perf_map_generation(pm) > gen, "a look that went on changed the generation");
+	unwind_perf_map_usage(pm, &u);
 	CHECK_EQ_U64(u.unread, 0);
-	gen = perf_map_generation(pm);
+	gen = unwind_perf_map_generation(pm);
 	CHECK_STR(look(&pm, 0x40000, NULL), "part0");
-	CHECK(perf_map_generation(pm) == gen, "nothing new: the same generation");
-	perf_map_free(pm);
+	CHECK(unwind_perf_map_generation(pm) == gen, "nothing new: the same generation");
+	unwind_perf_map_free(pm);
 
 	/* The lines of one look are bounded by the entry cap (twice it,
 	 * counted at each read of 64 KiB), not by bytes alone. */
 	pm = NULL;
-	perf_map_set_limits(&pm, 8, 1 << 20, (size_t)1 << 30);
+	unwind_perf_map_set_limits(&pm, 8, 1 << 20, (size_t)1 << 30);
 	f = fopen(path, "w");
 	for (int i = 0; i < 100000; i++)
 		fprintf(f, "%x 10 f\n", 0x100000 + 0x10 * i);
 	fclose(f);
 	CHECK(look(&pm, 0x100000 + 0x10 * 99999, NULL) == NULL, "not at the first look");
-	perf_map_usage(pm, &u);
+	unwind_perf_map_usage(pm, &u);
 	CHECK(u.unread > 0, "the first look stopped at its lines");
 	for (int looks = 0; looks < 100 && !look(&pm, 0x100000 + 0x10 * 99999, NULL); looks++)
 		;
 	CHECK_STR(look(&pm, 0x100000 + 0x10 * 99999, NULL), "f");
-	perf_map_free(pm);
+	unwind_perf_map_free(pm);
 }
 
 /* The pool behind perf map names and module paths (symbolize.c). */
@@ -306,17 +306,17 @@ static void
 test_name_pool(void)
 {
 	struct name_pool *p = NULL;
-	const char *a = name_pool_intern(&p, "libfoo.so", 32);
-	const char *b = name_pool_intern(&p, "libfoo.so", 32);
+	const char *a = unwind_name_pool_intern(&p, "libfoo.so", 32);
+	const char *b = unwind_name_pool_intern(&p, "libfoo.so", 32);
 
 	CHECK(a && a == b, "one copy per string");
-	CHECK_EQ_U64(name_pool_bytes(p), 10);
-	CHECK(name_pool_intern(&p, "a-name-of-twenty-eight-chars", 32) == NULL,
+	CHECK_EQ_U64(unwind_name_pool_bytes(p), 10);
+	CHECK(unwind_name_pool_intern(&p, "a-name-of-twenty-eight-chars", 32) == NULL,
 	      "past max_bytes: refused");
-	CHECK(name_pool_intern(&p, "short", 32) != NULL, "within max_bytes");
-	CHECK(name_pool_intern(&p, "libfoo.so", 16) == a, "a string kept is found past the cap");
-	CHECK_EQ_U64(name_pool_bytes(p), 16);
-	name_pool_free(p);
+	CHECK(unwind_name_pool_intern(&p, "short", 32) != NULL, "within max_bytes");
+	CHECK(unwind_name_pool_intern(&p, "libfoo.so", 16) == a, "a string kept is found past the cap");
+	CHECK_EQ_U64(unwind_name_pool_bytes(p), 16);
+	unwind_name_pool_free(p);
 }
 
 int

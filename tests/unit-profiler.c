@@ -30,16 +30,16 @@ test_task_stat(void)
 	const char *comm;
 	size_t len;
 	/* a name with ") " inside: the state follows the last ')' */
-	CHECK(task_stat_parse("123 (a) b) S 1 123 0", &comm, &len, NULL) == 'S');
+	CHECK(profiler_task_stat_parse("123 (a) b) S 1 123 0", &comm, &len, NULL) == 'S');
 	CHECK(comm && len == 4 && strncmp(comm, "a) b", len) == 0);
-	CHECK(task_stat_parse("7 (worker 1) R 1 7", &comm, &len, NULL) == 'R');
+	CHECK(profiler_task_stat_parse("7 (worker 1) R 1 7", &comm, &len, NULL) == 'R');
 	CHECK(comm && len == 8 && strncmp(comm, "worker 1", len) == 0);
-	CHECK(task_stat_parse("8 () D 1", &comm, &len, NULL) == 'D');
+	CHECK(profiler_task_stat_parse("8 () D 1", &comm, &len, NULL) == 'D');
 	CHECK(comm && len == 0);
-	CHECK(task_stat_parse("garbage", &comm, &len, NULL) == 0);
+	CHECK(profiler_task_stat_parse("garbage", &comm, &len, NULL) == 0);
 	CHECK(comm == NULL);
-	CHECK(task_stat_parse("1 (x)", &comm, &len, NULL) == 0);
-	CHECK(task_stat_parse("1 (x)S 1", &comm, &len, NULL) == 0);
+	CHECK(profiler_task_stat_parse("1 (x)", &comm, &len, NULL) == 0);
+	CHECK(profiler_task_stat_parse("1 (x)S 1", &comm, &len, NULL) == 0);
 	/* the numbers after it (ptrace_proc_stat_parse, the one parser) */
 	struct proc_stat ps;
 	CHECK(ptrace_proc_stat_parse("42 (a) 9 9) S 7 42 42 0 -1 4194560 100 0 0 0 11 22 33 44 "
@@ -57,20 +57,20 @@ test_task_stat(void)
 	      ps.start_time == 0 && ps.processor == -1);
 	/* our own thread, read as the profiler reads it */
 	char buf[512];
-	int fd = task_file_open(getpid(), gettid(), "stat");
+	int fd = profiler_task_file_open(getpid(), gettid(), "stat");
 	CHECK(fd >= 0);
 	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
 	CHECK(n > 0);
 	if (n > 0) {
 		buf[n] = '\0';
 		int cpu = -1;
-		CHECK(task_stat_parse(buf, &comm, &len, &cpu) == 'R');
+		CHECK(profiler_task_stat_parse(buf, &comm, &len, &cpu) == 'R');
 		/* field 39: the CPU this thread runs on (it may move) */
 		CHECK(cpu >= 0, "cpu %d", cpu);
 	}
 	if (fd >= 0)
 		close(fd);
-	CHECK(task_file_open(getpid(), 0, "stat") < 0);
+	CHECK(profiler_task_file_open(getpid(), 0, "stat") < 0);
 	/* /proc/TID/sched's se.exec_start and nr_switches (tick_took_cpu,
 	 * ran_at_tick) */
 	struct task_sched sch;
@@ -259,49 +259,49 @@ test_pause_hist(void)
 {
 	struct pause_hist h;
 	double mean, p99, max;
-	CHECK(pause_hist_init(&h) == 0);
-	pause_hist_summary(&h, &mean, &p99, &max);
+	CHECK(profiler_pause_hist_init(&h) == 0);
+	profiler_pause_hist_summary(&h, &mean, &p99, &max);
 	CHECK(mean == 0 && p99 == 0 && max == 0);
 
 	/* 1000 pauses of 5 us and 10 of 5 ms: the 99th percentile is in the
 	 * 5 us bucket, reported as its upper edge */
 	for (int i = 0; i < 1000; i++)
-		pause_hist_add(&h, 5400);
+		profiler_pause_hist_add(&h, 5400);
 	for (int i = 0; i < 10; i++)
-		pause_hist_add(&h, 5000000);
-	pause_hist_summary(&h, &mean, &p99, &max);
+		profiler_pause_hist_add(&h, 5000000);
+	profiler_pause_hist_summary(&h, &mean, &p99, &max);
 	CHECK(near(p99, 6));
 	CHECK(near(max, 5000));
 	CHECK(near(mean, (1000 * 5.4 + 10 * 5000.0) / 1010));
 	/* one more slow one and the 99th percentile is a slow one */
 	for (int i = 0; i < 2; i++)
-		pause_hist_add(&h, 5000000);
-	pause_hist_summary(&h, &mean, &p99, &max);
+		profiler_pause_hist_add(&h, 5000000);
+	profiler_pause_hist_summary(&h, &mean, &p99, &max);
 	CHECK(near(p99, 5000));
-	pause_hist_release(&h);
+	profiler_pause_hist_release(&h);
 
 	/* past 10 ms, 100 us buckets; the edge is never above the maximum */
-	CHECK(pause_hist_init(&h) == 0);
+	CHECK(profiler_pause_hist_init(&h) == 0);
 	for (int i = 0; i < 99; i++)
-		pause_hist_add(&h, 50020000);  /* 50.02 ms */
-	pause_hist_add(&h, 900000000);
-	pause_hist_summary(&h, &mean, &p99, &max);
+		profiler_pause_hist_add(&h, 50020000);  /* 50.02 ms */
+	profiler_pause_hist_add(&h, 900000000);
+	profiler_pause_hist_summary(&h, &mean, &p99, &max);
 	CHECK(near(p99, 50100));
 	CHECK(near(max, 900000));
-	pause_hist_release(&h);
-	CHECK(pause_hist_init(&h) == 0);
-	pause_hist_add(&h, 50020000);
-	pause_hist_summary(&h, &mean, &p99, &max);
+	profiler_pause_hist_release(&h);
+	CHECK(profiler_pause_hist_init(&h) == 0);
+	profiler_pause_hist_add(&h, 50020000);
+	profiler_pause_hist_summary(&h, &mean, &p99, &max);
 	CHECK(near(p99, 50020) && near(max, 50020) && near(mean, 50020));
-	pause_hist_release(&h);
+	profiler_pause_hist_release(&h);
 
 	/* past 1 s, the open last bucket: the maximum */
-	CHECK(pause_hist_init(&h) == 0);
+	CHECK(profiler_pause_hist_init(&h) == 0);
 	for (int i = 0; i < 10; i++)
-		pause_hist_add(&h, 3000000000u + (uint64_t)i);
-	pause_hist_summary(&h, &mean, &p99, &max);
+		profiler_pause_hist_add(&h, 3000000000u + (uint64_t)i);
+	profiler_pause_hist_summary(&h, &mean, &p99, &max);
 	CHECK(near(p99, max) && near(max, 3000000.009));
-	pause_hist_release(&h);
+	profiler_pause_hist_release(&h);
 }
 
 /* ---- tick deadlines ----------------------------------------------------------- */
@@ -311,7 +311,7 @@ test_tick_clock(void)
 {
 	struct tick_clock c;
 	const uint64_t start = 5000000000u;
-	tick_clock_init(&c, 100.0, start);
+	ticks_clock_init(&c, 100.0, start);
 	CHECK(c.period_ns == 10000000u && c.next_index == 0 && c.rng != 0);
 
 	/* deadline k stays within 1/2 period of start + k * period: the
@@ -319,10 +319,10 @@ test_tick_clock(void)
 	 * period (a narrow jitter let a target's cycle lock in phase) */
 	bool in_range = true, varied = false;
 	unsigned early = 0, late = 0;
-	uint64_t first = tick_clock_deadline(&c);
+	uint64_t first = ticks_clock_deadline(&c);
 	for (uint64_t k = 0; k < 2000; k++) {
 		c.next_index = k;
-		uint64_t at = tick_clock_deadline(&c);
+		uint64_t at = ticks_clock_deadline(&c);
 		uint64_t base = start + k * c.period_ns;
 		in_range &= at + c.period_ns / 2 >= base && at <= base + c.period_ns / 2;
 		varied |= k == 0 && at != first;
@@ -335,22 +335,22 @@ test_tick_clock(void)
 
 	/* a tick that ends before the next deadline misses nothing */
 	c.next_index = 0;
-	CHECK(tick_clock_advance(&c, start + c.period_ns / 2) == 0);
+	CHECK(ticks_clock_advance(&c, start + c.period_ns / 2) == 0);
 	CHECK(c.next_index == 1);
 	/* one that ends at 3.5 periods ran past deadlines 2 and 3 */
-	CHECK(tick_clock_advance(&c, start + 7 * c.period_ns / 2) == 2);
+	CHECK(ticks_clock_advance(&c, start + 7 * c.period_ns / 2) == 2);
 	CHECK(c.next_index == 4);
 	/* ending on a deadline is not missing it */
-	CHECK(tick_clock_advance(&c, start + 5 * c.period_ns) == 0);
+	CHECK(ticks_clock_advance(&c, start + 5 * c.period_ns) == 0);
 	CHECK(c.next_index == 5);
 	/* a long stall: every deadline passed counts */
-	CHECK(tick_clock_advance(&c, start + 1005 * c.period_ns + 1) == 1000);
+	CHECK(ticks_clock_advance(&c, start + 1005 * c.period_ns + 1) == 1000);
 	CHECK(c.next_index == 1006);
 
 	/* a rate above 1 GHz still has a period */
-	tick_clock_init(&c, 1e10, start);
+	ticks_clock_init(&c, 1e10, start);
 	CHECK(c.period_ns == 1);
-	CHECK(tick_clock_deadline(&c) == start);
+	CHECK(ticks_clock_deadline(&c) == start);
 }
 
 /* ---- folded-line names -------------------------------------------------------- */

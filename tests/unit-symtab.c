@@ -154,17 +154,17 @@ static void test_maps_parse(void)
 	struct mapping *m;
 	int r;
 
-	CHECK(module_map_parse(NULL, &mm) == -EINVAL, "NULL text accepted");
+	CHECK(unwind_module_map_parse(NULL, &mm) == -EINVAL, "NULL text accepted");
 
-	r = module_map_parse(maps_sample, &mm);
-	CHECK(r == 0, "module_map_parse: %d", r);
+	r = unwind_module_map_parse(maps_sample, &mm);
+	CHECK(r == 0, "unwind_module_map_parse: %d", r);
 	if (r != 0)
 		return;
 	CHECK(mm.n == 7, "parsed %zu mappings, want 7", mm.n);
 	for (size_t i = 1; i < mm.n; i++)
 		CHECK(mm.v[i - 1].end <= mm.v[i].start, "not sorted/disjoint at %zu", i);
 
-	m = module_map_find(&mm, 0x400000);
+	m = unwind_module_map_find(&mm, 0x400000);
 	CHECK(m && str_eq(m->path, "/usr/bin/prog with  spaces"),
 	      "path with spaces: '%s'", m ? str_or_null(m->path) : "no mapping");
 	if (m) {
@@ -172,37 +172,37 @@ static void test_maps_parse(void)
 		CHECK(m->inode == 1234, "inode %ju", (uintmax_t)m->inode);
 		CHECK(m->perms == (MAPPING_R | MAPPING_X), "perms %#x", m->perms);
 		CHECK(!m->deleted && !m->image && !m->image_tried, "fresh fields");
-		CHECK(module_map_find(&mm, 0x451fff) == m, "last byte of mapping");
+		CHECK(unwind_module_map_find(&mm, 0x451fff) == m, "last byte of mapping");
 	}
-	CHECK(module_map_find(&mm, 0x452000) == NULL, "end is exclusive");
-	CHECK(module_map_find(&mm, 0x3fffff) == NULL, "below the first mapping");
-	CHECK(module_map_find(&mm, 0x450000) == m, "overlapping line dropped");
-	CHECK(module_map_find(&mm, UINT64_MAX) == NULL, "top of address space");
+	CHECK(unwind_module_map_find(&mm, 0x452000) == NULL, "end is exclusive");
+	CHECK(unwind_module_map_find(&mm, 0x3fffff) == NULL, "below the first mapping");
+	CHECK(unwind_module_map_find(&mm, 0x450000) == m, "overlapping line dropped");
+	CHECK(unwind_module_map_find(&mm, UINT64_MAX) == NULL, "top of address space");
 
-	m = module_map_find(&mm, 0x7f0000000800);
+	m = unwind_module_map_find(&mm, 0x7f0000000800);
 	CHECK(m && str_eq(m->path, "/tmp/x") && m->deleted && m->offset == 0x1000 &&
 	      m->dev == makedev(8, 2) && m->perms == (MAPPING_R | MAPPING_W),
 	      "deleted mapping: '%s'", m ? str_or_null(m->path) : "no mapping");
-	m = module_map_find(&mm, 0x7ffc00000000);
+	m = unwind_module_map_find(&mm, 0x7ffc00000000);
 	CHECK(m && str_eq(m->path, "[stack]") && !m->deleted, "[stack]");
-	m = module_map_find(&mm, 0x7fff00001fff);
+	m = unwind_module_map_find(&mm, 0x7fff00001fff);
 	CHECK(m && str_eq(m->path, "[vdso]"), "[vdso]");
-	m = module_map_find(&mm, 0x600000);
+	m = unwind_module_map_find(&mm, 0x600000);
 	CHECK(m && m->path == NULL, "anonymous with a trailing blank");
-	m = module_map_find(&mm, 0x700000);
+	m = unwind_module_map_find(&mm, 0x700000);
 	CHECK(m && m->path == NULL && m->perms == (MAPPING_R | MAPPING_W), "anonymous shared");
-	m = module_map_find(&mm, 0xe00000);
+	m = unwind_module_map_find(&mm, 0xe00000);
 	CHECK(m && str_eq(m->path, "/last (deleted) no newline") && !m->deleted &&
 	      m->dev == makedev(0x103, 2) && m->inode == 99,
 	      "last line without newline: '%s'", m ? str_or_null(m->path) : "no mapping");
 	for (uint64_t a = 0x800000; a < 0xd02000; a += 0x1000)
-		CHECK(module_map_find(&mm, a) == NULL, "malformed line at %#" PRIx64 " kept", a);
-	module_map_free(&mm);
-	CHECK(mm.v == NULL && mm.n == 0, "module_map_free resets");
-	module_map_free(&mm);
+		CHECK(unwind_module_map_find(&mm, a) == NULL, "malformed line at %#" PRIx64 " kept", a);
+	unwind_module_map_free(&mm);
+	CHECK(mm.v == NULL && mm.n == 0, "unwind_module_map_free resets");
+	unwind_module_map_free(&mm);
 
-	CHECK(module_map_parse("", &mm) == 0 && mm.n == 0, "empty text");
-	module_map_free(&mm);
+	CHECK(unwind_module_map_parse("", &mm) == 0 && mm.n == 0, "empty text");
+	unwind_module_map_free(&mm);
 }
 
 /* Random text made of maps-like characters: no crash, and whatever comes
@@ -228,17 +228,17 @@ static void test_maps_fuzz(unsigned seed)
 			for (int k = 0; k < 4; k++)
 				buf[(size_t)rand() % len] = alphabet[(size_t)rand() % (sizeof(alphabet) - 1)];
 		}
-		if (module_map_parse(buf, &mm) != 0) {
-			CHECK(0, "module_map_parse failed on fuzz input");
+		if (unwind_module_map_parse(buf, &mm) != 0) {
+			CHECK(0, "unwind_module_map_parse failed on fuzz input");
 			continue;
 		}
 		for (size_t i = 0; i < mm.n; i++) {
 			CHECK(mm.v[i].start < mm.v[i].end, "empty mapping kept");
 			if (i > 0)
 				CHECK(mm.v[i - 1].end <= mm.v[i].start, "fuzz: overlap");
-			CHECK(module_map_find(&mm, mm.v[i].start) == &mm.v[i], "fuzz: find");
+			CHECK(unwind_module_map_find(&mm, mm.v[i].start) == &mm.v[i], "fuzz: find");
 		}
-		module_map_free(&mm);
+		unwind_module_map_free(&mm);
 	}
 }
 
@@ -248,7 +248,7 @@ static void test_maps_fuzz(unsigned seed)
 static struct elf_image *image_at(struct elf_cache *c, const struct module_map *mm,
 				  uint64_t addr, uint64_t *bias, const struct mapping **out)
 {
-	const struct mapping *m = module_map_find(mm, addr);
+	const struct mapping *m = unwind_module_map_find(mm, addr);
 	struct elf_image *img;
 	int err = 0, r;
 
@@ -256,12 +256,12 @@ static struct elf_image *image_at(struct elf_cache *c, const struct module_map *
 	if (!m)
 		return NULL;
 	CHECK(m->perms & MAPPING_X, "code at %#" PRIx64 " not executable", addr);
-	img = elf_cache_get(c, getpid(), m, &err);
-	CHECK(img != NULL, "elf_cache_get(%s): %s", str_or_null(m->path), strerror(-err));
+	img = unwind_elf_cache_get(c, getpid(), m, &err);
+	CHECK(img != NULL, "unwind_elf_cache_get(%s): %s", str_or_null(m->path), strerror(-err));
 	if (!img)
 		return NULL;
-	r = elf_image_bias(img, m, bias);
-	CHECK(r == 0, "elf_image_bias(%s): %d", str_or_null(m->path), r);
+	r = unwind_elf_image_bias(img, m, bias);
+	CHECK(r == 0, "unwind_elf_image_bias(%s): %d", str_or_null(m->path), r);
 	if (r != 0)
 		return NULL;
 	if (out)
@@ -273,7 +273,7 @@ static void expect_name(struct elf_image *img, uint64_t vaddr, unsigned flags,
 			const char *want, uint64_t want_off, int line)
 {
 	uint64_t off = UINT64_MAX;
-	const char *got = elf_image_lookup(img, vaddr, flags, &off);
+	const char *got = unwind_elf_image_lookup(img, vaddr, flags, &off);
 
 	if (!want) {
 		check_at(!got, __FILE__, line, "expect_name",
@@ -321,7 +321,7 @@ static void test_self(struct elf_cache *c, const struct module_map *mm)
 	img = image_at(c, mm, (uintptr_t)gfn, &bias, &m);
 	if (!img)
 		return;
-	CHECK(elf_cache_get(c, getpid(), m, &err) == img, "image not cached");
+	CHECK(unwind_elf_cache_get(c, getpid(), m, &err) == img, "image not cached");
 
 	/* The mapping at file offset 0 must give the same bias as the text. */
 	for (size_t i = 0; i < mm->n; i++) {
@@ -332,7 +332,7 @@ static void test_self(struct elf_cache *c, const struct module_map *mm)
 		}
 	}
 	if (m0) {
-		CHECK(elf_image_bias(img, m0, &bias0) == 0 && bias0 == bias,
+		CHECK(unwind_elf_image_bias(img, m0, &bias0) == 0 && bias0 == bias,
 		      "bias of offset-0 mapping %#" PRIx64 " != text's %#" PRIx64,
 		      bias0, bias);
 	}
@@ -371,8 +371,8 @@ static void test_self(struct elf_cache *c, const struct module_map *mm)
 		EXPECT_NAME(img, cxx, UNWIND_SYM_NO_PARAMS, "unit::mangled", 0);
 		EXPECT_NAME(img, rs + 15, UNWIND_SYM_NO_PARAMS, "unit::rust::thing", 15);
 		EXPECT_NAME(img, rs, 0, "unit::rust::thing", 0);
-		a = elf_image_lookup(img, cxx, 0, NULL);
-		b = elf_image_lookup(img, cxx + 1, 0, NULL);
+		a = unwind_elf_image_lookup(img, cxx, 0, NULL);
+		b = unwind_elf_image_lookup(img, cxx + 1, 0, NULL);
 		CHECK(a && a == b, "demangled name not cached");
 #else
 		EXPECT_NAME(img, cxx, 0, "_ZN4unit7mangledEi", 0);
@@ -411,14 +411,14 @@ static void test_bias(void)
 	uint64_t bias = 1;
 	int r;
 
-	r = elf_image_bias(&img, &m, &bias);
+	r = unwind_elf_image_bias(&img, &m, &bias);
 	CHECK(r == 0 && bias == 0, "old text: %d %#" PRIx64, r, bias);
 	m.start = 0x600000;
 	m.perms = MAPPING_R | MAPPING_W;
-	r = elf_image_bias(&img, &m, &bias);
+	r = unwind_elf_image_bias(&img, &m, &bias);
 	CHECK(r == 0 && bias == 0, "old data: %d %#" PRIx64, r, bias);
 	m.perms = MAPPING_R;        /* RELRO, made read-only after relocation */
-	r = elf_image_bias(&img, &m, &bias);
+	r = unwind_elf_image_bias(&img, &m, &bias);
 	CHECK(r == 0 && bias == 0, "old relro: %d %#" PRIx64, r, bias);
 
 	img.segs = lib;
@@ -426,17 +426,17 @@ static void test_bias(void)
 	m.start = 0x7f0000027000;   /* text, second page */
 	m.offset = 0x27000;
 	m.perms = MAPPING_R | MAPPING_X;
-	r = elf_image_bias(&img, &m, &bias);
+	r = unwind_elf_image_bias(&img, &m, &bias);
 	CHECK(r == 0 && bias == 0x7f0000000000, "lib text: %d %#" PRIx64, r, bias);
 	m.start = 0x7f00001d5000;   /* data, at offset 0x1d4000 */
 	m.offset = 0x1d4000;
 	m.perms = MAPPING_R | MAPPING_W;
-	r = elf_image_bias(&img, &m, &bias);
+	r = unwind_elf_image_bias(&img, &m, &bias);
 	CHECK(r == 0 && bias == 0x7f0000000000, "lib data: %d %#" PRIx64, r, bias);
 	m.offset = 0x1d7000;        /* past every segment's file bytes */
-	CHECK(elf_image_bias(&img, &m, &bias) == -ENOENT, "offset in no segment");
+	CHECK(unwind_elf_image_bias(&img, &m, &bias) == -ENOENT, "offset in no segment");
 	img.nsegs = 0;
-	CHECK(elf_image_bias(&img, &m, &bias) == -ENOENT, "no segments");
+	CHECK(unwind_elf_image_bias(&img, &m, &bias) == -ENOENT, "no segments");
 }
 
 /* Our own vdso, copied as unwind.c copies a target's: an image in memory,
@@ -461,11 +461,11 @@ static void test_vdso(const struct module_map *mm)
 	if (!copy)
 		return;
 	memcpy(copy, (const void *)(uintptr_t)m->start, m->end - m->start);
-	img = elf_image_from_memory(&c, copy, m->end - m->start, "[vdso]");
+	img = unwind_elf_image_from_memory(&c, copy, m->end - m->start, "[vdso]");
 	CHECK(img != NULL, "vdso copy is not ELF");
 	if (!img)
 		return;
-	CHECK(elf_image_bias(img, m, &bias) == 0, "vdso bias");
+	CHECK(unwind_elf_image_bias(img, m, &bias) == 0, "vdso bias");
 	CHECK(img->build_id_len > 0, "vdso build-id");
 	for (size_t i = 0; i < img->nsegs; i++) {
 		const struct elf_segment *s = &img->segs[i];
@@ -473,23 +473,23 @@ static void test_vdso(const struct module_map *mm)
 		if (!(s->flags & PF_X))
 			continue;
 		for (uint64_t a = s->vaddr; a < s->vaddr + s->memsz && !named; a += 4) {
-			const char *n = elf_image_lookup(img, a, 0, NULL);
+			const char *n = unwind_elf_image_lookup(img, a, 0, NULL);
 
 			named = n && (strstr(n, "gettimeofday") || strstr(n, "clock_"));
 		}
 	}
 	CHECK(named, "no vdso function named");
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 }
 
 /* ---- demangling ------------------------------------------------------------ */
 
 static void expect_demangle(const char *mangled, bool params, const char *want, int line)
 {
-	char *got = symbol_demangle(mangled, params);
+	char *got = unwind_symbol_demangle(mangled, params);
 
 	check_at(want ? str_eq(got, want) : got == NULL, __FILE__, line,
-		 "expect_demangle", " symbol_demangle(%s, %d) = '%s', want '%s'",
+		 "expect_demangle", " unwind_symbol_demangle(%s, %d) = '%s', want '%s'",
 		 mangled, params, str_or_null(got), str_or_null(want));
 	free(got);
 }
@@ -596,11 +596,11 @@ static void test_libc_debug(struct elf_cache *c, const struct module_map *mm)
 		printf("SKIP libc debug symbols: libc not found in maps\n");
 		return;
 	}
-	img = elf_cache_get(c, getpid(), libc, &err);
-	CHECK(img != NULL, "elf_cache_get(%s): %s", libc->path, strerror(-err));
+	img = unwind_elf_cache_get(c, getpid(), libc, &err);
+	CHECK(img != NULL, "unwind_elf_cache_get(%s): %s", libc->path, strerror(-err));
 	if (!img)
 		return;
-	CHECK(elf_image_bias(img, libc, &bias) == 0, "bias of libc");
+	CHECK(unwind_elf_image_bias(img, libc, &bias) == 0, "bias of libc");
 	if (img->build_id_len < 2) {
 		printf("SKIP libc debug symbols: libc has no build-id\n");
 		return;
@@ -617,17 +617,17 @@ static void test_libc_debug(struct elf_cache *c, const struct module_map *mm)
 		return;
 	}
 	printf("libc: looking for %s at %#" PRIx64 " (from %s)\n", name, value, path);
-	got = elf_image_lookup(img, value + size / 2, UNWIND_SYM_NO_DEMANGLE, &off);
+	got = unwind_elf_image_lookup(img, value + size / 2, UNWIND_SYM_NO_DEMANGLE, &off);
 	CHECK(str_eq(got, name) && off == size / 2,
 	      "libc %#" PRIx64 ": got '%s', want '%s' from %s", value + size / 2,
 	      str_or_null(got), name, path);
-	got = elf_image_lookup(img, value + size, UNWIND_SYM_NO_DEMANGLE, &off);
+	got = unwind_elf_image_lookup(img, value + size, UNWIND_SYM_NO_DEMANGLE, &off);
 	CHECK(!str_eq(got, name), "libc: '%s' named past its end", name);
 
 	/* The same through a live address: getpid is ours only when this is a
 	 * PIE (otherwise &getpid is a PLT slot of the executable). */
-	if (module_map_find(mm, (uintptr_t)getpid) == libc) {
-		got = elf_image_lookup(img, (uintptr_t)getpid - bias, 0, &off);
+	if (unwind_module_map_find(mm, (uintptr_t)getpid) == libc) {
+		got = unwind_elf_image_lookup(img, (uintptr_t)getpid - bias, 0, &off);
 		CHECK(got && strstr(got, "getpid") && off == 0,
 		      "libc getpid named '%s'+%#" PRIx64, str_or_null(got), off);
 	}
@@ -701,12 +701,12 @@ static void exercise(struct elf_image *img, uint64_t known_vaddr)
 		m.end = 0x20000000;
 		m.offset = s->offset & ~(uint64_t)4095;
 		m.perms = MAPPING_R | MAPPING_X;
-		if (elf_image_bias(img, &m, &bias) == 0)
+		if (unwind_elf_image_bias(img, &m, &bias) == 0)
 			sink += (unsigned)bias;
 		for (uint64_t a = s->vaddr; a < s->vaddr + s->memsz && a >= s->vaddr;
 		     a += (s->memsz / 64) + 1) {
 			for (unsigned f = 0; f < 4; f++) {
-				const char *n = elf_image_lookup(img, a, f, NULL);
+				const char *n = unwind_elf_image_lookup(img, a, f, NULL);
 
 				if (n)
 					sink += (unsigned)strlen(n);
@@ -714,11 +714,11 @@ static void exercise(struct elf_image *img, uint64_t known_vaddr)
 		}
 	}
 	for (unsigned f = 0; f < 4; f++) {
-		const char *n = elf_image_lookup(img, known_vaddr, f, NULL);
+		const char *n = unwind_elf_image_lookup(img, known_vaddr, f, NULL);
 
 		if (n)
 			sink += (unsigned)strlen(n);
-		n = elf_image_lookup(img, UINT64_MAX, f, NULL);
+		n = unwind_elf_image_lookup(img, UINT64_MAX, f, NULL);
 		CHECK(n == NULL, "UINT64_MAX named '%s'", n);
 	}
 }
@@ -739,7 +739,7 @@ static void load_damaged(const char *path, const unsigned char *buf, size_t len,
 		CHECK(0, "cannot write %s: %s", path, strerror(errno));
 		return;
 	}
-	img = elf_cache_open_path(&c, path, &err);
+	img = unwind_elf_cache_open_path(&c, path, &err);
 	CHECK(img || err < 0, "NULL image without an error");
 	CHECK(!must_work || img, "intact copy not loaded: %s", strerror(-err));
 	damaged_tried++;
@@ -748,21 +748,21 @@ static void load_damaged(const char *path, const unsigned char *buf, size_t len,
 		exercise(img, known_vaddr);
 	}
 	if (must_work && img) {
-		const char *n = elf_image_lookup(img, known_vaddr, 0, NULL);
+		const char *n = unwind_elf_image_lookup(img, known_vaddr, 0, NULL);
 
 		CHECK(str_eq(n, "unit_global_fn"), "intact copy names '%s'", str_or_null(n));
 	}
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 	unlink(path);
 
 	copy = malloc(len ? len : 1);
 	if (!copy)
 		return;
 	memcpy(copy, buf, len);
-	img = elf_image_from_memory(&c, copy, len, "[damaged]");
+	img = unwind_elf_image_from_memory(&c, copy, len, "[damaged]");
 	if (img)
 		exercise(img, known_vaddr);
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 }
 
 static void test_damaged(unsigned seed)
@@ -861,24 +861,24 @@ static void test_budgets(void)
 	char path[64];
 	int err;
 
-	img = elf_cache_open_path(&c, "/proc/self/exe", &err);
+	img = unwind_elf_cache_open_path(&c, "/proc/self/exe", &err);
 	CHECK(img != NULL, "open /proc/self/exe: %s", strerror(-err));
 	if (!img)
 		return;
-	n = elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL);
+	n = unwind_elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL);
 	CHECK(n && strcmp(n, "unit_global_fn") == 0, "own table: %s", n ? n : "(none)");
 	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) > before, "a table is charged");
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) == before, "and given back whole");
 
 	/* Its .symtab has more than 4 x 10 entries: not read. */
 	setenv("STACKSPY_TEST_SYMBOL_BUDGET", "10", 1);
-	img = elf_cache_open_path(&c, "/proc/self/exe", &err);
-	n = img ? elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
+	img = unwind_elf_cache_open_path(&c, "/proc/self/exe", &err);
+	n = img ? unwind_elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
 	CHECK(img && !n, "a table over the module's budget names nothing: %s", n ? n : "(none)");
 	CHECK(noted("/proc/self/exe not read: its .symtab holds more than the 10 functions"),
 	      "the module's budget is said, naming the file");
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 	unsetenv("STACKSPY_TEST_SYMBOL_BUDGET");
 	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) == before, "nothing kept for it");
 
@@ -887,14 +887,14 @@ static void test_budgets(void)
 	uint64_t rest = unwind_budget_limit(UNWIND_BUDGET_SYMBOLS) - before;
 	CHECK(unwind_budget_take(UNWIND_BUDGET_SYMBOLS, rest - 1000), "fill the run's budget");
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)getpid());
-	img = elf_cache_open_path(&c, path, &err);
-	n = img ? elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
+	img = unwind_elf_cache_open_path(&c, path, &err);
+	n = img ? unwind_elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
 	CHECK(img && !n, "a table over the run's budget names nothing: %s", n ? n : "(none)");
 	char want[160];
 	snprintf(want, sizeof(want), "%s not read: the symbol tables of this run hold their limit",
 		 path);
 	CHECK(noted(want), "the run's budget is said, naming the file");
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, rest - 1000);
 	CHECK(unwind_budget_used(UNWIND_BUDGET_SYMBOLS) == before, "the run's budget back");
 	CHECK(!unwind_budget_take(UNWIND_BUDGET_SYMBOLS, UINT64_MAX) &&
@@ -909,12 +909,12 @@ static const char *lookup_in(const char *path, uint64_t vaddr)
 	const char *n;
 	int err;
 
-	img = elf_cache_open_path(&c, path, &err);
+	img = unwind_elf_cache_open_path(&c, path, &err);
 	if (!img)
 		return NULL;
-	n = elf_image_lookup(img, vaddr, UNWIND_SYM_NO_DEMANGLE, NULL);
+	n = unwind_elf_image_lookup(img, vaddr, UNWIND_SYM_NO_DEMANGLE, NULL);
 	snprintf(name, sizeof(name), "%s", n ? n : "");
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 	return n ? name : NULL;
 }
 
@@ -1004,10 +1004,10 @@ out:
 
 static const struct mapping *mapping_of(struct module_map *mm, const void *addr)
 {
-	module_map_free(mm);
-	if (module_map_read(getpid(), mm) != 0)
+	unwind_module_map_free(mm);
+	if (unwind_module_map_read(getpid(), mm) != 0)
 		return NULL;
-	return module_map_find(mm, (uintptr_t)addr);
+	return unwind_module_map_find(mm, (uintptr_t)addr);
 }
 
 /* Map a copy of this program from a file whose name has spaces, then check
@@ -1058,22 +1058,22 @@ static void test_replaced(void)
 	      "maps line of '%s': '%s'", path, m ? str_or_null(m->path) : "none");
 	if (!m)
 		goto out;
-	img = elf_cache_get(&c, getpid(), m, &err);
-	CHECK(img && elf_image_bias(img, m, &bias) == 0, "mapped copy: %s", strerror(-err));
-	n = img ? elf_image_lookup(img, self_text_vaddr, 0, NULL) : NULL;
+	img = unwind_elf_cache_get(&c, getpid(), m, &err);
+	CHECK(img && unwind_elf_image_bias(img, m, &bias) == 0, "mapped copy: %s", strerror(-err));
+	n = img ? unwind_elf_image_lookup(img, self_text_vaddr, 0, NULL) : NULL;
 	CHECK(str_eq(n, "unit_global_fn"), "mapped copy names '%s'", str_or_null(n));
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 
 	/* Another file at the mapped path: its inode differs. */
 	fake = *m;
 	fake.path = other;
 	err = 0;
-	img = elf_cache_get(&c, getpid(), &fake, &err);
-	n = img ? elf_image_lookup(img, self_text_vaddr, 0, NULL) : NULL;
+	img = unwind_elf_cache_get(&c, getpid(), &fake, &err);
+	n = img ? unwind_elf_image_lookup(img, self_text_vaddr, 0, NULL) : NULL;
 	CHECK(img ? str_eq(n, "unit_global_fn") : err == -ESTALE,
 	      "replaced file: image %p names '%s', error %d", (void *)img,
 	      str_or_null(n), err);
-	elf_cache_free(&c);
+	unwind_elf_cache_free(&c);
 
 	unlink(path);
 	m = mapping_of(&mm, map);
@@ -1081,21 +1081,21 @@ static void test_replaced(void)
 	      m ? str_or_null(m->path) : "none", m ? m->deleted : -1);
 	if (m) {
 		err = 0;
-		img = elf_cache_get(&c, getpid(), m, &err);
+		img = unwind_elf_cache_get(&c, getpid(), m, &err);
 		if (img) {
-			n = elf_image_lookup(img, self_text_vaddr, 0, NULL);
+			n = unwind_elf_image_lookup(img, self_text_vaddr, 0, NULL);
 			CHECK(str_eq(n, "unit_global_fn"), "deleted copy names '%s'",
 			      str_or_null(n));
 		} else {
 			CHECK(err == -EPERM || err == -EACCES, "deleted: %s", strerror(-err));
 			printf("SKIP deleted files: map_files: %s\n", strerror(-err));
 		}
-		elf_cache_free(&c);
+		unwind_elf_cache_free(&c);
 	}
 out:
 	if (map != MAP_FAILED)
 		munmap(map, len);
-	module_map_free(&mm);
+	unwind_module_map_free(&mm);
 	unlink(path);
 	unlink(other);
 	if (rmdir(dir) != 0)
@@ -1112,29 +1112,29 @@ static void test_edges(struct elf_cache *c)
 	unsigned char *junk;
 	int err = 0;
 
-	CHECK(elf_cache_open_path(c, "/nonexistent/stackspy", &err) == NULL &&
+	CHECK(unwind_elf_cache_open_path(c, "/nonexistent/stackspy", &err) == NULL &&
 	      err == -ENOENT, "missing file: %d", err);
 	err = 0;
-	CHECK(elf_cache_open_path(c, "/proc/self/maps", &err) == NULL && err == -ENOEXEC,
+	CHECK(unwind_elf_cache_open_path(c, "/proc/self/maps", &err) == NULL && err == -ENOEXEC,
 	      "non-regular file: %d", err);
 	err = 0;
-	CHECK(elf_cache_open_path(c, "/", &err) == NULL && err < 0, "directory");
+	CHECK(unwind_elf_cache_open_path(c, "/", &err) == NULL && err < 0, "directory");
 
 	m.start = 0x1000;
 	m.end = 0x2000;
 	err = 0;
-	CHECK(elf_cache_get(c, getpid(), &m, &err) == NULL && err == -ENOENT,
+	CHECK(unwind_elf_cache_get(c, getpid(), &m, &err) == NULL && err == -ENOENT,
 	      "anonymous mapping: %d", err);
 	m.path = (char *)"[vdso]";
-	CHECK(elf_cache_get(c, getpid(), &m, &err) == NULL, "pseudo-path opened");
+	CHECK(unwind_elf_cache_get(c, getpid(), &m, &err) == NULL, "pseudo-path opened");
 
 	junk = malloc(4096);
 	if (junk) {
 		memset(junk, 0x7f, 4096);
-		CHECK(elf_image_from_memory(c, junk, 4096, "junk") == NULL, "junk is ELF");
+		CHECK(unwind_elf_image_from_memory(c, junk, 4096, "junk") == NULL, "junk is ELF");
 	}
-	CHECK(elf_image_from_memory(c, NULL, 0, "null") == NULL, "NULL buffer");
-	CHECK(elf_image_lookup(NULL, 0, 0, NULL) == NULL, "NULL image");
+	CHECK(unwind_elf_image_from_memory(c, NULL, 0, "null") == NULL, "NULL buffer");
+	CHECK(unwind_elf_image_lookup(NULL, 0, 0, NULL) == NULL, "NULL image");
 }
 
 /* A PLT stub of our own executable is named "func@plt" (plt.c, with the
@@ -1150,16 +1150,16 @@ static void test_plt(struct elf_cache *c, const struct module_map *mm)
 	if (!img || !a || a->plt_entry == 0)
 		return;
 	uint64_t first;
-	if (elf_find_section(img->data, img->size, ".plt.sec", &plt))
+	if (unwind_elf_find_section(img->data, img->size, ".plt.sec", &plt))
 		first = plt.sh_addr;
-	else if (elf_find_section(img->data, img->size, ".plt", &plt))
+	else if (unwind_elf_find_section(img->data, img->size, ".plt", &plt))
 		first = plt.sh_addr + a->plt_header;
 	else {
 		printf("SKIP plt: %s has no .plt\n", img->path);
 		return;
 	}
 	uint64_t off = UINT64_MAX;
-	const char *name = elf_image_lookup(img, first + 4, UNWIND_SYM_NO_DEMANGLE, &off);
+	const char *name = unwind_elf_image_lookup(img, first + 4, UNWIND_SYM_NO_DEMANGLE, &off);
 	size_t len = name ? strlen(name) : 0;
 	CHECK(name && len > 4 && strcmp(name + len - 4, "@plt") == 0 && off == 4,
 	      "first PLT stub at %#" PRIx64 " named %s+%" PRIu64, first + 4,
@@ -1167,7 +1167,7 @@ static void test_plt(struct elf_cache *c, const struct module_map *mm)
 	/* The last byte of the table is the end of the last stub: a wrong
 	 * stub size in the table would leave it unnamed or mid-stub. */
 	uint64_t last = plt.sh_addr + plt.sh_size - 1;
-	name = elf_image_lookup(img, last, UNWIND_SYM_NO_DEMANGLE, &off);
+	name = unwind_elf_image_lookup(img, last, UNWIND_SYM_NO_DEMANGLE, &off);
 	CHECK(name && off == a->plt_entry - 1,
 	      "last PLT byte %#" PRIx64 " named %s+%" PRIu64, last, str_or_null(name), off);
 }
@@ -1189,7 +1189,7 @@ static void test_reload_lifetime(void)
 	const char *module = sym.module;
 	char *copy = module ? strdup(module) : NULL;
 
-	target_enter(t);
+	unwind_target_enter(t);
 	struct mapping *m = unwind_target_mapping(t, addr);
 	CHECK(m != NULL, "own code mapped");
 	struct mapping *old_v = t->maps.v;
@@ -1200,7 +1200,7 @@ static void test_reload_lifetime(void)
 	CHECK(t->nretired == 1 && t->retired[0].v == old_v,
 	      "old map retired, not freed, while a call runs");
 	CHECK(m && m->start == start && m->path, "held mapping still readable");
-	target_leave(t);
+	unwind_target_leave(t);
 	CHECK(t->nretired == 0, "retired maps freed at the safe point");
 
 	CHECK(unwind_target_reload_maps(t) == 0 && t->nretired == 0,
@@ -1213,7 +1213,7 @@ static void test_reload_lifetime(void)
 	unwind_target_free(t);
 }
 
-/* How far a symbol of size 0 reaches (x86_code_reach, which bounds such
+/* How far a symbol of size 0 reaches (unwind_x86_code_reach, which bounds such
  * symbols in symtab.c): the code its branches reach from its start. */
 static void test_code_reach(void)
 {
@@ -1232,23 +1232,23 @@ static void test_code_reach(void)
 		0xe8, 0, 0, 0, 0,                   /* 20: call */
 		0x5b, 0xc3,                         /* 25: pop %rbx; ret */
 	};
-	CHECK_EQ_U64(x86_code_reach(memset_like, sizeof(memset_like), sizeof(memset_like), 0x1000), 19);
+	CHECK_EQ_U64(unwind_x86_code_reach(memset_like, sizeof(memset_like), sizeof(memset_like), 0x1000), 19);
 	/* A tail call out of reach ends the way. */
 	static const unsigned char tail[] = {
 		0x31, 0xc0,                         /* xor %eax,%eax */
 		0xe9, 0x00, 0x10, 0x00, 0x00,       /* jmp far */
 		0x90, 0x90, 0xc3,
 	};
-	CHECK_EQ_U64(x86_code_reach(tail, sizeof(tail), sizeof(tail), 0x1000), 7);
+	CHECK_EQ_U64(unwind_x86_code_reach(tail, sizeof(tail), sizeof(tail), 0x1000), 7);
 	/* An indirect jump (a table): not known, the symbol keeps its reach. */
 	static const unsigned char table[] = {
 		0x41, 0xff, 0xe3,                   /* jmp *%r11 */
 		0xc3,
 	};
-	CHECK_EQ_U64(x86_code_reach(table, sizeof(table), sizeof(table), 0x1000), 0);
+	CHECK_EQ_U64(unwind_x86_code_reach(table, sizeof(table), sizeof(table), 0x1000), 0);
 	/* Bytes that run past the reach before any end: not known either. */
 	static const unsigned char open_end[] = { 0x90, 0x90, 0x90, 0x90 };
-	CHECK_EQ_U64(x86_code_reach(open_end, sizeof(open_end), sizeof(open_end), 0x1000), 0);
+	CHECK_EQ_U64(unwind_x86_code_reach(open_end, sizeof(open_end), sizeof(open_end), 0x1000), 0);
 }
 
 int main(void)
@@ -1266,7 +1266,7 @@ int main(void)
 	test_bias();
 	test_code_reach();
 
-	r = module_map_read(getpid(), &mm);
+	r = unwind_module_map_read(getpid(), &mm);
 	if (r != 0) {
 		printf("SKIP: cannot read /proc/self/maps: %s\n", strerror(-r));
 		return check_failures ? 1 : 77;
@@ -1277,8 +1277,8 @@ int main(void)
 	test_edges(&cache);
 	test_plt(&cache, &mm);
 	test_reload_lifetime();
-	elf_cache_free(&cache);
-	module_map_free(&mm);
+	unwind_elf_cache_free(&cache);
+	unwind_module_map_free(&mm);
 
 	if (self_text_vaddr) {
 		test_budgets();

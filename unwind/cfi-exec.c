@@ -2,8 +2,8 @@
  * instructions and of the DWARF expressions they hold, for any
  * architecture on any host.
  *
- * cfi_rules_at() runs an FDE's CIE and FDE instructions up to a pc and
- * gives the rule of the CFA and of each register column; cfi_apply() turns
+ * unwind_cfi_rules_at() runs an FDE's CIE and FDE instructions up to a pc and
+ * gives the rule of the CFA and of each register column; unwind_cfi_apply() turns
  * the registers of a frame into its caller's by those rules, reading the
  * target through a callback.  Register columns are the DWARF numbers,
  * which are the arch/ table's slots (arch/arch.h).  It computes every
@@ -67,7 +67,7 @@ rd_leb(struct reader *r, unsigned enc)
 {
 	static const struct cfi_section none = { .eh = true };
 	uint64_t v = 0;
-	size_t n = cfi_read_encoded(&none, r->p, r->end, enc, 0, false, &v);
+	size_t n = unwind_cfi_read_encoded(&none, r->p, r->end, enc, 0, false, &v);
 	if (!n) {
 		r->bad = true;
 		r->p = r->end;
@@ -177,7 +177,7 @@ def_cfa(struct cfi_rules *rs, struct reader *r, bool sf, int64_t da)
 
 /* DW_CFA_remember_state, DW_CFA_restore_state: a row pushed on, or popped
  * off, saved[] (*nsaved deep), each copy charged to *budget.  0, or the
- * negative code of cfi_rules_at. */
+ * negative code of unwind_cfi_rules_at. */
 static int
 state_op(struct cfi_rules *rs, bool remember, struct cfi_rules *saved, unsigned *nsaved,
 	 unsigned long *budget)
@@ -201,7 +201,7 @@ state_op(struct cfi_rules *rs, bool remember, struct cfi_rules *saved, unsigned 
  * before the first row that starts past pc.  init: the CIE's rules, for
  * DW_CFA_restore (NULL while running the CIE itself).  *budget: the
  * instructions left to run for this row.  Returns 0, 1 when pc was
- * passed (the rules hold), or a negative code of cfi_rules_at.
+ * passed (the rules hold), or a negative code of unwind_cfi_rules_at.
  *
  * Each row runs the FDE from its start: a stream of remember_state/
  * restore_state pairs (each copies a row) or of nops costs its length at
@@ -338,7 +338,7 @@ advance:
 }
 
 int
-cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
+unwind_cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
 	     struct cfi_rules *out)
 {
 	struct cfi_rules init;
@@ -457,8 +457,8 @@ deref(const struct cfi_env *env, uint64_t addr, unsigned size, uint64_t *v)
 	return 0;
 }
 
-/* cfi_expr_eval with *steps the operations it may run (what it ran is
- * taken from it): one step of cfi_apply shares one count among its
+/* unwind_cfi_expr_eval with *steps the operations it may run (what it ran is
+ * taken from it): one step of unwind_cfi_apply shares one count among its
  * expressions (up to 41: the CFA and each column). */
 static int
 expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi_env *env,
@@ -583,7 +583,7 @@ expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi
 }
 
 int
-cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
+unwind_cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 	      const struct cfi_env *env, uint64_t *out)
 {
 	unsigned steps = CFI_MAX_EXPR_STEPS;
@@ -603,7 +603,7 @@ env_word(const struct cfi_env *env, uint64_t addr, uint64_t *v)
 }
 
 int
-cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct arch *a,
+unwind_cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct arch *a,
 	  const struct arch_regs *in, struct arch_regs *out)
 {
 	const uint64_t wmask = env->word_size == 8 ? ~UINT64_C(0) : UINT32_MAX;

@@ -33,7 +33,7 @@ get(const struct cfi_section *s, const unsigned char *p, unsigned size)
 }
 
 size_t
-cfi_leb_len(const unsigned char *p, const unsigned char *end)
+unwind_cfi_leb_len(const unsigned char *p, const unsigned char *end)
 {
 	size_t n = 0;
 	while (p + n < end) {
@@ -44,7 +44,7 @@ cfi_leb_len(const unsigned char *p, const unsigned char *end)
 }
 
 size_t
-cfi_read_encoded(const struct cfi_section *s, const unsigned char *p, const unsigned char *end,
+unwind_cfi_read_encoded(const struct cfi_section *s, const unsigned char *p, const unsigned char *end,
 		 unsigned enc, uint64_t at, bool relative, uint64_t *val)
 {
 	size_t n;
@@ -71,7 +71,7 @@ cfi_read_encoded(const struct cfi_section *s, const unsigned char *p, const unsi
 	case CFI_PE_uleb128:
 	case CFI_PE_sleb128: {
 		unsigned shift = 0;
-		n = cfi_leb_len(p, end);
+		n = unwind_cfi_leb_len(p, end);
 		if (!n || n > 10)
 			return 0;
 		for (size_t i = 0; i < n; i++, shift += 7)
@@ -106,7 +106,7 @@ cfi_read_encoded(const struct cfi_section *s, const unsigned char *p, const unsi
 }
 
 int
-cfi_next_entry(const struct cfi_section *s, size_t *off, struct cfi_entry *e)
+unwind_cfi_next_entry(const struct cfi_section *s, size_t *off, struct cfi_entry *e)
 {
 	for (;;) {
 		if (*off > s->len || s->len - *off < 8)
@@ -142,7 +142,7 @@ cfi_next_entry(const struct cfi_section *s, size_t *off, struct cfi_entry *e)
 }
 
 bool
-cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi_cie *c)
+unwind_cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi_cie *c)
 {
 	const unsigned char *p = e->body, *end = e->end;
 	size_t i = 0, n;
@@ -169,10 +169,10 @@ cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi
 		i += 2;
 	}
 	c->fields = p + i;
-	if (!(n = cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false, &c->code_align)))
+	if (!(n = unwind_cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false, &c->code_align)))
 		return false;
 	i += n;
-	if (!(n = cfi_read_encoded(s, p + i, end, CFI_PE_sleb128, 0, false, &v)))
+	if (!(n = unwind_cfi_read_encoded(s, p + i, end, CFI_PE_sleb128, 0, false, &v)))
 		return false;
 	c->data_align = (int64_t)v;
 	i += n;
@@ -181,7 +181,7 @@ cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi
 			return false;
 		c->ra_column = p[i++];
 	} else {
-		if (!(n = cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false, &c->ra_column)))
+		if (!(n = unwind_cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false, &c->ra_column)))
 			return false;
 		i += n;
 	}
@@ -190,7 +190,7 @@ cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi
 	c->aug_data = aug[0] == 'z';
 	if (c->aug_data) {
 		uint64_t alen, ignored;
-		n = cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false, &alen);
+		n = unwind_cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false, &alen);
 		if (!n || alen > (uint64_t)(end - p) - i - n)
 			return false;
 		i += n;
@@ -211,7 +211,7 @@ cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi
 				if (i >= aug_end)
 					return false;
 				unsigned penc = p[i++];
-				n = cfi_read_encoded(s, p + i, p + aug_end, penc & 0x7f,
+				n = unwind_cfi_read_encoded(s, p + i, p + aug_end, penc & 0x7f,
 						     e->body_at + i, false, &ignored);
 				if (!n)
 					return false;
@@ -236,7 +236,7 @@ cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi
 }
 
 bool
-cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e, const struct cfi_cie *c,
+unwind_cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e, const struct cfi_cie *c,
 	      struct cfi_fde *f)
 {
 	const unsigned char *body = e->body, *end = e->end;
@@ -253,13 +253,13 @@ cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e, const stru
 		f->end = end;
 		return true;
 	}
-	n1 = cfi_read_encoded(s, body, end, c->fde_enc, e->body_at, true, &f->start);
-	n2 = n1 ? cfi_read_encoded(s, body + n1, end, c->fde_enc & 0x0f, 0, false, &f->range) : 0;
+	n1 = unwind_cfi_read_encoded(s, body, end, c->fde_enc, e->body_at, true, &f->start);
+	n2 = n1 ? unwind_cfi_read_encoded(s, body + n1, end, c->fde_enc & 0x0f, 0, false, &f->range) : 0;
 	if (!n2)
 		return false;
 	if (c->aug_data) {
 		uint64_t alen;
-		size_t k = cfi_read_encoded(s, body + n1 + n2, end, CFI_PE_uleb128, 0, false, &alen);
+		size_t k = unwind_cfi_read_encoded(s, body + n1 + n2, end, CFI_PE_uleb128, 0, false, &alen);
 		if (!k || alen > (uint64_t)(end - body) - n1 - n2 - k)
 			return false;
 		skip = k + (size_t)alen;
@@ -308,7 +308,7 @@ inflate_section(const struct elf_image *img, const char *name, Elf_Scn *scn,
 }
 
 int
-cfi_section_get(const struct elf_image *img, const char *name, struct cfi_section *out,
+unwind_cfi_section_get(const struct elf_image *img, const char *name, struct cfi_section *out,
 		unsigned char **owned)
 {
 	Elf *e;
@@ -357,7 +357,7 @@ out:
 }
 
 const unsigned char *
-cfi_image_at(const struct elf_image *img, uint64_t vaddr, size_t len, size_t *avail)
+unwind_cfi_image_at(const struct elf_image *img, uint64_t vaddr, size_t len, size_t *avail)
 {
 	for (size_t k = 0; k < img->nsegs; k++) {
 		const struct elf_segment *g = &img->segs[k];
@@ -379,13 +379,13 @@ cfi_image_at(const struct elf_image *img, uint64_t vaddr, size_t len, size_t *av
 /* ---- .eh_frame_hdr ---------------------------------------------------------- */
 
 bool
-cfi_hdr_read(const struct elf_image *img, struct cfi_hdr *h)
+unwind_cfi_hdr_read(const struct elf_image *img, struct cfi_hdr *h)
 {
 	memset(h, 0, sizeof(*h));
 	if (!img->eh_frame_hdr_vaddr || img->size <= EI_DATA)
 		return false;
 	size_t avail;
-	const unsigned char *p = cfi_image_at(img, img->eh_frame_hdr_vaddr, 4, &avail);
+	const unsigned char *p = unwind_cfi_image_at(img, img->eh_frame_hdr_vaddr, 4, &avail);
 	if (!p || p[0] != 1)
 		return false;
 	struct cfi_section s = {
@@ -399,11 +399,11 @@ cfi_hdr_read(const struct elf_image *img, struct cfi_hdr *h)
 	if (p[3] != (CFI_PE_datarel | CFI_PE_sdata4) || p[2] == CFI_PE_omit)
 		return false;
 	const unsigned char *q = p + 4, *end = p + avail;
-	size_t n = cfi_read_encoded(&s, q, end, p[1], s.vaddr + 4, true, &h->eh_frame_vaddr);
+	size_t n = unwind_cfi_read_encoded(&s, q, end, p[1], s.vaddr + 4, true, &h->eh_frame_vaddr);
 	if (!n)
 		return false;
 	q += n;
-	n = cfi_read_encoded(&s, q, end, p[2], s.vaddr + (uint64_t)(q - p), true, &h->count);
+	n = unwind_cfi_read_encoded(&s, q, end, p[2], s.vaddr + (uint64_t)(q - p), true, &h->count);
 	if (!n)
 		return false;
 	q += n;
@@ -499,18 +499,18 @@ fde_at(const struct cfi_section *s, size_t off, struct cfi_fde *f)
 {
 	struct cfi_entry e, ce;
 	size_t o = off;
-	if (cfi_next_entry(s, &o, &e) <= 0 || e.is_cie || e.off != off ||
+	if (unwind_cfi_next_entry(s, &o, &e) <= 0 || e.is_cie || e.off != off ||
 	    e.cie_off == UINT64_MAX)
 		return false;
 	o = (size_t)e.cie_off;
-	if (e.cie_off >= s->len || cfi_next_entry(s, &o, &ce) <= 0 || ce.off != e.cie_off ||
-	    !cfi_cie_parse(s, &ce, &f->cie))
+	if (e.cie_off >= s->len || unwind_cfi_next_entry(s, &o, &ce) <= 0 || ce.off != e.cie_off ||
+	    !unwind_cfi_cie_parse(s, &ce, &f->cie))
 		return false;
-	return cfi_fde_parse(s, &e, &f->cie, f);
+	return unwind_cfi_fde_parse(s, &e, &f->cie, f);
 }
 
 void
-cfi_index_free(struct cfi_index *x)
+unwind_cfi_index_free(struct cfi_index *x)
 {
 	if (!x)
 		return;
@@ -518,7 +518,7 @@ cfi_index_free(struct cfi_index *x)
 	free(x->v);
 	free(x->owned);
 	if (x->file) {
-		elf_cache_free(x->file);
+		unwind_elf_cache_free(x->file);
 		free(x->file);
 	}
 	free(x);
@@ -531,7 +531,7 @@ index_build(const struct elf_image *img, const char *name)
 	if (!x)
 		return NULL;
 	bool eh = strcmp(name, ".eh_frame") == 0;
-	if (cfi_section_get(img, name, &x->sec, &x->owned) < 0 || (eh && x->owned) ||
+	if (unwind_cfi_section_get(img, name, &x->sec, &x->owned) < 0 || (eh && x->owned) ||
 	    x->sec.len > UINT32_MAX) {
 		free(x->owned);   /* a compressed .eh_frame is not loaded code */
 		free(x);
@@ -556,11 +556,11 @@ index_build(const struct elf_image *img, const char *name)
 	}
 	size_t cap = 0, off = 0, released = 0;
 	struct cfi_entry e;
-	while (cfi_next_entry(&x->sec, &off, &e) > 0) {
+	while (unwind_cfi_next_entry(&x->sec, &off, &e) > 0) {
 		struct cfi_fde f;
 		/* A mapped section read once: its pages are not kept. */
 		if (!x->owned && off - released >= (8u << 20)) {
-			elf_image_release(img, x->sec.p + released, off - released);
+			unwind_elf_image_release(img, x->sec.p + released, off - released);
 			released = off;
 		}
 		if (e.is_cie || !fde_at(&x->sec, e.off, &f) || f.range == 0 || f.start == 0)
@@ -586,7 +586,7 @@ index_build(const struct elf_image *img, const char *name)
 			(uint32_t)e.off };
 	}
 	if (!x->owned)
-		elf_image_release(img, x->sec.p, x->sec.len);
+		unwind_elf_image_release(img, x->sec.p, x->sec.len);
 	if (x->n == 0)
 		goto refuse;
 	ent_sort(x->v, x->n);
@@ -598,7 +598,7 @@ refuse:
 				    "frames are found without it", name, why,
 				    unwind_size_text(why_limit, a, sizeof(a)));
 	}
-	cfi_index_free(x);
+	unwind_cfi_index_free(x);
 	return NULL;
 }
 
@@ -609,7 +609,7 @@ index_of(struct elf_image *img)
 	if (!img->cfi_index_tried) {
 		img->cfi_index_tried = true;
 		img->cfi_index = index_build(img, ".eh_frame");
-		img->free_cfi_index = cfi_index_free;
+		img->free_cfi_index = unwind_cfi_index_free;
 	}
 	return img->cfi_index;
 }
@@ -634,13 +634,13 @@ index_find(const struct cfi_index *x, uint64_t vaddr, struct cfi_fde *out)
 }
 
 int
-cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
+unwind_cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 {
 	struct cfi_hdr h;
-	if (cfi_hdr_read(img, &h)) {
+	if (unwind_cfi_hdr_read(img, &h)) {
 		uint64_t fde = hdr_search(&h, vaddr);
 		size_t avail;
-		const unsigned char *p = fde ? cfi_image_at(img, h.eh_frame_vaddr, 8, &avail) : NULL;
+		const unsigned char *p = fde ? unwind_cfi_image_at(img, h.eh_frame_vaddr, 8, &avail) : NULL;
 		if (!p || fde < h.eh_frame_vaddr || fde - h.eh_frame_vaddr >= avail)
 			return -ENOENT;
 		struct cfi_section s = {
@@ -650,9 +650,9 @@ cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 		if (!fde_at(&s, (size_t)(fde - h.eh_frame_vaddr), out))
 			return -ENOENT;
 	} else {
-		elf_image_lock();
+		unwind_elf_image_lock();
 		const struct cfi_index *x = index_of(img);
-		elf_image_unlock();
+		unwind_elf_image_unlock();
 		if (index_find(x, vaddr, out) < 0)
 			return -ENOENT;
 	}
@@ -661,7 +661,7 @@ cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 	return 0;
 }
 
-/* elf_debug_file_search's taker: the .debug_frame of a separate debug
+/* unwind_elf_debug_file_search's taker: the .debug_frame of a separate debug
  * file (Go binaries and -g builds split by objcopy --only-keep-debug
  * keep theirs only there), indexed; the file stays open with the index. */
 static long
@@ -683,18 +683,18 @@ take_debug_frame(void *arg, struct elf_cache *file, struct elf_image *dbg)
 }
 
 int
-cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
+unwind_cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 {
-	elf_image_lock();
+	unwind_elf_image_lock();
 	if (!img->cfi_debug_index_tried) {
 		img->cfi_debug_index_tried = true;
 		img->cfi_debug_index = index_build(img, ".debug_frame");
 		if (!img->cfi_debug_index)
-			(void)elf_debug_file_search(img, take_debug_frame, &img->cfi_debug_index);
-		img->free_cfi_index = cfi_index_free;
+			(void)unwind_elf_debug_file_search(img, take_debug_frame, &img->cfi_debug_index);
+		img->free_cfi_index = unwind_cfi_index_free;
 	}
 	const struct cfi_index *x = img->cfi_debug_index;
-	elf_image_unlock();
+	unwind_elf_image_unlock();
 	if (index_find(x, vaddr, out) < 0 || vaddr < out->start ||
 	    vaddr - out->start >= out->range)
 		return -ENOENT;
@@ -702,7 +702,7 @@ cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 }
 
 bool
-cfi_fde_ra_undefined(const struct cfi_fde *f)
+unwind_cfi_fde_ra_undefined(const struct cfi_fde *f)
 {
 	/* The FDE's instructions up to the first that advances the location
 	 * (what holds at the function's first instruction). */
@@ -716,13 +716,13 @@ cfi_fde_ra_undefined(const struct cfi_fde *f)
 		case CFI_OP_nop:
 			continue;
 		case CFI_OP_undefined:
-			return cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false, &reg) &&
+			return unwind_cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false, &reg) &&
 			       reg == f->cie.ra_column;
 		case CFI_OP_def_cfa:
 		case CFI_OP_register:
 		case CFI_OP_offset_extended:
 			/* two operands */
-			if (!(n = cfi_leb_len(p, end)))
+			if (!(n = unwind_cfi_leb_len(p, end)))
 				return false;
 			p += n;
 			/* fall through */
@@ -730,7 +730,7 @@ cfi_fde_ra_undefined(const struct cfi_fde *f)
 		case CFI_OP_def_cfa_offset:
 		case CFI_OP_same_value:
 		case CFI_OP_offset:
-			if (!(n = cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false, &ignored)))
+			if (!(n = unwind_cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false, &ignored)))
 				return false;
 			p += n;
 			continue;

@@ -82,7 +82,7 @@ struct cfi_cie {
 struct cfi_fde {
 	uint64_t start, range;    /* the code it covers (ELF vaddr) */
 	const unsigned char *ins, *end;  /* its instructions */
-	struct cfi_cie cie;       /* cfi_find: its CIE */
+	struct cfi_cie cie;       /* unwind_cfi_find: its CIE */
 };
 
 /* .eh_frame_hdr's search table, as linkers write it (datarel sdata4 pairs
@@ -94,44 +94,44 @@ struct cfi_hdr {
 };
 
 /* Bytes of the LEB128 number at p (0: it runs past end). */
-size_t cfi_leb_len(const unsigned char *p, const unsigned char *end);
+size_t unwind_cfi_leb_len(const unsigned char *p, const unsigned char *end);
 /* Decode the value encoded as enc at p (before end); at: p's vaddr, for
  * pc-relative values; relative: apply the pc- or data-relative part (not
  * for an FDE's range).  The bytes read, 0 when it cannot be read. */
-size_t cfi_read_encoded(const struct cfi_section *s, const unsigned char *p,
+size_t unwind_cfi_read_encoded(const struct cfi_section *s, const unsigned char *p,
 			const unsigned char *end, unsigned enc, uint64_t at, bool relative,
 			uint64_t *val);
 /* The entry at *off into *e, *off moved past it: 1, or 0 at the end (a
  * terminator, or a length that does not fit). */
-int cfi_next_entry(const struct cfi_section *s, size_t *off, struct cfi_entry *e);
+int unwind_cfi_next_entry(const struct cfi_section *s, size_t *off, struct cfi_entry *e);
 /* A CIE's fields (versions 1 and 3, and 4 in .debug_frame; .eh_frame's
  * augmentations z, R, L, P, S, B, G).  false if it cannot be read. */
-bool cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi_cie *c);
+bool unwind_cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi_cie *c);
 /* An FDE of CIE c: its code range and instructions. */
-bool cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e,
+bool unwind_cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e,
 		   const struct cfi_cie *c, struct cfi_fde *f);
 /* img's section `name` (.eh_frame or .debug_frame), decompressed into
  * *owned (the caller frees it) when compressed.  0, -ENOENT or -errno. */
-int cfi_section_get(const struct elf_image *img, const char *name, struct cfi_section *out,
+int unwind_cfi_section_get(const struct elf_image *img, const char *name, struct cfi_section *out,
 		    unsigned char **owned);
 /* len bytes of img at ELF vaddr (*avail: how many there are from there
  * in its segment), or NULL. */
-const unsigned char *cfi_image_at(const struct elf_image *img, uint64_t vaddr, size_t len,
+const unsigned char *unwind_cfi_image_at(const struct elf_image *img, uint64_t vaddr, size_t len,
 				  size_t *avail);
 /* img's .eh_frame_hdr, if it has a table stackspy takes. */
-bool cfi_hdr_read(const struct elf_image *img, struct cfi_hdr *h);
+bool unwind_cfi_hdr_read(const struct elf_image *img, struct cfi_hdr *h);
 /* The FDE covering vaddr and its CIE: through .eh_frame_hdr, else through
  * a table of .eh_frame built once per image.  0 or -ENOENT. */
-int cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out);
+int unwind_cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out);
 /* The same from img's own .debug_frame (a table of it built once per
  * image): code built without .eh_frame (-fno-asynchronous-unwind-tables
  * -g).  0 or -ENOENT. */
-int cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out);
+int unwind_cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out);
 /* Does f say, before its first instruction that advances the location,
  * that the return address is undefined (the outermost frame: glibc's
  * _start and clone mark theirs so)? */
-bool cfi_fde_ra_undefined(const struct cfi_fde *f);
-void cfi_index_free(struct cfi_index *x);
+bool unwind_cfi_fde_ra_undefined(const struct cfi_fde *f);
+void unwind_cfi_index_free(struct cfi_index *x);
 
 /* ---- executing call frame information (cfi-exec.c) --------------------- */
 
@@ -183,7 +183,7 @@ struct cfi_rules {
 #define CFI_MAX_STATES      8           /* DW_CFA_remember_state nesting: -EOVERFLOW */
 #define CFI_MAX_EXPR_BYTES  (1u << 16)  /* an expression: -E2BIG */
 #define CFI_MAX_EXPR_STEPS  10000       /* operations run by an expression, and by
-					   all of one cfi_apply's: -ELOOP */
+					   all of one unwind_cfi_apply's: -ELOOP */
 #define CFI_MAX_EXPR_DEPTH  64          /* the expression stack: -EOVERFLOW */
 
 /* Run f's CIE and FDE instructions up to pc (an ELF vaddr f covers);
@@ -192,7 +192,7 @@ struct cfi_rules {
  * that cannot be read (a restore_state without remember_state too),
  * -ENOTSUP for one stackspy does not know, -E2BIG or -EOVERFLOW for a
  * bound above broken. */
-int cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
+int unwind_cfi_rules_at(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
 		 struct cfi_rules *out);
 
 /* What a DWARF expression and a step read: the target's memory and the
@@ -213,7 +213,7 @@ struct cfi_env {
  * (steps), -EOVERFLOW (stack depth), -E2BIG (length), -EDOM (a division
  * by 0 or INT64_MIN / -1), -EFAULT (a read failed), -ENOTSUP (an
  * operation not CFI's), -EINVAL (malformed, an unknown register). */
-int cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
+int unwind_cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
 		  const struct cfi_env *env, uint64_t *out);
 
 /* The caller's registers from in (the frame at the row rs) into out: the
@@ -221,8 +221,8 @@ int cfi_expr_eval(const unsigned char *expr, size_t len, uint64_t push,
  * of pointer-authentication bits: the caller does that).  A pc whose rule
  * is undefined (the outermost frame) is left not valid in out.  Returns 0
  * or -errno (a register the rules need is unknown, a read failed, or an
- * expression's code of cfi_expr_eval). */
-int cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct arch *a,
+ * expression's code of unwind_cfi_expr_eval). */
+int unwind_cfi_apply(const struct cfi_rules *rs, const struct cfi_env *env, const struct arch *a,
 	      const struct arch_regs *in, struct arch_regs *out);
 
 

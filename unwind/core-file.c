@@ -41,7 +41,7 @@
 /* ---- byte order ----------------------------------------------------------- */
 
 uint64_t
-core_get(const struct core_file *c, const unsigned char *p, size_t size)
+unwind_core_get(const struct core_file *c, const unsigned char *p, size_t size)
 {
 	if (size == 0)
 		size = c->elf_class == ELFCLASS64 ? 8 : 4;
@@ -49,7 +49,7 @@ core_get(const struct core_file *c, const unsigned char *p, size_t size)
 }
 
 bool
-core_file_native(const struct core_file *c)
+unwind_core_file_native(const struct core_file *c)
 {
 	const struct arch *a = arch_from_elf(c->machine, c->elf_class, c->big_endian);
 	return a && a == arch_host() && a->fp_chain;
@@ -100,8 +100,8 @@ parse_prstatus(struct core_file *c, const unsigned char *d, size_t len)
 	if (BASE_GROW(c->threads, c->threads_cap, c->nthreads + 1, 16) < 0)
 		return -ENOMEM;
 	th = &c->threads[c->nthreads++];
-	th->cursig = (int)(int16_t)core_get(c, d + ARCH_PR_CURSIG_OFFSET, 2);
-	th->tid = (pid_t)(int32_t)core_get(c, d + pid_off, 4);
+	th->cursig = (int)(int16_t)unwind_core_get(c, d + ARCH_PR_CURSIG_OFFSET, 2);
+	th->tid = (pid_t)(int32_t)unwind_core_get(c, d + pid_off, 4);
 	th->regs = d + reg_off;
 	th->regs_len = len - reg_off - tail;
 	return 0;
@@ -119,7 +119,7 @@ parse_prpsinfo(struct core_file *c, const unsigned char *d, size_t len)
 	size_t fname = len - 96;
 	c->has_prpsinfo = true;
 	c->state = d[1] >= 0x21 && d[1] < 0x7f ? (char)d[1] : '?';
-	c->pid = (pid_t)(int32_t)core_get(c, d + fname - 16, 4);
+	c->pid = (pid_t)(int32_t)unwind_core_get(c, d + fname - 16, 4);
 	memcpy(c->comm, d + fname, 16);
 	c->comm[16] = '\0';
 	for (char *p = c->comm; *p; p++)
@@ -141,8 +141,8 @@ parse_nt_file(struct core_file *c, const unsigned char *d, size_t len)
 	 * second one came after an empty first). */
 	if (c->files || len < 2 * w)
 		return 0;
-	count = core_get(c, d, w);
-	page = core_get(c, d + w, w);
+	count = unwind_core_get(c, d, w);
+	page = unwind_core_get(c, d + w, w);
 	/* Each entry takes 3 words and at least one name byte. */
 	if (count == 0 || count > (len - 2 * w) / (3 * w + 1))
 		return 0;
@@ -155,12 +155,12 @@ parse_nt_file(struct core_file *c, const unsigned char *d, size_t len)
 		const unsigned char *e = d + 2 * w + i * 3 * w;
 		const char *nul = memchr(names, '\0', (size_t)(end - names));
 		struct core_file_map *f = &c->files[kept];
-		uint64_t pgoff = core_get(c, e + 2 * w, w);
+		uint64_t pgoff = unwind_core_get(c, e + 2 * w, w);
 
 		if (!nul)
 			break;
-		f->start = core_get(c, e, w);
-		f->end = core_get(c, e + w, w);
+		f->start = unwind_core_get(c, e, w);
+		f->end = unwind_core_get(c, e + w, w);
 		if (page == 0 || pgoff > UINT64_MAX / page)
 			f->offset = 0;
 		else
@@ -200,9 +200,9 @@ parse_notes(struct core_file *c, uint64_t off, uint64_t len)
 	const unsigned char *p = c->data + off, *end = p + len;
 
 	while ((size_t)(end - p) >= 12) {
-		uint64_t namesz = core_get(c, p, 4);
-		uint64_t descsz = core_get(c, p + 4, 4);
-		uint64_t type = core_get(c, p + 8, 4);
+		uint64_t namesz = unwind_core_get(c, p, 4);
+		uint64_t descsz = unwind_core_get(c, p + 4, 4);
+		uint64_t type = unwind_core_get(c, p + 8, 4);
 		uint64_t name_pad = (namesz + 3) & ~(uint64_t)3;
 		uint64_t desc_pad = (descsz + 3) & ~(uint64_t)3;
 		size_t left = (size_t)(end - p) - 12;
@@ -264,15 +264,15 @@ find_phdrs(struct core_file *c, const unsigned char *data, size_t size, uint64_t
 		*why = "truncated ELF header";
 		return -ENOEXEC;
 	}
-	if (core_get(c, data + 16, 2) != ET_CORE) {
+	if (unwind_core_get(c, data + 16, 2) != ET_CORE) {
 		*why = "not a core file (ELF type is not ET_CORE)";
 		return -ENOEXEC;
 	}
-	c->machine = (unsigned)core_get(c, data + 18, 2);
-	*phoff = b64 ? core_get(c, data + 32, 8) : core_get(c, data + 28, 4);
-	shoff = b64 ? core_get(c, data + 40, 8) : core_get(c, data + 32, 4);
-	*phentsize = core_get(c, data + (b64 ? 54 : 42), 2);
-	*phnum = core_get(c, data + (b64 ? 56 : 44), 2);
+	c->machine = (unsigned)unwind_core_get(c, data + 18, 2);
+	*phoff = b64 ? unwind_core_get(c, data + 32, 8) : unwind_core_get(c, data + 28, 4);
+	shoff = b64 ? unwind_core_get(c, data + 40, 8) : unwind_core_get(c, data + 32, 4);
+	*phentsize = unwind_core_get(c, data + (b64 ? 54 : 42), 2);
+	*phnum = unwind_core_get(c, data + (b64 ? 56 : 44), 2);
 	/* More than 65534 segments: the real count is section 0's sh_info. */
 	if (*phnum == PN_XNUM) {
 		size_t shsz = b64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
@@ -281,7 +281,7 @@ find_phdrs(struct core_file *c, const unsigned char *data, size_t size, uint64_t
 			*why = "section header 0 (segment count) outside the file";
 			return -ENOEXEC;
 		}
-		*phnum = core_get(c, data + shoff + (b64 ? 44 : 28), 4);
+		*phnum = unwind_core_get(c, data + shoff + (b64 ? 44 : 28), 4);
 	}
 	if (*phentsize != (b64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
 	    *phnum == 0 || *phnum > size / *phentsize ||
@@ -315,7 +315,7 @@ add_load(struct core_file *c, size_t *nsegs, uint64_t off, uint64_t vaddr, uint6
 }
 
 /* The segments sorted by address, those that overlap one before them
- * dropped (core_segment_find searches them by bisection).  Returns how
+ * dropped (unwind_core_segment_find searches them by bisection).  Returns how
  * many are kept. */
 static size_t
 sort_segments(struct core_file *c, size_t nsegs)
@@ -334,7 +334,7 @@ sort_segments(struct core_file *c, size_t nsegs)
 }
 
 int
-core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
+unwind_core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 		const char **why)
 {
 	const char *dummy;
@@ -376,20 +376,20 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 	uint64_t notes_end = 0;
 	for (uint64_t i = 0; i < phnum; i++) {
 		const unsigned char *ph = data + phoff + i * phentsize;
-		uint64_t type = core_get(c, ph, 4), off, vaddr, filesz, memsz, flags;
+		uint64_t type = unwind_core_get(c, ph, 4), off, vaddr, filesz, memsz, flags;
 
 		if (b64) {
-			flags = core_get(c, ph + 4, 4);
-			off = core_get(c, ph + 8, 8);
-			vaddr = core_get(c, ph + 16, 8);
-			filesz = core_get(c, ph + 32, 8);
-			memsz = core_get(c, ph + 40, 8);
+			flags = unwind_core_get(c, ph + 4, 4);
+			off = unwind_core_get(c, ph + 8, 8);
+			vaddr = unwind_core_get(c, ph + 16, 8);
+			filesz = unwind_core_get(c, ph + 32, 8);
+			memsz = unwind_core_get(c, ph + 40, 8);
 		} else {
-			off = core_get(c, ph + 4, 4);
-			vaddr = core_get(c, ph + 8, 4);
-			filesz = core_get(c, ph + 16, 4);
-			memsz = core_get(c, ph + 20, 4);
-			flags = core_get(c, ph + 24, 4);
+			off = unwind_core_get(c, ph + 4, 4);
+			vaddr = unwind_core_get(c, ph + 8, 4);
+			filesz = unwind_core_get(c, ph + 16, 4);
+			memsz = unwind_core_get(c, ph + 20, 4);
+			flags = unwind_core_get(c, ph + 24, 4);
 		}
 		if (type == PT_NOTE) {
 			/* A note segment cut by truncation still gives the
@@ -418,12 +418,12 @@ core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 fail:
 	if (r == -ENOMEM)
 		*why = NULL;
-	core_file_release(c);
+	unwind_core_file_release(c);
 	return r;
 }
 
 void
-core_file_release(struct core_file *c)
+unwind_core_file_release(struct core_file *c)
 {
 	for (size_t i = 0; i < c->nfiles; i++)
 		free(c->files[i].path);
@@ -441,7 +441,7 @@ core_file_release(struct core_file *c)
 }
 
 struct core_file *
-core_file_open(const char *path, int *err, const char **why)
+unwind_core_file_open(const char *path, int *err, const char **why)
 {
 	struct core_file *c;
 	struct stat st;
@@ -452,7 +452,7 @@ core_file_open(const char *path, int *err, const char **why)
 	/* Checked through O_PATH before it is opened for reading: opening a
 	 * device (a tty, a tape) has side effects, a FIFO would block
 	 * (tests/core-bad.test). */
-	fd = elf_open_regular(path);
+	fd = unwind_elf_open_regular(path);
 	if (fd == -EINVAL) {
 		*err = -EINVAL;
 		*why = stat(path, &st) == 0 && S_ISDIR(st.st_mode) ?
@@ -474,7 +474,7 @@ core_file_open(const char *path, int *err, const char **why)
 		close(fd);
 		return NULL;
 	}
-	data = file_map(fd, (size_t)st.st_size, PROT_READ);
+	data = unwind_file_map(fd, (size_t)st.st_size, PROT_READ);
 	r = -errno;
 	close(fd);
 	if (data == MAP_FAILED) {
@@ -483,17 +483,17 @@ core_file_open(const char *path, int *err, const char **why)
 	}
 	c = malloc(sizeof(*c));
 	if (!c) {
-		file_unmap(data, (size_t)st.st_size);
+		unwind_file_unmap(data, (size_t)st.st_size);
 		*err = -ENOMEM;
 		return NULL;
 	}
-	r = core_file_parse(c, data, (size_t)st.st_size, why);
+	r = unwind_core_file_parse(c, data, (size_t)st.st_size, why);
 	if (r == 0)
 		c->path = strdup(path);
 	if (r < 0 || !c->path) {
 		if (r == 0)
-			core_file_release(c);
-		file_unmap(data, (size_t)st.st_size);
+			unwind_core_file_release(c);
+		unwind_file_unmap(data, (size_t)st.st_size);
 		free(c);
 		*err = r < 0 ? r : -ENOMEM;
 		return NULL;
@@ -503,21 +503,21 @@ core_file_open(const char *path, int *err, const char **why)
 }
 
 void
-core_file_free(struct core_file *c)
+unwind_core_file_free(struct core_file *c)
 {
 	if (!c)
 		return;
-	core_file_release(c);
+	unwind_core_file_release(c);
 	if (c->mmapped)
-		file_unmap(c->data, c->size);
+		unwind_file_unmap(c->data, c->size);
 	free(c->path);
 	free(c);
 }
 
 const struct core_segment *
-core_segment_find(const struct core_file *c, uint64_t addr)
+unwind_core_segment_find(const struct core_file *c, uint64_t addr)
 {
-	size_t lo = spans_upto(c->segs, c->nsegs, sizeof(*c->segs),
+	size_t lo = unwind_spans_upto(c->segs, c->nsegs, sizeof(*c->segs),
 			       offsetof(struct core_segment, vaddr), addr);
 	if (lo == 0)
 		return NULL;
@@ -526,13 +526,13 @@ core_segment_find(const struct core_file *c, uint64_t addr)
 }
 
 int
-core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len)
+unwind_core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len)
 {
 	unsigned char *out = buf;
 
 	/* A read may straddle two adjacent segments (two VMAs). */
 	while (len > 0) {
-		const struct core_segment *s = core_segment_find(c, addr);
+		const struct core_segment *s = unwind_core_segment_find(c, addr);
 		uint64_t in, n;
 
 		if (!s)
@@ -554,17 +554,17 @@ core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len)
 }
 
 int
-core_auxv(const struct core_file *c, uint64_t type, uint64_t *val)
+unwind_core_auxv(const struct core_file *c, uint64_t type, uint64_t *val)
 {
 	size_t w = core_word_size(c);
 
 	for (size_t off = 0; c->auxv && off + 2 * w <= c->auxv_len; off += 2 * w) {
-		uint64_t t = core_get(c, c->auxv + off, w);
+		uint64_t t = unwind_core_get(c, c->auxv + off, w);
 
 		if (t == AT_NULL)
 			break;
 		if (t == type) {
-			*val = core_get(c, c->auxv + off + w, w);
+			*val = unwind_core_get(c, c->auxv + off + w, w);
 			return 0;
 		}
 	}

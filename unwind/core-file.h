@@ -70,27 +70,27 @@ struct core_file {
 /* Parse a core image held in memory (not copied: data must outlive c).
  * Returns 0 or -ENOEXEC/-ENOMEM; *why (if not NULL) is then a static
  * phrase such as "not an ELF file" or "program header table outside the
- * file".  On success free with core_file_free(). */
-int core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
+ * file".  On success free with unwind_core_file_free(). */
+int unwind_core_file_parse(struct core_file *c, const unsigned char *data, size_t size,
 		    const char **why);
-/* Open and mmap path, then core_file_parse.  Returns NULL with *err and
+/* Open and mmap path, then unwind_core_file_parse.  Returns NULL with *err and
  * *why (NULL when strerror(-*err) says it all). */
-struct core_file *core_file_open(const char *path, int *err, const char **why);
-/* Free what core_file_open allocated, c included. */
-void core_file_free(struct core_file *c);
-/* Free what core_file_parse allocated (not the data, not c itself). */
-void core_file_release(struct core_file *c);
+struct core_file *unwind_core_file_open(const char *path, int *err, const char **why);
+/* Free what unwind_core_file_open allocated, c included. */
+void unwind_core_file_free(struct core_file *c);
+/* Free what unwind_core_file_parse allocated (not the data, not c itself). */
+void unwind_core_file_release(struct core_file *c);
 /* Copy len bytes of the dumped memory at addr (only where p_filesz covers
  * them).  Returns 0 or -EFAULT. */
-int core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len);
+int unwind_core_read(const struct core_file *c, uint64_t addr, void *buf, size_t len);
 /* The PT_LOAD segment containing addr (binary search), or NULL. */
-const struct core_segment *core_segment_find(const struct core_file *c,
+const struct core_segment *unwind_core_segment_find(const struct core_file *c,
 					     uint64_t addr);
 /* Value of auxv entry type (AT_*).  Returns 0 or -ENOENT. */
-int core_auxv(const struct core_file *c, uint64_t type, uint64_t *val);
+int unwind_core_auxv(const struct core_file *c, uint64_t type, uint64_t *val);
 /* A 16/32/64-bit value or a word (4 or 8 bytes by class) in the core's
  * byte order. */
-uint64_t core_get(const struct core_file *c, const unsigned char *p, size_t size);
+uint64_t unwind_core_get(const struct core_file *c, const unsigned char *p, size_t size);
 /* Bytes in a word of the core's class. */
 static inline size_t
 core_word_size(const struct core_file *c)
@@ -98,6 +98,6 @@ core_word_size(const struct core_file *c)
 	return c->elf_class == ELFCLASS64 ? 8 : 4;
 }
 /* Is this core for the architecture the fp/cfi engines unwind (the host's)? */
-bool core_file_native(const struct core_file *c);
+bool unwind_core_file_native(const struct core_file *c);
 
 #endif

@@ -124,7 +124,7 @@ static int
 read_string(const struct core_file *c, uint64_t addr, char *buf, size_t max)
 {
 	for (size_t i = 0; i + 1 < max; i++) {
-		if (core_read(c, addr + i, &buf[i], 1) < 0)
+		if (unwind_core_read(c, addr + i, &buf[i], 1) < 0)
 			return -EFAULT;
 		if (buf[i] == '\0')
 			return 0;
@@ -150,19 +150,19 @@ parse_phdr_table(const struct core_file *c, const unsigned char *raw,
 	for (size_t i = 0; i < n; i++) {
 		const unsigned char *ph = raw + i * es;
 
-		out[i].type = (uint32_t)core_get(c, ph, 4);
+		out[i].type = (uint32_t)unwind_core_get(c, ph, 4);
 		if (b64) {
-			out[i].flags = (unsigned)core_get(c, ph + 4, 4);
-			out[i].offset = core_get(c, ph + 8, 8);
-			out[i].vaddr = core_get(c, ph + 16, 8);
-			out[i].filesz = core_get(c, ph + 32, 8);
-			out[i].memsz = core_get(c, ph + 40, 8);
+			out[i].flags = (unsigned)unwind_core_get(c, ph + 4, 4);
+			out[i].offset = unwind_core_get(c, ph + 8, 8);
+			out[i].vaddr = unwind_core_get(c, ph + 16, 8);
+			out[i].filesz = unwind_core_get(c, ph + 32, 8);
+			out[i].memsz = unwind_core_get(c, ph + 40, 8);
 		} else {
-			out[i].offset = core_get(c, ph + 4, 4);
-			out[i].vaddr = core_get(c, ph + 8, 4);
-			out[i].filesz = core_get(c, ph + 16, 4);
-			out[i].memsz = core_get(c, ph + 20, 4);
-			out[i].flags = (unsigned)core_get(c, ph + 24, 4);
+			out[i].offset = unwind_core_get(c, ph + 4, 4);
+			out[i].vaddr = unwind_core_get(c, ph + 8, 4);
+			out[i].filesz = unwind_core_get(c, ph + 16, 4);
+			out[i].memsz = unwind_core_get(c, ph + 20, 4);
+			out[i].flags = (unsigned)unwind_core_get(c, ph + 24, 4);
 		}
 	}
 }
@@ -175,7 +175,7 @@ mem_phdrs(const struct core_file *c, uint64_t addr, uint64_t phnum, struct phdr 
 	size_t es = c->elf_class == ELFCLASS64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	unsigned char raw[MAX_PHDRS * sizeof(Elf64_Phdr)];
 
-	if (phnum == 0 || phnum > MAX_PHDRS || core_read(c, addr, raw, (size_t)phnum * es) < 0)
+	if (phnum == 0 || phnum > MAX_PHDRS || unwind_core_read(c, addr, raw, (size_t)phnum * es) < 0)
 		return 0;
 	parse_phdr_table(c, raw, (size_t)phnum, out);
 	return (size_t)phnum;
@@ -190,11 +190,11 @@ mem_elf_phdrs(const struct core_file *c, uint64_t addr, struct phdr *out)
 	size_t ehsz = b64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
 	uint64_t phoff, phnum;
 
-	if (core_read(c, addr, eh, ehsz) < 0 || memcmp(eh, ELFMAG, SELFMAG) != 0 ||
+	if (unwind_core_read(c, addr, eh, ehsz) < 0 || memcmp(eh, ELFMAG, SELFMAG) != 0 ||
 	    eh[EI_CLASS] != c->elf_class)
 		return 0;
-	phoff = b64 ? core_get(c, eh + 32, 8) : core_get(c, eh + 28, 4);
-	phnum = core_get(c, eh + (b64 ? 56 : 44), 2);
+	phoff = b64 ? unwind_core_get(c, eh + 32, 8) : unwind_core_get(c, eh + 28, 4);
+	phnum = unwind_core_get(c, eh + (b64 ? 56 : 44), 2);
 	if (phoff > UINT64_MAX - addr)
 		return 0;
 	return mem_phdrs(c, addr + phoff, phnum, out);
@@ -214,8 +214,8 @@ image_phdrs(const struct core_file *c, const struct elf_image *img,
 	if (img->size < ehsz || img->data[EI_CLASS] != c->elf_class ||
 	    img->data[EI_DATA] != (c->big_endian ? ELFDATA2MSB : ELFDATA2LSB))
 		return 0;
-	phoff = b64 ? core_get(c, img->data + 32, 8) : core_get(c, img->data + 28, 4);
-	phnum = core_get(c, img->data + (b64 ? 56 : 44), 2);
+	phoff = b64 ? unwind_core_get(c, img->data + 32, 8) : unwind_core_get(c, img->data + 28, 4);
+	phnum = unwind_core_get(c, img->data + (b64 ? 56 : 44), 2);
 	if (phnum > MAX_PHDRS || !span_inside(img->size, phoff, phnum * es))
 		return 0;
 	parse_phdr_table(c, img->data + phoff, (size_t)phnum, out);
@@ -243,12 +243,12 @@ mem_build_id(const struct core_file *c, uint64_t addr, unsigned char *id, size_t
 		if (ph[i].type != PT_NOTE || ph[i].vaddr < first ||
 		    ph[i].vaddr - first > UINT64_MAX - addr)
 			continue;
-		if (core_read(c, addr + (ph[i].vaddr - first), notes, len) < 0)
+		if (unwind_core_read(c, addr + (ph[i].vaddr - first), notes, len) < 0)
 			continue;
 		for (size_t off = 0; off + 12 <= len;) {
-			uint64_t namesz = core_get(c, notes + off, 4);
-			uint64_t descsz = core_get(c, notes + off + 4, 4);
-			uint64_t type = core_get(c, notes + off + 8, 4);
+			uint64_t namesz = unwind_core_get(c, notes + off, 4);
+			uint64_t descsz = unwind_core_get(c, notes + off + 4, 4);
+			uint64_t type = unwind_core_get(c, notes + off + 8, 4);
 			uint64_t np = (namesz + 3) & ~(uint64_t)3, dp = (descsz + 3) & ~(uint64_t)3;
 
 			if (np > len - off - 12 || dp > len - off - 12 - np)
@@ -290,7 +290,7 @@ open_file(struct opener *o, const char *path)
 			return NULL;
 		p = full;
 	}
-	img = elf_cache_open_path(&o->t->elves, p, &err);
+	img = unwind_elf_cache_open_path(&o->t->elves, p, &err);
 	if (!img)
 		warn(o->c, "cannot open '%s': %s", p, strerror(-err));
 	free(full);
@@ -333,7 +333,7 @@ regions_from_nt_file(struct opener *o, struct regions *rs)
 
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const struct core_file_map *f = &c->files[i];
-		const struct core_segment *s = core_segment_find(c, f->start);
+		const struct core_segment *s = unwind_core_segment_find(c, f->start);
 		struct region r = { .start = f->start, .end = f->end, .offset = f->offset };
 
 		r.perms = s ? perms_of_flags(s->flags) : MAPPING_R;
@@ -401,7 +401,7 @@ static int
 core_or_file_read(const struct core_file *c, const struct elf_image *img,
 		  uint64_t bias, uint64_t addr, void *buf, size_t len)
 {
-	if (core_read(c, addr, buf, len) == 0)
+	if (unwind_core_read(c, addr, buf, len) == 0)
 		return 0;
 	for (size_t i = 0; img && addr >= bias && i < img->nsegs; i++) {
 		const struct elf_segment *s = &img->segs[i];
@@ -429,8 +429,8 @@ find_r_debug(const struct core_file *c, uint64_t dyn, const struct elf_image *ex
 
 		if (at < dyn || core_or_file_read(c, exe, bias, at, e, 2 * w) < 0)
 			return 0;
-		tag = core_get(c, e, w);
-		val = core_get(c, e + w, w);
+		tag = unwind_core_get(c, e, w);
+		val = unwind_core_get(c, e + w, w);
 		if (tag == DT_NULL)
 			return 0;
 		if (tag == DT_DEBUG && val != 0)
@@ -438,8 +438,8 @@ find_r_debug(const struct core_file *c, uint64_t dyn, const struct elf_image *ex
 		if (c->machine == EM_MIPS &&
 		    (tag == DT_MIPS_RLD_MAP || tag == DT_MIPS_RLD_MAP_REL)) {
 			uint64_t p = tag == DT_MIPS_RLD_MAP ? val : at + val;
-			if (core_read(c, p, word, w) == 0 && core_get(c, word, w) != 0)
-				return core_get(c, word, w);
+			if (unwind_core_read(c, p, word, w) == 0 && unwind_core_get(c, word, w) != 0)
+				return unwind_core_get(c, word, w);
 		}
 	}
 	return 0;
@@ -462,13 +462,13 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 	unsigned char word[8];
 	int r;
 
-	if (core_auxv(c, AT_PHDR, &at_phdr) < 0 || core_auxv(c, AT_PHNUM, &at_phnum) < 0) {
+	if (unwind_core_auxv(c, AT_PHDR, &at_phdr) < 0 || unwind_core_auxv(c, AT_PHNUM, &at_phnum) < 0) {
 		warn(c, "the core has no NT_FILE note and no AT_PHDR in its auxiliary "
 		     "vector: no module is known");
 		return 0;
 	}
-	core_auxv(c, AT_BASE, &at_base);
-	core_auxv(c, AT_EXECFN, &at_execfn);
+	unwind_core_auxv(c, AT_BASE, &at_base);
+	unwind_core_auxv(c, AT_EXECFN, &at_execfn);
 	if (at_execfn && read_string(c, at_execfn, name, sizeof(name)) == 0 && name[0] == '/')
 		o->exe_path = strdup(name);
 	else if (o->exe)
@@ -513,8 +513,8 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 
 	rdebug = dyn ? find_r_debug(c, dyn, exe, bias) : 0;
 	/* r_debug: int r_version, then r_map (word-aligned). */
-	if (rdebug && core_read(c, rdebug + w, word, w) == 0)
-		lm = core_get(c, word, w);
+	if (rdebug && unwind_core_read(c, rdebug + w, word, w) == 0)
+		lm = unwind_core_get(c, word, w);
 	/* A hostile core can make the list loop: every entry is visited
 	 * once (and each costs up to 512 regions of a 4 KiB path). */
 	uint64_t *seen = calloc(MAX_LINK_MAPS, sizeof(*seen));
@@ -529,11 +529,11 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 		for (size_t j = 0; j < i && !again; j++)
 			again = seen[j] == lm;
 		seen[i] = lm;
-		if (again || core_read(c, lm, e, 4 * w) < 0)
+		if (again || unwind_core_read(c, lm, e, 4 * w) < 0)
 			break;
-		l_addr = core_get(c, e, w);
-		l_name = core_get(c, e + w, w);
-		l_next = core_get(c, e + 3 * w, w);
+		l_addr = unwind_core_get(c, e, w);
+		l_name = unwind_core_get(c, e + w, w);
+		l_next = unwind_core_get(c, e + 3 * w, w);
 		/* The executable has an empty name, the vdso a bare soname. */
 		if (l_name && read_string(c, l_name, name, sizeof(name)) == 0 &&
 		    name[0] == '/' && strcmp(name, o->exe_path) != 0) {
@@ -617,7 +617,7 @@ build_map(struct unwind_target *t, struct regions *rs)
 				     .bias = g->bias };
 
 		g->path = NULL;
-		if (m.image && !m.bias_known && elf_image_bias(m.image, &m, &m.bias) == 0)
+		if (m.image && !m.bias_known && unwind_elf_image_bias(m.image, &m, &m.bias) == 0)
 			m.bias_known = true;
 		r = map_add(mm, &cap, &m);
 		if (r < 0)
@@ -642,7 +642,7 @@ build_map(struct unwind_target *t, struct regions *rs)
 					m.image = t->vdso;
 					if (!m.path)
 						return -ENOMEM;
-					if (elf_image_bias(m.image, &m, &m.bias) == 0)
+					if (unwind_elf_image_bias(m.image, &m, &m.bias) == 0)
 						m.bias_known = true;
 				}
 				r = map_add(mm, &cap, &m);
@@ -679,14 +679,14 @@ core_vdso(struct unwind_target *t)
 	uint64_t at;
 	void *buf;
 
-	if (core_auxv(t->core, AT_SYSINFO_EHDR, &at) < 0 || !(s = core_segment_find(t->core, at)) ||
+	if (unwind_core_auxv(t->core, AT_SYSINFO_EHDR, &at) < 0 || !(s = unwind_core_segment_find(t->core, at)) ||
 	    s->vaddr != at || s->filesz == 0 || s->filesz > (64u << 20))
 		return;
 	buf = malloc((size_t)s->filesz);
 	if (!buf)
 		return;
 	memcpy(buf, t->core->data + s->offset, (size_t)s->filesz);
-	t->vdso = elf_image_from_memory(&t->elves, buf, (size_t)s->filesz, "[vdso]");
+	t->vdso = unwind_elf_image_from_memory(&t->elves, buf, (size_t)s->filesz, "[vdso]");
 	if (t->vdso) {
 		t->vdso_start = s->vaddr;
 		t->vdso_end = s->vaddr + s->filesz;
@@ -697,13 +697,13 @@ core_vdso(struct unwind_target *t)
 static int
 core_read_own(struct unwind_target *t, uint64_t addr, void *buf, size_t len)
 {
-	return core_read(t->core, addr, buf, len);
+	return unwind_core_read(t->core, addr, buf, len);
 }
 
 static void
 core_release(struct unwind_target *t)
 {
-	core_file_free(t->core);
+	unwind_core_file_free(t->core);
 	t->core = NULL;
 }
 
@@ -730,7 +730,7 @@ unwind_target_open_core(const char *core, const char *exe, const char *sysroot,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	t->core = core_file_open(core, err, &reason);
+	t->core = unwind_core_file_open(core, err, &reason);
 	if (!t->core) {
 		if (reason && why && whylen)
 			snprintf(why, whylen, "%s", reason);
@@ -751,7 +751,7 @@ unwind_target_open_core(const char *core, const char *exe, const char *sysroot,
 	core_vdso(t);
 	if (t->core->has_nt_file) {
 		/* The main executable is the file mapped at AT_ENTRY. */
-		for (size_t i = 0; i < t->core->nfiles && core_auxv(t->core, AT_ENTRY, &entry) == 0; i++) {
+		for (size_t i = 0; i < t->core->nfiles && unwind_core_auxv(t->core, AT_ENTRY, &entry) == 0; i++) {
 			const struct core_file_map *f = &t->core->files[i];
 
 			if (entry >= f->start && entry < f->end) {
@@ -794,7 +794,7 @@ unwind_core_info(const struct unwind_target *t, struct unwind_core_info *info)
 	info->machine = c->machine;
 	info->elf_class = c->elf_class == ELFCLASS64 ? 64 : 32;
 	info->big_endian = c->big_endian;
-	info->native = core_file_native(c);
+	info->native = unwind_core_file_native(c);
 	info->nthreads = c->nthreads;
 	return 0;
 }

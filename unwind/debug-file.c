@@ -78,7 +78,7 @@ unwind_note_skipped(const char *path, const char *fmt, ...)
 		return;
 	/* Each path once: the same library in many processes. */
 	size_t plen = strlen(path);
-	elf_image_lock();
+	unwind_elf_image_lock();
 	for (size_t i = 0; i < nskipped; i++) {
 		if (strncmp(skipped[i], path, plen) == 0 && skipped[i][plen] == ' ') {
 			free(line);
@@ -90,7 +90,7 @@ unwind_note_skipped(const char *path, const char *fmt, ...)
 		skipped[nskipped++] = line;
 	else
 		free(line);
-	elf_image_unlock();
+	unwind_elf_image_unlock();
 }
 
 const char *
@@ -98,10 +98,10 @@ unwind_skipped_next(size_t *iter)
 {
 	const char *line = NULL;
 
-	elf_image_lock();
+	unwind_elf_image_lock();
 	if (*iter < nskipped)
 		line = skipped[(*iter)++];
-	elf_image_unlock();
+	unwind_elf_image_unlock();
 	return line;
 }
 
@@ -126,15 +126,15 @@ static bool crc32_within_budget(const struct elf_image *img, uint32_t *out)
 	const size_t chunk = 8u << 20;
 	const unsigned char *p = img->data;
 	size_t len = img->size;
-	uint64_t t0 = monotonic_ns();
+	uint64_t t0 = ptrace_clock_monotonic_ns();
 	uLong crc = crc32(0L, Z_NULL, 0);
 
 	for (size_t off = 0; off < len; off += chunk) {
 		size_t n = len - off < chunk ? len - off : chunk;
 
 		crc = crc32(crc, p + off, (uInt)n);
-		elf_image_release(img, p + off, n);
-		if (monotonic_ns() - t0 > DEBUG_FILE_CRC_BUDGET_NS)
+		unwind_elf_image_release(img, p + off, n);
+		if (ptrace_clock_monotonic_ns() - t0 > DEBUG_FILE_CRC_BUDGET_NS)
 			return false;
 	}
 	*out = (uint32_t)crc;
@@ -143,7 +143,7 @@ static bool crc32_within_budget(const struct elf_image *img, uint32_t *out)
 
 
 /* Open a candidate debug file and hand it to take() (see
- * elf_debug_file_search).  It must have img's build-id (when want_crc is
+ * unwind_elf_debug_file_search).  It must have img's build-id (when want_crc is
  * false) or the given CRC.  Returns take's answer (0 if the file is
  * missing or does not match), or -ENOMEM. */
 static long try_debug_file(const struct elf_image *img, const char *path,
@@ -156,12 +156,12 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 	long added;
 
 	/* No stat(path) first: under /proc/PID/root it would follow the
-	 * container's symlinks on the host; elf_cache_open_path resolves
+	 * container's symlinks on the host; unwind_elf_cache_open_path resolves
 	 * inside the root and takes regular files only. */
-	dbg = elf_cache_open_path(&tmp, path, &err);
+	dbg = unwind_elf_cache_open_path(&tmp, path, &err);
 	/* The image itself (a debuglink that names its own file). */
 	if (dbg && img->ino != 0 && dbg->ino == img->ino && dbg->dev == img->dev) {
-		elf_cache_free(&tmp);
+		unwind_elf_cache_free(&tmp);
 		return 0;
 	}
 	if (!dbg)
@@ -206,10 +206,10 @@ static long try_debug_file(const struct elf_image *img, const char *path,
 	}
 	added = take(arg, &tmp, dbg);
 	if (added <= 0)
-		elf_cache_free(&tmp);
+		unwind_elf_cache_free(&tmp);
 	return added;
 reject:
-	elf_cache_free(&tmp);
+	unwind_elf_cache_free(&tmp);
 	return 0;
 }
 
@@ -366,7 +366,7 @@ void unwind_set_debuginfod(bool on)
 
 static debuginfod_client *dbgi_client;
 static bool dbgi_broken;
-static uint64_t dbgi_deadline;     /* monotonic_ns() */
+static uint64_t dbgi_deadline;     /* ptrace_clock_monotonic_ns() */
 
 /* libdebuginfod is loaded when a lookup needs it, as elfutils does: linked,
  * it and the libcurl and TLS libraries under it cost every start of
@@ -425,7 +425,7 @@ static void dbgi_cache_for_root(void)
 /* Called while a download is under way: nonzero aborts it. */
 static int dbgi_progress(debuginfod_client *c, long a, long b)
 {
-	return monotonic_ns() >= dbgi_deadline;
+	return ptrace_clock_monotonic_ns() >= dbgi_deadline;
 }
 
 static long from_debuginfod(const struct elf_image *img,
@@ -458,7 +458,7 @@ static long from_debuginfod(const struct elf_image *img,
 		}
 		dbgi.set_progressfn(dbgi_client, dbgi_progress);
 	}
-	dbgi_deadline = monotonic_ns() + (uint64_t)timeout * NS_PER_SEC;
+	dbgi_deadline = ptrace_clock_monotonic_ns() + (uint64_t)timeout * NS_PER_SEC;
 	/* The answer, found or not, is cached by libdebuginfod
 	 * ($DEBUGINFOD_CACHE_PATH, ~/.cache/debuginfod_client). */
 	fd = dbgi.find_debuginfo(dbgi_client, img->build_id,
@@ -468,7 +468,7 @@ static long from_debuginfod(const struct elf_image *img,
 		 * better for the next module: one timeout per run, not one
 		 * per module.  In whole seconds, the unit of the
 		 * timeout. */
-		if (monotonic_ns() / NS_PER_SEC >= dbgi_deadline / NS_PER_SEC)
+		if (ptrace_clock_monotonic_ns() / NS_PER_SEC >= dbgi_deadline / NS_PER_SEC)
 			dbgi_broken = true;
 		return 0;
 	}
@@ -485,7 +485,7 @@ static long from_debuginfod(const struct elf_image *img,
 }
 #endif
 
-long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
+long unwind_elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 			   void *arg)
 {
 	long r = from_build_id(img, take, arg);
@@ -507,12 +507,12 @@ int unwind_file_build_id(const char *path, char *hex, size_t len)
 
 	if (len)
 		hex[0] = '\0';
-	img = elf_cache_open_path(&tmp, path, &err);
+	img = unwind_elf_cache_open_path(&tmp, path, &err);
 	if (!img)
 		return err < 0 ? err : -ENOENT;
 	n = img->build_id_len;
 	for (size_t i = 0; i < n && 2 * i + 2 < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", img->build_id[i]);
-	elf_cache_free(&tmp);
+	unwind_elf_cache_free(&tmp);
 	return (int)n;
 }

@@ -10,7 +10,7 @@
 
 #include "unwind/symbols.h"
 
-char *symbol_demangle(const char *name, bool with_params)
+char *unwind_symbol_demangle(const char *name, bool with_params)
 {
 #ifdef HAVE_DEMANGLE
 	/* DMGL_AUTO tries Rust (legacy and v0) before the C++ ABI, as legacy

@@ -215,13 +215,13 @@ static struct {
 	uint64_t seq;             /* of releases: which unused one is oldest */
 } pool;
 
-void elf_image_lock(void)
+void unwind_elf_image_lock(void)
 {
 	pthread_once(&image_lock_once, image_lock_init);
 	pthread_mutex_lock(&image_lock);
 }
 
-void elf_image_unlock(void)
+void unwind_elf_image_unlock(void)
 {
 	pthread_mutex_unlock(&image_lock);
 }
@@ -270,7 +270,7 @@ static void pool_release(struct elf_image *img)
 	image_free(victim);
 }
 
-/* ---- SIGBUS guard of mapped files (file_map) ----------------------------- */
+/* ---- SIGBUS guard of mapped files (unwind_file_map) ----------------------------- */
 
 struct guarded_map {
 	uintptr_t start;
@@ -299,7 +299,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 	(void)uctx;
 }
 
-void *file_map(int fd, size_t len, int prot)
+void *unwind_file_map(int fd, size_t len, int prot)
 {
 	void *p;
 
@@ -327,7 +327,7 @@ void *file_map(int fd, size_t len, int prot)
 	return p;
 }
 
-void file_unmap(const void *p, size_t len)
+void unwind_file_unmap(const void *p, size_t len)
 {
 	for (size_t i = 0; i < nguards; i++) {
 		if (guards[i].start == (uintptr_t)p) {
@@ -338,7 +338,7 @@ void file_unmap(const void *p, size_t len)
 	munmap((void *)(uintptr_t)p, len);
 }
 
-void elf_image_release(const struct elf_image *img, const void *p, size_t len)
+void unwind_elf_image_release(const struct elf_image *img, const void *p, size_t len)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 	uintptr_t mask = ps > 0 ? (uintptr_t)ps - 1 : 4095;
@@ -363,7 +363,7 @@ static void image_free(struct elf_image *img)
 		img->free_cfi_index(img->cfi_debug_index);
 	}
 	if (img->mmapped)
-		file_unmap(img->data, img->size);
+		unwind_file_unmap(img->data, img->size);
 	else
 		free((void *)(uintptr_t)img->data);
 	free(img->segs);
@@ -397,7 +397,7 @@ static struct elf_image *image_from_fd(int fd, const char *path, const struct st
 			goto fail;
 		}
 	}
-	data = file_map(fd, (size_t)st->st_size, PROT_READ);
+	data = unwind_file_map(fd, (size_t)st->st_size, PROT_READ);
 	if (data == MAP_FAILED) {
 		ret = -errno;
 		goto fail;
@@ -408,7 +408,7 @@ static struct elf_image *image_from_fd(int fd, const char *path, const struct st
 	img = calloc(1, sizeof(*img));
 	if (!img || !(img->path = strdup(path))) {
 		free(img);
-		file_unmap(data, (size_t)st->st_size);
+		unwind_file_unmap(data, (size_t)st->st_size);
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -434,7 +434,7 @@ fail:
 	return NULL;
 }
 
-struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
+struct elf_image *unwind_elf_cache_open_path(struct elf_cache *c, const char *path,
 				      int *err)
 {
 	struct elf_image *img;
@@ -447,7 +447,7 @@ struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
 		return NULL;
 	}
 	/* A core file or a container may name a FIFO or a device here. */
-	fd = elf_open_regular(path);
+	fd = unwind_elf_open_regular(path);
 	if (fd < 0) {
 		if (err)
 			*err = fd == -EINVAL ? -ENOEXEC : fd;
@@ -545,7 +545,7 @@ static int open_regular(const char *path, int extra)
 	return fd;
 }
 
-int elf_open_regular(const char *path)
+int unwind_elf_open_regular(const char *path)
 {
 	return open_regular(path, 0);
 }
@@ -566,17 +566,17 @@ static int open_in_root(pid_t pid, const char *path, int extra)
 	return fd;
 }
 
-int elf_open_in_root(pid_t pid, const char *path)
+int unwind_elf_open_in_root(pid_t pid, const char *path)
 {
 	return open_in_root(pid, path, 0);
 }
 
-int elf_open_in_root_nofollow(pid_t pid, const char *path)
+int unwind_elf_open_in_root_nofollow(pid_t pid, const char *path)
 {
 	return open_in_root(pid, path, O_NOFOLLOW);
 }
 
-struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
+struct elf_image *unwind_elf_cache_get(struct elf_cache *c, pid_t pid,
 				const struct mapping *m, int *err)
 {
 	struct elf_image *img;
@@ -613,7 +613,7 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 				*err = -ENOMEM;
 			return NULL;
 		}
-		fd = elf_open_in_root(pid, m->path);
+		fd = unwind_elf_open_in_root(pid, m->path);
 		if (fd < 0) {
 			first_err = fd;
 			fd = -1;
@@ -645,7 +645,7 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 				*err = first_err ? first_err : -ENOENT;
 			return NULL;
 		}
-		fd = elf_open_regular(path);
+		fd = unwind_elf_open_regular(path);
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			int e = fd < 0 ? fd : -errno;
 
@@ -660,7 +660,7 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 
 	/* Another target's image of the same file, else a new one for the
 	 * pool (out of memory for the reference: it stays there unused). */
-	elf_image_lock();
+	unwind_elf_image_lock();
 	for (img = pool.head; img; img = img->pool_next)
 		if (same_file(img, m->dev, m->inode, &st))
 			break;
@@ -672,12 +672,12 @@ struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
 	}
 	if (img && !(img = cache_hold(c, img)) && err)
 		*err = -ENOMEM;
-	elf_image_unlock();
+	unwind_elf_image_unlock();
 	free(path);
 	return img;
 }
 
-struct elf_image *elf_image_from_memory(struct elf_cache *c, void *buf,
+struct elf_image *unwind_elf_image_from_memory(struct elf_cache *c, void *buf,
 					size_t len, const char *name)
 {
 	struct elf_image *img;
@@ -709,7 +709,7 @@ fail:
 	return NULL;
 }
 
-void elf_cache_free(struct elf_cache *c)
+void unwind_elf_cache_free(struct elf_cache *c)
 {
 	struct elf_image *img, *next;
 
@@ -721,10 +721,10 @@ void elf_cache_free(struct elf_cache *c)
 	}
 	c->head = NULL;
 	if (c->nshared) {
-		elf_image_lock();
+		unwind_elf_image_lock();
 		for (size_t i = 0; i < c->nshared; i++)
 			pool_release(c->shared[i]);
-		elf_image_unlock();
+		unwind_elf_image_unlock();
 	}
 	free(c->shared);
 	c->shared = NULL;
@@ -744,7 +744,7 @@ static int perms_score(const struct elf_segment *s, const struct mapping *m)
 	return mw == sw ? 2 : 1;
 }
 
-int elf_image_bias(const struct elf_image *img, const struct mapping *m,
+int unwind_elf_image_bias(const struct elf_image *img, const struct mapping *m,
 		   uint64_t *bias)
 {
 	long ps = sysconf(_SC_PAGESIZE);
@@ -786,7 +786,7 @@ int elf_image_bias(const struct elf_image *img, const struct mapping *m,
  * has contents in the file, inside it, and is not compressed.  false if
  * there is none. */
 bool
-elf_find_section(const unsigned char *data, size_t size, const char *name,
+unwind_elf_find_section(const unsigned char *data, size_t size, const char *name,
 		 Elf64_Shdr *out)
 {
 	Elf *e;

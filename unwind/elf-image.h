@@ -5,7 +5,7 @@
  * truncation).  Defined in unwind/elf-image.c.
  *
  * Private to unwind/ (and its unit tests).  Images belong to the struct elf_cache
- * that returned them (a target's) until elf_cache_free.
+ * that returned them (a target's) until unwind_elf_cache_free.
  */
 #ifndef STACKSPY_UNWIND_ELF_IMAGE_H
 #define STACKSPY_UNWIND_ELF_IMAGE_H
@@ -30,7 +30,7 @@ struct cfi_index;
 
 /* One ELF object: a file on disk (mmap'd read-only, whole) or a copy in our
  * memory (the vdso).  Shared by every mapping of the same (dev, inode); a
- * file behind a mapping (elf_cache_get) is also shared between targets
+ * file behind a mapping (unwind_elf_cache_get) is also shared between targets
  * through the image pool (elf-image.c). */
 struct elf_image {
 	char *path;               /* as opened (for messages) */
@@ -59,7 +59,7 @@ struct elf_image {
 	bool cfi_debug_index_tried;
 	/* What is built on the image (above) is freed with it by the
 	 * function its builder sets here when it builds it (symtab.c:
-	 * symtab_free, cfi-read.c: cfi_index_free), NULL until then: the
+	 * unwind_symtab_free, cfi-read.c: unwind_cfi_index_free), NULL until then: the
 	 * image calls nothing of the files that build on it. */
 	void (*free_symtab)(struct symtab *s);
 	void (*free_cfi_index)(struct cfi_index *x);
@@ -88,49 +88,49 @@ struct elf_cache {
  * Returns NULL (with *err set to a negative errno) when the file cannot be
  * opened or is not ELF.  The image comes from the pool when another target
  * opened the same file (same dev, inode, size and mtime) and is referenced
- * by the cache until elf_cache_free; the pool keeps up to
+ * by the cache until unwind_elf_cache_free; the pool keeps up to
  * ELF_POOL_UNUSED_MAX images no target references, the last released. */
 #define ELF_POOL_UNUSED_MAX 32
-struct elf_image *elf_cache_get(struct elf_cache *c, pid_t pid,
+struct elf_image *unwind_elf_cache_get(struct elf_cache *c, pid_t pid,
 				const struct mapping *m, int *err);
 /* Open an ELF file by path (core files, --exe). NULL and *err on failure. */
-struct elf_image *elf_cache_open_path(struct elf_cache *c, const char *path,
+struct elf_image *unwind_elf_cache_open_path(struct elf_cache *c, const char *path,
 				      int *err);
 /* Wrap a copy of in-memory ELF (the vdso).  Takes ownership of buf
  * (malloc'd).  NULL if it is not ELF. */
-struct elf_image *elf_image_from_memory(struct elf_cache *c, void *buf,
+struct elf_image *unwind_elf_image_from_memory(struct elf_cache *c, void *buf,
 					size_t len, const char *name);
-void elf_cache_free(struct elf_cache *c);
+void unwind_elf_cache_free(struct elf_cache *c);
 /* Around what an image builds lazily (its symbol table): pooled images
  * are shared by dump's two threads. */
-void elf_image_lock(void);
-void elf_image_unlock(void);
+void unwind_elf_image_lock(void);
+void unwind_elf_image_unlock(void);
 
 /* Open path (absolute, as the target sees it) read-only inside the root of
  * process pid, resolving every symlink relative to that root (openat2's
  * RESOLVE_IN_ROOT), so that a container's files cannot send us outside it.
- * pid <= 0: path as it is.  Only regular files: see elf_open_regular.
+ * pid <= 0: path as it is.  Only regular files: see unwind_elf_open_regular.
  * Returns an fd or -errno. */
-int elf_open_in_root(pid_t pid, const char *path);
+int unwind_elf_open_in_root(pid_t pid, const char *path);
 /* The same, but a symlink as the last component is not followed (-ELOOP):
  * for files the target names for us to read (its perf map), where a link
  * could point at a file of root's or at /proc/kmsg. */
-int elf_open_in_root_nofollow(pid_t pid, const char *path);
+int unwind_elf_open_in_root_nofollow(pid_t pid, const char *path);
 
 /* mmap the file open on fd whole (prot PROT_READ, or with PROT_WRITE for a
  * private writable view), guarded: if the file is truncated while mapped
  * (a container can do that to a library), the SIGBUS of a read is caught
  * and the mapping replaced by zeros, which every reader treats as a file
  * without the data.  Returns the mapping or MAP_FAILED (errno set). */
-void *file_map(int fd, size_t len, int prot);
-void file_unmap(const void *p, size_t len);
+void *unwind_file_map(int fd, size_t len, int prot);
+void unwind_file_unmap(const void *p, size_t len);
 
 /* The pages of img's mapped file that hold [p, p + len) are dropped from
  * our memory (the page cache keeps them: a later read faults one back):
  * for a reader that goes once through a table of hundreds of MiB
  * (symtab.c), which would else stay resident.  Nothing for an image in
  * our memory. */
-void elf_image_release(const struct elf_image *img, const void *p, size_t len);
+void unwind_elf_image_release(const struct elf_image *img, const void *p, size_t len);
 
 /* Open a file we are going to read, safely: first with O_PATH (opening a
  * FIFO would wait for ever, opening a device has side effects: a
@@ -138,17 +138,17 @@ void elf_image_release(const struct elf_image *img, const void *p, size_t len);
  * reading.  A path under /proc/PID/root/ is resolved inside that root
  * (RESOLVE_IN_ROOT) where the kernel has openat2.  Returns an fd or
  * -errno (-EINVAL: not a regular file). */
-int elf_open_regular(const char *path);
+int unwind_elf_open_regular(const char *path);
 
 /* Load bias of mapping m (whose file is img): runtime = vaddr + bias.
  * Uses the PT_LOAD containing m->offset.  Returns 0 or -ENOENT. */
-int elf_image_bias(const struct elf_image *img, const struct mapping *m,
+int unwind_elf_image_bias(const struct elf_image *img, const struct mapping *m,
 		   uint64_t *bias);
 
 /* The header of the section called `name` of the ELF at data/size, if it
  * has contents in the file, inside it, and is not compressed.  false if
  * there is none (elf-image.c). */
-bool elf_find_section(const unsigned char *data, size_t size, const char *name,
+bool unwind_elf_find_section(const unsigned char *data, size_t size, const char *name,
 		      Elf64_Shdr *out);
 
 #endif

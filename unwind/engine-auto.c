@@ -22,12 +22,12 @@
 #include "unwind/engines.h"
 
 static const frame_step_fn auto_steps[] = {
-	fp_jit_record_frame_step,
-	x86_heur_frame_step,
-	lr_bad_pc_frame_step,
-	lr_leaf_frame_step,
-	fp_chain_frame_step,
-	x86_scan_frame_step,
+	unwind_fp_jit_record_frame_step,
+	unwind_x86_heur_frame_step,
+	unwind_lr_bad_pc_frame_step,
+	unwind_lr_leaf_frame_step,
+	unwind_fp_chain_frame_step,
+	unwind_x86_scan_frame_step,
 	NULL,
 };
 
@@ -35,7 +35,7 @@ static enum unwind_stop
 walk_auto(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	  struct unwind_frame *frames, int *n, int max)
 {
-	return dwarf_walk_with(t, mr, regs, frames, n, max, auto_steps);
+	return unwind_dwarf_walk_with(t, mr, regs, frames, n, max, auto_steps);
 }
 
 const struct unwinder unwinder_auto = {

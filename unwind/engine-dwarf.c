@@ -43,7 +43,7 @@ static int
 ctx_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct step_ctx *c = ctx;
-	return memory_read(c->mr, addr, buf, len);
+	return unwind_memory_read(c->mr, addr, buf, len);
 }
 
 static int
@@ -96,8 +96,8 @@ fde_lookup(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *
 		return -ENOENT;
 	*bias = m->bias;
 	*img = m->image;
-	if (cfi_find(m->image, addr - m->bias, f) == 0 ||
-	    cfi_find_debug(m->image, addr - m->bias, f) == 0)
+	if (unwind_cfi_find(m->image, addr - m->bias, f) == 0 ||
+	    unwind_cfi_find_debug(m->image, addr - m->bias, f) == 0)
 		return 0;
 	return -ENOENT;
 }
@@ -144,7 +144,7 @@ stop_rejected(enum unwind_stop s)
 }
 
 int
-dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+unwind_dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	   bool exact, bool *signal, enum unwind_stop *stop)
 {
 	const struct arch *a = unwind_target_arch(t);
@@ -157,7 +157,7 @@ dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	*signal = false;
 	if (fde_for(t, at, &f, &bias, &img) < 0)
 		return 0;
-	int r = cfi_rules_at(&f, at - bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
+	int r = unwind_cfi_rules_at(&f, at - bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
 			     img->data[EI_DATA] == ELFDATA2MSB, &rs);
 	if (r < 0) {
 		*stop = rejected(r, UNWIND_STOP_NOINFO);
@@ -169,7 +169,7 @@ dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		.read = ctx_read, .reg = ctx_reg,
 	};
 	struct arch_regs out;
-	r = cfi_apply(&rs, &env, a, regs, &out);
+	r = unwind_cfi_apply(&rs, &env, a, regs, &out);
 	if (r < 0) {
 		*stop = r == -EFAULT ? UNWIND_STOP_MEMORY : rejected(r, UNWIND_STOP_BAD_FRAME);
 		return -1;
@@ -210,7 +210,7 @@ sigreturn_code(struct memory_reader *mr, const struct arch *a, uint64_t ip)
 	unsigned char code[sizeof(sr->code)];
 
 	return sr && sr->code_len <= sizeof(code) &&
-	       memory_read(mr, ip, code, sr->code_len) >= 0 &&
+	       unwind_memory_read(mr, ip, code, sr->code_len) >= 0 &&
 	       memcmp(code, sr->code, sr->code_len) == 0;
 }
 
@@ -223,7 +223,7 @@ sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs
 	uint64_t g[32];
 
 	if (!sr || sr->nregs > 32 || !sigreturn_code(mr, a, regs->r[a->reg_ip]) ||
-	    memory_read(mr, regs->r[a->reg_sp] + sr->regs_off, g, sr->nregs * sizeof(g[0])) < 0)
+	    unwind_memory_read(mr, regs->r[a->reg_sp] + sr->regs_off, g, sr->nregs * sizeof(g[0])) < 0)
 		return false;
 	for (unsigned i = 0; i < sr->nregs; i++) {
 		if (sr->slots[i] < 0 || sr->slots[i] >= ARCH_NREGS)
@@ -295,20 +295,20 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 			 * though: a noreturn call ends its function, and its
 			 * return address is the next one's first byte.  (Only
 			 * x86-64 tells calls apart here: elsewhere
-			 * x86_plausible_ra says yes, and the walk goes on.) */
+			 * unwind_x86_plausible_ra says yes, and the walk goes on.) */
 			if (cfi_covers(t, ip) && !sigreturn_code(mr, a, ip) &&
-			    !x86_plausible_ra(t, mr, ip))
+			    !unwind_x86_plausible_ra(t, mr, ip))
 				return UNWIND_STOP_END;
 		}
 
 		/* The table's signal trampoline (aarch64's vdso, whose CFI
 		 * gives only x29 and x30): through the saved registers. */
-		int tramp = fp_sigtramp_step(t, mr, regs);
+		int tramp = unwind_fp_sigtramp_step(t, mr, regs);
 		if (tramp < 0)
 			return UNWIND_STOP_BAD_FRAME;
 		if (tramp > 0) {
 			sig = true;
-		} else if ((r = dwarf_step(t, mr, regs, exact, &sig, &stop)) < 0 &&
+		} else if ((r = unwind_dwarf_step(t, mr, regs, exact, &sig, &stop)) < 0 &&
 			   (stop == UNWIND_STOP_END || stop_rejected(stop) || !fp_fallback)) {
 			return stop;
 		} else if (r <= 0) {
@@ -458,7 +458,7 @@ memo_keep(struct dwarf_state *c, const struct arch *a, const struct arch_regs *r
 }
 
 enum unwind_stop
-dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+unwind_dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback)
 {
 	struct dwarf_state *c = DWARF(t);
@@ -491,7 +491,7 @@ static enum unwind_stop
 walk_cfi(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	 struct unwind_frame *frames, int *n, int max)
 {
-	return dwarf_walk_with(t, mr, regs, frames, n, max, NULL);
+	return unwind_dwarf_walk_with(t, mr, regs, frames, n, max, NULL);
 }
 
 const struct unwinder unwinder_cfi = {

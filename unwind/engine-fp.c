@@ -12,7 +12,7 @@
  * from its caller's record: its caller is then missing.  On aarch64 the
  * return address is still in x30: where x30 returns right after a call
  * into another function than the pc's, and the record at x29 does not
- * return there, that caller is taken from x30 (lr_leaf_step).  Still, the
+ * return there, that caller is taken from x30 (unwind_lr_leaf_step).  Still, the
  * frame found from one that stopped at an exact address (the innermost,
  * or one a signal interrupted) says it may be wrong: "fp?"
  * (UNWIND_HOW_FP_UNSURE).
@@ -37,7 +37,7 @@
 #include "unwind/unwind.h"
 
 /* Both walks stop at the entry point; here because engine-dwarf.c calls
- * this file's steps (fp_step, lr_leaf_step), never the other way. */
+ * this file's steps (unwind_fp_step, unwind_lr_leaf_step), never the other way. */
 bool
 unwind_at_entry(struct unwind_target *t, uint64_t addr)
 {
@@ -48,7 +48,7 @@ unwind_at_entry(struct unwind_target *t, uint64_t addr)
 }
 
 int
-fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
+unwind_fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
 		 struct arch_regs *regs)
 {
 	const struct arch *a = unwind_target_arch(t);
@@ -56,15 +56,15 @@ fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
 	unsigned char code[sizeof(st->code)];
 	uint64_t fp = regs->r[a->reg_fp];
 
-	if (!st || memory_read(mr, regs->r[a->reg_ip], code, st->code_len) < 0 ||
+	if (!st || unwind_memory_read(mr, regs->r[a->reg_ip], code, st->code_len) < 0 ||
 	    memcmp(code, st->code, st->code_len) != 0)
 		return 0;
 	/* 64-bit only (aarch64): the sigcontext's registers are 8 bytes. */
 	uint64_t sc[64], rec[2];
 	size_t n = st->nregs + 2;
 	if (fp < st->record_to_regs || (fp & 15) != 0 || n > 64 ||
-	    memory_read(mr, fp, rec, sizeof(rec)) < 0 ||
-	    memory_read(mr, fp - st->record_to_regs, sc, n * 8) < 0)
+	    unwind_memory_read(mr, fp, rec, sizeof(rec)) < 0 ||
+	    unwind_memory_read(mr, fp - st->record_to_regs, sc, n * 8) < 0)
 		return -1;
 	/* The kernel wrote the record from the registers it saved: they
 	 * must agree, or the sigframe is not laid out as the table says. */
@@ -79,7 +79,7 @@ fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
 }
 
 int
-fp_step(struct unwind_target *t, struct memory_reader *mr,
+unwind_fp_step(struct unwind_target *t, struct memory_reader *mr,
 	struct arch_regs *regs, enum unwind_stop *stop)
 {
 	const struct arch *a = unwind_target_arch(t);
@@ -87,7 +87,7 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 	uint64_t fp = regs->r[a->reg_fp];
 	const uint64_t wsize = a->word_size;
 
-	int sig = fp_sigtramp_step(t, mr, regs);
+	int sig = unwind_fp_sigtramp_step(t, mr, regs);
 	if (sig != 0) {
 		if (sig < 0)
 			*stop = UNWIND_STOP_BAD_FRAME;
@@ -108,13 +108,13 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 		*stop = broken;
 		return -1;
 	}
-	struct mapping *stack = module_map_find(&t->maps, sp);
+	struct mapping *stack = unwind_module_map_find(&t->maps, sp);
 	if (!stack || fp + 2 * wsize > stack->end || fp < stack->start) {
 		*stop = broken;
 		return -1;
 	}
 	unsigned char record[16];
-	if (memory_read(mr, fp, record, (size_t)(2 * wsize)) < 0) {
+	if (unwind_memory_read(mr, fp, record, (size_t)(2 * wsize)) < 0) {
 		*stop = UNWIND_STOP_MEMORY;
 		return -1;
 	}
@@ -137,7 +137,7 @@ fp_step(struct unwind_target *t, struct memory_reader *mr,
 }
 
 int
-fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
+unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
 {
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t sp = regs->r[a->reg_sp], fp = regs->r[a->reg_fp];
@@ -146,9 +146,9 @@ fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 
 	if (!a->fp_chain || fp < sp || (fp & (wsize - 1)) != 0 || wsize > 8)
 		return 0;
-	struct mapping *stack = module_map_find(&t->maps, sp);
+	struct mapping *stack = unwind_module_map_find(&t->maps, sp);
 	if (!stack || fp < stack->start || fp + 2 * wsize > stack->end ||
-	    memory_read(mr, fp, record, (size_t)(2 * wsize)) < 0)
+	    unwind_memory_read(mr, fp, record, (size_t)(2 * wsize)) < 0)
 		return 0;
 	uint64_t saved_fp = arch_get_uint(record, wsize, a->big_endian);
 	uint64_t ret = arch_get_uint(record + wsize, wsize, a->big_endian) &
@@ -157,7 +157,7 @@ fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 	 * same stack. */
 	if (saved_fp != 0 && (saved_fp <= fp || saved_fp + 2 * wsize > stack->end))
 		return 0;
-	if (!x86_plausible_ra(t, mr, ret))
+	if (!unwind_x86_plausible_ra(t, mr, ret))
 		return 0;
 	struct mapping *code = unwind_target_mapping(t, ret - 1);
 	if (!code || !(code->perms & MAPPING_X))
@@ -175,13 +175,13 @@ function_start(struct unwind_target *t, uint64_t addr)
 	struct mapping *m = unwind_target_mapping(t, addr);
 	uint64_t off;
 	if (!m || !m->image || !m->bias_known ||
-	    !elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off))
+	    !unwind_elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off))
 		return 0;
 	return addr - off;
 }
 
 int
-lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
+unwind_lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
 {
 	const struct arch *a = unwind_target_arch(t);
 	if (!a->fp_chain || a->reg_ra < 0 || a->ncalls == 0 ||
@@ -194,7 +194,7 @@ lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs
 	const struct mapping *m = ra >= a->insn_size ?
 				  unwind_target_mapping(t, ra - a->insn_size) : NULL;
 	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||
-	    memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
+	    unwind_memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
 		return 0;
 	/* The link register is set by every call: once a call made from
 	 * this function has returned, it points into the function itself. */
@@ -204,7 +204,7 @@ lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs
 	/* The function's own record returns there too: nothing missing. */
 	unsigned char record[16];
 	if (fp != 0 && fp + 2 * a->word_size > fp &&
-	    memory_read(mr, fp, record, (size_t)(2 * a->word_size)) == 0 &&
+	    unwind_memory_read(mr, fp, record, (size_t)(2 * a->word_size)) == 0 &&
 	    (arch_get_uint(record + a->word_size, a->word_size, a->big_endian) & ~mask) == ra)
 		return 0;
 	regs->r[a->reg_ip] = ra;
@@ -222,7 +222,7 @@ fp_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *reg
 		/* frames[*n - 1] stopped anywhere: the innermost, or a frame a
 		 * signal interrupted. */
 		bool exact = *n == 1 || frames[*n - 2].signal_frame;
-		if (lr_bad_pc_step(t, mr, regs, exact) > 0) {
+		if (unwind_lr_bad_pc_step(t, mr, regs, exact) > 0) {
 			/* A call through a bad pointer (aarch64): its
 			 * caller, at the link register. */
 			frames[*n - 1].signal_frame = false;
@@ -238,7 +238,7 @@ fp_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *reg
 		uint64_t ip = frames[*n - 1].ip;
 		if (unwind_at_entry(t, exact ? ip : ip - 1))
 			return UNWIND_STOP_END;
-		if (exact && lr_leaf_step(t, mr, regs) > 0) {
+		if (exact && unwind_lr_leaf_step(t, mr, regs) > 0) {
 			/* A function that keeps no record (a leaf, or one
 			 * stopped in its prologue or epilogue): its caller,
 			 * at the link register (aarch64). */
@@ -249,7 +249,7 @@ fp_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *reg
 			(*n)++;
 			continue;
 		}
-		int r = fp_step(t, mr, regs, &stop);
+		int r = unwind_fp_step(t, mr, regs, &stop);
 		if (r < 0)
 			return stop;
 		/* r == 1: frames[*n - 1] was the signal trampoline, and the
@@ -273,7 +273,7 @@ const struct unwinder unwinder_fp = {
 };
 
 int
-lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+unwind_lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	       bool exact)
 {
 	const struct arch *a = unwind_target_arch(t);
@@ -291,7 +291,7 @@ lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 	unsigned char insn[8];
 	m = ra >= a->insn_size ? unwind_target_mapping(t, ra - a->insn_size) : NULL;
 	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||
-	    memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
+	    unwind_memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
 		return 0;
 	regs->r[a->reg_ip] = ra;
 	/* The caller's own return address is not in the register any more
@@ -303,7 +303,7 @@ lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_re
 /* ---- steps offered to a composition (engine-auto.c) ---------------------- */
 
 int
-fp_jit_record_frame_step(struct frame_step *f)
+unwind_fp_jit_record_frame_step(struct frame_step *f)
 {
 	/* Generated code (anonymous executable memory: a JIT's, a JVM's
 	 * interpreter, which keep frame pointers when asked to): no symbol
@@ -316,39 +316,39 @@ fp_jit_record_frame_step(struct frame_step *f)
 	const struct mapping *m = unwind_target_mapping(f->t, f->regs->r[a->reg_ip] - 1);
 	if (!m || !(m->perms & MAPPING_X) || m->image ||
 	    (m->path && m->path[0] == '[' && strncmp(m->path, "[anon", 5) != 0) ||
-	    fp_record_step(f->t, f->mr, f->regs) <= 0)
+	    unwind_fp_record_step(f->t, f->mr, f->regs) <= 0)
 		return 0;
 	f->how = UNWIND_HOW_FP;
 	return 1;
 }
 
 int
-lr_bad_pc_frame_step(struct frame_step *f)
+unwind_lr_bad_pc_frame_step(struct frame_step *f)
 {
-	if (lr_bad_pc_step(f->t, f->mr, f->regs, f->exact) <= 0)
+	if (unwind_lr_bad_pc_step(f->t, f->mr, f->regs, f->exact) <= 0)
 		return 0;
 	f->how = UNWIND_HOW_PROLOGUE;
 	return 1;
 }
 
 int
-lr_leaf_frame_step(struct frame_step *f)
+unwind_lr_leaf_frame_step(struct frame_step *f)
 {
-	if (!f->exact || lr_leaf_step(f->t, f->mr, f->regs) <= 0)
+	if (!f->exact || unwind_lr_leaf_step(f->t, f->mr, f->regs) <= 0)
 		return 0;
 	f->how = UNWIND_HOW_FP_UNSURE;
 	return 1;
 }
 
 int
-fp_chain_frame_step(struct frame_step *f)
+unwind_fp_chain_frame_step(struct frame_step *f)
 {
 	const struct arch *a = unwind_target_arch(f->t);
 	/* (In code without a symbol, which may keep no frame pointer at
 	 * all, only a return address right after a call.) */
-	f->fp = fp_step(f->t, f->mr, f->regs, &f->stop);
+	f->fp = unwind_fp_step(f->t, f->mr, f->regs, &f->stop);
 	if (f->fp < 0 ||
-	    (f->fp != 1 && f->no_symbol && !x86_plausible_ra(f->t, f->mr, f->regs->r[a->reg_ip])))
+	    (f->fp != 1 && f->no_symbol && !unwind_x86_plausible_ra(f->t, f->mr, f->regs->r[a->reg_ip])))
 		return 0;
 	f->sig = f->fp == 1;  /* the table's signal trampoline */
 	/* From a frame stopped anywhere, the record may be its caller's. */

@@ -21,7 +21,7 @@
  *
  * Every scan is bounded (MIPS_SCAN_MAX instructions) and every step must
  * move the stack pointer up, so garbage ends the walk, it never loops.
- * mips_step() is pure code over callbacks (struct mips_env): the same code
+ * unwind_mips_step() is pure code over callbacks (struct mips_env): the same code
  * unwinds a live MIPS process and a MIPS core file on an x86-64 host, and
  * tests/unit-mips.c feeds it hand-assembled instruction arrays.
  */
@@ -580,7 +580,7 @@ restore_saved(const struct mips_env *env, struct arch_regs *regs,
 }
 
 int
-mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
+unwind_mips_step(const struct mips_env *env, struct arch_regs *regs, bool *signal,
 	  enum unwind_stop *stop)
 {
 	const uint64_t bit_ra = UINT64_C(1) << R_RA;
@@ -672,7 +672,7 @@ static int
 tgt_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct target_ctx *c = ctx;
-	return memory_read(c->mr, addr, buf, len);
+	return unwind_memory_read(c->mr, addr, buf, len);
 }
 
 static int
@@ -683,14 +683,14 @@ tgt_func(void *ctx, uint64_t addr, uint64_t *start, const char **name)
 	if (!m || !m->image || !m->bias_known)
 		return -ENOENT;
 	uint64_t off = 0;
-	const char *s = elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off);
+	const char *s = unwind_elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off);
 	if (!s) {
 		/* A stripped library: its FDEs' ranges are the function
 		 * bounds (libc has them; mid-function epilogues otherwise
 		 * stop the backward scan: tests/mips-core.test, dynamic
 		 * abort). */
 		struct cfi_fde f;
-		if (cfi_find(m->image, addr - m->bias, &f) < 0)
+		if (unwind_cfi_find(m->image, addr - m->bias, &f) < 0)
 			return -ENOENT;
 		*start = f.start + m->bias;
 		*name = NULL;
@@ -715,7 +715,7 @@ tgt_outermost(void *ctx, uint64_t pc, uint64_t start)
 	/* An FDE that marks the return address undefined from its start
 	 * (glibc's __start and clone). */
 	struct cfi_fde f;
-	return cfi_find(m->image, pc - m->bias, &f) == 0 && cfi_fde_ra_undefined(&f);
+	return unwind_cfi_find(m->image, pc - m->bias, &f) == 0 && unwind_cfi_fde_ra_undefined(&f);
 }
 
 static int
@@ -734,7 +734,7 @@ static int
 tgt_stack(void *ctx, uint64_t addr, uint64_t *lo, uint64_t *hi)
 {
 	struct target_ctx *c = ctx;
-	struct mapping *m = module_map_find(&c->t->maps, addr);
+	struct mapping *m = unwind_module_map_find(&c->t->maps, addr);
 	if (!m || (m->perms & MAPPING_X))
 		return -ENOENT;
 	*lo = m->start;
@@ -762,7 +762,7 @@ mips_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *r
 		enum unwind_stop stop;
 		bool signal;
 		uint64_t pc = regs->r[env.arch->reg_ip], sp = regs->r[R_SP];
-		if (mips_step(&env, regs, &signal, &stop) < 0)
+		if (unwind_mips_step(&env, regs, &signal, &stop) < 0)
 			return stop;
 		/* A sigcontext pointing at itself must not repeat forever. */
 		if (regs->r[env.arch->reg_ip] == pc && regs->r[R_SP] == sp)

@@ -42,7 +42,7 @@
 static bool
 read_bytes(struct memory_reader *mr, uint64_t addr, void *buf, size_t n)
 {
-	return memory_read(mr, addr, buf, n) >= 0;
+	return unwind_memory_read(mr, addr, buf, n) >= 0;
 }
 
 static bool
@@ -142,7 +142,7 @@ scan_prologue(struct memory_reader *mr, uint64_t start, uint64_t pc, struct prol
 	while (i < len) {
 		struct insn in;
 
-		if (!x86_decode(c + i, c + sizeof(c), start + i, &in)) {
+		if (!unwind_x86_decode(c + i, c + sizeof(c), start + i, &in)) {
 			p->ok = false;
 			break;
 		}
@@ -242,7 +242,7 @@ scan_epilogue_forward(struct memory_reader *mr, uint64_t pc, bool pops_only, int
 			unsigned char c[64];
 			struct insn in;
 
-			if (!read_bytes(mr, at, c, sizeof(c)) || !x86_decode(c, c + sizeof(c), at, &in))
+			if (!read_bytes(mr, at, c, sizeof(c)) || !unwind_x86_decode(c, c + sizeof(c), at, &in))
 				break;
 			if (pops_only && in.kind != INSN_RET && in.kind != INSN_POP &&
 			    in.kind != INSN_POP_RBP)
@@ -313,7 +313,7 @@ func_start(const struct mapping *m, uint64_t pc, bool exact, uint64_t *start)
 
 	if (!m->image || !m->bias_known)
 		return false;
-	if (!elf_image_lookup(m->image, at - m->bias, UNWIND_SYM_NO_DEMANGLE, &off) ||
+	if (!unwind_elf_image_lookup(m->image, at - m->bias, UNWIND_SYM_NO_DEMANGLE, &off) ||
 	    off >= FUNC_MAX)
 		return false;
 	*start = at - off;
@@ -401,7 +401,7 @@ code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_r
 		size_t i = at;
 		struct insn in;
 		while (i < back && steps++ < START_STEPS &&
-		       x86_decode(c + i, c + sizeof(c), pc - back + i, &in) && in.len)
+		       unwind_x86_decode(c + i, c + sizeof(c), pc - back + i, &in) && in.len)
 			i += in.len;
 		if (i != back)
 			continue;
@@ -422,13 +422,13 @@ code_start_step(struct unwind_target *t, struct memory_reader *mr, struct arch_r
 }
 
 bool
-x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
+unwind_x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra)
 {
 	return unwind_target_arch(t)->e_machine != EM_X86_64 || plausible_ra(t, mr, ra);
 }
 
 int
-x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+unwind_x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	      bool exact, enum unwind_how *how, bool *no_symbol)
 {
 	const struct arch *a = unwind_target_arch(t);
@@ -472,7 +472,7 @@ x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 }
 
 int
-x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
+unwind_x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
 {
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t sp = regs->r[a->reg_sp], pc = regs->r[a->reg_ip];
@@ -484,7 +484,7 @@ x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 	struct mapping *m = pc ? unwind_target_mapping(t, pc - 1) : NULL;
 	if (!m || !(m->perms & MAPPING_X))
 		return 0;
-	struct mapping *stack = module_map_find(&t->maps, sp);
+	struct mapping *stack = unwind_module_map_find(&t->maps, sp);
 	for (uint64_t at = sp; stack && at < sp + 8 * SCAN_WORDS && at + 8 <= stack->end; at += 8)
 		if (take_frame(t, mr, regs, at + 8, 0))
 			return 1;
@@ -494,18 +494,18 @@ x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 /* ---- steps offered to a composition (engine-auto.c) ---------------------- */
 
 int
-x86_heur_frame_step(struct frame_step *f)
+unwind_x86_heur_frame_step(struct frame_step *f)
 {
-	return x86_heur_step(f->t, f->mr, f->regs, f->exact, &f->how, &f->no_symbol) > 0;
+	return unwind_x86_heur_step(f->t, f->mr, f->regs, f->exact, &f->how, &f->no_symbol) > 0;
 }
 
 int
-x86_scan_frame_step(struct frame_step *f)
+unwind_x86_scan_frame_step(struct frame_step *f)
 {
 	/* One scan, after the frame-pointer step failed or found nothing
 	 * plausible, and never a guess from a guess. */
 	if ((f->fp < 0 && f->stop == UNWIND_STOP_END) || f->prev_how == UNWIND_HOW_SCAN ||
-	    x86_scan_step(f->t, f->mr, f->regs) <= 0)
+	    unwind_x86_scan_step(f->t, f->mr, f->regs) <= 0)
 		return 0;
 	f->how = UNWIND_HOW_SCAN;
 	return 1;

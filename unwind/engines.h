@@ -85,17 +85,17 @@ typedef int (*frame_step_fn)(struct frame_step *f);
  * x86-64 heuristics (engine-x86.c), a bad pc and a leaf on link-register
  * architectures, the frame-pointer chain (engine-fp.c), one stack scan
  * (engine-x86.c). */
-int fp_jit_record_frame_step(struct frame_step *f);
-int x86_heur_frame_step(struct frame_step *f);
-int lr_bad_pc_frame_step(struct frame_step *f);
-int lr_leaf_frame_step(struct frame_step *f);
-int fp_chain_frame_step(struct frame_step *f);
-int x86_scan_frame_step(struct frame_step *f);
+int unwind_fp_jit_record_frame_step(struct frame_step *f);
+int unwind_x86_heur_frame_step(struct frame_step *f);
+int unwind_lr_bad_pc_frame_step(struct frame_step *f);
+int unwind_lr_leaf_frame_step(struct frame_step *f);
+int unwind_fp_chain_frame_step(struct frame_step *f);
+int unwind_x86_scan_frame_step(struct frame_step *f);
 
 /* engine-dwarf.c: the CFI walk, with steps (NULL-ended; NULL: none) for
  * the frames no CFI covers: the walk of unwinder_cfi (no steps) and of
  * unwinder_auto (engine-auto.c). */
-enum unwind_stop dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr,
+enum unwind_stop unwind_dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr,
 				 struct arch_regs *regs, struct unwind_frame *frames, int *n,
 				 int max, const frame_step_fn *fallback);
 
@@ -106,7 +106,7 @@ enum unwind_stop dwarf_walk_with(struct unwind_target *t, struct memory_reader *
  * pointer-authentication bits; *signal: the frame was a signal
  * trampoline, the caller's pc is exact), 0 when no CFI covers the pc, or
  * -1 with *stop (the return address is undefined: the outermost frame). */
-int dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+int unwind_dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	       bool exact, bool *signal, enum unwind_stop *stop);
 /* engine-fp.c: is addr in the first bytes of its file's entry point
  * (_start), which nothing calls? */
@@ -137,7 +137,7 @@ struct mips_env {
  * the valid bits say which are known) become the caller's.  Returns 0, or -1 with *stop set.  Sets
  * *signal when the frame was a sigreturn trampoline (the caller's pc is
  * then exact, not a return address). */
-int mips_step(const struct mips_env *env, struct arch_regs *regs,
+int unwind_mips_step(const struct mips_env *env, struct arch_regs *regs,
 	      bool *signal, enum unwind_stop *stop);
 
 /* One frame-pointer step from regs (ip, sp, fp of the target's arch/ table
@@ -145,36 +145,36 @@ int mips_step(const struct mips_env *env, struct arch_regs *regs,
  * (the new frame was interrupted: every register restored, its ip
  * exact), or -1 with the stop reason when the chain ends or is not
  * plausible. */
-int fp_step(struct unwind_target *t, struct memory_reader *mr,
+int unwind_fp_step(struct unwind_target *t, struct memory_reader *mr,
 	    struct arch_regs *regs, enum unwind_stop *stop);
 /* One frame-pointer step where the record validates: the frame pointer
  * in the stack, above sp; the saved one 0 or strictly further up the
  * same stack; the return address in executable memory, right after a
  * call (x86-64).  Returns 1 when it stepped (ip, sp, fp), else 0 with
  * regs unchanged. */
-int fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+int unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 /* engine-x86.c: one step of x86-64 code without CFI, from regs (ip, sp,
- * rbp updated).  x86_heur_step: a pc outside executable memory (exact:
+ * rbp updated).  unwind_x86_heur_step: a pc outside executable memory (exact:
  * frames[0] or an interrupted frame) returns to [sp]; an epilogue or the
  * prologue decoded from the function's symbol gives the frame.  *how says
- * which.  x86_scan_step: the first return address up the stack.  Both
+ * which.  unwind_x86_scan_step: the first return address up the stack.  Both
  * return 1 when they stepped, 0 when they cannot (other architectures
  * too); every return address they take is in executable memory right
  * after a call. */
-int x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+int unwind_x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		  bool exact, enum unwind_how *how, bool *no_symbol);
 /* Is ra a return address: in executable memory, right after a call?
  * (true on other architectures: not checked there.)  *no_symbol above:
  * no symbol gave the pc's function (its code may keep no frame pointer). */
-bool x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
-int x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+bool unwind_x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
+int unwind_x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 
 /* A pc outside executable memory (frames[0], or a frame a signal
  * interrupted: exact) on an architecture with a link register and calls
  * it knows (aarch64): the call went through a bad pointer, and the caller
  * goes on at the link register, if the instruction before it is a call.
  * Returns 1 when it stepped (only the pc changes), else 0. */
-int lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+int unwind_lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		   bool exact);
 
 /* At a frame stopped at an exact address on an architecture with a link
@@ -183,13 +183,13 @@ int lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct arc
  * and the record at fp does not return there, the function keeps no
  * record (a leaf, a prologue, an epilogue) and its caller is at the link
  * register.  Returns 1 when it stepped (only the pc changes), else 0. */
-int lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+int unwind_lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
 
-/* The signal-trampoline part of fp_step alone (arch->sigtramp): 1 when
+/* The signal-trampoline part of unwind_fp_step alone (arch->sigtramp): 1 when
  * the frame at regs is the trampoline and regs now hold the interrupted
  * registers, 0 when it is not the trampoline, -1 when it is but its
  * sigframe is not as expected. */
-int fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
+int unwind_fp_sigtramp_step(struct unwind_target *t, struct memory_reader *mr,
 		     struct arch_regs *regs);
 
 #endif

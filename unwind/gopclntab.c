@@ -43,7 +43,7 @@ static uint64_t get_word(const unsigned char *p, unsigned size)
 }
 
 long
-gopclntab_symbols(const struct elf_image *img, struct sym_build *b)
+unwind_gopclntab_symbols(const struct elf_image *img, struct sym_build *b)
 {
 	Elf64_Shdr sh, text;
 	const unsigned char *p;
@@ -51,7 +51,7 @@ gopclntab_symbols(const struct elf_image *img, struct sym_build *b)
 	unsigned ps;
 	long added = 0;
 
-	if (!elf_find_section(img->data, img->size, ".gopclntab", &sh))
+	if (!unwind_elf_find_section(img->data, img->size, ".gopclntab", &sh))
 		return 0;
 	p = img->data + sh.sh_offset;
 	len = sh.sh_size;
@@ -72,7 +72,7 @@ gopclntab_symbols(const struct elf_image *img, struct sym_build *b)
 	 * load time: the file may hold 0; the text section is where it
 	 * starts. */
 	if (f[GO_TEXT] == 0) {
-		if (!elf_find_section(img->data, img->size, ".text", &text))
+		if (!unwind_elf_find_section(img->data, img->size, ".text", &text))
 			return 0;
 		f[GO_TEXT] = text.sh_addr;
 	}
@@ -98,7 +98,7 @@ gopclntab_symbols(const struct elf_image *img, struct sym_build *b)
 		/* The name must end inside the section. */
 		if (!*name || !memchr(name, '\0', len - names - (uint64_t)name_off))
 			continue;
-		int r = symtab_add(b, f[GO_TEXT] + entry, next - entry, 0, name, 2);
+		int r = unwind_symtab_add(b, f[GO_TEXT] + entry, next - entry, 0, name, 2);
 
 		if (r < 0)
 			return r;

@@ -175,7 +175,7 @@ static int cmp_mapping(const void *a, const void *b)
 	return 0;
 }
 
-int module_map_parse(const char *text, struct module_map *out)
+int unwind_module_map_parse(const char *text, struct module_map *out)
 {
 	struct mapping *v = NULL;
 	size_t n = 0, cap = 0, kept;
@@ -203,7 +203,7 @@ int module_map_parse(const char *text, struct module_map *out)
 	}
 
 	/* The kernel's lines are sorted and disjoint; text from elsewhere may
-	 * not be, and module_map_find relies on both. */
+	 * not be, and unwind_module_map_find relies on both. */
 	if (n > 1)
 		qsort(v, n, sizeof(*v), cmp_mapping);
 	kept = 0;
@@ -229,7 +229,7 @@ nomem:
 	return -ENOMEM;
 }
 
-int module_map_read(pid_t pid, struct module_map *out)
+int unwind_module_map_read(pid_t pid, struct module_map *out)
 {
 	char path[64];
 	char *buf = NULL;
@@ -270,7 +270,7 @@ int module_map_read(pid_t pid, struct module_map *out)
 		len += (size_t)r;
 	}
 	buf[len] = '\0';
-	ret = module_map_parse(buf, out);
+	ret = unwind_module_map_parse(buf, out);
 	/* A zombie (or a process that exited between open and read) has an
 	 * empty map. */
 	if (ret == 0 && out->n == 0)
@@ -281,7 +281,7 @@ out:
 	return ret;
 }
 
-void module_map_free(struct module_map *m)
+void unwind_module_map_free(struct module_map *m)
 {
 	if (!m)
 		return;
@@ -292,14 +292,14 @@ void module_map_free(struct module_map *m)
 	m->n = 0;
 }
 
-struct mapping *module_map_find(const struct module_map *m, uint64_t addr)
+struct mapping *unwind_module_map_find(const struct module_map *m, uint64_t addr)
 {
 	size_t lo;
 
 	if (!m || !m->v)
 		return NULL;
 	/* Greatest start <= addr. */
-	lo = spans_upto(m->v, m->n, sizeof(*m->v), offsetof(struct mapping, start), addr);
+	lo = unwind_spans_upto(m->v, m->n, sizeof(*m->v), offsetof(struct mapping, start), addr);
 	if (lo == 0)
 		return NULL;
 	if (addr < m->v[lo - 1].end)
@@ -308,7 +308,7 @@ struct mapping *module_map_find(const struct module_map *m, uint64_t addr)
 }
 
 size_t
-spans_upto(const void *v, size_t n, size_t stride, size_t start_off, uint64_t addr)
+unwind_spans_upto(const void *v, size_t n, size_t stride, size_t start_off, uint64_t addr)
 {
 	const unsigned char *base = v;
 	size_t lo = 0, hi = n;

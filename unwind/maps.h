@@ -44,18 +44,18 @@ struct module_map {
 };
 
 /* Parse /proc/PID/maps.  Returns 0 or -errno (-ESRCH if the process is gone). */
-int module_map_read(pid_t pid, struct module_map *out);
+int unwind_module_map_read(pid_t pid, struct module_map *out);
 /* Parse maps text (for tests and core files). Returns 0 or -EINVAL. */
-int module_map_parse(const char *text, struct module_map *out);
-void module_map_free(struct module_map *m);
+int unwind_module_map_parse(const char *text, struct module_map *out);
+void unwind_module_map_free(struct module_map *m);
 /* Binary search; NULL if addr is in no mapping. */
-struct mapping *module_map_find(const struct module_map *m, uint64_t addr);
+struct mapping *unwind_module_map_find(const struct module_map *m, uint64_t addr);
 
 /* In v, n elements of stride bytes sorted by the uint64_t start at byte
  * offset start_off, how many start at or below addr (so the candidate that
  * may hold addr is element count - 1): the one binary search of every
  * table of address ranges (maps, symbols, perf maps, core segments). */
-size_t spans_upto(const void *v, size_t n, size_t stride, size_t start_off, uint64_t addr);
+size_t unwind_spans_upto(const void *v, size_t n, size_t stride, size_t start_off, uint64_t addr);
 
 /* Do [off, off + len) lie inside size bytes?  Overflow-safe: off and len
  * come from files we do not trust. */

@@ -44,7 +44,7 @@ log_snapshot(struct memory_log *log, uint64_t addr, const unsigned char *p, size
 }
 
 int
-memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len)
+unwind_memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len)
 {
 	const struct stack_snapshot *s = r->snap;
 	if (s && s->stack && inside(addr, len, s->stack_start, s->stack_len)) {

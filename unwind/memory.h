@@ -42,6 +42,6 @@ struct memory_reader {
 };
 
 /* Copy len bytes at target address addr into buf.  Returns 0 or -EFAULT. */
-int memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len);
+int unwind_memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len);
 
 #endif

@@ -76,13 +76,13 @@ static size_t xz_decompress(const unsigned char *p, size_t len, size_t max, unsi
 #endif
 
 size_t
-minidebuginfo_read(const struct elf_image *img, unsigned char **out)
+unwind_minidebuginfo_read(const struct elf_image *img, unsigned char **out)
 {
 	*out = NULL;
 #ifdef HAVE_LZMA
 	Elf64_Shdr sh;
 
-	if (!elf_find_section(img->data, img->size, ".gnu_debugdata", &sh))
+	if (!unwind_elf_find_section(img->data, img->size, ".gnu_debugdata", &sh))
 		return 0;
 	size_t max = img->size * MINIDEBUG_RATIO;
 	if (max < MINIDEBUG_MIN_LIMIT)

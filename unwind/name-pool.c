@@ -29,7 +29,7 @@ name_equal(const void *owner, const void *key, uint32_t id)
 }
 
 const char *
-name_pool_intern(struct name_pool **pp, const char *s, size_t max_bytes)
+unwind_name_pool_intern(struct name_pool **pp, const char *s, size_t max_bytes)
 {
 	if (!*pp && !(*pp = calloc(1, sizeof(**pp))))
 		return NULL;
@@ -54,13 +54,13 @@ name_pool_intern(struct name_pool **pp, const char *s, size_t max_bytes)
 }
 
 size_t
-name_pool_bytes(const struct name_pool *p)
+unwind_name_pool_bytes(const struct name_pool *p)
 {
 	return p ? p->bytes : 0;
 }
 
 void
-name_pool_free(struct name_pool *p)
+unwind_name_pool_free(struct name_pool *p)
 {
 	if (!p)
 		return;

@@ -101,7 +101,7 @@ struct perf_map {
 	/* Sorted by start, disjoint. */
 	struct perf_map_entry *v;
 	size_t n, cap;
-	/* Every name handed out, until perf_map_free (callers keep them). */
+	/* Every name handed out, until unwind_perf_map_free (callers keep them). */
 	struct name_pool *names;
 	size_t max_entries, max_name_bytes, read_max;
 	uint64_t dropped;         /* lines left out at the caps */
@@ -242,7 +242,7 @@ static size_t first_ending_after(const struct perf_map_entry *v, size_t n, uint6
 {
 	/* v is sorted by end too (disjoint): those ending at or before
 	 * addr come first. */
-	return spans_upto(v, n, sizeof(*v), offsetof(struct perf_map_entry, end), addr);
+	return unwind_spans_upto(v, n, sizeof(*v), offsetof(struct perf_map_entry, end), addr);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -402,7 +402,7 @@ static void parse_line(struct perf_map *pm, char *line)
 	p = end + 1;
 	if (!*p)
 		goto bad;
-	name = name_pool_intern(&pm->names, p, pm->max_name_bytes);
+	name = unwind_name_pool_intern(&pm->names, p, pm->max_name_bytes);
 	if (!name) {
 		pm->dropped++;
 		return;
@@ -448,7 +448,7 @@ static void read_appended(struct perf_map *pm, int fd, off_t end)
 	char *buf = malloc(CHUNK + MAX_LINE + 1);
 	size_t len = 0;
 	off_t pos = pm->offset;         /* file offset of buf[0] */
-	uint64_t begin = monotonic_ns(), deadline = begin + READ_BUDGET_NS;
+	uint64_t begin = ptrace_clock_monotonic_ns(), deadline = begin + READ_BUDGET_NS;
 	uint64_t seq0 = pm->seq, max_lines = (uint64_t)pm->max_entries * LOOK_LINES_PER_ENTRY;
 
 	if (!buf)
@@ -463,7 +463,7 @@ static void read_appended(struct perf_map *pm, int fd, off_t end)
 		if (pos + (off_t)len >= end)
 			break;
 		if ((size_t)(pos - pm->offset) >= pm->read_max || pm->seq - seq0 >= max_lines ||
-		    monotonic_ns() > deadline) {
+		    ptrace_clock_monotonic_ns() > deadline) {
 			pm->more = true;
 			break;
 		}
@@ -504,7 +504,7 @@ static void read_appended(struct perf_map *pm, int fd, off_t end)
 	pm->offset = pos;
 	pm->unread = pm->more ? end - pos : 0;
 	if (pm->more)
-		pm->resume_ns = monotonic_ns() + pm->pace * (monotonic_ns() - begin);
+		pm->resume_ns = ptrace_clock_monotonic_ns() + pm->pace * (ptrace_clock_monotonic_ns() - begin);
 	pm->tail_len = pos < TAIL ? (size_t)pos : TAIL;
 	if (pread(fd, pm->tail, pm->tail_len, pos - (off_t)pm->tail_len) != (ssize_t)pm->tail_len)
 		pm->tail_len = 0;       /* cannot tell: read whole next time */
@@ -528,7 +528,7 @@ static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 		read_status(pm, pid);
 	}
 	/* A look cut short: the next waits (PACE), with what was read. */
-	if (pm->more && monotonic_ns() < pm->resume_ns)
+	if (pm->more && ptrace_clock_monotonic_ns() < pm->resume_ns)
 		return;
 	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", (int)pm->nspid);
 	/* The target names this file and controls /tmp: inside its root
@@ -536,7 +536,7 @@ static void perf_map_refresh(struct perf_map *pm, pid_t pid)
 	 * symlink (a user's link to a file of root's, to /proc/kmsg), only
 	 * a regular file (a FIFO would hang us, O_NONBLOCK), and only one
 	 * the target's user or root owns (tests/security-perfmap.test). */
-	fd = elf_open_in_root_nofollow(pid, rel);
+	fd = unwind_elf_open_in_root_nofollow(pid, rel);
 	if (fd == -ELOOP)
 		why = "it is a symlink";
 	else if (fd == -EINVAL)
@@ -570,7 +570,7 @@ readable:
 	close(fd);
 }
 
-const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
+const char *unwind_perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
 			    uint64_t *offset)
 {
 	struct perf_map *pm;
@@ -578,10 +578,10 @@ const char *perf_map_lookup(struct perf_map **pmp, pid_t pid, uint64_t addr,
 	if (pid <= 0 || !(pm = perf_map_get(pmp)))
 		return NULL;
 	perf_map_refresh(pm, pid);
-	return perf_map_find(pm, addr, offset);
+	return unwind_perf_map_find(pm, addr, offset);
 }
 
-const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *offset)
+const char *unwind_perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *offset)
 {
 	size_t lo;
 
@@ -589,7 +589,7 @@ const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *of
 		return NULL;
 	/* The last entry that starts at or below addr: entries are
 	 * disjoint, so the only one that can hold it. */
-	lo = spans_upto(pm->v, pm->n, sizeof(*pm->v), offsetof(struct perf_map_entry, start), addr);
+	lo = unwind_spans_upto(pm->v, pm->n, sizeof(*pm->v), offsetof(struct perf_map_entry, start), addr);
 	if (lo == 0 || addr >= pm->v[lo - 1].end)
 		return NULL;
 	if (offset)
@@ -597,7 +597,7 @@ const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *of
 	return pm->v[lo - 1].name;
 }
 
-void perf_map_set_limits(struct perf_map **pmp, size_t max_entries,
+void unwind_perf_map_set_limits(struct perf_map **pmp, size_t max_entries,
 			 size_t max_name_bytes, size_t read_max)
 {
 	struct perf_map *pm = perf_map_get(pmp);
@@ -610,13 +610,13 @@ void perf_map_set_limits(struct perf_map **pmp, size_t max_entries,
 	pm->pace = 0;
 }
 
-void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
+void unwind_perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
 {
 	memset(u, 0, sizeof(*u));
 	if (!pm)
 		return;
 	u->entries = pm->n;
-	u->name_bytes = name_pool_bytes(pm->names);
+	u->name_bytes = unwind_name_pool_bytes(pm->names);
 	u->dropped = pm->dropped;
 	u->bad = pm->bad;
 	u->unread = pm->more ? (uint64_t)pm->unread : 0;
@@ -624,16 +624,16 @@ void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u)
 	u->refused_uid = pm->refused_uid;
 }
 
-unsigned perf_map_generation(const struct perf_map *pm)
+unsigned unwind_perf_map_generation(const struct perf_map *pm)
 {
 	return pm ? pm->generation : 0;
 }
 
-void perf_map_free(struct perf_map *pm)
+void unwind_perf_map_free(struct perf_map *pm)
 {
 	if (!pm)
 		return;
-	name_pool_free(pm->names);
+	unwind_name_pool_free(pm->names);
 	free(pm->v);
 	free(pm->batch);
 	free(pm);

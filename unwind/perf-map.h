@@ -20,16 +20,16 @@ struct perf_map;
  * entries it overlaps.  Only whole lines count (a JIT writes them whole).
  * *pm is created here, with the caps of unwind.h.  NULL when no line
  * covers addr.  The string belongs to *pm and stays valid until
- * perf_map_free(). */
-const char *perf_map_lookup(struct perf_map **pm, pid_t pid, uint64_t addr,
+ * unwind_perf_map_free(). */
+const char *unwind_perf_map_lookup(struct perf_map **pm, pid_t pid, uint64_t addr,
 			    uint64_t *offset);
 /* The same from what was read already, without looking at the file. */
-const char *perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *offset);
+const char *unwind_perf_map_find(const struct perf_map *pm, uint64_t addr, uint64_t *offset);
 /* Other caps than unwind.h's, and read_max: the bytes read at one lookup
  * at most (default 256 bytes an entry of the cap; the rest at the next
  * ones, here without a pause between them), for tests; *pm is created
  * here. */
-void perf_map_set_limits(struct perf_map **pm, size_t max_entries,
+void unwind_perf_map_set_limits(struct perf_map **pm, size_t max_entries,
 			 size_t max_name_bytes, size_t read_max);
 
 struct perf_map_usage {
@@ -43,11 +43,11 @@ struct perf_map_usage {
 	long refused_uid;         /* the owner of the file refused */
 };
 /* pm may be NULL (all zero). */
-void perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u);
+void unwind_perf_map_usage(const struct perf_map *pm, struct perf_map_usage *u);
 /* Changes when a look goes on reading where an earlier one stopped at its
  * bounds: an address found in no line then may be named now, so names
  * cached by address must be dropped (unwind_target_generation()). */
-unsigned perf_map_generation(const struct perf_map *pm);
-void perf_map_free(struct perf_map *pm);
+unsigned unwind_perf_map_generation(const struct perf_map *pm);
+void unwind_perf_map_free(struct perf_map *pm);
 
 #endif

@@ -19,7 +19,7 @@
  * jumps through the k-th .rela.plt relocation: the sizes are in the arch/
  * table (x86-64 and aarch64).
  * Returns the number added, or -ENOMEM. */
-long plt_symbols(const struct elf_image *img, struct sym_build *b, char **names_out,
+long unwind_plt_symbols(const struct elf_image *img, struct sym_build *b, char **names_out,
 		 size_t *names_len_out)
 {
 	Elf *e;
@@ -32,12 +32,12 @@ long plt_symbols(const struct elf_image *img, struct sym_build *b, char **names_
 	long added = 0;
 	char *names = NULL;
 
-	if (!elf_find_section(img->data, img->size, ".rela.plt", &rel) ||
+	if (!unwind_elf_find_section(img->data, img->size, ".rela.plt", &rel) ||
 	    rel.sh_type != SHT_RELA || rel.sh_entsize != sizeof(Elf64_Rela))
 		return 0;
-	if (elf_find_section(img->data, img->size, ".plt.sec", &plt)) {
+	if (unwind_elf_find_section(img->data, img->size, ".plt.sec", &plt)) {
 		header = 0;
-	} else if (elf_find_section(img->data, img->size, ".plt", &plt)) {
+	} else if (unwind_elf_find_section(img->data, img->size, ".plt", &plt)) {
 		header = 1;       /* the architecture's size, below */
 	} else {
 		return 0;
@@ -101,7 +101,7 @@ long plt_symbols(const struct elf_image *img, struct sym_build *b, char **names_
 			memcpy(names + at, nm, l);
 			memcpy(names + at + l, "@plt", sizeof("@plt"));
 			/* Rank 3: below any real symbol at the same address. */
-			int err = symtab_add(b, plt.sh_addr + header + k * entsize, entsize, 0,
+			int err = unwind_symtab_add(b, plt.sh_addr + header + k * entsize, entsize, 0,
 					   names + at, 3);
 			if (err < 0) {
 				added = err;
@@ -115,13 +115,13 @@ long plt_symbols(const struct elf_image *img, struct sym_build *b, char **names_
 				goto out;
 			/* A hostile .rela.plt can name one long name many
 			 * times: the block is charged before it is made. */
-			if (symtab_charge_names(names_len) < 0) {
+			if (unwind_symtab_charge_names(names_len) < 0) {
 				added = -E2BIG;
 				goto out;
 			}
 			names = malloc(names_len);
 			if (!names) {
-				symtab_uncharge_names(names_len);
+				unwind_symtab_uncharge_names(names_len);
 				added = -ENOMEM;
 				goto out;
 			}

@@ -81,13 +81,13 @@ static int make_view(struct source_dwarf *sd, const struct elf_image *img)
 {
 	/* Only the regular file: something else put in its place must not
 	 * hang us (the (dev, inode) check then rejects another file). */
-	int fd = img->path ? elf_open_regular(img->path) : -1;
+	int fd = img->path ? unwind_elf_open_regular(img->path) : -1;
 	struct stat st;
 
 	if (fd >= 0) {
 		if (fstat(fd, &st) == 0 && st.st_dev == img->dev &&
 		    st.st_ino == img->ino && (uint64_t)st.st_size == img->size) {
-			void *p = file_map(fd, img->size, PROT_READ | PROT_WRITE);
+			void *p = unwind_file_map(fd, img->size, PROT_READ | PROT_WRITE);
 
 			if (p != MAP_FAILED) {
 				close(fd);
@@ -112,7 +112,7 @@ static int make_view(struct source_dwarf *sd, const struct elf_image *img)
 static void drop_view(struct source_dwarf *sd)
 {
 	if (sd->view_mmapped)
-		file_unmap(sd->view, sd->view_len);
+		unwind_file_unmap(sd->view, sd->view_len);
 	else
 		free(sd->view);
 	sd->view = NULL;
@@ -150,7 +150,7 @@ static void open_dwarf(struct source_dwarf *sd, const struct elf_image *img)
 	sd->elf = e;
 }
 
-/* elf_debug_file_search: keep the first debug file libdw can read. */
+/* unwind_elf_debug_file_search: keep the first debug file libdw can read. */
 static long take_debug(void *arg, struct elf_cache *file, struct elf_image *dbg)
 {
 	struct source_dwarf *sd = arg;
@@ -184,7 +184,7 @@ static struct source_dwarf *source_dwarf_get(struct unwind_target *t,
 	open_dwarf(sd, img);
 	/* A stripped file may still carry .debug_frame-only sections, and
 	 * libdw then fails: look for the real debug file either way. */
-	if (!sd->dw && elf_debug_file_search(img, take_debug, sd) < 0) {
+	if (!sd->dw && unwind_elf_debug_file_search(img, take_debug, sd) < 0) {
 		free(sd);
 		return NULL;
 	}
@@ -193,7 +193,7 @@ static struct source_dwarf *source_dwarf_get(struct unwind_target *t,
 	return sd;
 }
 
-void source_cache_free(struct source_cache *c)
+void unwind_source_cache_free(struct source_cache *c)
 {
 	if (!c)
 		return;
@@ -204,7 +204,7 @@ void source_cache_free(struct source_cache *c)
 		if (sd->elf)
 			elf_end(sd->elf);
 		drop_view(sd);
-		elf_cache_free(&sd->debug);
+		unwind_elf_cache_free(&sd->debug);
 		free(sd);
 	}
 	for (struct source_name *n = c->names, *next; n; n = next) {
@@ -241,7 +241,7 @@ static const char *die_name(struct source_cache *c, Dwarf_Die *die,
 		return name;
 	n->mangled = name;
 	n->flags = flags;
-	n->demangled = symbol_demangle(name, !(flags & UNWIND_SYM_NO_PARAMS));
+	n->demangled = unwind_symbol_demangle(name, !(flags & UNWIND_SYM_NO_PARAMS));
 	n->next = c->names;
 	c->names = n;
 	return n->demangled ? n->demangled : name;
@@ -373,8 +373,8 @@ static int source_lookup(struct unwind_target *t, uint64_t ip, bool caller,
 int unwind_source(struct unwind_target *t, uint64_t ip, bool caller,
 		  unsigned flags, struct unwind_source_frame *out, int max)
 {
-	target_enter(t);
+	unwind_target_enter(t);
 	int r = source_lookup(t, ip, caller, flags, out, max);
-	target_leave(t);
+	unwind_target_leave(t);
 	return r;
 }

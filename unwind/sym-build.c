@@ -1,9 +1,9 @@
 /* unwind/sym-build.c - a symbol table being built (unwind/sym-build.h):
- * the functions added by every source (symtab_add: the ELF tables read
+ * the functions added by every source (unwind_symtab_add: the ELF tables read
  * here, plt.c, gopclntab.c) within the module's and the run's budgets,
  * the reader of .symtab and .dynsym, and the sort.  Below the sources:
  * symtab.c, which calls them in order and finishes the table, was both
- * called by plt.c and gopclntab.c (symtab_add) and calling them. */
+ * called by plt.c and gopclntab.c (unwind_symtab_add) and calling them. */
 #include "config.h"
 
 #include <errno.h>
@@ -38,7 +38,7 @@ static unsigned leading_underscores(const char *s)
 }
 
 int
-symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
+unwind_symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
 	   const char *name, unsigned rank)
 {
 	if (b->over)
@@ -83,7 +83,7 @@ symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
 /* The build's time is up (checked every few thousand entries). */
 static bool build_late(struct sym_build *b)
 {
-	if (monotonic_ns() <= b->deadline)
+	if (ptrace_clock_monotonic_ns() <= b->deadline)
 		return false;
 	b->over = SYM_OVER_TIME;
 	return true;
@@ -95,7 +95,7 @@ static bool build_late(struct sym_build *b)
 static void release_pages(const struct elf_image *img, const void *p, size_t len)
 {
 	if (img && img->mmapped)
-		elf_image_release(img, p, len);
+		unwind_elf_image_release(img, p, len);
 }
 
 /* Is name "NAME@VERSION" (an older version: not "@@", not "@plt")? */
@@ -169,7 +169,7 @@ static void heap_sort(struct sym_build *b, struct sym *v, size_t n)
  * merge sort): quicksort on the median of three, heapsort past a depth
  * that a hostile order could force, insertion sort for short runs.
  * false when the build's time ran out first (b->over). */
-bool symtab_sort(struct sym_build *b, struct sym *v, size_t n, unsigned depth)
+bool unwind_symtab_sort(struct sym_build *b, struct sym *v, size_t n, unsigned depth)
 {
 	while (n > 16) {
 		unwind_yield();
@@ -201,12 +201,12 @@ bool symtab_sort(struct sym_build *b, struct sym *v, size_t n, unsigned depth)
 		}
 		/* The smaller side by recursion, the larger by the loop. */
 		if (j + 1 < n - j - 1) {
-			if (!symtab_sort(b, v, j + 1, depth))
+			if (!unwind_symtab_sort(b, v, j + 1, depth))
 				return false;
 			v += j + 1;
 			n -= j + 1;
 		} else {
-			if (!symtab_sort(b, v + j + 1, n - j - 1, depth))
+			if (!unwind_symtab_sort(b, v + j + 1, n - j - 1, depth))
 				return false;
 			n = j + 1;
 		}
@@ -306,7 +306,7 @@ static uint64_t section_end(Elf *e, unsigned shndx, uint64_t value)
  * order), at most the module's budget of them.  Returns the number added,
  * 0 when there is no such section or it is unusable, -E2BIG over a budget
  * (b->over), -ENOMEM. */
-long symtab_collect(struct sym_build *b, const struct elf_image *img,
+long unwind_symtab_collect(struct sym_build *b, const struct elf_image *img,
 		    const unsigned char *data, size_t size, Elf64_Word type)
 {
 	Elf *e;
@@ -398,7 +398,7 @@ long symtab_collect(struct sym_build *b, const struct elf_image *img,
 		unsigned rank = t == STT_NOTYPE ? 3 : bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		if (versym && rank < 2 && (arch_get_uint(versym + 2 * i, 2, be) & 0x8000))
 			rank = 2;
-		int r = symtab_add(b, es.value, es.size, sec_end, strtab + es.name, rank);
+		int r = unwind_symtab_add(b, es.value, es.size, sec_end, strtab + es.name, rank);
 		if (r < 0) {
 			ret = r;
 			goto out;
@@ -420,13 +420,13 @@ out:
 }
 
 int
-symtab_charge_names(size_t len)
+unwind_symtab_charge_names(size_t len)
 {
 	return unwind_budget_take(UNWIND_BUDGET_SYMBOLS, len) ? 0 : -E2BIG;
 }
 
 void
-symtab_uncharge_names(size_t len)
+unwind_symtab_uncharge_names(size_t len)
 {
 	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, len);
 }

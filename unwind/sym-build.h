@@ -1,10 +1,10 @@
 /* unwind/sym-build.h - a symbol table being built: its compact entries,
- * the builder the sources add to (symtab_add, symbols.h), the reader of
+ * the builder the sources add to (unwind_symtab_add, symbols.h), the reader of
  * an ELF file's .symtab and .dynsym, and the sort.  Defined in
  * unwind/sym-build.c.
  *
  * Private to symtab.c, which builds tables from its sources (plt.c and
- * gopclntab.c only see struct sym_build through symtab_add); it calls
+ * gopclntab.c only see struct sym_build through unwind_symtab_add); it calls
  * nothing above the images.
  */
 #ifndef STACKSPY_UNWIND_SYM_BUILD_H
@@ -40,7 +40,7 @@ struct sym_build {
 	size_t n, cap;
 	uint64_t charged;         /* bytes of v taken from the run's budget */
 	uint64_t max_funcs;       /* the module's budget */
-	uint64_t started;         /* monotonic_ns() */
+	uint64_t started;         /* ptrace_clock_monotonic_ns() */
 	uint64_t deadline;
 	enum sym_over over;
 	/* The string tables of mapped files the names are in: the sort
@@ -58,10 +58,10 @@ struct sym_build {
  * or SHT_DYNSYM) of the ELF at data/size to b; img is the mapped file
  * they are in (NULL: our memory).  Returns the number added, 0 when there
  * is none, -E2BIG over a budget (b->over), -ENOMEM. */
-long symtab_collect(struct sym_build *b, const struct elf_image *img,
+long unwind_symtab_collect(struct sym_build *b, const struct elf_image *img,
 		    const unsigned char *data, size_t size, Elf64_Word type);
 /* Sort v in place by start, the preferred alias first, within b's time.
  * false when the time ran out first (b->over). */
-bool symtab_sort(struct sym_build *b, struct sym *v, size_t n, unsigned depth);
+bool unwind_symtab_sort(struct sym_build *b, struct sym *v, size_t n, unsigned depth);
 
 #endif

@@ -17,9 +17,9 @@
 /* ---- names that live as long as the target ------------------------------ */
 
 const char *
-target_intern(struct unwind_target *t, const char *s)
+unwind_target_intern(struct unwind_target *t, const char *s)
 {
-	const char *r = name_pool_intern(&t->names, s, UNWIND_MAX_MODULE_NAME_BYTES);
+	const char *r = unwind_name_pool_intern(&t->names, s, UNWIND_MAX_MODULE_NAME_BYTES);
 	if (!r)
 		t->dropped.module_names++;
 	return r;
@@ -37,10 +37,10 @@ target_intern(struct unwind_target *t, const char *s)
 static const char *
 perf_map_name(struct unwind_target *t, uint64_t addr, uint64_t *off)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = ptrace_clock_monotonic_ns();
 	if (t->perf_map_miss_ns && now - t->perf_map_miss_ns < PERF_MAP_MISS_NS)
-		return perf_map_find(t->perf_map, addr, off);
-	const char *name = perf_map_lookup(&t->perf_map, t->pid, addr, off);
+		return unwind_perf_map_find(t->perf_map, addr, off);
+	const char *name = unwind_perf_map_lookup(&t->perf_map, t->pid, addr, off);
 	t->perf_map_miss_ns = name ? 0 : now;
 	return name;
 }
@@ -60,11 +60,11 @@ symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 	/* m->path goes with the map at its next reload; the caller may keep
 	 * the name until unwind_target_free (unwind.h). */
 	if (m->path && !(m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0))
-		sym->module = target_intern(t, m->path);
+		sym->module = unwind_target_intern(t, m->path);
 	if (m->image && m->bias_known) {
 		uint64_t off = 0;
 		sym->module_offset = ip - m->bias;
-		sym->function = elf_image_lookup(m->image, look - m->bias, flags, &off);
+		sym->function = unwind_elf_image_lookup(m->image, look - m->bias, flags, &off);
 		if (sym->function)
 			sym->offset = off + (ip - look);
 	} else {
@@ -90,8 +90,8 @@ int
 unwind_symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 		 unsigned flags, struct unwind_symbol *sym)
 {
-	target_enter(t);
+	unwind_target_enter(t);
 	int r = symbolize(t, ip, caller, flags, sym);
-	target_leave(t);
+	unwind_target_leave(t);
 	return r;
 }

@@ -32,13 +32,13 @@ struct sym_build;
  * of an address: 0 GLOBAL, 1 WEAK, 2 other, 3 synthesized (preferred
  * first).  Returns 0, -E2BIG when the module's or the run's budget is
  * spent (the table is then dropped and said), or -ENOMEM (sym-build.c). */
-int symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
+int unwind_symtab_add(struct sym_build *b, uint64_t start, uint64_t size, uint64_t sec_end,
 	       const char *name, unsigned rank);
 /* Charge len bytes of a block of names a table keeps (the PLT's) to the
  * run's symbol budget: 0, or -E2BIG when they do not fit.  Given back by
- * symtab_uncharge_names, or by the table that keeps them (sym-build.c). */
-int symtab_charge_names(size_t len);
-void symtab_uncharge_names(size_t len);
+ * unwind_symtab_uncharge_names, or by the table that keeps them (sym-build.c). */
+int unwind_symtab_charge_names(size_t len);
+void unwind_symtab_uncharge_names(size_t len);
 
 /* PLT stubs have no symbol; entry k of .plt.sec (IBT) or of .plt after its
  * header jumps through the k-th .rela.plt relocation: add "func@plt" for
@@ -46,13 +46,13 @@ void symtab_uncharge_names(size_t len);
  * block, *names of *names_len bytes, charged to the run's symbol budget
  * (the caller frees it and gives them back).  Returns the number added,
  * -E2BIG or -ENOMEM (plt.c). */
-long plt_symbols(const struct elf_image *img, struct sym_build *b, char **names,
+long unwind_plt_symbols(const struct elf_image *img, struct sym_build *b, char **names,
 		 size_t *names_len);
 
 /* The decompressed .gnu_debugdata of img (MiniDebugInfo, an ELF file),
  * malloc'd in *out.  Returns its size, 0 when there is none, it is corrupt
  * or too large, or stackspy was built without liblzma (minidebuginfo.c). */
-size_t minidebuginfo_read(const struct elf_image *img, unsigned char **out);
+size_t unwind_minidebuginfo_read(const struct elf_image *img, unsigned char **out);
 
 /* Name of the function containing vaddr (an ELF virtual address of img),
  * from .symtab, else a separate debug file found by build-id
@@ -61,7 +61,7 @@ size_t minidebuginfo_read(const struct elf_image *img, unsigned char **out);
  * UNWIND_SYM_*: by default the name is demangled (C++/Rust); demangled
  * forms are computed once and cached in the symbol table.  The string is
  * owned by img.  Sets *offset = vaddr - symbol start; NULL if none. */
-const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
+const char *unwind_elf_image_lookup(struct elf_image *img, uint64_t vaddr,
 			     unsigned flags, uint64_t *offset);
 
 /* Sees a separate debug file that matches the image searched for: it is
@@ -76,20 +76,20 @@ typedef long elf_debug_take_fn(void *arg, struct elf_cache *file,
  * ours), then by .gnu_debuglink (GDB's directories; CRC checked).  Each
  * that exists and matches goes to take(arg, ...) until one is taken.
  * Returns take's positive answer, 0 if none was taken, or -ENOMEM. */
-long elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
+long unwind_elf_debug_file_search(const struct elf_image *img, elf_debug_take_fn *take,
 			   void *arg);
 
 /* The functions of a Go binary (1.18 and later) from its .gopclntab, which
  * stripping leaves: names point into img's data.  Returns the number
  * added (0 when there is no such table), -E2BIG or -ENOMEM (gopclntab.c). */
-long gopclntab_symbols(const struct elf_image *img, struct sym_build *b);
+long unwind_gopclntab_symbols(const struct elf_image *img, struct sym_build *b);
 
 /* Demangle C++/Rust names.  Returns a malloc'd string, or NULL if name is
  * not mangled (or demangling is compiled out).  with_params keeps the C++
  * parameter list. */
-char *symbol_demangle(const char *name, bool with_params);
+char *unwind_symbol_demangle(const char *name, bool with_params);
 
-void symtab_free(struct symtab *s);
+void unwind_symtab_free(struct symtab *s);
 
 /* ---- inputs skipped at a limit (debug-file.c) ----------------------------
  * Debug files and compressed sections come from the target's side: a

@@ -114,7 +114,7 @@ static uint64_t code_reach(const struct elf_image *img, uint64_t vaddr, uint64_t
 			avail = reach + 16;
 		if (reach > avail)
 			reach = avail;
-		uint64_t r = x86_code_reach(img->data + sg->offset + off, (size_t)avail, reach, vaddr);
+		uint64_t r = unwind_x86_code_reach(img->data + sg->offset + off, (size_t)avail, reach, vaddr);
 		return r ? vaddr + r : end;
 	}
 	return end;
@@ -131,7 +131,7 @@ static int finish(struct symtab *st, struct sym_build *b, const struct elf_image
 
 	for (size_t m = n; m > 1; m >>= 1)
 		depth += 2;
-	if (n > 0 && !symtab_sort(b, v, n, depth))
+	if (n > 0 && !unwind_symtab_sort(b, v, n, depth))
 		return -E2BIG;
 
 	/* Aliases: the first of a run of equal starts is the preferred name;
@@ -170,7 +170,7 @@ static int finish(struct symtab *st, struct sym_build *b, const struct elf_image
 			if (end == UINT64_MAX)
 				end = s->start + 1;
 			else if (end - s->start > 1 && refined < SYMTAB_REACH_MAX &&
-				 monotonic_ns() <= b->deadline) {
+				 ptrace_clock_monotonic_ns() <= b->deadline) {
 				end = code_reach(img, s->start, end);
 				refined++;
 			}
@@ -220,7 +220,7 @@ static uint64_t build_time(uint64_t now)
 /* A build ran out of its time (started at started): drawn from the bank. */
 static void bank_draw(uint64_t started)
 {
-	uint64_t spent = monotonic_ns() - started;
+	uint64_t spent = ptrace_clock_monotonic_ns() - started;
 	bank_ns = spent < bank_ns ? bank_ns - spent : 0;
 }
 
@@ -260,7 +260,7 @@ static void note_over(struct sym_build *b, const char *path, const char *what)
 				    "there are named from what else it has, or by module and offset",
 				    what, (unsigned long long)((b->deadline - b->started) / NS_PER_MS));
 		bank_draw(b->started);
-		b->started = monotonic_ns();
+		b->started = ptrace_clock_monotonic_ns();
 		break;
 	case SYM_FITS:
 		break;
@@ -280,7 +280,7 @@ static long symtab_take_debug(void *arg, struct elf_cache *file,
 			      struct elf_image *dbg)
 {
 	struct symtab_take *a = arg;
-	long added = symtab_collect(a->b, dbg, dbg->data, dbg->size, SHT_SYMTAB);
+	long added = unwind_symtab_collect(a->b, dbg, dbg->data, dbg->size, SHT_SYMTAB);
 
 	if (added == -E2BIG) {
 		/* The next candidate, and the module's other sources. */
@@ -303,7 +303,7 @@ static long from_minidebuginfo(struct symtab *st, const struct elf_image *img,
 	size_t len;
 	long added, dyn;
 
-	len = minidebuginfo_read(img, &mini);
+	len = unwind_minidebuginfo_read(img, &mini);
 	if (len == 0)
 		return 0;
 	/* Kept while the table is: the run's symbol budget holds it. */
@@ -312,7 +312,7 @@ static long from_minidebuginfo(struct symtab *st, const struct elf_image *img,
 		b->over = SYM_OVER_RUN;
 		return -E2BIG;
 	}
-	added = symtab_collect(b, NULL, mini, len, SHT_SYMTAB);
+	added = unwind_symtab_collect(b, NULL, mini, len, SHT_SYMTAB);
 	if (added <= 0) {
 		free(mini);
 		unwind_budget_give(UNWIND_BUDGET_SYMBOLS, len);
@@ -320,11 +320,11 @@ static long from_minidebuginfo(struct symtab *st, const struct elf_image *img,
 	}
 	st->minidebug = mini;
 	st->minidebug_len = len;
-	dyn = symtab_collect(b, img, img->data, img->size, SHT_DYNSYM);
+	dyn = unwind_symtab_collect(b, img, img->data, img->size, SHT_DYNSYM);
 	return dyn < 0 ? dyn : added + dyn;
 }
 
-/* One source of names: symtab_collect's answer, a table over a budget said (for
+/* One source of names: unwind_symtab_collect's answer, a table over a budget said (for
  * path) and dropped as if there were none. */
 static long source_done(struct sym_build *b, long added, const char *path, const char *what)
 {
@@ -344,12 +344,12 @@ static long names_from(struct symtab *st, struct elf_image *img, struct sym_buil
 
 	if (all) {
 		/* .symtab is a superset of .dynsym: no need to merge them. */
-		added = symtab_collect(b, img, img->data, img->size, SHT_SYMTAB);
+		added = unwind_symtab_collect(b, img, img->data, img->size, SHT_SYMTAB);
 		added = source_done(b, added, img->path, ".symtab");
 		if (added == 0) {
 			struct symtab_take a = { st, b };
 
-			added = elf_debug_file_search(img, symtab_take_debug, &a);
+			added = unwind_elf_debug_file_search(img, symtab_take_debug, &a);
 		}
 		if (added == 0) {
 			added = from_minidebuginfo(st, img, b);
@@ -363,11 +363,11 @@ static long names_from(struct symtab *st, struct elf_image *img, struct sym_buil
 		}
 	}
 	if (added == 0) {
-		added = symtab_collect(b, img, img->data, img->size, SHT_DYNSYM);
+		added = unwind_symtab_collect(b, img, img->data, img->size, SHT_DYNSYM);
 		added = source_done(b, added, img->path, ".dynsym");
 		/* A stripped Go binary still has the runtime's own table. */
 		if (added >= 0) {
-			long go = gopclntab_symbols(img, b);
+			long go = unwind_gopclntab_symbols(img, b);
 
 			go = source_done(b, go, img->path, ".gopclntab");
 			added = go < 0 ? go : added + go;
@@ -375,7 +375,7 @@ static long names_from(struct symtab *st, struct elf_image *img, struct sym_buil
 	}
 	/* The PLT lives in the running file, not in a debug file. */
 	if (added >= 0) {
-		long plt = plt_symbols(img, b, &st->plt_names, &st->plt_names_len);
+		long plt = unwind_plt_symbols(img, b, &st->plt_names, &st->plt_names_len);
 
 		/* Over a budget here, the functions found so far are kept
 		 * without the stubs. */
@@ -397,7 +397,7 @@ static void drop_sources(struct symtab *st)
 	st->minidebug = NULL;
 	st->plt_names = NULL;
 	st->minidebug_len = st->plt_names_len = 0;
-	elf_cache_free(&st->debug);
+	unwind_elf_cache_free(&st->debug);
 }
 
 /* NULL only when out of memory; an image without symbols (or whose
@@ -406,7 +406,7 @@ static void drop_sources(struct symtab *st)
 static struct symtab *symtab_build(struct elf_image *img)
 {
 	struct symtab *st = calloc(1, sizeof(*st));
-	uint64_t now = monotonic_ns(), time = build_time(now);
+	uint64_t now = ptrace_clock_monotonic_ns(), time = build_time(now);
 	struct sym_build b = {
 		.max_funcs = unwind_budget_module_funcs(),
 		.started = now,
@@ -430,17 +430,17 @@ static struct symtab *symtab_build(struct elf_image *img)
 		drop_sources(st);
 		if (!all)
 			return st;
-		b.started = monotonic_ns();
+		b.started = ptrace_clock_monotonic_ns();
 		b.deadline = b.started + time / 4;
 	}
 	build_drop(&b);
-	symtab_free(st);
+	unwind_symtab_free(st);
 	return NULL;
 }
 
 static const struct sym *find(const struct symtab *st, uint64_t vaddr)
 {
-	size_t lo = spans_upto(st->v, st->n, sizeof(*st->v), offsetof(struct sym, start), vaddr);
+	size_t lo = unwind_spans_upto(st->v, st->n, sizeof(*st->v), offsetof(struct sym, start), vaddr);
 	for (size_t i = lo, k = 0; i > 0 && k < ENCLOSING_LOOKBACK; i--, k++) {
 		if (vaddr - st->v[i - 1].start < st->v[i - 1].len)
 			return &st->v[i - 1];
@@ -476,7 +476,7 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 			return NULL;
 		img->symtab_tried = true;
 		img->symtab = symtab_build(img);
-		img->free_symtab = symtab_free;
+		img->free_symtab = unwind_symtab_free;
 	}
 	if (!img->symtab)
 		return NULL;
@@ -489,7 +489,7 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 	 * the version is not part of the function's name. */
 	const char *name = s->name;
 	const char *at = strchr(name, '@');
-	/* ... but "@plt" (plt_symbols()) says where the frame is. */
+	/* ... but "@plt" (unwind_plt_symbols()) says where the frame is. */
 	bool versioned = at && at != name && strcmp(at, "@plt") != 0;
 	if ((flags & UNWIND_SYM_NO_DEMANGLE) && !versioned)
 		return name;
@@ -506,13 +506,13 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 		return name;
 	if (flags & UNWIND_SYM_NO_PARAMS) {
 		if (!(sn->tried & SYM_DEM_NP_TRIED)) {
-			sn->demangled_noparams = symbol_demangle(name, false);
+			sn->demangled_noparams = unwind_symbol_demangle(name, false);
 			sn->tried |= SYM_DEM_NP_TRIED;
 		}
 		return sn->demangled_noparams ? sn->demangled_noparams : name;
 	}
 	if (!(sn->tried & SYM_DEM_TRIED)) {
-		sn->demangled = symbol_demangle(name, true);
+		sn->demangled = unwind_symbol_demangle(name, true);
 		sn->tried |= SYM_DEM_TRIED;
 	}
 	return sn->demangled ? sn->demangled : name;
@@ -521,18 +521,18 @@ static const char *lookup_locked(struct elf_image *img, uint64_t vaddr,
 /* The table and the names are built on first use, and a pooled image is
  * shared by dump's two threads: under the image lock (uncontended but in
  * dump, and a build is once per file). */
-const char *elf_image_lookup(struct elf_image *img, uint64_t vaddr,
+const char *unwind_elf_image_lookup(struct elf_image *img, uint64_t vaddr,
 			     unsigned flags, uint64_t *offset)
 {
 	if (!img)
 		return NULL;
-	elf_image_lock();
+	unwind_elf_image_lock();
 	const char *name = lookup_locked(img, vaddr, flags, offset);
-	elf_image_unlock();
+	unwind_elf_image_unlock();
 	return name;
 }
 
-void symtab_free(struct symtab *s)
+void unwind_symtab_free(struct symtab *s)
 {
 	if (!s)
 		return;
@@ -547,6 +547,6 @@ void symtab_free(struct symtab *s)
 	free(s->minidebug);
 	free(s->plt_names);
 	unwind_budget_give(UNWIND_BUDGET_SYMBOLS, s->charged + s->minidebug_len + s->plt_names_len);
-	elf_cache_free(&s->debug);
+	unwind_elf_cache_free(&s->debug);
 	free(s);
 }

@@ -36,7 +36,7 @@ copy_vdso(struct unwind_target *t)
 			free(buf);
 			return;
 		}
-		t->vdso = elf_image_from_memory(&t->elves, buf, len, "[vdso]");
+		t->vdso = unwind_elf_image_from_memory(&t->elves, buf, len, "[vdso]");
 		if (t->vdso) {
 			t->vdso_start = m->start;
 			t->vdso_end = m->end;
@@ -66,7 +66,7 @@ unwind_target_open(pid_t pid, int *err)
 	}
 	t->pid = pid;
 	t->ops = &live_ops;
-	int r = module_map_read(pid, &t->maps);
+	int r = unwind_module_map_read(pid, &t->maps);
 	if (r < 0) {
 		free(t);
 		*err = r;
@@ -83,15 +83,15 @@ unwind_target_free(struct unwind_target *t)
 	if (!t)
 		return;
 	unwind_target_state_fini(t);
-	perf_map_free(t->perf_map);
-	name_pool_free(t->names);
+	unwind_perf_map_free(t->perf_map);
+	unwind_name_pool_free(t->names);
 	/* libdw reads the images' mmaps: close it before they are unmapped. */
-	source_cache_free(t->source);
-	module_map_free(&t->maps);
+	unwind_source_cache_free(t->source);
+	unwind_module_map_free(&t->maps);
 	for (size_t i = 0; i < t->nretired; i++)
-		module_map_free(&t->retired[i]);
+		unwind_module_map_free(&t->retired[i]);
 	free(t->retired);
-	elf_cache_free(&t->elves);
+	unwind_elf_cache_free(&t->elves);
 	if (t->ops && t->ops->release)
 		t->ops->release(t);
 	free(t);
@@ -131,7 +131,7 @@ unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
 	struct perf_map_usage u;
 
 	*out = t->dropped;
-	perf_map_usage(t->perf_map, &u);
+	unwind_perf_map_usage(t->perf_map, &u);
 	out->perf_map_lines = u.dropped;
 	out->perf_map_bad = u.bad;
 	out->perf_map_unread = u.unread;
@@ -143,5 +143,5 @@ unsigned
 unwind_target_generation(const struct unwind_target *t)
 {
 	/* Both only grow: the sum changes when either does. */
-	return t->generation + perf_map_generation(t->perf_map);
+	return t->generation + unwind_perf_map_generation(t->perf_map);
 }

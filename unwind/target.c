@@ -25,23 +25,23 @@
 #include "unwind/unwind.h"
 
 void
-target_enter(struct unwind_target *t)
+unwind_target_enter(struct unwind_target *t)
 {
 	t->busy++;
 }
 
 void
-target_leave(struct unwind_target *t)
+unwind_target_leave(struct unwind_target *t)
 {
 	if (--t->busy > 0)
 		return;
 	/* The safe point: no mapping pointer is held any more. */
 	for (size_t i = 0; i < t->nretired; i++)
-		module_map_free(&t->retired[i]);
+		unwind_module_map_free(&t->retired[i]);
 	t->nretired = 0;
 }
 
-/* Put the current map aside until target_leave.  Returns 0 or -ENOMEM. */
+/* Put the current map aside until unwind_target_leave.  Returns 0 or -ENOMEM. */
 static int
 retire_maps(struct unwind_target *t)
 {
@@ -57,20 +57,20 @@ unwind_target_reload_maps(struct unwind_target *t)
 	struct module_map fresh;
 	if (t->pid <= 0)
 		return -ENOTSUP;
-	int r = module_map_read(t->pid, &fresh);
+	int r = unwind_module_map_read(t->pid, &fresh);
 	if (r < 0)
 		return r;
 	if (t->busy == 0) {
-		module_map_free(&t->maps);
+		unwind_module_map_free(&t->maps);
 	} else if (retire_maps(t) < 0) {
 		/* Cannot keep the old array alive: keep using it. */
-		module_map_free(&fresh);
+		unwind_module_map_free(&fresh);
 		return -ENOMEM;
 	}
 	t->maps = fresh;
 	t->last_map = NULL;
 	t->generation++;
-	t->maps_loaded_ns = monotonic_ns();
+	t->maps_loaded_ns = ptrace_clock_monotonic_ns();
 	/* A library may now live where another one was. */
 	unwind_target_state_flush(t);
 	return 0;
@@ -93,18 +93,18 @@ unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *f
 	if (t->pid <= 0)
 		return true;            /* a core does not change */
 	if (t->map_files_denied) {
-		if (monotonic_ns() - t->maps_loaded_ns < NS_PER_SEC)
+		if (ptrace_clock_monotonic_ns() - t->maps_loaded_ns < NS_PER_SEC)
 			return true;
 		return unwind_target_reload_maps(t) < 0;
 	}
 	for (int i = 0; i < n; i++) {
-		struct mapping *m = module_map_find(&t->maps, frames[i].ip);
+		struct mapping *m = unwind_module_map_find(&t->maps, frames[i].ip);
 		/* Mapped after the map was read (it may have been read in
 		 * the moment between a dlclose and a dlopen): read again,
 		 * once for the tick, and for a late stop at most every
 		 * 10 ms (a walk astray misses too). */
 		if (!m && frames[i].ip && (t->maps_loaded_ns < epoch ||
-					   monotonic_ns() - t->maps_loaded_ns > 10 * NS_PER_MS))
+					   ptrace_clock_monotonic_ns() - t->maps_loaded_ns > 10 * NS_PER_MS))
 			return unwind_target_reload_maps(t) < 0;
 		if (!m || !m->inode || m->checked == epoch)
 			continue;
@@ -139,9 +139,9 @@ resolve_image(struct unwind_target *t, struct mapping *m)
 		return;
 	} else {
 		int err = 0;
-		m->image = elf_cache_get(&t->elves, t->pid, m, &err);
+		m->image = unwind_elf_cache_get(&t->elves, t->pid, m, &err);
 	}
-	if (m->image && elf_image_bias(m->image, m, &m->bias) == 0)
+	if (m->image && unwind_elf_image_bias(m->image, m, &m->bias) == 0)
 		m->bias_known = true;
 }
 
@@ -151,12 +151,12 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	struct mapping *m = t->last_map;
 	if (m && addr >= m->start && addr < m->end)
 		return m;
-	m = module_map_find(&t->maps, addr);
-	if (!m && t->pid > 0 && monotonic_ns() - t->maps_loaded_ns > 100 * NS_PER_MS) {
+	m = unwind_module_map_find(&t->maps, addr);
+	if (!m && t->pid > 0 && ptrace_clock_monotonic_ns() - t->maps_loaded_ns > 100 * NS_PER_MS) {
 		/* Mapped since we last looked (dlopen, a new thread's stack):
 		 * re-read, at most ten times a second. */
 		if (unwind_target_reload_maps(t) == 0)
-			m = module_map_find(&t->maps, addr);
+			m = unwind_module_map_find(&t->maps, addr);
 	}
 	if (m && !m->image_tried)
 		resolve_image(t, m);
@@ -170,7 +170,7 @@ unwind_target_stack_end(void *target, uint64_t sp)
 {
 	struct unwind_target *t = target;
 	/* Runs while the thread is stopped: a lookup, never a reload. */
-	struct mapping *m = module_map_find(&t->maps, sp);
+	struct mapping *m = unwind_module_map_find(&t->maps, sp);
 	return m ? m->end : 0;
 }
 

@@ -32,7 +32,7 @@ struct unwinder;
  *   outlive any map: a mapping's image pointer stays valid until
  *   unwind_target_free), the vdso copy, the perf map, the DWARF handles and
  *   the interned module names.
- * - A struct mapping (from unwind_target_mapping or module_map_find on
+ * - A struct mapping (from unwind_target_mapping or unwind_module_map_find on
  *   t->maps) is an element of the current map array.  A reload (a lookup
  *   that misses, at most ten times a second, or unwind_target_reload_maps)
  *   replaces that array; while a public call is running (t->busy > 0) the
@@ -40,7 +40,7 @@ struct unwinder;
  *   returns.  So a mapping pointer is valid until the public call that
  *   obtained it returns, and never beyond: keep values, not the pointer,
  *   across calls.  Every public entry point that can reach
- *   unwind_target_mapping brackets its work with target_enter/leave.
+ *   unwind_target_mapping brackets its work with unwind_target_enter/leave.
  */
 
 /* The engines' per-target states (struct unwinder's slot). */
@@ -100,8 +100,8 @@ struct target_ops {
 };
 
 /* A public call starts / ends on t: see "Who owns what" above. */
-void target_enter(struct unwind_target *t);
-void target_leave(struct unwind_target *t);
+void unwind_target_enter(struct unwind_target *t);
+void unwind_target_leave(struct unwind_target *t);
 
 /* The mapping containing addr with its image and bias resolved (image may be
  * NULL for anonymous memory).  NULL if addr is unmapped.  Valid until the
@@ -111,16 +111,16 @@ struct mapping *unwind_target_mapping(struct unwind_target *t, uint64_t addr);
 /* A copy of s that lives as long as t (module names outlive map reloads).
  * NULL on allocation failure or past UNWIND_MAX_MODULE_NAME_BYTES (counted
  * in t->dropped.module_names). */
-const char *target_intern(struct unwind_target *t, const char *s);
+const char *unwind_target_intern(struct unwind_target *t, const char *s);
 
 /* A set of strings, created on first use in *p: the pooled copy of s,
  * added if it is new and the strings' sizes stay within max_bytes.  NULL
  * when out of memory or over max_bytes.  The copies live until
- * name_pool_free (name-pool.c). */
-const char *name_pool_intern(struct name_pool **p, const char *s, size_t max_bytes);
+ * unwind_name_pool_free (name-pool.c). */
+const char *unwind_name_pool_intern(struct name_pool **p, const char *s, size_t max_bytes);
 /* The sizes of the strings in p (0 for NULL). */
-size_t name_pool_bytes(const struct name_pool *p);
-void name_pool_free(struct name_pool *p);
+size_t unwind_name_pool_bytes(const struct name_pool *p);
+void unwind_name_pool_free(struct name_pool *p);
 
 /* ---- source positions (source.c) ----------------------------------------- */
 
@@ -128,9 +128,9 @@ struct source_cache;
 
 #ifdef HAVE_LIBDW
 /* Close the DWARF handles of unwind_source(); before the images go. */
-void source_cache_free(struct source_cache *c);
+void unwind_source_cache_free(struct source_cache *c);
 #else
-static inline void source_cache_free(struct source_cache *c) { (void)c; }
+static inline void unwind_source_cache_free(struct source_cache *c) { (void)c; }
 #endif
 
 /* ---- the target's architecture (target.c) ------------------------------- */

@@ -130,11 +130,11 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	frames[0].signal_frame = false;
 	if (s->pac_mask && !t->pac_mask_fixed)
 		t->pac_mask = s->pac_mask;
-	target_enter(t);
+	unwind_target_enter(t);
 	if (unwind_deadline_passed())
 		*stop = UNWIND_STOP_DEADLINE;
 	else
 		*stop = n < max ? u->walk(t, &mr, &regs, frames, &n, max) : UNWIND_STOP_DEPTH;
-	target_leave(t);
+	unwind_target_leave(t);
 	return n;
 }

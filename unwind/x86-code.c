@@ -1,7 +1,7 @@
 /* unwind/x86-code.c - the x86-64 instruction decoder: one instruction's
- * length and what it does to %rsp and %rbp (x86_decode, for the
+ * length and what it does to %rsp and %rbp (unwind_x86_decode, for the
  * heuristics of engine-x86.c), and how far the code of a function
- * without a size reaches (x86_code_reach, for symtab.c, which bounds
+ * without a size reaches (unwind_x86_code_reach, for symtab.c, which bounds
  * such a symbol by it).  Pure code over bytes: below the symbols and the
  * engines alike (symtab.c called it in engine-x86.c, which looks up
  * symbols: the two called each other). */
@@ -213,7 +213,7 @@ modrm_effect(unsigned op, const unsigned char *m, unsigned rex, struct insn *in)
  * instruction that does not end within what is known is not decoded.
  * tests/fuzz/fuzz-cfi.c. */
 bool
-x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr, struct insn *in)
+unwind_x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr, struct insn *in)
 {
 	unsigned char x[INSN_MAX + 17];
 	size_t known = (size_t)(end - code) < INSN_MAX ? (size_t)(end - code) : INSN_MAX;
@@ -290,10 +290,10 @@ x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr, s
 }
 
 size_t
-x86_insn_len(const unsigned char *code, size_t len, uint64_t addr)
+unwind_x86_insn_len(const unsigned char *code, size_t len, uint64_t addr)
 {
 	struct insn in;
-	return x86_decode(code, code + len, addr, &in) ? in.len : 0;
+	return unwind_x86_decode(code, code + len, addr, &in) ? in.len : 0;
 }
 
 /* The code a function without a size reaches from its start: every way
@@ -308,7 +308,7 @@ x86_insn_len(const unsigned char *code, size_t len, uint64_t addr)
 #define REACH_PATHS 64
 #define REACH_INSNS 8192
 uint64_t
-x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach, uint64_t start)
+unwind_x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach, uint64_t start)
 {
 	uint64_t todo[REACH_PATHS], seen[REACH_PATHS * 2], end = 0;
 	size_t ntodo = 0, nseen = 0;
@@ -332,7 +332,7 @@ x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach, uint64_t
 			    code[at + k] != 0xa8 && code[at + k] != 0xa9) {
 				memset(&in, 0, sizeof(in));
 				in.len = k + 1;
-			} else if (!x86_decode(code + at, code + avail, start + at, &in) || in.len == 0) {
+			} else if (!unwind_x86_decode(code + at, code + avail, start + at, &in) || in.len == 0) {
 				return 0;
 			}
 			uint64_t next = at + in.len;

@@ -43,17 +43,17 @@ struct insn {
 
 /* Decode the instruction at code (end: how far bytes are known), at
  * address addr, into *in.  false for what is not decoded (x86-code.c). */
-bool x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr,
+bool unwind_x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr,
 		struct insn *in);
 
 /* How far the x86-64 code of a function without a size reaches from its
  * start (code: avail bytes at address start, its symbol reaching reach
  * bytes at most): the end of what its branches reach, as an offset, or 0
  * when not known.  Pure code (symtab.c bounds a size-0 symbol so). */
-uint64_t x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach,
+uint64_t unwind_x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach,
 			uint64_t start);
 /* The length of the instruction at code[0, len) (at address addr) as the
  * heuristics decode it, or 0 when they do not (tests/fuzz/fuzz-cfi.c). */
-size_t x86_insn_len(const unsigned char *code, size_t len, uint64_t addr);
+size_t unwind_x86_insn_len(const unsigned char *code, size_t len, uint64_t addr);
 
 #endif

@@ -46,7 +46,7 @@ bool
 unwind_deadline_passed(void)
 {
 	uint64_t d = deadline_ns;
-	if (!d || monotonic_ns() < d)
+	if (!d || ptrace_clock_monotonic_ns() < d)
 		return false;
 	deadline_misses++;
 	return true;
@@ -74,9 +74,9 @@ unwind_yield(void)
 void
 unwind_busy_for(uint64_t ns)
 {
-	uint64_t end = monotonic_ns() + ns;
+	uint64_t end = ptrace_clock_monotonic_ns() + ns;
 	const struct timespec pause = ns_to_timespec(50 * NS_PER_US);
-	while (monotonic_ns() < end) {
+	while (ptrace_clock_monotonic_ns() < end) {
 		for (unsigned i = 0; i < UNWIND_YIELD_EVERY; i++)
 			unwind_yield();
 		nanosleep(&pause, NULL);

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz-cfi.c - libFuzzer target for the CFI reader
  * (unwind/cfi-read.c: entries, CIEs and FDEs, pointer encodings, the
  * .eh_frame_hdr search), the interpreter (unwind/cfi-exec.c:
- * cfi_rules_at, cfi_apply, cfi_expr_eval) and the x86-64 decoder of the
+ * unwind_cfi_rules_at, unwind_cfi_apply, unwind_cfi_expr_eval) and the x86-64 decoder of the
  * heuristics (unwind/engine-x86.c), all of which read a target's bytes as
  * root (issue 32).  Built by tests/fuzz/fuzz.sh; seeds of real sections
  * by tests/fuzz/make-seeds.py.
@@ -77,16 +77,16 @@ run_fde(const struct cfi_fde *f, uint64_t pc, unsigned addr_size, bool be,
 	struct cfi_rules rs;
 	struct arch_regs in, out;
 
-	(void)cfi_fde_ra_undefined(f);
+	(void)unwind_cfi_fde_ra_undefined(f);
 	memset(&in, 0, sizeof(in));
 	for (unsigned i = 0; i < a->nregs && i < ARCH_NREGS; i++) {
 		in.r[i] = MEM + 8 * i;
 		in.valid |= UINT64_C(1) << i;
 	}
 	for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++) {
-		int r = cfi_rules_at(f, pcs[i], addr_size, be, &rs);
+		int r = unwind_cfi_rules_at(f, pcs[i], addr_size, be, &rs);
 		if (r == 0)
-			(void)cfi_apply(&rs, env, a, &in, &out);
+			(void)unwind_cfi_apply(&rs, env, a, &in, &out);
 	}
 }
 
@@ -97,26 +97,26 @@ walk_section(const struct cfi_section *s, uint64_t pc, const struct cfi_env *env
 {
 	struct cfi_entry e, ce;
 	size_t off = 0;
-	for (unsigned n = 0; n < MAX_ENTRIES && cfi_next_entry(s, &off, &e) > 0; n++) {
+	for (unsigned n = 0; n < MAX_ENTRIES && unwind_cfi_next_entry(s, &off, &e) > 0; n++) {
 		struct cfi_fde f;
 		size_t o;
 		memset(&f, 0, sizeof(f));
 		if (e.is_cie) {
-			(void)cfi_cie_parse(s, &e, &f.cie);
+			(void)unwind_cfi_cie_parse(s, &e, &f.cie);
 			continue;
 		}
 		if (e.cie_off == UINT64_MAX || e.cie_off >= s->len)
 			continue;
 		o = (size_t)e.cie_off;
-		if (cfi_next_entry(s, &o, &ce) <= 0 || !cfi_cie_parse(s, &ce, &f.cie) ||
-		    !cfi_fde_parse(s, &e, &f.cie, &f) || f.range == 0)
+		if (unwind_cfi_next_entry(s, &o, &ce) <= 0 || !unwind_cfi_cie_parse(s, &ce, &f.cie) ||
+		    !unwind_cfi_fde_parse(s, &e, &f.cie, &f) || f.range == 0)
 			continue;
 		run_fde(&f, pc, s->addr_size, s->be, env, a);
 	}
 }
 
 /* The same bytes as an ELF image's: .eh_frame_hdr at hdr_vaddr and the
- * section at sec_vaddr, each a PT_LOAD; cfi_find through the header. */
+ * section at sec_vaddr, each a PT_LOAD; unwind_cfi_find through the header. */
 static void
 find_in_image(const uint8_t *hdr, size_t hdr_len, uint64_t hdr_vaddr, const uint8_t *sec,
 	      size_t sec_len, uint64_t sec_vaddr, bool be, unsigned addr_size, uint64_t pc,
@@ -149,18 +149,18 @@ find_in_image(const uint8_t *hdr, size_t hdr_len, uint64_t hdr_vaddr, const uint
 
 	struct cfi_hdr h;
 	struct cfi_fde f;
-	if (cfi_hdr_read(&img, &h)) {
+	if (unwind_cfi_hdr_read(&img, &h)) {
 		/* Each start the table names (a few), and pc. */
 		for (uint64_t i = 0; i < h.count && i < 64; i++) {
 			uint64_t at = h.hdr_vaddr + (uint64_t)(int64_t)(int32_t)arch_get_uint(
 							    h.table + 8 * i, 4, be);
-			if (cfi_find(&img, at, &f) == 0)
+			if (unwind_cfi_find(&img, at, &f) == 0)
 				run_fde(&f, at, addr_size, be, env, a);
 		}
 	}
-	if (cfi_find(&img, pc, &f) == 0)
+	if (unwind_cfi_find(&img, pc, &f) == 0)
 		run_fde(&f, pc, addr_size, be, env, a);
-	cfi_index_free(img.cfi_index);
+	unwind_cfi_index_free(img.cfi_index);
 	free(buf);
 }
 
@@ -205,16 +205,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The memory as one expression, with either word size. */
 	uint64_t v;
-	(void)cfi_expr_eval(mem, mem_len, pc, &env, &v);
+	(void)unwind_cfi_expr_eval(mem, mem_len, pc, &env, &v);
 	env.word_size = 12 - addr_size;
-	(void)cfi_expr_eval(mem, mem_len, pc, &env, &v);
+	(void)unwind_cfi_expr_eval(mem, mem_len, pc, &env, &v);
 
 	/* The memory as x86-64 code: an instruction at each offset, in a
 	 * window of 64 bytes as scan_epilogue_forward reads it, and up to
 	 * the end. */
 	for (size_t i = 0; i < mem_len && i < 4096; i++) {
 		size_t w = mem_len - i < 64 ? mem_len - i : 64;
-		(void)x86_insn_len(mem + i, w, MEM + i);
+		(void)unwind_x86_insn_len(mem + i, w, MEM + i);
 	}
 out:
 	free(hdr);

@@ -3,7 +3,7 @@
  * NT_FILE or from the auxv and r_debug, the files it opens, the memory
  * reader, both engines and the symbolizer.  Built by tests/fuzz/fuzz.sh.
  *
- * The input is a core file.  core_file_parse sees it in memory; then the
+ * The input is a core file.  unwind_core_file_parse sees it in memory; then the
  * whole target is opened through a memfd (unwind_target_open_core takes
  * a path), and every thread is walked and symbolized. */
 #include "config.h"
@@ -56,15 +56,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char buf[64];
 	uint64_t v;
 
-	if (core_file_parse(&c, data, size, &why) == 0) {
+	if (unwind_core_file_parse(&c, data, size, &why) == 0) {
 		/* Reads at the edges of every segment. */
 		for (size_t i = 0; i < c.nsegs && i < 64; i++) {
-			core_read(&c, c.segs[i].vaddr, buf, sizeof(buf));
-			core_read(&c, c.segs[i].vaddr + c.segs[i].memsz - 8, buf, 16);
+			unwind_core_read(&c, c.segs[i].vaddr, buf, sizeof(buf));
+			unwind_core_read(&c, c.segs[i].vaddr + c.segs[i].memsz - 8, buf, 16);
 		}
 		for (uint64_t at = 0; at < 48; at++)
-			core_auxv(&c, at, &v);
-		core_file_release(&c);
+			unwind_core_auxv(&c, at, &v);
+		unwind_core_file_release(&c);
 	}
 
 	int fd = memfd_create("fuzz-core", MFD_CLOEXEC);

@@ -34,12 +34,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	if (module_map_parse(text, &mm) == 0) {
+	if (unwind_module_map_parse(text, &mm) == 0) {
 		for (size_t i = 0; i < mm.n; i++)
-			module_map_find(&mm, mm.v[i].start);
-		module_map_find(&mm, 0);
-		module_map_find(&mm, UINT64_MAX);
-		module_map_free(&mm);
+			unwind_module_map_find(&mm, mm.v[i].start);
+		unwind_module_map_find(&mm, 0);
+		unwind_module_map_find(&mm, UINT64_MAX);
+		unwind_module_map_free(&mm);
 	}
 	free(text);
 
@@ -47,7 +47,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	struct elf_image *img = elf_image_from_memory(&cache, copy, size, "fuzz");
+	struct elf_image *img = unwind_elf_image_from_memory(&cache, copy, size, "fuzz");
 	if (img) {
 		static const unsigned flags[] = { 0, UNWIND_SYM_NO_PARAMS, UNWIND_SYM_NO_DEMANGLE };
 
@@ -58,15 +58,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     .perms = MAPPING_R | MAPPING_X };
 			uint64_t bias, off;
 
-			elf_image_bias(img, &m, &bias);
+			unwind_elf_image_bias(img, &m, &bias);
 			for (uint64_t k = 0; k < 8; k++) {
 				uint64_t a = s->vaddr + (s->memsz / 8) * k;
-				elf_image_lookup(img, a, flags[k % 3], &off);
+				unwind_elf_image_lookup(img, a, flags[k % 3], &off);
 			}
 		}
 		uint64_t off0;
-		elf_image_lookup(img, 0, 0, &off0);
+		unwind_elf_image_lookup(img, 0, 0, &off0);
 	}
-	elf_cache_free(&cache);
+	unwind_elf_cache_free(&cache);
 	return 0;
 }
