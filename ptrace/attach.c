@@ -287,7 +287,8 @@ ptrace_target_rescan(struct ptrace_target *t)
 				snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
 				taskfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			}
-			int r = ptrace_follow_take_loose(t->pid, tids[i]) ? ptrace_registry_adopt_thread(t, tids[i]) :
+			int r = ptrace_follow_take_loose(t->pid, tids[i]) ?
+				ptrace_registry_adopt_thread(t, tids[i]) :
 				seize_thread(t, tids[i], taskfd);
 			if (r < 0 && tids[i] == t->pid && t->nthreads == 0) {
 				free(tids);

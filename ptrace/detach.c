@@ -229,7 +229,8 @@ ptrace_release_lingering(int timeout_ms)
 			i++;
 		}
 		ptrace_held_update();
-		if (ptrace_linger_count() == 0 || ptrace_clock_monotonic_ns() >= deadline || lingering_all_blocked())
+		if (ptrace_linger_count() == 0 || ptrace_clock_monotonic_ns() >= deadline ||
+		    lingering_all_blocked())
 			return ptrace_linger_count();
 		ptrace_tracee_sleep(deadline, 0);
 	}

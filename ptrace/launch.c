@@ -207,7 +207,8 @@ child_wait(struct ptrace_target *t, uint64_t deadline)
 			break;
 		/* Its exit sends SIGCHLD: wake then, or every 20 ms (SIGCHLD
 		 * is not ours to read where ptrace/ never attached). */
-		ptrace_tracee_sleep(deadline - now > 20000000u ? now + 20000000u : deadline, t->pid);
+		ptrace_tracee_sleep(deadline - now > 20000000u ? now + 20000000u : deadline,
+				    t->pid);
 	}
 	return r;
 }
@@ -272,7 +273,8 @@ tree_alive(const struct tree_proc *p)
 	char path[64], buf[1024];
 	struct proc_stat ps;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
-	return ptrace_procfs_read(path, buf, sizeof(buf)) >= 0 && ptrace_proc_stat_parse(buf, &ps) == 0 &&
+	return ptrace_procfs_read(path, buf, sizeof(buf)) >= 0 &&
+	       ptrace_proc_stat_parse(buf, &ps) == 0 &&
 	       ps.start_time == p->start && ps.state != 'Z' && ps.state != 'X';
 }
 
@@ -323,7 +325,8 @@ ptrace_child_end(struct ptrace_target *t, int grace_ms, int *status, bool *kille
 	if (ptrace_child_status(t, status)) {
 		/* Exited: what it left running ends all the same. */
 		if (tree_signal(tree, ntree, SIGTERM)) {
-			tree_wait(tree, ntree, ptrace_clock_monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS);
+			tree_wait(tree, ntree,
+				  ptrace_clock_monotonic_ns() + (uint64_t)grace_ms * NS_PER_MS);
 			*killed = tree_signal(tree, ntree, SIGKILL) > 0;
 		}
 		free(tree);

@@ -731,7 +731,8 @@ ptrace_sample_late(struct ptrace_target *t, struct tracee *th, int st)
 	boost(true);
 	/* The pause counts from now: when the thread stopped is not known,
 	 * only that the SIGCHLD just came. */
-	result = take_sample(t, th, st, &l->o, l->o.ctx, l->window, ptrace_clock_monotonic_ns(), out);
+	result = take_sample(t, th, st, &l->o, l->o.ctx, l->window,
+			     ptrace_clock_monotonic_ns(), out);
 	boost(false);
 	l->fn(l->arg, t, th, result, out);
 	return true;

@@ -195,7 +195,8 @@ ptrace_tracee_wait_until_end(void)
 int
 ptrace_tracee_wait(pid_t tid, int *status, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? 0 : ptrace_clock_monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
+	uint64_t deadline = timeout_ms < 0 ? 0 :
+			    ptrace_clock_monotonic_ns() + (uint64_t)timeout_ms * NS_PER_MS;
 	for (;;) {
 		pid_t r = waitpid(tid, status, WNOHANG | __WALL);
 		if (r == tid)

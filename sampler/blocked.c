@@ -30,8 +30,8 @@ profiler_blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_
 	size_t nk = profiler_kernel_frame_ids(p, ps->pid, ts->tid, kids, MAX_KERNEL_FRAMES);
 	/* Dropped (the unwinder behind) counts as taken: it was read. */
 	struct sample_record rec = {
-		.ps = ps, .ts = ts, .sampled_ns = ptrace_clock_monotonic_ns(), .kids = kids, .nk = nk,
-		.weight = 1, .snap = snap,
+		.ps = ps, .ts = ts, .sampled_ns = ptrace_clock_monotonic_ns(),
+		.kids = kids, .nk = nk, .weight = 1, .snap = snap,
 	};
 	unwinder_push_sample(p, &rec);
 	return true;

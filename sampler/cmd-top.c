@@ -151,7 +151,8 @@ parse_options(int argc, char **argv, struct top_options *o)
 	sampler_common_options_init(&o->cfg);
 	o->delay = 1.0;
 	o->window = TOP_WINDOW_S;
-	while ((c = sampler_target_getopt("top", argc, argv, "+:p:r:F:e:d:qVh", longopts, &o->cfg)) != -1) {
+	while ((c = sampler_target_getopt("top", argc, argv, "+:p:r:F:e:d:qVh", longopts,
+					  &o->cfg)) != -1) {
 		if (sampler_common_option(&co, c, optarg, &o->cfg))
 			continue;
 		switch (c) {
@@ -414,7 +415,8 @@ sampler_cmd_top(int argc, char **argv)
 
 	if (!ui_available()) {
 		error_msg("top is not built in: stackspy was configured without ncursesw");
-		sampler_hint_msg("install libncurses-dev (ncursesw) and rebuild; 'stackspy record' works without it");
+		sampler_hint_msg("install libncurses-dev (ncursesw) and rebuild; "
+				 "'stackspy record' works without it");
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}
@@ -433,8 +435,8 @@ sampler_cmd_top(int argc, char **argv)
 				  "draws a full screen", term);
 		else
 			error_msg("cannot use the terminal: TERM=%s is not known to curses", term);
-		sampler_hint_msg("run it with TERM=xterm-256color (or your terminal's name), or use "
-			 "'stackspy record'");
+		sampler_hint_msg("run it with TERM=xterm-256color (or your terminal's name), "
+				 "or use 'stackspy record'");
 		free(o.cfg.pids);
 		return EXIT_FATAL;
 	}

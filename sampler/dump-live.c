@@ -567,7 +567,8 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	r = sample_process(o, pid, &p, &snaps, &ut);
 	if (r < 0)
 		return r;
-	unwind_set_deadline(ptrace_clock_monotonic_ns() + (uint64_t)(o->timeout * (double)NS_PER_SEC));
+	unwind_set_deadline(ptrace_clock_monotonic_ns() +
+			    (uint64_t)(o->timeout * (double)NS_PER_SEC));
 	/* Every thread let go before the unwind and the output, and a
 	 * Ctrl-Z that came meanwhile taken now (sampler/signals.c). */
 	sampler_cleanup_release_before_output();

@@ -101,7 +101,8 @@ void
 sampler_feedback_sampling_started(struct profiler *p)
 {
 	free(cpu_before);
-	cpu_before = sampler_info_on() ? descendants_cpu(p, &ncpu_before, &targets_own_before) : NULL;
+	cpu_before = sampler_info_on() ?
+		     descendants_cpu(p, &ncpu_before, &targets_own_before) : NULL;
 }
 
 void
@@ -199,13 +200,13 @@ feedback_early_hint(struct profiler *p, const struct profiler_config *cfg)
 	unsigned long long own = 0, kids = cfg->subprocesses ? 0 : children_cpu_since_start(p, &own);
 	if (kids > own) {
 		early_hint = EARLY_CHILDREN;
-		sampler_hint_msg("no sample yet, but the target's children used %.1f s of CPU: the process "
-			 "forks its workers; add --subprocesses (or give the workers' PIDs)",
-			 clock_ticks_s(kids));
+		sampler_hint_msg("no sample yet, but the target's children used %.1f s of CPU: "
+				 "the process forks its workers; add --subprocesses "
+				 "(or give the workers' PIDs)", clock_ticks_s(kids));
 	} else {
 		early_hint = EARLY_IDLE;
-		sampler_hint_msg("no sample yet: the target has not run on a CPU (it sleeps or waits); "
-			 "--idle records where its threads wait");
+		sampler_hint_msg("no sample yet: the target has not run on a CPU "
+				 "(it sleeps or waits); --idle records where its threads wait");
 	}
 }
 
@@ -275,9 +276,9 @@ sampler_feedback_hints(struct profiler *p, const struct profiler_config *cfg)
 	if (busy_kids && early_hint == EARLY_CHILDREN)
 		;  /* said while recording */
 	else if (busy_kids)
-		sampler_hint_msg("the children of the target used %.1f s of CPU time, the target itself "
-			 "%.1f s: --subprocesses records them too", (double)kids / (double)hz,
-			 (double)own / (double)hz);
+		sampler_hint_msg("the children of the target used %.1f s of CPU time, "
+				 "the target itself %.1f s: --subprocesses records them too",
+				 (double)kids / (double)hz, (double)own / (double)hz);
 	/* (A command that exits at once gets no sample either.) */
 	else if (!cfg->idle && st->elapsed_s >= 0.5 && st->samples == 0 && early_hint != EARLY_IDLE)
 		sampler_hint_msg("no sample: the target never ran on a CPU while it was recorded "

@@ -25,7 +25,8 @@ bool sampler_feedback_progress_wanted(const struct profiler_config *cfg);
  * errors), rewritten in place: call it about once a second.  After the
  * first second without a sample kept, a hint (--subprocesses when the
  * target's children used the CPU, else --idle), once. */
-void sampler_feedback_progress(struct profiler *p, const struct profiler_config *cfg, double duration);
+void sampler_feedback_progress(struct profiler *p, const struct profiler_config *cfg,
+			       double duration);
 /* "wrote FILE (how_to_open)". */
 void sampler_feedback_wrote(const char *path, const char *how_to_open);
 /* When sampling ends, before a command started here is ended: the CPU time

@@ -152,7 +152,8 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
  * --inline up to MAX_INLINE_PER_FRAME.  Names are cached per lookup
  * address. */
 size_t
-profiler_frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller, uint32_t *out)
+profiler_frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
+		   uint32_t *out)
 {
 	if (p->cfg.inline_frames)
 		return frame_ids_inline(p, up, ip, caller, out);

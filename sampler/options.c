@@ -285,12 +285,12 @@ bare_word_and_help(const char *cmd, const char *word)
 		sampler_hint_msg("%s is running as PID%s %s: stackspy %s -p $(pidof %s) ...", word,
 			 n == 1 ? "" : "s", list, cmd,
 			 word);
-		sampler_hint_msg("to start another %s and %s it: stackspy %s [OPTIONS] -- %s ...", word,
-			 strcmp(cmd, "top") == 0 ? "watch" : "record", cmd, word);
+		sampler_hint_msg("to start another %s and %s it: stackspy %s [OPTIONS] -- %s ...",
+				 word, strcmp(cmd, "top") == 0 ? "watch" : "record", cmd, word);
 	} else {
 		error_msg("'%s' is not a PID, and no running process is named %s", word, word);
-		sampler_hint_msg("to start it as a command, put it after --: stackspy %s [OPTIONS] -- %s ...",
-			 cmd, word);
+		sampler_hint_msg("to start it as a command, put it after --: "
+				 "stackspy %s [OPTIONS] -- %s ...", cmd, word);
 	}
 	sampler_usage_exit(cmd);
 }
@@ -366,7 +366,8 @@ sampler_common_options_init(struct profiler_config *cfg)
 }
 
 bool
-sampler_common_option(struct common_options *co, int c, const char *arg, struct profiler_config *cfg)
+sampler_common_option(struct common_options *co, int c, const char *arg,
+		      struct profiler_config *cfg)
 {
 	int depth;
 	switch (c) {

@@ -98,7 +98,8 @@ void sampler_need_libdw_or_help(const char *cmd, const char *opt);
  * cmd: the usage error, exit 64; a long option close to one of longopts
  * gets "did you mean". */
 struct option;
-void sampler_option_error_and_help(const char *cmd, int c, char **argv, const struct option *longopts)
+void sampler_option_error_and_help(const char *cmd, int c, char **argv,
+				   const struct option *longopts)
 	__attribute__((noreturn));
 /* A usage error unless engine e can be used here. */
 void sampler_check_engine_or_help(const char *cmd, enum unwind_engine e);

@@ -43,7 +43,8 @@ profiler_pause_hist_add(struct pause_hist *h, uint64_t ns)
 }
 
 void
-profiler_pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us, double *max_us)
+profiler_pause_hist_summary(const struct pause_hist *h, double *mean_us, double *p99_us,
+			    double *max_us)
 {
 	*mean_us = h->n ? (double)h->sum_ns / (double)NS_PER_US / (double)h->n : 0;
 	*max_us = (double)h->max_ns / (double)NS_PER_US;
@@ -70,8 +71,10 @@ profiler_stats(struct profiler *p)
 	s->errors[PROF_ERR_NOSTACK] = p->uw_nostack;
 	pthread_mutex_unlock(&p->counts_lock);
 	if (!p->stopped)
-		s->elapsed_s = (double)(ptrace_clock_monotonic_ns() - p->ticks.start_ns) / (double)NS_PER_SEC;
-	profiler_pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us, &s->pause_max_us);
+		s->elapsed_s = (double)(ptrace_clock_monotonic_ns() - p->ticks.start_ns) /
+			       (double)NS_PER_SEC;
+	profiler_pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us,
+				    &s->pause_max_us);
 	return s;
 }
 

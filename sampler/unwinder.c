@@ -199,8 +199,8 @@ run_sample(struct profiler *p, struct unwinder *u, struct job *j)
 	for (size_t k = 0; k < j->nroots; k++)
 		p->ids[n++] = j->roots[k];
 	for (int k = nf - 1; k >= 0; k--)
-		n += profiler_frame_ids(p, up, p->frames[k].ip, unwind_frame_is_caller(p->frames, k),
-			       &p->ids[n]);
+		n += profiler_frame_ids(p, up, p->frames[k].ip,
+					unwind_frame_is_caller(p->frames, k), &p->ids[n]);
 	for (size_t k = 0; k < j->nk && n < p->nids; k++)
 		p->ids[n++] = j->kids[k];
 	add_stack(p, j, p->ids, n);

@@ -30,8 +30,8 @@ look(struct elf_image *img, const char *how, uint64_t start, uint64_t end)
 	else
 		printf("miss %s %" PRIx64 " %" PRIx64 "\n", how, start, end);
 	/* Just past it: another FDE, or none. */
-	CHECK(unwind_cfi_find(img, end, &a) != 0 || a.start >= end, "%s: %" PRIx64 " found in the FDE before",
-	      how, end);
+	CHECK(unwind_cfi_find(img, end, &a) != 0 || a.start >= end,
+	      "%s: %" PRIx64 " found in the FDE before", how, end);
 }
 
 /* cfi-exec.c's rows of a pac-ret function as GCC writes it for aarch64
@@ -83,7 +83,8 @@ test_pac_rows(void)
 		{ 0x102c, false, CFI_RULE_SAME, 0 },      /* ret */
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		CHECK(unwind_cfi_rules_at(&f, rows[i].pc, 8, false, &rs) == 0, "pc %#" PRIx64, rows[i].pc);
+		CHECK(unwind_cfi_rules_at(&f, rows[i].pc, 8, false, &rs) == 0, "pc %#" PRIx64,
+		      rows[i].pc);
 		CHECK(rs.ra_signed == rows[i].signed_, "pc %#" PRIx64 ": signed %d", rows[i].pc,
 		      rs.ra_signed);
 		CHECK(rs.reg[30].kind == rows[i].x30, "pc %#" PRIx64 ": x30 rule %d", rows[i].pc,

@@ -314,7 +314,8 @@ test_name_pool(void)
 	CHECK(unwind_name_pool_intern(&p, "a-name-of-twenty-eight-chars", 32) == NULL,
 	      "past max_bytes: refused");
 	CHECK(unwind_name_pool_intern(&p, "short", 32) != NULL, "within max_bytes");
-	CHECK(unwind_name_pool_intern(&p, "libfoo.so", 16) == a, "a string kept is found past the cap");
+	CHECK(unwind_name_pool_intern(&p, "libfoo.so", 16) == a,
+	      "a string kept is found past the cap");
 	CHECK_EQ_U64(unwind_name_pool_bytes(p), 16);
 	unwind_name_pool_free(p);
 }

@@ -196,7 +196,8 @@ static void test_maps_parse(void)
 	      m->dev == makedev(0x103, 2) && m->inode == 99,
 	      "last line without newline: '%s'", m ? str_or_null(m->path) : "no mapping");
 	for (uint64_t a = 0x800000; a < 0xd02000; a += 0x1000)
-		CHECK(unwind_module_map_find(&mm, a) == NULL, "malformed line at %#" PRIx64 " kept", a);
+		CHECK(unwind_module_map_find(&mm, a) == NULL,
+		      "malformed line at %#" PRIx64 " kept", a);
 	unwind_module_map_free(&mm);
 	CHECK(mm.v == NULL && mm.n == 0, "unwind_module_map_free resets");
 	unwind_module_map_free(&mm);
@@ -874,7 +875,8 @@ static void test_budgets(void)
 	/* Its .symtab has more than 4 x 10 entries: not read. */
 	setenv("STACKSPY_TEST_SYMBOL_BUDGET", "10", 1);
 	img = unwind_elf_cache_open_path(&c, "/proc/self/exe", &err);
-	n = img ? unwind_elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
+	n = img ? unwind_elf_image_lookup(img, self_text_vaddr,
+					  UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
 	CHECK(img && !n, "a table over the module's budget names nothing: %s", n ? n : "(none)");
 	CHECK(noted("/proc/self/exe not read: its .symtab holds more than the 10 functions"),
 	      "the module's budget is said, naming the file");
@@ -888,7 +890,8 @@ static void test_budgets(void)
 	CHECK(unwind_budget_take(UNWIND_BUDGET_SYMBOLS, rest - 1000), "fill the run's budget");
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)getpid());
 	img = unwind_elf_cache_open_path(&c, path, &err);
-	n = img ? unwind_elf_image_lookup(img, self_text_vaddr, UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
+	n = img ? unwind_elf_image_lookup(img, self_text_vaddr,
+					  UNWIND_SYM_NO_DEMANGLE, NULL) : NULL;
 	CHECK(img && !n, "a table over the run's budget names nothing: %s", n ? n : "(none)");
 	char want[160];
 	snprintf(want, sizeof(want), "%s not read: the symbol tables of this run hold their limit",
@@ -1232,7 +1235,8 @@ static void test_code_reach(void)
 		0xe8, 0, 0, 0, 0,                   /* 20: call */
 		0x5b, 0xc3,                         /* 25: pop %rbx; ret */
 	};
-	CHECK_EQ_U64(unwind_x86_code_reach(memset_like, sizeof(memset_like), sizeof(memset_like), 0x1000), 19);
+	CHECK_EQ_U64(unwind_x86_code_reach(memset_like, sizeof(memset_like), sizeof(memset_like),
+					   0x1000), 19);
 	/* A tail call out of reach ends the way. */
 	static const unsigned char tail[] = {
 		0x31, 0xc0,                         /* xor %eax,%eax */
@@ -1248,7 +1252,8 @@ static void test_code_reach(void)
 	CHECK_EQ_U64(unwind_x86_code_reach(table, sizeof(table), sizeof(table), 0x1000), 0);
 	/* Bytes that run past the reach before any end: not known either. */
 	static const unsigned char open_end[] = { 0x90, 0x90, 0x90, 0x90 };
-	CHECK_EQ_U64(unwind_x86_code_reach(open_end, sizeof(open_end), sizeof(open_end), 0x1000), 0);
+	CHECK_EQ_U64(unwind_x86_code_reach(open_end, sizeof(open_end), sizeof(open_end),
+					   0x1000), 0);
 }
 
 int main(void)

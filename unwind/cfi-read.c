@@ -44,8 +44,9 @@ unwind_cfi_leb_len(const unsigned char *p, const unsigned char *end)
 }
 
 size_t
-unwind_cfi_read_encoded(const struct cfi_section *s, const unsigned char *p, const unsigned char *end,
-		 unsigned enc, uint64_t at, bool relative, uint64_t *val)
+unwind_cfi_read_encoded(const struct cfi_section *s, const unsigned char *p,
+			const unsigned char *end, unsigned enc, uint64_t at, bool relative,
+			uint64_t *val)
 {
 	size_t n;
 	uint64_t v = 0;
@@ -181,7 +182,8 @@ unwind_cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, str
 			return false;
 		c->ra_column = p[i++];
 	} else {
-		if (!(n = unwind_cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false, &c->ra_column)))
+		if (!(n = unwind_cfi_read_encoded(s, p + i, end, CFI_PE_uleb128, 0, false,
+						  &c->ra_column)))
 			return false;
 		i += n;
 	}
@@ -236,8 +238,8 @@ unwind_cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, str
 }
 
 bool
-unwind_cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e, const struct cfi_cie *c,
-	      struct cfi_fde *f)
+unwind_cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e,
+		     const struct cfi_cie *c, struct cfi_fde *f)
 {
 	const unsigned char *body = e->body, *end = e->end;
 	size_t n1, n2, skip = 0;
@@ -254,12 +256,14 @@ unwind_cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e, con
 		return true;
 	}
 	n1 = unwind_cfi_read_encoded(s, body, end, c->fde_enc, e->body_at, true, &f->start);
-	n2 = n1 ? unwind_cfi_read_encoded(s, body + n1, end, c->fde_enc & 0x0f, 0, false, &f->range) : 0;
+	n2 = n1 ? unwind_cfi_read_encoded(s, body + n1, end, c->fde_enc & 0x0f, 0, false,
+					  &f->range) : 0;
 	if (!n2)
 		return false;
 	if (c->aug_data) {
 		uint64_t alen;
-		size_t k = unwind_cfi_read_encoded(s, body + n1 + n2, end, CFI_PE_uleb128, 0, false, &alen);
+		size_t k = unwind_cfi_read_encoded(s, body + n1 + n2, end, CFI_PE_uleb128, 0, false,
+						   &alen);
 		if (!k || alen > (uint64_t)(end - body) - n1 - n2 - k)
 			return false;
 		skip = k + (size_t)alen;
@@ -640,7 +644,8 @@ unwind_cfi_find(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out)
 	if (unwind_cfi_hdr_read(img, &h)) {
 		uint64_t fde = hdr_search(&h, vaddr);
 		size_t avail;
-		const unsigned char *p = fde ? unwind_cfi_image_at(img, h.eh_frame_vaddr, 8, &avail) : NULL;
+		const unsigned char *p = fde ?
+			unwind_cfi_image_at(img, h.eh_frame_vaddr, 8, &avail) : NULL;
 		if (!p || fde < h.eh_frame_vaddr || fde - h.eh_frame_vaddr >= avail)
 			return -ENOENT;
 		struct cfi_section s = {
@@ -690,7 +695,8 @@ unwind_cfi_find_debug(struct elf_image *img, uint64_t vaddr, struct cfi_fde *out
 		img->cfi_debug_index_tried = true;
 		img->cfi_debug_index = index_build(img, ".debug_frame");
 		if (!img->cfi_debug_index)
-			(void)unwind_elf_debug_file_search(img, take_debug_frame, &img->cfi_debug_index);
+			(void)unwind_elf_debug_file_search(img, take_debug_frame,
+							   &img->cfi_debug_index);
 		img->free_cfi_index = unwind_cfi_index_free;
 	}
 	const struct cfi_index *x = img->cfi_debug_index;
@@ -716,8 +722,8 @@ unwind_cfi_fde_ra_undefined(const struct cfi_fde *f)
 		case CFI_OP_nop:
 			continue;
 		case CFI_OP_undefined:
-			return unwind_cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false, &reg) &&
-			       reg == f->cie.ra_column;
+			return unwind_cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false,
+						       &reg) && reg == f->cie.ra_column;
 		case CFI_OP_def_cfa:
 		case CFI_OP_register:
 		case CFI_OP_offset_extended:
@@ -730,7 +736,8 @@ unwind_cfi_fde_ra_undefined(const struct cfi_fde *f)
 		case CFI_OP_def_cfa_offset:
 		case CFI_OP_same_value:
 		case CFI_OP_offset:
-			if (!(n = unwind_cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false, &ignored)))
+			if (!(n = unwind_cfi_read_encoded(&s, p, end, CFI_PE_uleb128, 0, false,
+							  &ignored)))
 				return false;
 			p += n;
 			continue;

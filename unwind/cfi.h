@@ -106,7 +106,8 @@ size_t unwind_cfi_read_encoded(const struct cfi_section *s, const unsigned char 
 int unwind_cfi_next_entry(const struct cfi_section *s, size_t *off, struct cfi_entry *e);
 /* A CIE's fields (versions 1 and 3, and 4 in .debug_frame; .eh_frame's
  * augmentations z, R, L, P, S, B, G).  false if it cannot be read. */
-bool unwind_cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e, struct cfi_cie *c);
+bool unwind_cfi_cie_parse(const struct cfi_section *s, const struct cfi_entry *e,
+			  struct cfi_cie *c);
 /* An FDE of CIE c: its code range and instructions. */
 bool unwind_cfi_fde_parse(const struct cfi_section *s, const struct cfi_entry *e,
 		   const struct cfi_cie *c, struct cfi_fde *f);

@@ -175,7 +175,8 @@ mem_phdrs(const struct core_file *c, uint64_t addr, uint64_t phnum, struct phdr 
 	size_t es = c->elf_class == ELFCLASS64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	unsigned char raw[MAX_PHDRS * sizeof(Elf64_Phdr)];
 
-	if (phnum == 0 || phnum > MAX_PHDRS || unwind_core_read(c, addr, raw, (size_t)phnum * es) < 0)
+	if (phnum == 0 || phnum > MAX_PHDRS ||
+	    unwind_core_read(c, addr, raw, (size_t)phnum * es) < 0)
 		return 0;
 	parse_phdr_table(c, raw, (size_t)phnum, out);
 	return (size_t)phnum;
@@ -438,7 +439,8 @@ find_r_debug(const struct core_file *c, uint64_t dyn, const struct elf_image *ex
 		if (c->machine == EM_MIPS &&
 		    (tag == DT_MIPS_RLD_MAP || tag == DT_MIPS_RLD_MAP_REL)) {
 			uint64_t p = tag == DT_MIPS_RLD_MAP ? val : at + val;
-			if (unwind_core_read(c, p, word, w) == 0 && unwind_core_get(c, word, w) != 0)
+			if (unwind_core_read(c, p, word, w) == 0 &&
+			    unwind_core_get(c, word, w) != 0)
 				return unwind_core_get(c, word, w);
 		}
 	}
@@ -462,7 +464,8 @@ regions_from_link_map(struct opener *o, struct regions *rs)
 	unsigned char word[8];
 	int r;
 
-	if (unwind_core_auxv(c, AT_PHDR, &at_phdr) < 0 || unwind_core_auxv(c, AT_PHNUM, &at_phnum) < 0) {
+	if (unwind_core_auxv(c, AT_PHDR, &at_phdr) < 0 ||
+	    unwind_core_auxv(c, AT_PHNUM, &at_phnum) < 0) {
 		warn(c, "the core has no NT_FILE note and no AT_PHDR in its auxiliary "
 		     "vector: no module is known");
 		return 0;
@@ -679,7 +682,8 @@ core_vdso(struct unwind_target *t)
 	uint64_t at;
 	void *buf;
 
-	if (unwind_core_auxv(t->core, AT_SYSINFO_EHDR, &at) < 0 || !(s = unwind_core_segment_find(t->core, at)) ||
+	if (unwind_core_auxv(t->core, AT_SYSINFO_EHDR, &at) < 0 ||
+	    !(s = unwind_core_segment_find(t->core, at)) ||
 	    s->vaddr != at || s->filesz == 0 || s->filesz > (64u << 20))
 		return;
 	buf = malloc((size_t)s->filesz);
@@ -751,7 +755,8 @@ unwind_target_open_core(const char *core, const char *exe, const char *sysroot,
 	core_vdso(t);
 	if (t->core->has_nt_file) {
 		/* The main executable is the file mapped at AT_ENTRY. */
-		for (size_t i = 0; i < t->core->nfiles && unwind_core_auxv(t->core, AT_ENTRY, &entry) == 0; i++) {
+		for (size_t i = 0; i < t->core->nfiles &&
+				   unwind_core_auxv(t->core, AT_ENTRY, &entry) == 0; i++) {
 			const struct core_file_map *f = &t->core->files[i];
 
 			if (entry >= f->start && entry < f->end) {

@@ -223,7 +223,8 @@ sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs
 	uint64_t g[32];
 
 	if (!sr || sr->nregs > 32 || !sigreturn_code(mr, a, regs->r[a->reg_ip]) ||
-	    unwind_memory_read(mr, regs->r[a->reg_sp] + sr->regs_off, g, sr->nregs * sizeof(g[0])) < 0)
+	    unwind_memory_read(mr, regs->r[a->reg_sp] + sr->regs_off, g,
+			       sr->nregs * sizeof(g[0])) < 0)
 		return false;
 	for (unsigned i = 0; i < sr->nregs; i++) {
 		if (sr->slots[i] < 0 || sr->slots[i] >= ARCH_NREGS)

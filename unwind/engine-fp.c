@@ -194,7 +194,8 @@ unwind_lr_leaf_step(struct unwind_target *t, struct memory_reader *mr, struct ar
 	const struct mapping *m = ra >= a->insn_size ?
 				  unwind_target_mapping(t, ra - a->insn_size) : NULL;
 	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||
-	    unwind_memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
+	    unwind_memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 ||
+	    !arch_is_call(a, insn))
 		return 0;
 	/* The link register is set by every call: once a call made from
 	 * this function has returned, it points into the function itself. */
@@ -291,7 +292,8 @@ unwind_lr_bad_pc_step(struct unwind_target *t, struct memory_reader *mr, struct 
 	unsigned char insn[8];
 	m = ra >= a->insn_size ? unwind_target_mapping(t, ra - a->insn_size) : NULL;
 	if (!m || !(m->perms & MAPPING_X) || a->insn_size > sizeof(insn) ||
-	    unwind_memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 || !arch_is_call(a, insn))
+	    unwind_memory_read(mr, ra - a->insn_size, insn, a->insn_size) < 0 ||
+	    !arch_is_call(a, insn))
 		return 0;
 	regs->r[a->reg_ip] = ra;
 	/* The caller's own return address is not in the register any more
@@ -348,7 +350,8 @@ unwind_fp_chain_frame_step(struct frame_step *f)
 	 * all, only a return address right after a call.) */
 	f->fp = unwind_fp_step(f->t, f->mr, f->regs, &f->stop);
 	if (f->fp < 0 ||
-	    (f->fp != 1 && f->no_symbol && !unwind_x86_plausible_ra(f->t, f->mr, f->regs->r[a->reg_ip])))
+	    (f->fp != 1 && f->no_symbol &&
+	     !unwind_x86_plausible_ra(f->t, f->mr, f->regs->r[a->reg_ip])))
 		return 0;
 	f->sig = f->fp == 1;  /* the table's signal trampoline */
 	/* From a frame stopped anywhere, the record may be its caller's. */

@@ -683,7 +683,8 @@ tgt_func(void *ctx, uint64_t addr, uint64_t *start, const char **name)
 	if (!m || !m->image || !m->bias_known)
 		return -ENOENT;
 	uint64_t off = 0;
-	const char *s = unwind_elf_image_lookup(m->image, addr - m->bias, UNWIND_SYM_NO_DEMANGLE, &off);
+	const char *s = unwind_elf_image_lookup(m->image, addr - m->bias,
+						UNWIND_SYM_NO_DEMANGLE, &off);
 	if (!s) {
 		/* A stripped library: its FDEs' ranges are the function
 		 * bounds (libc has them; mid-function epilogues otherwise

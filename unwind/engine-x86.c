@@ -242,7 +242,8 @@ scan_epilogue_forward(struct memory_reader *mr, uint64_t pc, bool pops_only, int
 			unsigned char c[64];
 			struct insn in;
 
-			if (!read_bytes(mr, at, c, sizeof(c)) || !unwind_x86_decode(c, c + sizeof(c), at, &in))
+			if (!read_bytes(mr, at, c, sizeof(c)) ||
+			    !unwind_x86_decode(c, c + sizeof(c), at, &in))
 				break;
 			if (pops_only && in.kind != INSN_RET && in.kind != INSN_POP &&
 			    in.kind != INSN_POP_RBP)

@@ -152,7 +152,8 @@ int unwind_fp_step(struct unwind_target *t, struct memory_reader *mr,
  * same stack; the return address in executable memory, right after a
  * call (x86-64).  Returns 1 when it stepped (ip, sp, fp), else 0 with
  * regs unchanged. */
-int unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+int unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr,
+			  struct arch_regs *regs);
 /* engine-x86.c: one step of x86-64 code without CFI, from regs (ip, sp,
  * rbp updated).  unwind_x86_heur_step: a pc outside executable memory (exact:
  * frames[0] or an interrupted frame) returns to [sp]; an epilogue or the

@@ -504,7 +504,8 @@ static void read_appended(struct perf_map *pm, int fd, off_t end)
 	pm->offset = pos;
 	pm->unread = pm->more ? end - pos : 0;
 	if (pm->more)
-		pm->resume_ns = ptrace_clock_monotonic_ns() + pm->pace * (ptrace_clock_monotonic_ns() - begin);
+		pm->resume_ns = ptrace_clock_monotonic_ns() +
+				pm->pace * (ptrace_clock_monotonic_ns() - begin);
 	pm->tail_len = pos < TAIL ? (size_t)pos : TAIL;
 	if (pread(fd, pm->tail, pm->tail_len, pos - (off_t)pm->tail_len) != (ssize_t)pm->tail_len)
 		pm->tail_len = 0;       /* cannot tell: read whole next time */
@@ -589,7 +590,8 @@ const char *unwind_perf_map_find(const struct perf_map *pm, uint64_t addr, uint6
 		return NULL;
 	/* The last entry that starts at or below addr: entries are
 	 * disjoint, so the only one that can hold it. */
-	lo = unwind_spans_upto(pm->v, pm->n, sizeof(*pm->v), offsetof(struct perf_map_entry, start), addr);
+	lo = unwind_spans_upto(pm->v, pm->n, sizeof(*pm->v),
+			       offsetof(struct perf_map_entry, start), addr);
 	if (lo == 0 || addr >= pm->v[lo - 1].end)
 		return NULL;
 	if (offset)

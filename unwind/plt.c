@@ -101,8 +101,8 @@ long unwind_plt_symbols(const struct elf_image *img, struct sym_build *b, char *
 			memcpy(names + at, nm, l);
 			memcpy(names + at + l, "@plt", sizeof("@plt"));
 			/* Rank 3: below any real symbol at the same address. */
-			int err = unwind_symtab_add(b, plt.sh_addr + header + k * entsize, entsize, 0,
-					   names + at, 3);
+			int err = unwind_symtab_add(b, plt.sh_addr + header + k * entsize, entsize,
+						    0, names + at, 3);
 			if (err < 0) {
 				added = err;
 				goto out;

@@ -114,7 +114,8 @@ static uint64_t code_reach(const struct elf_image *img, uint64_t vaddr, uint64_t
 			avail = reach + 16;
 		if (reach > avail)
 			reach = avail;
-		uint64_t r = unwind_x86_code_reach(img->data + sg->offset + off, (size_t)avail, reach, vaddr);
+		uint64_t r = unwind_x86_code_reach(img->data + sg->offset + off, (size_t)avail,
+						   reach, vaddr);
 		return r ? vaddr + r : end;
 	}
 	return end;
@@ -440,7 +441,8 @@ static struct symtab *symtab_build(struct elf_image *img)
 
 static const struct sym *find(const struct symtab *st, uint64_t vaddr)
 {
-	size_t lo = unwind_spans_upto(st->v, st->n, sizeof(*st->v), offsetof(struct sym, start), vaddr);
+	size_t lo = unwind_spans_upto(st->v, st->n, sizeof(*st->v),
+				      offsetof(struct sym, start), vaddr);
 	for (size_t i = lo, k = 0; i > 0 && k < ENCLOSING_LOOKBACK; i--, k++) {
 		if (vaddr - st->v[i - 1].start < st->v[i - 1].len)
 			return &st->v[i - 1];

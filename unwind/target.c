@@ -103,8 +103,9 @@ unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *f
 		 * the moment between a dlclose and a dlopen): read again,
 		 * once for the tick, and for a late stop at most every
 		 * 10 ms (a walk astray misses too). */
-		if (!m && frames[i].ip && (t->maps_loaded_ns < epoch ||
-					   ptrace_clock_monotonic_ns() - t->maps_loaded_ns > 10 * NS_PER_MS))
+		if (!m && frames[i].ip &&
+		    (t->maps_loaded_ns < epoch ||
+		     ptrace_clock_monotonic_ns() - t->maps_loaded_ns > 10 * NS_PER_MS))
 			return unwind_target_reload_maps(t) < 0;
 		if (!m || !m->inode || m->checked == epoch)
 			continue;

@@ -213,7 +213,8 @@ modrm_effect(unsigned op, const unsigned char *m, unsigned rex, struct insn *in)
  * instruction that does not end within what is known is not decoded.
  * tests/fuzz/fuzz-cfi.c. */
 bool
-unwind_x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr, struct insn *in)
+unwind_x86_decode(const unsigned char *code, const unsigned char *end, uint64_t addr,
+		  struct insn *in)
 {
 	unsigned char x[INSN_MAX + 17];
 	size_t known = (size_t)(end - code) < INSN_MAX ? (size_t)(end - code) : INSN_MAX;
@@ -332,7 +333,8 @@ unwind_x86_code_reach(const unsigned char *code, size_t avail, uint64_t reach, u
 			    code[at + k] != 0xa8 && code[at + k] != 0xa9) {
 				memset(&in, 0, sizeof(in));
 				in.len = k + 1;
-			} else if (!unwind_x86_decode(code + at, code + avail, start + at, &in) || in.len == 0) {
+			} else if (!unwind_x86_decode(code + at, code + avail, start + at, &in) ||
+				   in.len == 0) {
 				return 0;
 			}
 			uint64_t next = at + in.len;

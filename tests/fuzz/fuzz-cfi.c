@@ -108,7 +108,8 @@ walk_section(const struct cfi_section *s, uint64_t pc, const struct cfi_env *env
 		if (e.cie_off == UINT64_MAX || e.cie_off >= s->len)
 			continue;
 		o = (size_t)e.cie_off;
-		if (unwind_cfi_next_entry(s, &o, &ce) <= 0 || !unwind_cfi_cie_parse(s, &ce, &f.cie) ||
+		if (unwind_cfi_next_entry(s, &o, &ce) <= 0 ||
+		    !unwind_cfi_cie_parse(s, &ce, &f.cie) ||
 		    !unwind_cfi_fde_parse(s, &e, &f.cie, &f) || f.range == 0)
 			continue;
 		run_fde(&f, pc, s->addr_size, s->be, env, a);
