@@ -350,10 +350,14 @@ mutations()
 		's/\*no_symbol = !func_start\(m, pc, exact, &start\);/*no_symbol = !func_start(m, pc, exact, \&start) || 1;/' \
 		'code without CFI is not stepped by prologue analysis' \
 		'tests/accuracy-builds.test tests/go-dump.test'
-	mutation entry-end unwind/engine-dwarf.c \
-		's/if \(r == 0 && unwind_at_entry\(t, at\)\)/if (0 \&\& unwind_at_entry(t, at))/' \
-		'the program'"'"'s entry point (_start without CFI) is not the end of the stack' \
-		'tests/accuracy-builds.test'
+	# No entry-end (the DWARF walk's stop at the program's entry point,
+	# unwind/engine-dwarf.c): equivalent on every build made here.
+	# glibc's _start has CFI that ends the stack; musl's (x86-64, static
+	# and dynamic) has none, but clears the frame pointer, and the word
+	# above its frame is argc, which no rule takes for a return address:
+	# the walk ends there without the check ("end of stack", the same
+	# frames, tests/accuracy-builds.test and a musl-gcc -static program,
+	# session 17).  The check stays for startup code that does neither.
 	mutation debug-file-limit unwind/debug-file.c \
 		's/if \(\(uint64_t\)dbg->size > limit\) \{/if (0) {/' \
 		'a debug file far larger than its module is read (the CRC of a 4 GiB sparse file)' \
