@@ -166,7 +166,7 @@ mutations()
 		'tests/record-pool.test'
 	mutation idle-catchup-seen sampler/sample.c \
 		's/ts->owed_cpu_ns = ts->looked_cpu_ns;\n\t\tts->owed_slices = ts->looked_slices;/ts->owed_cpu_ns = ts->cpu_seen;\n\t\tts->owed_slices = ts->slices_seen;/' \
-		'--idle: the ticks a thread was not looked at are judged against its schedstat as last read (by the census, after it woke), not as its last look knew it: a worker woken in those ticks has them all counted in its work (NOT forced yet: it needs the census to read a woken worker whose look the budget cut, as CI saw once in three runs under load; survived 1 run here)' \
+		'--idle: the ticks a thread was not looked at are judged against its schedstat as last read (by the census, after it woke), not as its last look knew it: a worker woken in those ticks has them all counted in its work (forced by STACKSPY_TEST_IDLE_EVERY: 30-40 samples for one worker where 8 are allowed)' \
 		'tests/record-pool.test'
 	mutation idle-deferred sampler/cmd-record.c \
 		's/\tif \(!stop_signal\)\n\t\tprofiler_take_deferred\(p\);//' \
