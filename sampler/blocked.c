@@ -21,7 +21,7 @@
 bool
 profiler_blocked_stack(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
-	struct stack_snapshot *snap = &p->blocked_snap;
+	struct stack_snapshot *snap = &p->tr.blocked_snap;
 	struct task_syscall sc;
 	if (ptrace_snapshot_blocked(ps->pid, ts->tid, STACK_WINDOW_BYTES,
 				    unwind_target_stack_end, ps->ut, snap, &sc) < 0)

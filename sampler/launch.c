@@ -276,7 +276,7 @@ profiler_launch(struct profiler *p, struct proc_state *ps)
 	}
 	unwind_set_yield(poll_while_busy, NULL);
 	pid_t child = ps->pt->pid;
-	p->child = child;
+	p->tr.child = child;
 	ps->pid = child;
 	ps->attached = true;
 	if (ps->pt->leader_exited)
@@ -295,7 +295,7 @@ profiler_launch(struct profiler *p, struct proc_state *ps)
 		ptrace_target_poll(ps->pt);
 		int st;
 		if (ptrace_child_status(ps->pt, &st))
-			p->child_status = st;
+			p->tr.child_status = st;
 	}
 	if (ps->ut)
 		unwinder_push_map(p, ps);
@@ -322,12 +322,12 @@ profiler_command_status_text(int st, char *buf, size_t len)
 int
 profiler_end_command(struct profiler *p)
 {
-	if (!p->cfg.argv || p->nprocs == 0 || !p->procs[0].pt || p->child_status != -1)
+	if (!p->cfg.argv || p->nprocs == 0 || !p->procs[0].pt || p->tr.child_status != -1)
 		return 0;
 	struct proc_state *ps = &p->procs[0];
 	int st;
 	if (ptrace_child_status(ps->pt, &st)) {
-		p->child_status = st;
+		p->tr.child_status = st;
 		return 0;
 	}
 	if (p->cfg.keep_running)
@@ -337,21 +337,21 @@ profiler_end_command(struct profiler *p)
 	 * command wants before any SIGTERM of ours (tests/cli-command-end.test
 	 * saw SIGTERM win under load). */
 	if (stop_signal && ptrace_child_wait(ps->pt, SIGNALLED_GRACE_MS, &st)) {
-		p->child_status = st;
+		p->tr.child_status = st;
 		return 0;
 	}
 	sampler_info_msg("ending %s (pid %d): SIGTERM, SIGKILL after %d s", p->cfg.argv[0],
-		 (int)p->child, (int)(COMMAND_GRACE_MS / MS_PER_SEC));
+		 (int)p->tr.child, (int)(COMMAND_GRACE_MS / MS_PER_SEC));
 	bool killed;
 	int r = ptrace_child_end(ps->pt, COMMAND_GRACE_MS, &st, &killed);
 	if (r < 0) {
-		perror_msg(r, "cannot end %s (pid %d)", p->cfg.argv[0], (int)p->child);
+		perror_msg(r, "cannot end %s (pid %d)", p->cfg.argv[0], (int)p->tr.child);
 		return 0;
 	}
-	p->child_status = st;
+	p->tr.child_status = st;
 	if (killed)
 		error_msg("%s (pid %d) did not exit within %d s of SIGTERM: sent SIGKILL",
-			  p->cfg.argv[0], (int)p->child, (int)(COMMAND_GRACE_MS / MS_PER_SEC));
+			  p->cfg.argv[0], (int)p->tr.child, (int)(COMMAND_GRACE_MS / MS_PER_SEC));
 	return r;
 }
 
@@ -359,12 +359,12 @@ void
 profiler_report_command(const struct profiler *p)
 {
 	char how[96];
-	if (!p->cfg.argv || p->child <= 0)
+	if (!p->cfg.argv || p->tr.child <= 0)
 		return;
-	if (p->child_status != -1)
-		error_msg("%s (pid %d) %s", p->cfg.argv[0], (int)p->child,
-			  profiler_command_status_text(p->child_status, how, sizeof(how)));
+	if (p->tr.child_status != -1)
+		error_msg("%s (pid %d) %s", p->cfg.argv[0], (int)p->tr.child,
+			  profiler_command_status_text(p->tr.child_status, how, sizeof(how)));
 	else if (p->cfg.keep_running)
 		error_msg("%s (pid %d) keeps running (--keep-running)", p->cfg.argv[0],
-			  (int)p->child);
+			  (int)p->tr.child);
 }

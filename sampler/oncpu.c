@@ -147,7 +147,7 @@ oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick)
 	 * ran, and that one is seen running when its turn comes): with 16
 	 * busy threads on 2 CPUs the samples stood for 1.4-1.9x their CPU
 	 * time.  The first counted is the one looked at nearest the tick. */
-	unsigned *slot = p->cpu_counted[pick->cpu];
+	unsigned *slot = p->tr.cpu_counted[pick->cpu];
 	unsigned tick = pick->tick_no + 1;
 	if (slot[0] == tick || slot[1] == tick)
 		return false;

@@ -179,7 +179,7 @@ struct thread_state {
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
 	size_t last_n;            /* (the unwinder's, unwinder_take_lasts) */
 	bool awaiting_last;       /* its last sample is not unwound yet */
-	uint32_t last_seq;        /* which: p->keep_seq when it was handed over */
+	uint32_t last_seq;        /* which: p->tr.keep_seq when it was handed over */
 	bool last_ran;            /* it was running (R) then: not to be reused */
 	uint32_t prev_owed;       /* ticks owed to an earlier sample, prev_seq, */
 	uint32_t prev_seq;        /* ... still being unwound when it was
@@ -271,21 +271,16 @@ struct unwind_proc {
 
 struct unwinder;
 
-struct profiler {
-	struct profiler_config cfg;
-	struct proc_state *procs;      /* may move when a process is added
-					  (launch.c: profiler_proc_new), never during
-					  a tick: keep indices, not pointers,
-					  across ticks */
-	size_t nprocs, procs_cap;
-	struct collapse *stacks;  /* the tracer's and the unwinder's: */
-	pthread_mutex_t stacks_lock;  /* ... every use under it */
-	struct unwinder *uw;      /* unwinder.c */
-	pthread_mutex_t counts_lock;  /* the unwinder's counts: */
-	uint64_t uw_samples;      /* stacks added, */
-	uint64_t uw_nostack;      /* samples no frame came from */
+/* The tracer thread's own: only the thread that runs the ticks touches
+ * these (ticks.c, sample.c, threads.c, oncpu.c, blocked.c, launch.c and
+ * profiler.c's start, stop and free), never the unwinder's thread.  The
+ * one exception is marked where it is (ticks.start_ns). */
+struct tracer_state {
 	int timer_fd;
 	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
+	/* Also read by profiler_stats (stats.c): ticks.start_ns, which
+	 * profiler_job_stop moves, is read without a lock when a checkpoint
+	 * or the rescue (cmd-record.c) runs on the unwinder's thread. */
 	struct tick_clock ticks;
 	unsigned tick_no;
 	unsigned idle_stops;      /* --idle: stops chosen this tick, */
@@ -301,8 +296,6 @@ struct profiler {
 				     stops (ticks.c; idle_may_stop) */
 	bool final_pass;          /* profiler_take_deferred is running */
 	uint64_t ticks_end_ns;    /* when the ticks ended, if before the stop */
-	struct profiler_stats stats;
-	struct pause_hist pauses;
 	/* One tick's batch (sample.c): the threads chosen, their schedstat
 	 * before the interrupt, their snapshots and results. */
 	struct tracee *batch_th[SAMPLE_BATCH];
@@ -315,7 +308,9 @@ struct profiler {
 	 * interrupt (afterwards it shows the ptrace stop), outermost first. */
 	uint32_t batch_kids[SAMPLE_BATCH][MAX_KERNEL_FRAMES];
 	uint8_t batch_nk[SAMPLE_BATCH];
-	struct stack_snapshot snaps[SAMPLE_BATCH];
+	struct stack_snapshot snaps[SAMPLE_BATCH];  /* a snapshot goes to the
+						       queue by a swap of
+						       buffers (unwinder.c) */
 	int results[SAMPLE_BATCH];
 	struct stack_snapshot blocked_snap;  /* a thread in D (blocked.c) */
 	size_t nbatch;
@@ -333,11 +328,38 @@ struct profiler {
 	 * counted for (oncpu_cpu_claim). */
 	unsigned cpu_counted[ONCPU_CPU_SLOTS][2];
 	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
+	pid_t child;              /* launch mode */
+	int child_status;
+	size_t nattached;
+	/* The threads whose /proc descriptors are open, oldest first (a
+	 * ring; threads.c): at most fd_cap of them, whatever the number of
+	 * threads, so that RLIMIT_NOFILE is never the limit. */
+	struct fd_owner {
+		uint32_t proc;        /* index in procs */
+		pid_t tid;
+	} fd_ring[FD_CACHE_MAX];
+	size_t fd_head, fd_n, fd_cap;
+};
+
+struct profiler {
+	struct profiler_config cfg;
+	struct proc_state *procs;      /* may move when a process is added
+					  (launch.c: profiler_proc_new), never during
+					  a tick: keep indices, not pointers,
+					  across ticks */
+	size_t nprocs, procs_cap;
+	struct collapse *stacks;  /* the tracer's and the unwinder's: */
+	pthread_mutex_t stacks_lock;  /* ... every use under it */
+	struct unwinder *uw;      /* unwinder.c */
+	pthread_mutex_t counts_lock;  /* the unwinder's counts: */
+	uint64_t uw_samples;      /* stacks added, */
+	uint64_t uw_nostack;      /* samples no frame came from */
+	struct tracer_state tr;   /* the tracer thread's */
+	struct profiler_stats stats;
+	struct pause_hist pauses;
 	struct unwind_frame *frames;  /* the unwinder's scratch */
 	uint32_t *ids;
 	size_t nids;              /* room in ids */
-	pid_t child;              /* launch mode */
-	int child_status;
 	profiler_hook hook;
 	void *hook_arg;
 	void (*rescue_fn)(struct profiler *, void *);  /* profiler_set_rescue */
@@ -349,17 +371,8 @@ struct profiler {
 	unsigned *frame_lines;
 	size_t nframe_modules;
 	bool stopped;
-	size_t nattached;
 	uint32_t *seq;            /* --inline: per-address id lists */
 	size_t seq_n, seq_cap;
-	/* The threads whose /proc descriptors are open, oldest first (a
-	 * ring; threads.c): at most fd_cap of them, whatever the number of
-	 * threads, so that RLIMIT_NOFILE is never the limit. */
-	struct fd_owner {
-		uint32_t proc;        /* index in procs */
-		pid_t tid;
-	} fd_ring[FD_CACHE_MAX];
-	size_t fd_head, fd_n, fd_cap;
 };
 
 /* ---- threads.c ------------------------------------------------------------- */
@@ -473,7 +486,7 @@ struct sample_record {
 	uint32_t weight;                /* the ticks it stands for */
 	bool keep_last;                 /* --idle: the stack comes back to
 					   ts (unwinder_take_lasts) as sample
-					   p->keep_seq, counted here once it
+					   p->tr.keep_seq, counted here once it
 					   is in */
 	struct stack_snapshot *snap;    /* goes by swapping *snap with a
 					   free one of the queue's (no

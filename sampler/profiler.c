@@ -39,11 +39,11 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	if (!p)
 		return -ENOMEM;
 	p->cfg = *cfg;
-	p->arch = arch_host();
-	p->child = -1;
-	p->child_status = -1;
-	p->timer_fd = -1;
-	p->epoll_fd = -1;
+	p->tr.arch = arch_host();
+	p->tr.child = -1;
+	p->tr.child_status = -1;
+	p->tr.timer_fd = -1;
+	p->tr.epoll_fd = -1;
 	p->nprocs = cfg->argv ? 1 : (size_t)cfg->npids;
 	p->procs_cap = p->nprocs;
 	p->procs = calloc(p->nprocs, sizeof(*p->procs));
@@ -55,9 +55,9 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	/* + 64: the kernel frames of a thread in D (blocked.c). */
 	p->nids = (size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2 + 64;
 	p->ids = calloc(p->nids, sizeof(*p->ids));
-	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	p->tr.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	int uw = unwinder_init(p);
-	if (!p->procs || !p->stacks || hist < 0 || !p->frames || !p->ids || p->timer_fd < 0 ||
+	if (!p->procs || !p->stacks || hist < 0 || !p->frames || !p->ids || p->tr.timer_fd < 0 ||
 	    uw < 0) {
 		int e = errno ? -errno : -ENOMEM;
 		profiler_free(p);
@@ -79,16 +79,17 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	}
 	if (ok && cfg->subprocesses)
 		profiler_proc_attach_descendants(p);
-	p->nattached = ok;
+	p->tr.nattached = ok;
 	if (ok == 0) {
 		profiler_free(p);
 		return last ? last : -ESRCH;
 	}
-	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	p->tr.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
-	if (p->epoll_fd < 0 || epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->timer_fd, &ev) < 0 ||
+	if (p->tr.epoll_fd < 0 ||
+	    epoll_ctl(p->tr.epoll_fd, EPOLL_CTL_ADD, p->tr.timer_fd, &ev) < 0 ||
 	    (ptrace_event_fd() >= 0 &&
-	     epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, ptrace_event_fd(), &ev) < 0)) {
+	     epoll_ctl(p->tr.epoll_fd, EPOLL_CTL_ADD, ptrace_event_fd(), &ev) < 0)) {
 		int e = -errno;
 		profiler_free(p);
 		return e;
@@ -101,7 +102,7 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 		}
 		thread_first_look(p, ps);
 	}
-	ticks_clock_init(&p->ticks, cfg->rate_hz, ptrace_clock_monotonic_ns());
+	ticks_clock_init(&p->tr.ticks, cfg->rate_hz, ptrace_clock_monotonic_ns());
 	ticks_arm(p);
 	*out = p;
 	return 0;
@@ -113,16 +114,16 @@ profiler_stop(struct profiler *p)
 	if (p->stopped)
 		return;
 	p->stopped = true;
-	uint64_t end = p->ticks_end_ns ? p->ticks_end_ns : ptrace_clock_monotonic_ns();
-	p->stats.elapsed_s = (double)(end - p->ticks.start_ns) / (double)NS_PER_SEC;
+	uint64_t end = p->tr.ticks_end_ns ? p->tr.ticks_end_ns : ptrace_clock_monotonic_ns();
+	p->stats.elapsed_s = (double)(end - p->tr.ticks.start_ns) / (double)NS_PER_SEC;
 	/* Every target at once: threads that cannot stop cost one timeout
 	 * in all.  The profiler's targets are the only ones registered. */
 	ptrace_detach_all();
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		int st;
-		if (ps->pt && ps->pid == p->child && ptrace_child_status(ps->pt, &st))
-			p->child_status = st;
+		if (ps->pt && ps->pid == p->tr.child && ptrace_child_status(ps->pt, &st))
+			p->tr.child_status = st;
 		ps->attached = false;
 	}
 	/* The targets run free: what is queued is unwound now, within a
@@ -160,14 +161,14 @@ profiler_free(struct profiler *p)
 	free(p->ids);
 	free(p->seq);
 	for (size_t i = 0; i < SAMPLE_BATCH; i++)
-		ptrace_snapshot_release(&p->snaps[i]);
-	ptrace_snapshot_release(&p->blocked_snap);
+		ptrace_snapshot_release(&p->tr.snaps[i]);
+	ptrace_snapshot_release(&p->tr.blocked_snap);
 	pthread_mutex_destroy(&p->stacks_lock);
 	pthread_mutex_destroy(&p->counts_lock);
-	if (p->timer_fd >= 0)
-		close(p->timer_fd);
-	if (p->epoll_fd >= 0)
-		close(p->epoll_fd);
+	if (p->tr.timer_fd >= 0)
+		close(p->tr.timer_fd);
+	if (p->tr.epoll_fd >= 0)
+		close(p->tr.epoll_fd);
 	free(p);
 }
 
@@ -180,13 +181,13 @@ profiler_stacks(const struct profiler *p)
 size_t
 profiler_attached_count(const struct profiler *p)
 {
-	return p->nattached;
+	return p->tr.nattached;
 }
 
 int
 profiler_command_status(const struct profiler *p)
 {
-	return p->child_status;
+	return p->tr.child_status;
 }
 
 pid_t

@@ -464,7 +464,7 @@ static int
 push_intervals(struct profiler *p, struct push *ps, const struct push_options *po,
 	       double duration, uint64_t *asked)
 {
-	int64_t mono0 = (int64_t)p->ticks.start_ns;
+	int64_t mono0 = (int64_t)p->tr.ticks.start_ns;
 	int64_t wall0 = (int64_t)ptrace_clock_realtime_ns() -
 			((int64_t)ptrace_clock_monotonic_ns() - mono0);
 	int64_t from = wall0 / (int64_t)NS_PER_SEC;

@@ -78,8 +78,8 @@ test_idle_not_now(const struct profiler *p, const struct thread_state *ts)
 		if (every < 0)
 			every = 0;
 	}
-	return every > 1 && p->cfg.idle && !p->final_pass &&
-	       (unsigned long)p->tick_no % (unsigned long)every !=
+	return every > 1 && p->cfg.idle && !p->tr.final_pass &&
+	       (unsigned long)p->tr.tick_no % (unsigned long)every !=
 	       (unsigned long)ts->tid % (unsigned long)every;
 }
 
@@ -104,9 +104,9 @@ woken_after_read(struct profiler *p, struct proc_state *ps, struct thread_state 
 		 const struct stack_snapshot *snap, const struct task_schedstat *before,
 		 const struct task_sched *sched_b)
 {
-	if (snap->stop_sched.slices <= before->slices || !oncpu_stop_in_syscall(p->arch, snap))
+	if (snap->stop_sched.slices <= before->slices || !oncpu_stop_in_syscall(p->tr.arch, snap))
 		return false;
-	ts->watch_until = p->tick_no + ONCPU_WATCH_TICKS;
+	ts->watch_until = p->tr.tick_no + ONCPU_WATCH_TICKS;
 	if (!sched_b || !sched_b->has_switches || ts->schedstat_fd < 0)
 		return false;
 	struct task_sched sched_a;
@@ -136,7 +136,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	p->stats.stopped++;
 	profiler_pause_hist_add(&p->pauses, snap->pause_ns);
 	if (!p->cfg.idle) {
-		int drop = oncpu_verdict(p->arch, snap, before, pick->tick_cpu, pick->tick_ns,
+		int drop = oncpu_verdict(p->tr.arch, snap, before, pick->tick_cpu, pick->tick_ns,
 					 ts->stop_cpu_ns);
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
 		if (drop == ONCPU_DROP_WAITING || drop == ONCPU_DROP_ASLEEP)
@@ -161,7 +161,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	bool keep = p->cfg.idle;
 	/* Ticks deferred while it did not run (choose_thread) have this
 	 * stack too. */
-	uint32_t weight = p->final_pass ? 0 : 1;
+	uint32_t weight = p->tr.final_pass ? 0 : 1;
 	if (ts->owed && !ts->awaiting_last) {
 		/* Not scheduled in since: a thread just woken has run for
 		 * less than the kernel's own tick and shows no new CPU time
@@ -181,7 +181,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 			 * estimate of a thread looked at once in so many
 			 * ticks).  With 20,000 threads each woken once a
 			 * second, every one of the ticks put off was lost. */
-			uint64_t running = ran / p->ticks.period_ns + 1;
+			uint64_t running = ran / p->tr.ticks.period_ns + 1;
 			uint32_t lost = running < ts->owed ? (uint32_t)running : ts->owed;
 			weight += ts->owed - lost;
 			p->stats.deferred_lost += lost;
@@ -210,7 +210,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 			ts->owed = 0;
 		}
 		ts->awaiting_last = true;
-		ts->last_seq = p->keep_seq;  /* this sample's (unwinder_push_sample) */
+		ts->last_seq = p->tr.keep_seq;  /* this sample's (unwinder_push_sample) */
 		/* Taken running, its stack is not the one it sleeps in
 		 * next: not reused (a worker stopped 50 us before the end
 		 * of its work, well within IDLE_CPU_SLACK_NS, was counted
@@ -225,10 +225,10 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 static void
 finish_thread(struct profiler *p, size_t i, int r)
 {
-	struct proc_state *ps = &p->procs[p->batch_proc[i]];
-	struct thread_state *ts = p->batch_ts[i];
+	struct proc_state *ps = &p->procs[p->tr.batch_proc[i]];
+	struct thread_state *ts = p->tr.batch_ts[i];
 	if (r == -ETIMEDOUT) {
-		if (!p->cfg.idle || p->batch_pick[i].state == 'R') {
+		if (!p->cfg.idle || p->tr.batch_pick[i].state == 'R') {
 			/* Not on a CPU, or waiting for the one the tick took:
 			 * its stop is sampled when it comes (late_sample).
 			 * --idle: a runnable thread that waits for a CPU has
@@ -237,7 +237,7 @@ finish_thread(struct profiler *p, size_t i, int r)
 			 * process that waited through every tick of its life
 			 * had no sample). */
 			p->stats.skipped++;
-			ts->late = p->batch_pick[i];
+			ts->late = p->tr.batch_pick[i];
 			return;
 		}
 		/* --idle, a thread that went to sleep after it was chosen
@@ -251,8 +251,8 @@ finish_thread(struct profiler *p, size_t i, int r)
 		return;
 	}
 	ts->late.tick_ns = 0;  /* a pending late stop came in this batch */
-	finish_sample(p, ps, ts, r, &p->snaps[i], &p->batch_pick[i], p->batch_kids[i],
-		      p->batch_nk[i]);
+	finish_sample(p, ps, ts, r, &p->tr.snaps[i], &p->tr.batch_pick[i], p->tr.batch_kids[i],
+		      p->tr.batch_nk[i]);
 }
 
 /* The late stop of a thread the tick's deadline gave up on
@@ -298,7 +298,7 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 {
 	int64_t timeout_us = RECORD_STOP_TIMEOUT_MS * (int64_t)US_PER_MS;
 	if (!p->cfg.idle) {
-		int64_t half_period_us = (int64_t)(p->ticks.period_ns / 2000u);
+		int64_t half_period_us = (int64_t)(p->tr.ticks.period_ns / 2000u);
 		timeout_us = half_period_us < ONCPU_STOP_TIMEOUT_US ? half_period_us :
 			     ONCPU_STOP_TIMEOUT_US;
 	}
@@ -341,18 +341,18 @@ static void
 take_ready(struct profiler *p)
 {
 	uint64_t now = ptrace_clock_monotonic_ns();
-	if (now - p->batch_early_ns <= EARLY_WAIT_NS)
+	if (now - p->tr.batch_early_ns <= EARLY_WAIT_NS)
 		return;
 	struct sample_opts o;
 	sample_opts_for(p, NULL, &o);
-	for (size_t i = 0; i < p->nbatch; i++)
-		p->snaps[i].schedstat_fd = p->batch_ts[i]->schedstat_fd;
-	(void)ptrace_sample_ready(p->batch_pt, p->batch_ctx, p->batch_th, p->nbatch, &o,
-				  p->snaps, p->results);
-	p->batch_early_ns = 0;
-	for (size_t i = 0; i < p->nbatch; i++)
-		if (p->batch_th[i]->interrupted_ns) {
-			p->batch_early_ns = now;  /* look again in EARLY_WAIT_NS */
+	for (size_t i = 0; i < p->tr.nbatch; i++)
+		p->tr.snaps[i].schedstat_fd = p->tr.batch_ts[i]->schedstat_fd;
+	(void)ptrace_sample_ready(p->tr.batch_pt, p->tr.batch_ctx, p->tr.batch_th, p->tr.nbatch, &o,
+				  p->tr.snaps, p->tr.results);
+	p->tr.batch_early_ns = 0;
+	for (size_t i = 0; i < p->tr.nbatch; i++)
+		if (p->tr.batch_th[i]->interrupted_ns) {
+			p->tr.batch_early_ns = now;  /* look again in EARLY_WAIT_NS */
 			break;
 		}
 }
@@ -363,19 +363,19 @@ take_ready(struct profiler *p)
 static void
 flush_batch(struct profiler *p)
 {
-	size_t n = p->nbatch;
+	size_t n = p->tr.nbatch;
 	if (n == 0)
 		return;
-	p->nbatch = 0;
-	p->batch_early_ns = 0;
+	p->tr.nbatch = 0;
+	p->tr.batch_early_ns = 0;
 	struct sample_opts o;
 	sample_opts_for(p, NULL, &o);
 	for (size_t i = 0; i < n; i++)
-		p->snaps[i].schedstat_fd = p->batch_ts[i]->schedstat_fd;
+		p->tr.snaps[i].schedstat_fd = p->tr.batch_ts[i]->schedstat_fd;
 	ptrace_hold_realtime(true);
 	uint64_t t0 = ptrace_clock_monotonic_ns();
-	int r = ptrace_sample_threads(p->batch_pt, p->batch_ctx, p->batch_th, n, &o, p->snaps,
-				      p->results);
+	int r = ptrace_sample_threads(p->tr.batch_pt, p->tr.batch_ctx, p->tr.batch_th, n, &o,
+				      p->tr.snaps, p->tr.results);
 	/* The tick stays real-time within a budget of the period: starved
 	 * at normal priority on a busy host, ticks overran (1,000 of 1,500
 	 * missed at 500 Hz, load 14); a long tick (many threads, --idle)
@@ -385,16 +385,16 @@ flush_batch(struct profiler *p)
 	 * counted in made nearly every tick there drop the priority and take
 	 * it again (two system calls a tick). */
 	uint64_t spent = ptrace_clock_monotonic_ns() - t0;
-	p->stop_wait_ns += spent;
+	p->tr.stop_wait_ns += spent;
 	/* Averaged over the last batches (--idle's budget, idle_may_stop). */
 	uint64_t per = spent / n;
-	p->stop_cost_ns = p->stop_cost_ns ? (7 * p->stop_cost_ns + per) / 8 : per;
-	uint64_t budget = p->ticks.period_ns / 4 < TICK_RT_BUDGET_NS ? p->ticks.period_ns / 4 :
-			  TICK_RT_BUDGET_NS;
+	p->tr.stop_cost_ns = p->tr.stop_cost_ns ? (7 * p->tr.stop_cost_ns + per) / 8 : per;
+	uint64_t budget = p->tr.ticks.period_ns / 4 < TICK_RT_BUDGET_NS ?
+			  p->tr.ticks.period_ns / 4 : TICK_RT_BUDGET_NS;
 	for (size_t i = 0; i < n; i++) {
-		if (ptrace_clock_monotonic_ns() - p->tick_ns > budget + p->stop_wait_ns)
+		if (ptrace_clock_monotonic_ns() - p->tr.tick_ns > budget + p->tr.stop_wait_ns)
 			ptrace_hold_realtime(false);
-		finish_thread(p, i, r < 0 ? r : p->results[i]);
+		finish_thread(p, i, r < 0 ? r : p->tr.results[i]);
 	}
 }
 
@@ -411,30 +411,30 @@ flush_batch(struct profiler *p)
 static bool
 idle_may_stop(const struct profiler *p)
 {
-	if (p->idle_stops >= p->idle_room)
+	if (p->tr.idle_stops >= p->tr.idle_room)
 		return false;
 	/* One stop a tick at least: a cost averaged over a few slow stops
 	 * (a loaded host) allowed no stop again, and so was never measured
 	 * again (20,000 threads waited for their first stop until the end
 	 * of the recording). */
-	if (p->final_pass || p->idle_stops == 0)
+	if (p->tr.final_pass || p->tr.idle_stops == 0)
 		return true;
 	long most = test_idle_stops();
-	if (most >= 0 && p->idle_stops >= (size_t)most)
+	if (most >= 0 && p->tr.idle_stops >= (size_t)most)
 		return false;
-	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
-	uint64_t other = ptrace_clock_monotonic_ns() - p->tick_ns - p->stop_wait_ns;
-	uint64_t last = p->tick_other_ns;
+	uint64_t cost = p->tr.stop_cost_ns ? p->tr.stop_cost_ns : IDLE_STOP_COST_NS;
+	uint64_t other = ptrace_clock_monotonic_ns() - p->tr.tick_ns - p->tr.stop_wait_ns;
+	uint64_t last = p->tr.tick_other_ns;
 	/* A look that goes round the threads ends at a sixth of the
 	 * period, what follows it included (idle_over_budget): the stops
 	 * have the next sixth (the last tick's look, taken whole, left
 	 * them one a tick: a busy thread among 20,000 was counted at half
 	 * the ticks). */
-	if (p->tick_spread && last > p->ticks.period_ns / 6)
-		last = p->ticks.period_ns / 6;
+	if (p->tr.tick_spread && last > p->tr.ticks.period_ns / 6)
+		last = p->tr.ticks.period_ns / 6;
 	if (other < last)
 		other = last;
-	return other + (p->idle_stops + 1) * cost <= p->ticks.period_ns / 3;
+	return other + (p->tr.idle_stops + 1) * cost <= p->tr.ticks.period_ns / 3;
 }
 
 /* Put off ts's stop: its stack when it stops is this tick's, if it has
@@ -469,16 +469,16 @@ idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns, uint64_
 static bool
 idle_over_budget(const struct profiler *p, size_t looked)
 {
-	if (p->final_pass || looked < IDLE_LOOK_MIN)
+	if (p->tr.final_pass || looked < IDLE_LOOK_MIN)
 		return false;
-	uint64_t cost = p->stop_cost_ns ? p->stop_cost_ns : IDLE_STOP_COST_NS;
-	uint64_t spent = ptrace_clock_monotonic_ns() - p->tick_ns;
+	uint64_t cost = p->tr.stop_cost_ns ? p->tr.stop_cost_ns : IDLE_STOP_COST_NS;
+	uint64_t spent = ptrace_clock_monotonic_ns() - p->tr.tick_ns;
 	/* The reading and what follows it (as the last tick took: the
 	 * stops handed over, a waitpid that walks every tracee, 2 ms at
 	 * 20,000) take at most half of it: the rest is the stops'
 	 * (idle_may_stop), or no thread's first stop would ever come. */
-	return spent - p->stop_wait_ns + p->tick_tail_ns > p->ticks.period_ns / 6 ||
-	       spent + p->nbatch * cost > p->ticks.period_ns / 3;
+	return spent - p->tr.stop_wait_ns + p->tr.tick_tail_ns > p->tr.ticks.period_ns / 6 ||
+	       spent + p->tr.nbatch * cost > p->tr.ticks.period_ns / 3;
 }
 
 /* The ticks before this one that did not look at ts (the budget ran out
@@ -583,7 +583,7 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 		/* Ticks put off since its last look (idle_catch_up) have
 		 * this stack too: it has not run. */
 		unwinder_push_reuse(p, ps, ts, ts->last_ids, ts->last_n,
-				    (p->final_pass ? 0 : 1) + ts->owed);
+				    (p->tr.final_pass ? 0 : 1) + ts->owed);
 		ts->owed = 0;
 	}
 }
@@ -595,12 +595,13 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 static uint64_t
 tick_exec(struct profiler *p)
 {
-	if (!p->tick_exec_read) {
+	if (!p->tr.tick_exec_read) {
 		struct task_sched own;
-		p->tick_exec_read = true;
-		p->tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ? own.exec_start_ns : 0;
+		p->tr.tick_exec_read = true;
+		p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ?
+				     own.exec_start_ns : 0;
 	}
-	return p->tick_exec_ns;
+	return p->tr.tick_exec_ns;
 }
 
 /* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
@@ -631,37 +632,37 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	/* Its stop costs it CPU time: read with the hot ones next tick, or
 	 * the process's clock would not match (thread_census). */
 	thread_mark_hot(p, ts);
-	size_t i = p->nbatch++;
-	p->batch_th[i] = th;
-	p->batch_pt[i] = ps->pt;
-	p->batch_ctx[i] = ps->ut;
-	p->batch_proc[i] = (size_t)(ps - p->procs);
-	p->batch_ts[i] = ts;
-	struct sample_pick *pick = &p->batch_pick[i];
+	size_t i = p->tr.nbatch++;
+	p->tr.batch_th[i] = th;
+	p->tr.batch_pt[i] = ps->pt;
+	p->tr.batch_ctx[i] = ps->ut;
+	p->tr.batch_proc[i] = (size_t)(ps - p->procs);
+	p->tr.batch_ts[i] = ts;
+	struct sample_pick *pick = &p->tr.batch_pick[i];
 	memset(pick, 0, sizeof(*pick));
-	pick->tick_ns = p->tick_ns;
+	pick->tick_ns = p->tr.tick_ns;
 	pick->before = *before;
 	pick->state = state;
 	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
 	 * (tick_took_cpu) or one watched (woken_after_read); read before the
 	 * interrupt, never in the stop. */
-	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;
-	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tick_no < ts->watch_until) &&
+	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tr.tick_cpu;
+	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tr.tick_no < ts->watch_until) &&
 	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
 		memset(&pick->sched, 0, sizeof(pick->sched));
 	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);
 	pick->on_tick_cpu = on_tick_cpu;
 	pick->cpu = ts->state_cpu;
-	pick->tick_no = p->tick_no;
+	pick->tick_no = p->tr.tick_no;
 	/* On-CPU: stopped now, as it was seen running, not after the looks
 	 * at the other threads (ptrace_interrupt_early); an error is the
 	 * batch's to report. */
-	if (!p->cfg.idle && ptrace_interrupt_early(th) == 0 && !p->batch_early_ns)
-		p->batch_early_ns = th->interrupted_ns;
+	if (!p->cfg.idle && ptrace_interrupt_early(th) == 0 && !p->tr.batch_early_ns)
+		p->tr.batch_early_ns = th->interrupted_ns;
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
-	p->batch_nk[i] = p->cfg.kernel && state != 'R' ?
-			 (uint8_t)profiler_kernel_frame_ids(p, ps->pid, th->tid, p->batch_kids[i],
+	p->tr.batch_nk[i] = p->cfg.kernel && state != 'R' ?
+		(uint8_t)profiler_kernel_frame_ids(p, ps->pid, th->tid, p->tr.batch_kids[i],
 						   MAX_KERNEL_FRAMES) : 0;
 }
 
@@ -672,7 +673,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 {
 	/* A stop is registers and a stack copy, not the looks at the
 	 * threads after it too (EARLY_WAIT_NS). */
-	if (p->batch_early_ns)
+	if (p->tr.batch_early_ns)
 		take_ready(p);
 	if (th->late) {
 		/* Its interrupt of an earlier tick is still pending: it waits
@@ -692,7 +693,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	 * after the looks at every thread, compute_heavy 0.69-0.72 where it
 	 * is 0.75: tests/record-oncpu.test; 0.74-0.75 with both). */
 	struct task_schedstat before;
-	if (ts->census_tick == p->tick_no && p->cfg.idle)
+	if (ts->census_tick == p->tr.tick_no && p->cfg.idle)
 		before = ts->census;
 	else
 		thread_schedstat(p, ps, ts, &before);
@@ -762,10 +763,10 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 			idle_defer(p, ts, before.cpu_ns, before.slices);
 			return;
 		}
-		p->idle_stops++;
+		p->tr.idle_stops++;
 	}
 	batch_add(p, ps, th, ts, &before, state);
-	if (p->nbatch == SAMPLE_BATCH) {
+	if (p->tr.nbatch == SAMPLE_BATCH) {
 		/* More looks follow: the tracer's own time is read before it
 		 * sleeps in the stops. */
 		if (!p->cfg.idle)
@@ -859,9 +860,9 @@ look_at(struct profiler *p, struct proc_state *ps, struct tracee *th, struct thr
 {
 	l->looked++;
 	if (p->cfg.idle)
-		idle_catch_up(p, ts, p->tick_no - 1);
-	ts->looked_tick = p->tick_no;
-	if (l->skip_cold && ts->census_tick != p->tick_no && thread_is_cold(p, ts)) {
+		idle_catch_up(p, ts, p->tr.tick_no - 1);
+	ts->looked_tick = p->tr.tick_no;
+	if (l->skip_cold && ts->census_tick != p->tr.tick_no && thread_is_cold(p, ts)) {
 		l->all = false;
 		if (!p->cfg.idle)
 			return;  /* asleep since it was last read */
@@ -904,7 +905,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		return;
 	if (threads_may_have_changed(ps, now))
 		ptrace_target_rescan(ps->pt);
-	p->tick_ns = now;
+	p->tr.tick_ns = now;
 	/* The batch keeps pointers to thread states: the table must not
 	 * grow under it. */
 	if (thread_table_reserve(ps, ps->pt->nthreads) < 0)
@@ -923,15 +924,15 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	 * (tests/record-pool.test). */
 	size_t n = ps->pt->nthreads;
 	bool spread = p->cfg.idle && ps->look_cost_ns &&
-		      n * ps->look_cost_ns > p->ticks.period_ns / 2;
-	p->tick_spread = spread;
+		      n * ps->look_cost_ns > p->tr.ticks.period_ns / 2;
+	p->tr.tick_spread = spread;
 	size_t nprio = 0;
 	if (spread && ps->nhot && BASE_GROW(ps->prio, ps->prio_cap, ps->nhot, 64) == 0) {
 		memcpy(ps->prio, ps->hot, ps->nhot * sizeof(*ps->prio));
 		nprio = ps->nhot;
 	}
 	bool skip_cold = false;
-	if (spread && p->tick_no < ps->census_next) {
+	if (spread && p->tr.tick_no < ps->census_next) {
 		ps->nhot = 0;
 	} else {
 		skip_cold = thread_census(p, ps);
@@ -944,21 +945,21 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		ps->census_every = skip_cold || !ps->census_every ? 1 :
 				   ps->census_every * 2 > IDLE_CENSUS_EVERY_MAX ?
 				   IDLE_CENSUS_EVERY_MAX : ps->census_every * 2;
-		ps->census_next = p->tick_no + ps->census_every;
+		ps->census_next = p->tr.tick_no + ps->census_every;
 	}
 	struct look l = { .skip_cold = skip_cold, .all = true };
-	uint64_t look_start = ptrace_clock_monotonic_ns(), waited = p->stop_wait_ns;
+	uint64_t look_start = ptrace_clock_monotonic_ns(), waited = p->tr.stop_wait_ns;
 	for (size_t k = 0; k < nprio && !stop_signal; k++) {
 		struct tracee *th = ptrace_target_thread(ps->pt, ps->prio[k]);
 		struct thread_state *ts = th && th->state != TRACEE_GONE ?
 					  thread_state_get(p, ps, th) : NULL;
-		if (!ts || thread_is_cold(p, ts) || ts->looked_tick == p->tick_no)
+		if (!ts || thread_is_cold(p, ts) || ts->looked_tick == p->tr.tick_no)
 			continue;
 		if (test_idle_not_now(p, ts)) {
 			thread_census_keep(p, ps, ts);
 			continue;
 		}
-		ts->seen_tick = p->tick_no;
+		ts->seen_tick = p->tr.tick_no;
 		if (!th->late && idle_over_budget(p, l.looked))
 			break;
 		look_at(p, ps, th, ts, &l);
@@ -967,7 +968,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	size_t first = spread && n ? ps->idle_cursor % n : 0;
 	/* The ticks that sweep the table (profiler_sample_finish) see every
 	 * thread, looked at or not. */
-	bool sweep = (p->tick_no & 63) == 0;
+	bool sweep = (p->tr.tick_no & 63) == 0;
 	for (size_t k = 0; k < n && !stop_signal; k++) {
 		size_t i = (first + k) % n;
 		struct tracee *th = &ps->pt->threads[i];
@@ -978,8 +979,8 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		struct thread_state *ts = thread_state_get(p, ps, th);
 		if (!ts)
 			continue;
-		ts->seen_tick = p->tick_no;
-		if (cut || ts->looked_tick == p->tick_no)
+		ts->seen_tick = p->tr.tick_no;
+		if (cut || ts->looked_tick == p->tr.tick_no)
 			continue;
 		if (test_idle_not_now(p, ts)) {
 			/* Still read by the census while it ran lately. */
@@ -995,7 +996,8 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		look_at(p, ps, th, ts, &l);
 	}
 	if (p->cfg.idle && l.looked) {
-		uint64_t per = (ptrace_clock_monotonic_ns() - look_start - (p->stop_wait_ns - waited)) / l.looked;
+		uint64_t per = (ptrace_clock_monotonic_ns() - look_start -
+				(p->tr.stop_wait_ns - waited)) / l.looked;
 		ps->look_cost_ns = ps->look_cost_ns ? (7 * ps->look_cost_ns + per) / 8 : per;
 	}
 	bool all = l.all;
@@ -1019,13 +1021,13 @@ profiler_sample_finish(struct profiler *p)
 		for (size_t i = 0; i < ps->pt->nthreads; i++)
 			alive += ps->pt->threads[i].state != TRACEE_GONE;
 		ptrace_target_prune(ps->pt);
-		if ((p->tick_no & 63) == 0)
-			thread_table_sweep(ps, p->tick_no);
+		if ((p->tr.tick_no & 63) == 0)
+			thread_table_sweep(ps, p->tr.tick_no);
 		if (alive == 0 && !stop_signal) {
 			ps->exited = true;
 			int st;
 			if (ptrace_child_status(ps->pt, &st))
-				p->child_status = st;
+				p->tr.child_status = st;
 			if (ps->followed)
 				profiler_proc_release(p, ps);
 		}
@@ -1082,8 +1084,8 @@ profiler_take_deferred(struct profiler *p)
 	if (!p->cfg.idle)
 		return;
 	/* The recording's time and rate are those of its ticks. */
-	p->ticks_end_ns = ptrace_clock_monotonic_ns();
-	p->final_pass = true;
+	p->tr.ticks_end_ns = ptrace_clock_monotonic_ns();
+	p->tr.final_pass = true;
 	/* The ticks that did not look at a live thread are its next
 	 * stop's (one gone since has none). */
 	for (size_t k = 0; k < p->nprocs; k++) {
@@ -1093,18 +1095,18 @@ profiler_take_deferred(struct profiler *p)
 			struct thread_state *ts = th->state == TRACEE_GONE ? NULL :
 						  thread_state_find(ps, th->tid);
 			if (ts && !ts->dead)
-				idle_catch_up(p, ts, p->tick_no);
+				idle_catch_up(p, ts, p->tr.tick_no);
 		}
 	}
 	uint64_t waited_since = 0;
 	size_t left;
 	do {
 		left = 0;
-		p->nbatch = 0;
-		p->idle_stops = 0;
-		p->idle_room = unwinder_room(p);
-		p->tick_ns = ptrace_clock_monotonic_ns();
-		p->stop_wait_ns = 0;
+		p->tr.nbatch = 0;
+		p->tr.idle_stops = 0;
+		p->tr.idle_room = unwinder_room(p);
+		p->tr.tick_ns = ptrace_clock_monotonic_ns();
+		p->tr.stop_wait_ns = 0;
 		for (size_t k = 0; k < p->nprocs && !stop_signal; k++) {
 			struct proc_state *ps = &p->procs[k];
 			if (!ps->attached || ps->exited || !ps->pt || !ps->ut || ps->map_pending)
@@ -1117,7 +1119,7 @@ profiler_take_deferred(struct profiler *p)
 				 * not run (idle_reuse), else stopped. */
 				if (!ts || !ts->owed || ts->awaiting_last)
 					continue;
-				if (p->idle_stops >= p->idle_room) {
+				if (p->tr.idle_stops >= p->tr.idle_room) {
 					left++;
 					continue;
 				}
@@ -1130,13 +1132,13 @@ profiler_take_deferred(struct profiler *p)
 		if (!left)
 			break;
 		/* The queue is full: the unwinder makes room. */
-		if (p->idle_room)
+		if (p->tr.idle_room)
 			waited_since = 0;
 		else if (!waited_since)
 			waited_since = ptrace_clock_monotonic_ns();
 		else if (ptrace_clock_monotonic_ns() - waited_since > DEFERRED_WAIT_MS * NS_PER_MS)
 			break;
-		if (!p->idle_room)
+		if (!p->tr.idle_room)
 			wait_for_unwinder(p);
 	} while (!stop_signal);
 	/* The ticks owed by threads whose stack is still being unwound
@@ -1157,5 +1159,5 @@ profiler_take_deferred(struct profiler *p)
 				ts->owed = ts->prev_owed = 0;
 			}
 		}
-	p->final_pass = false;
+	p->tr.final_pass = false;
 }

@@ -71,7 +71,7 @@ profiler_stats(struct profiler *p)
 	s->errors[PROF_ERR_NOSTACK] = p->uw_nostack;
 	pthread_mutex_unlock(&p->counts_lock);
 	if (!p->stopped)
-		s->elapsed_s = (double)(ptrace_clock_monotonic_ns() - p->ticks.start_ns) /
+		s->elapsed_s = (double)(ptrace_clock_monotonic_ns() - p->tr.ticks.start_ns) /
 			       (double)NS_PER_SEC;
 	profiler_pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us,
 				    &s->pause_max_us);

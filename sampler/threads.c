@@ -188,9 +188,9 @@ fd_cache_cap(void)
 static void
 fd_ring_evict(struct profiler *p)
 {
-	struct fd_owner *o = &p->fd_ring[p->fd_head];
-	p->fd_head = (p->fd_head + 1) % FD_CACHE_MAX;
-	p->fd_n--;
+	struct fd_owner *o = &p->tr.fd_ring[p->tr.fd_head];
+	p->tr.fd_head = (p->tr.fd_head + 1) % FD_CACHE_MAX;
+	p->tr.fd_n--;
 	if (o->proc >= p->nprocs)
 		return;
 	struct thread_state *ts = thread_state_find(&p->procs[o->proc], o->tid);
@@ -212,9 +212,9 @@ thread_fd_open(struct profiler *p, struct proc_state *ps, struct thread_state *t
 		return 0;
 	bool in_ring = ts->stat_fd >= 0 || ts->schedstat_fd >= 0;
 	if (!in_ring) {
-		if (!p->fd_cap)
-			p->fd_cap = fd_cache_cap();
-		while (p->fd_n >= p->fd_cap)
+		if (!p->tr.fd_cap)
+			p->tr.fd_cap = fd_cache_cap();
+		while (p->tr.fd_n >= p->tr.fd_cap)
 			fd_ring_evict(p);
 	}
 	int fd = profiler_task_file_open(ps->pid, ts->tid, name);
@@ -222,11 +222,11 @@ thread_fd_open(struct profiler *p, struct proc_state *ps, struct thread_state *t
 		return fd;
 	*fdp = fd;
 	if (!in_ring) {
-		struct fd_owner *o = &p->fd_ring[(p->fd_head + p->fd_n) % FD_CACHE_MAX];
+		struct fd_owner *o = &p->tr.fd_ring[(p->tr.fd_head + p->tr.fd_n) % FD_CACHE_MAX];
 		o->proc = p->procs && ps >= p->procs && ps < p->procs + p->nprocs ?
 			  (uint32_t)(ps - p->procs) : UINT32_MAX;
 		o->tid = ts->tid;
-		p->fd_n++;
+		p->tr.fd_n++;
 	}
 	return 0;
 }
@@ -289,9 +289,9 @@ thread_schedstat(struct profiler *p, struct proc_state *ps, struct thread_state 
 	 * a pool of thousands found asleep would all be read again for
 	 * HOT_TICKS ticks). */
 	if (ts->slices_seen && (out->cpu_ns != ts->cpu_seen || out->slices != ts->slices_seen))
-		ts->hot_tick = p->tick_no;
+		ts->hot_tick = p->tr.tick_no;
 	else if (!ts->slices_seen)
-		ts->hot_tick = p->tick_no - HOT_TICKS - 1;
+		ts->hot_tick = p->tr.tick_no - HOT_TICKS - 1;
 	ps->cpu_seen_sum += out->cpu_ns - ts->cpu_seen;
 	ts->cpu_seen = out->cpu_ns;
 	ts->slices_seen = out->slices;
@@ -318,13 +318,13 @@ thread_schedstat(struct profiler *p, struct proc_state *ps, struct thread_state 
 void
 thread_mark_hot(const struct profiler *p, struct thread_state *ts)
 {
-	ts->hot_tick = p->tick_no;
+	ts->hot_tick = p->tr.tick_no;
 }
 
 bool
 thread_is_cold(const struct profiler *p, const struct thread_state *ts)
 {
-	return ts->slices_seen && p->tick_no - ts->hot_tick > HOT_TICKS;
+	return ts->slices_seen && p->tr.tick_no - ts->hot_tick > HOT_TICKS;
 }
 
 static bool
@@ -358,7 +358,7 @@ read_hot(struct profiler *p, struct proc_state *ps, bool census, uint64_t *clock
 		if (!ts || ts->dead || thread_schedstat(p, ps, ts, census ? &ts->census : &ss) < 0)
 			continue;
 		if (census)
-			ts->census_tick = p->tick_no;
+			ts->census_tick = p->tr.tick_no;
 	}
 	return true;
 }
@@ -450,7 +450,7 @@ thread_first_look(struct profiler *p, struct proc_state *ps)
 			struct task_schedstat ss;
 			if (!ts || thread_schedstat(p, ps, ts, &ss) < 0)
 				continue;
-			ts->seen_tick = p->tick_no;
+			ts->seen_tick = p->tr.tick_no;
 			if (pass)
 				thread_census_keep(p, ps, ts);
 		}

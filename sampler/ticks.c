@@ -74,19 +74,19 @@ ticks_clock_advance(struct tick_clock *c, uint64_t done_ns)
 void
 ticks_arm(struct profiler *p)
 {
-	uint64_t at = ticks_clock_deadline(&p->ticks);
+	uint64_t at = ticks_clock_deadline(&p->tr.ticks);
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
 	its.it_value = ns_to_timespec(at);
 	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
 		its.it_value.tv_nsec = 1;
-	timerfd_settime(p->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+	timerfd_settime(p->tr.timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
 int
 profiler_fd(const struct profiler *p)
 {
-	return p->epoll_fd;
+	return p->tr.epoll_fd;
 }
 
 /* Stops between ticks: a signal to a thread (it waits in its
@@ -153,28 +153,28 @@ tick(struct profiler *p, bool events, bool arm)
 	if (p->cfg.idle)
 		profiler_take_lasts(p);
 	uint64_t now = ptrace_clock_monotonic_ns();
-	p->tick_cpu = sched_getcpu();
-	p->tick_exec_read = false;
+	p->tr.tick_cpu = sched_getcpu();
+	p->tr.tick_exec_read = false;
 	p->stats.ticks++;
-	p->tick_no++;
-	p->stop_wait_ns = 0;
+	p->tr.tick_no++;
+	p->tr.stop_wait_ns = 0;
 	/* Stops that came with the tick (a signal to a thread, an exec) are
 	 * seen before the threads are chosen. */
 	if (events)
 		handle_tracee_events(p);
 	/* The samples handed over wake the unwinder once, at the end. */
 	unwinder_hold(p, true);
-	p->nbatch = 0;
-	p->batch_early_ns = 0;
-	p->idle_stops = 0;
-	p->idle_room = p->cfg.idle ? unwinder_room(p) : 0;
+	p->tr.nbatch = 0;
+	p->tr.batch_early_ns = 0;
+	p->tr.idle_stops = 0;
+	p->tr.idle_room = p->cfg.idle ? unwinder_room(p) : 0;
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
 		if (!ps->attached || ps->exited)
 			continue;
 		profiler_sample_process(p, ps, now);
 	}
-	uint64_t looked_ns = ptrace_clock_monotonic_ns(), waited = p->stop_wait_ns;
+	uint64_t looked_ns = ptrace_clock_monotonic_ns(), waited = p->tr.stop_wait_ns;
 	bool alive = profiler_sample_finish(p);
 	/* Stops that came in during the tick (a signal to a thread sampled
 	 * earlier in it) are handed on now, not a period later. */
@@ -184,15 +184,15 @@ tick(struct profiler *p, bool events, bool arm)
 	/* Next deadline: the first one still ahead; the ones we ran past
 	 * are missed ticks, counted, not silently dropped. */
 	uint64_t done = ptrace_clock_monotonic_ns();
-	p->tick_other_ns = done - now - p->stop_wait_ns;
+	p->tr.tick_other_ns = done - now - p->tr.stop_wait_ns;
 	/* What came after the threads were looked at, stops left out:
 	 * --idle's budget for the next look (idle_over_budget). */
-	p->tick_tail_ns = done - looked_ns - (p->stop_wait_ns - waited);
-	p->stats.missed_ticks += ticks_clock_advance(&p->ticks, done);
+	p->tr.tick_tail_ns = done - looked_ns - (p->tr.stop_wait_ns - waited);
+	p->stats.missed_ticks += ticks_clock_advance(&p->tr.ticks, done);
 	if (arm)
 		ticks_arm(p);
 	else
-		ticks_clock_deadline(&p->ticks);
+		ticks_clock_deadline(&p->tr.ticks);
 	return alive ? 1 : 0;
 }
 
@@ -200,7 +200,7 @@ int
 profiler_tick(struct profiler *p)
 {
 	uint64_t expirations;
-	if (read(p->timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+	if (read(p->tr.timer_fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
 		return events_only(p);
 	return tick(p, true, true);
 }
@@ -224,7 +224,7 @@ profiler_job_stop(struct profiler *p)
 		uint64_t t0 = ptrace_clock_monotonic_ns();
 		sampler_signals_job_stop();
 		/* The stopped time is no recording time: the grid moves on. */
-		p->ticks.start_ns += ptrace_clock_monotonic_ns() - t0;
+		p->tr.ticks.start_ns += ptrace_clock_monotonic_ns() - t0;
 	}
 	for (size_t i = 0; i < p->nprocs; i++) {
 		struct proc_state *ps = &p->procs[i];
@@ -240,12 +240,12 @@ profiler_job_stop(struct profiler *p)
 		ps->exited = true;
 		int st;
 		if (ptrace_child_status(ps->pt, &st))
-			p->child_status = st;
+			p->tr.child_status = st;
 	}
 	/* Children created while we were stopped were not followed. */
 	if (p->cfg.subprocesses)
 		profiler_proc_attach_descendants(p);
-	p->stats.missed_ticks += ticks_clock_advance(&p->ticks, ptrace_clock_monotonic_ns());
+	p->stats.missed_ticks += ticks_clock_advance(&p->tr.ticks, ptrace_clock_monotonic_ns());
 	ticks_arm(p);
 }
 
@@ -296,7 +296,8 @@ profiler_run(struct profiler *p, double seconds)
 				break;
 			continue;
 		}
-		uint64_t end = seconds > 0 ? p->ticks.start_ns + (uint64_t)(seconds * (double)NS_PER_SEC) : 0;
+		uint64_t end = seconds > 0 ?
+			       p->tr.ticks.start_ns + (uint64_t)(seconds * (double)NS_PER_SEC) : 0;
 		uint64_t now = ptrace_clock_monotonic_ns();
 		if (end && now >= end)
 			break;
@@ -306,7 +307,7 @@ profiler_run(struct profiler *p, double seconds)
 		 * reading it were two system calls a tick.  Which one ended
 		 * the wait says whether the signalfd needs a read. */
 		struct pollfd pfd = { .fd = ptrace_event_fd(), .events = POLLIN };
-		uint64_t until = p->ticks.deadline_ns;
+		uint64_t until = p->tr.ticks.deadline_ns;
 		if (end && end < until)
 			until = end;
 		if (until - now > NS_PER_SEC && until > now)
@@ -325,7 +326,7 @@ profiler_run(struct profiler *p, double seconds)
 		if (r < 0)
 			continue;
 		bool events = r > 0;
-		if (ptrace_clock_monotonic_ns() >= p->ticks.deadline_ns)
+		if (ptrace_clock_monotonic_ns() >= p->tr.ticks.deadline_ns)
 			r = tick(p, events, false);
 		else if (events)
 			r = events_only(p);

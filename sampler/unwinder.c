@@ -598,7 +598,7 @@ unwinder_push_sample(struct profiler *p, const struct sample_record *r)
 	j.tid = r->ts->tid;
 	j.sampled_ns = r->sampled_ns;
 	j.keep_last = r->keep_last;
-	j.seq = p->keep_seq + 1;
+	j.seq = p->tr.keep_seq + 1;
 	job_roots(p, r->ps, r->ts, &j);
 	size_t nk = r->nk > MAX_KERNEL_FRAMES ? MAX_KERNEL_FRAMES : r->nk;
 	if (nk)
@@ -606,7 +606,7 @@ unwinder_push_sample(struct profiler *p, const struct sample_record *r)
 	j.nk = (uint8_t)nk;
 	int err = push(p, &j, r->snap);
 	if (err == 0 && r->keep_last)
-		p->keep_seq = j.seq;
+		p->tr.keep_seq = j.seq;
 	return err;
 }
 

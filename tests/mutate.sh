@@ -141,7 +141,7 @@ mutations()
 		'a thread whose CPU the tick took is dropped as waiting' \
 		'tests/unit-profiler'
 	mutation oncpu-took-syscall sampler/sample.c \
-		's/bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tick_cpu;/bool on_tick_cpu = false;/' \
+		's/bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tr.tick_cpu;/bool on_tick_cpu = false;/' \
 		'a thread the tick preempted inside a system call is dropped as waiting (issue 33: a reader of /dev/zero on the tracer'"'"'s CPU kept 0 samples)' \
 		'tests/record-syscall.test'
 	mutation oncpu-cpu-claim sampler/oncpu.c \
