@@ -105,8 +105,8 @@ frame_source_note(struct profiler *p, uint32_t id, const struct unwind_source_fr
 /* With --inline, one physical frame can be several: the function holding
  * the code, then the functions inlined into it at ip, outermost first
  * (root-first order, as stacks are stored), each named name_[i] as
- * flamegraph tools expect.  The lists live in p->seq (count, ids...) and the
- * address cache maps to their index. */
+ * flamegraph tools expect.  The lists live in p->uw_own.seq (count,
+ * ids...) and the address cache maps to their index. */
 static size_t
 frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
 		 uint32_t *out)
@@ -114,8 +114,8 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 	uint64_t key = caller ? ip - 1 : ip;
 	uint32_t at;
 	if (key && base_map_get(&up->names, key, &at)) {
-		memcpy(out, &p->seq[at + 1], p->seq[at] * sizeof(*out));
-		return p->seq[at];
+		memcpy(out, &p->uw_own.seq[at + 1], p->uw_own.seq[at] * sizeof(*out));
+		return p->uw_own.seq[at];
 	}
 	struct unwind_source_frame sf[MAX_INLINE_PER_FRAME];
 	int ns = unwind_source(up->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE_PER_FRAME);
@@ -136,14 +136,14 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 		}
 	}
 	pthread_mutex_unlock(&p->stacks_lock);
-	if (key && p->seq_n + n + 1 <= UINT32_MAX) {
-		if (BASE_GROW(p->seq, p->seq_cap, p->seq_n + n + 1, 4096) < 0)
+	if (key && p->uw_own.seq_n + n + 1 <= UINT32_MAX) {
+		if (BASE_GROW(p->uw_own.seq, p->uw_own.seq_cap, p->uw_own.seq_n + n + 1, 4096) < 0)
 			return n;
-		p->seq[p->seq_n] = (uint32_t)n;
-		memcpy(&p->seq[p->seq_n + 1], out, n * sizeof(*out));
+		p->uw_own.seq[p->uw_own.seq_n] = (uint32_t)n;
+		memcpy(&p->uw_own.seq[p->uw_own.seq_n + 1], out, n * sizeof(*out));
 		/* out of memory: uncached, only slower */
-		base_map_put(&up->names, key, (uint32_t)p->seq_n);
-		p->seq_n += n + 1;
+		base_map_put(&up->names, key, (uint32_t)p->uw_own.seq_n);
+		p->uw_own.seq_n += n + 1;
 	}
 	return n;
 }

@@ -341,6 +341,21 @@ struct tracer_state {
 	size_t fd_head, fd_n, fd_cap;
 };
 
+/* The unwinder's scratch: only the thread that unwinds touches these
+ * (unwinder.c's run_sample, frames.c).  That is the unwinder's own
+ * thread, or, when it could not be started (or before it is), the tracer
+ * unwinding inline (unwinder_drain, unwinder_finish, a push that makes
+ * room): never both at once.  Allocated by profiler_start before the
+ * unwinder's thread starts, freed by profiler_free after unwinder_free. */
+struct unwinder_own {
+	struct unwind_frame *frames;  /* one walk's frames (cfg.max_depth) */
+	uint32_t *ids;            /* one stack's frame ids, root first */
+	size_t nids;              /* room in ids */
+	uint32_t *seq;            /* --inline: per-address id lists (count,
+				     ids...), indexed by unwind_proc.names */
+	size_t seq_n, seq_cap;
+};
+
 struct profiler {
 	struct profiler_config cfg;
 	struct proc_state *procs;      /* may move when a process is added
@@ -357,9 +372,7 @@ struct profiler {
 	struct tracer_state tr;   /* the tracer thread's */
 	struct profiler_stats stats;
 	struct pause_hist pauses;
-	struct unwind_frame *frames;  /* the unwinder's scratch */
-	uint32_t *ids;
-	size_t nids;              /* room in ids */
+	struct unwinder_own uw_own;  /* the unwinder's */
 	profiler_hook hook;
 	void *hook_arg;
 	void (*rescue_fn)(struct profiler *, void *);  /* profiler_set_rescue */
@@ -371,8 +384,6 @@ struct profiler {
 	unsigned *frame_lines;
 	size_t nframe_modules;
 	bool stopped;
-	uint32_t *seq;            /* --inline: per-address id lists */
-	size_t seq_n, seq_cap;
 };
 
 /* ---- threads.c ------------------------------------------------------------- */

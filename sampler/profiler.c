@@ -51,14 +51,14 @@ profiler_start(const struct profiler_config *cfg, struct profiler **out)
 	pthread_mutex_init(&p->stacks_lock, NULL);
 	pthread_mutex_init(&p->counts_lock, NULL);
 	int hist = profiler_pause_hist_init(&p->pauses);
-	p->frames = calloc((size_t)cfg->max_depth, sizeof(*p->frames));
+	p->uw_own.frames = calloc((size_t)cfg->max_depth, sizeof(*p->uw_own.frames));
 	/* + 64: the kernel frames of a thread in D (blocked.c). */
-	p->nids = (size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2 + 64;
-	p->ids = calloc(p->nids, sizeof(*p->ids));
+	p->uw_own.nids = (size_t)cfg->max_depth * MAX_INLINE_PER_FRAME + 2 + 64;
+	p->uw_own.ids = calloc(p->uw_own.nids, sizeof(*p->uw_own.ids));
 	p->tr.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	int uw = unwinder_init(p);
-	if (!p->procs || !p->stacks || hist < 0 || !p->frames || !p->ids || p->tr.timer_fd < 0 ||
-	    uw < 0) {
+	if (!p->procs || !p->stacks || hist < 0 || !p->uw_own.frames || !p->uw_own.ids ||
+	    p->tr.timer_fd < 0 || uw < 0) {
 		int e = errno ? -errno : -ENOMEM;
 		profiler_free(p);
 		return e;
@@ -157,9 +157,9 @@ profiler_free(struct profiler *p)
 	free(p->frame_offsets);
 	collapse_free(p->stacks);
 	profiler_pause_hist_release(&p->pauses);
-	free(p->frames);
-	free(p->ids);
-	free(p->seq);
+	free(p->uw_own.frames);
+	free(p->uw_own.ids);
+	free(p->uw_own.seq);
 	for (size_t i = 0; i < SAMPLE_BATCH; i++)
 		ptrace_snapshot_release(&p->tr.snaps[i]);
 	ptrace_snapshot_release(&p->tr.blocked_snap);

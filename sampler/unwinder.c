@@ -163,18 +163,20 @@ post_last(struct unwinder *u, const struct job *j, const uint32_t *ids, size_t n
 }
 
 /* Unwind snap, taken at sampled_ns (CLOCK_MONOTONIC: the tick), into
- * p->frames; walked again when a mapping it met is no longer the file the
- * map says (unwind_target_maps_current).  Returns the frames found. */
+ * p->uw_own.frames; walked again when a mapping it met is no longer the
+ * file the map says (unwind_target_maps_current).  Returns the frames
+ * found. */
 static int
 profiler_walk(struct profiler *p, struct unwind_proc *up, const struct stack_snapshot *snap,
 	      uint64_t sampled_ns)
 {
 	enum unwind_stop stop;
-	int nf = unwind_walk(up->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	int depth = p->cfg.max_depth;
+	int nf = unwind_walk(up->ut, p->cfg.engine, snap, p->uw_own.frames, depth, &stop);
 	/* A library swapped at the same address (dlclose, dlopen): walked
 	 * again on the map as it is (tests/record-dlswap.test). */
-	if (nf > 0 && !unwind_target_maps_current(up->ut, p->frames, nf, sampled_ns))
-		nf = unwind_walk(up->ut, p->cfg.engine, snap, p->frames, p->cfg.max_depth, &stop);
+	if (nf > 0 && !unwind_target_maps_current(up->ut, p->uw_own.frames, nf, sampled_ns))
+		nf = unwind_walk(up->ut, p->cfg.engine, snap, p->uw_own.frames, depth, &stop);
 	return nf;
 }
 
@@ -197,15 +199,16 @@ run_sample(struct profiler *p, struct unwinder *u, struct job *j)
 	}
 	size_t n = 0;
 	for (size_t k = 0; k < j->nroots; k++)
-		p->ids[n++] = j->roots[k];
+		p->uw_own.ids[n++] = j->roots[k];
 	for (int k = nf - 1; k >= 0; k--)
-		n += profiler_frame_ids(p, up, p->frames[k].ip,
-					unwind_frame_is_caller(p->frames, k), &p->ids[n]);
-	for (size_t k = 0; k < j->nk && n < p->nids; k++)
-		p->ids[n++] = j->kids[k];
-	add_stack(p, j, p->ids, n);
+		n += profiler_frame_ids(p, up, p->uw_own.frames[k].ip,
+					unwind_frame_is_caller(p->uw_own.frames, k),
+					&p->uw_own.ids[n]);
+	for (size_t k = 0; k < j->nk && n < p->uw_own.nids; k++)
+		p->uw_own.ids[n++] = j->kids[k];
+	add_stack(p, j, p->uw_own.ids, n);
 	if (j->keep_last)
-		post_last(u, j, p->ids, n);
+		post_last(u, j, p->uw_own.ids, n);
 }
 
 /* A reused stack's entry in a JOB_REUSE: pid, tid, nroots, n, count, the

@@ -387,7 +387,7 @@ mutations()
 		'the watchdog'"'"'s message overwrites the start of the log stderr goes to' \
 		'tests/record-watchdog.test'
 	mutation maps-current sampler/unwinder.c \
-		's/if \(nf > 0 && !unwind_target_maps_current\(up->ut, p->frames, nf, sampled_ns\)\)/if (0 \&\& sampled_ns)/' \
+		's/if \(nf > 0 && !unwind_target_maps_current\(up->ut, p->uw_own\.frames, nf, sampled_ns\)\)/if (0 \&\& sampled_ns)/' \
 		'a library swapped at the same address keeps the old one'"'"'s names' \
 		'tests/record-dlswap.test'
 	mutation tracer-unwinds sampler/cmd-record.c \
