@@ -14,6 +14,61 @@
  *   task-stat.c   /proc/PID/task/TID/ files: opening, the stat line
  *   frames.c      frame ids of an address (names, modules, inlines)
  *   stats.c       counters, the pause histogram, the summary
+ *
+ * Two threads share one struct profiler.  The tracer is the thread that
+ * calls profiler_start, profiler_run (or top's profiler_tick),
+ * profiler_stop and profiler_free: every ptrace call, the ticks, the
+ * thread tables; it alone touches p->tr (struct tracer_state) and the
+ * proc_state and thread_state of every process.  The unwinder's thread
+ * (unwinder_main, from profiler_unwind_in_background) runs the queue's
+ * jobs: it alone touches p->uw_own (struct unwinder_own) and, in
+ * unwinder.c, its unwind_procs and the job it runs.  When that thread
+ * could not be started (or before it is), the tracer runs the same jobs
+ * inline (unwinder_drain between ticks, push when the queue is full,
+ * unwinder_finish) and is the unwinder meanwhile, never both at once.
+ * What both touch stays in struct profiler, each field with its lock
+ * (stacks_lock, counts_lock, unwinder.c's u->lock) or its hand-over
+ * (set before the unwinder starts; freed after it is joined).
+ *
+ * One sample, from the tick to its stack's count:
+ *   1. tick        profiler_run waits for p->tr.ticks' deadline; tick()
+ *                  (ticks.c) runs profiler_sample_process for each
+ *                  process (sample.c)
+ *   2. census/look thread_census (threads.c) reads which threads ran;
+ *                  look_at -> choose_thread reads the thread's schedstat
+ *                  and state (thread_schedstat, thread_state_now); --idle
+ *                  may reuse its last stack (idle_reuse), defer it, or
+ *                  read a thread in D without a stop (blocked.c)
+ *   3. batch       batch_add: what the tracer knew (struct sample_pick in
+ *                  p->tr.batch_pick); on-CPU, the interrupt goes at once
+ *                  (ptrace_interrupt_early; take_ready collects stops)
+ *   4. stop copy   flush_batch -> ptrace_sample_threads: registers, one
+ *                  stack copy into p->tr.snaps[i], resume; a stop after
+ *                  the deadline comes back later through late_sample
+ *   5. verdict     finish_thread -> finish_sample: on-CPU, oncpu_verdict
+ *                  and oncpu_cpu_claim (oncpu.c); a drop is counted
+ *   6. queue       finish_sample -> unwinder_push_sample (struct
+ *                  sample_record): push swaps the snapshot into a ring
+ *                  slot under u->lock; the tick's end (unwinder_hold)
+ *                  wakes the unwinder's thread
+ *   7. unwinder    run_queue -> run_job -> run_sample (unwinder.c):
+ *                  profiler_walk into p->uw_own.frames, then
+ *                  profiler_frame_ids (frames.c) into p->uw_own.ids
+ *   8. collapse    add_stack: collapse_add on p->stacks under
+ *                  stacks_lock (and top's hook), the count under
+ *                  counts_lock; --idle's keep_last goes back to the
+ *                  tracer (post_last, unwinder_take_lasts)
+ *
+ * Races (fields both threads touch without a lock; issue 35), all from
+ * output code the unwinder's thread runs as a JOB_CALL: cmd-record.c's
+ * checkpoints and rescue call profiler_stats, which writes p->stats'
+ * summary fields and reads p->pauses, p->stopped and
+ * p->tr.ticks.start_ns, while the tracer counts into p->stats and
+ * p->pauses, calls profiler_stats itself, sets stopped and moves
+ * start_ns (profiler_job_stop); those and push.c's intervals read
+ * p->nprocs and procs[0]'s pid and comm (profiler_comm, profiler_multi,
+ * pprof-out.c) while the tracer may move p->procs (profiler_proc_new)
+ * or rename a process (after an exec).
  */
 #ifndef STACKSPY_PROFILER_INTERNAL_H
 #define STACKSPY_PROFILER_INTERNAL_H
@@ -356,34 +411,75 @@ struct unwinder_own {
 	size_t seq_n, seq_cap;
 };
 
+/* The whole of a run of record or top: the tracer's part (tr), the
+ * unwinder's (uw_own), and what both threads touch, each field with the
+ * rule that makes that safe, or "RACE" where nothing does (see "Races"
+ * at the top of this file). */
 struct profiler {
-	struct profiler_config cfg;
-	struct proc_state *procs;      /* may move when a process is added
-					  (launch.c: profiler_proc_new), never during
-					  a tick: keep indices, not pointers,
-					  across ticks */
-	size_t nprocs, procs_cap;
-	struct collapse *stacks;  /* the tracer's and the unwinder's: */
-	pthread_mutex_t stacks_lock;  /* ... every use under it */
-	struct unwinder *uw;      /* unwinder.c */
-	pthread_mutex_t counts_lock;  /* the unwinder's counts: */
-	uint64_t uw_samples;      /* stacks added, */
-	uint64_t uw_nostack;      /* samples no frame came from */
 	struct tracer_state tr;   /* the tracer thread's */
-	struct profiler_stats stats;
-	struct pause_hist pauses;
-	struct unwinder_own uw_own;  /* the unwinder's */
-	profiler_hook hook;
+	struct unwinder_own uw_own;  /* the unwinder's (or the tracer's
+					while it unwinds inline) */
+
+	/* ---- shared: read-only once the unwinder's thread runs ---- */
+	struct profiler_config cfg;  /* set by profiler_start */
+	profiler_hook hook;       /* set before profiler_unwind_in_background
+				     (top); the unwinder calls it under
+				     stacks_lock; unwinder_finish clears it
+				     under stacks_lock (the tracer, its only
+				     writer, reads it without: job_roots) */
 	void *hook_arg;
-	void (*rescue_fn)(struct profiler *, void *);  /* profiler_set_rescue */
+	void (*rescue_fn)(struct profiler *, void *);  /* profiler_set_rescue,
+							  before the unwinder
+							  starts; it calls it */
 	void *rescue_arg;
+	struct unwinder *uw;      /* set by unwinder_init before the thread
+				     starts, cleared by unwinder_free after it
+				     is joined; what it points to is
+				     unwinder.c's (its own lock, u->lock) */
+
+	/* ---- shared under stacks_lock ---- */
+	pthread_mutex_t stacks_lock;
+	struct collapse *stacks;  /* interned names and stacks: the unwinder
+				     adds, the tracer interns roots and
+				     kernel frames, output reads; every use
+				     under stacks_lock (before the unwinder
+				     starts or after it is joined, the
+				     tracer alone) */
+	/* Written by the unwinder (frames.c) on a name's first sight, read
+	 * by top's screen (the tracer), pprof (either); all under
+	 * stacks_lock, freed by profiler_free after unwinder_free. */
 	char **frame_modules;     /* frame id -> module path (top's column) */
 	uint64_t *frame_offsets;  /* frame id -> module-relative address of its
 				     first sight (pprof) */
 	char **frame_files;       /* frame id -> --inline's source file, line */
 	unsigned *frame_lines;
 	size_t nframe_modules;
-	bool stopped;
+
+	/* ---- shared under counts_lock ---- */
+	pthread_mutex_t counts_lock;  /* the unwinder's counts: */
+	uint64_t uw_samples;      /* stacks added, */
+	uint64_t uw_nostack;      /* samples no frame came from (both
+				     written by the unwinder, read by
+				     profiler_stats) */
+
+	/* ---- written by the tracer, read by the unwinder's output jobs
+	 * (checkpoints, --push intervals, the rescue: JOB_CALL) without a
+	 * lock: RACE ---- */
+	struct proc_state *procs;      /* may move when a process is added
+					  (launch.c: profiler_proc_new), never during
+					  a tick: keep indices, not pointers,
+					  across ticks.  The tracer's, but
+					  procs[0]'s pid and comm and nprocs
+					  are read by profiler_comm,
+					  profiler_multi and pprof-out.c */
+	size_t nprocs, procs_cap;
+	/* The counters: the tracer counts (sample.c, threads.c, launch.c,
+	 * unwinder.c's push on its behalf); profiler_stats (stats.c) fills
+	 * the unwinder's counts and the pause summary into stats, on
+	 * whichever thread calls it. */
+	struct profiler_stats stats;
+	struct pause_hist pauses;  /* added to by the tracer (finish_sample) */
+	bool stopped;             /* profiler_stop; read by profiler_stats */
 };
 
 /* ---- threads.c ------------------------------------------------------------- */

@@ -64,6 +64,9 @@ profiler_pause_hist_summary(const struct pause_hist *h, double *mean_us, double 
 const struct profiler_stats *
 profiler_stats(struct profiler *p)
 {
+	/* Called by the unwinder's output jobs too (checkpoints, the
+	 * rescue): what it writes and reads here without a lock is a race
+	 * with the tracer (profiler-internal.h, "Races"). */
 	struct profiler_stats *s = &p->stats;
 	/* The unwinder's counts (its own thread may be adding to them). */
 	pthread_mutex_lock(&p->counts_lock);

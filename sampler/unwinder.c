@@ -16,10 +16,11 @@
  * What is whose: the tracer owns the ptrace side of every process (its
  * proc_state, its threads, its own map for the stack ends of the copies);
  * the unwinder owns what names frames (a second unwind target per process,
- * the address-to-name caches, the frame tables, the scratch buffers).
+ * the address-to-name caches, the scratch buffers in p->uw_own).
  * p->stacks is both's: interning a name and adding a stack (and the hook
  * that feeds top's model) take p->stacks_lock, as does reading them
- * (output, checkpoints, pushes, top's screen). */
+ * (output, checkpoints, pushes, top's screen), and the frame tables
+ * (p->frame_modules...) the unwinder fills. */
 #include "config.h"
 
 #include <errno.h>
