@@ -444,7 +444,9 @@ parse_options(int argc, char **argv, struct record_options *o)
 static int
 write_pprof(FILE *out, const struct record_options *o, struct profiler *p)
 {
-	const struct profiler_stats *st = profiler_stats(p);
+	struct profiler_stats snap;
+	profiler_stats_snapshot(p, &snap);
+	const struct profiler_stats *st = &snap;
 	int64_t duration = (int64_t)(st->elapsed_s * (double)NS_PER_SEC);
 	int64_t end = (int64_t)ptrace_clock_realtime_ns();
 	void *buf;
@@ -463,7 +465,9 @@ static int
 write_collapsed(FILE *out, const struct record_options *o, struct profiler *p,
 		const struct collapse *c)
 {
-	const struct profiler_stats *st = profiler_stats(p);
+	struct profiler_stats snap;
+	profiler_stats_snapshot(p, &snap);  /* maybe on the unwinder's thread */
+	const struct profiler_stats *st = &snap;
 	char title[160], subtitle[320], honest[160] = "";
 	const char *what = o->cfg.idle ? "wall-clock" : "on-CPU";
 

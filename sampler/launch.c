@@ -118,10 +118,16 @@ profiler_proc_set_root(struct profiler *p, struct proc_state *ps)
 struct proc_state *
 profiler_proc_new(struct profiler *p)
 {
-	if (BASE_GROW(p->procs, p->procs_cap, p->nprocs + 1, 8) < 0)
-		return NULL;
-	struct proc_state *ps = &p->procs[p->nprocs++];
-	memset(ps, 0, sizeof(*ps));
+	/* The output jobs on the unwinder's thread (a checkpoint, --push)
+	 * read procs[0] and nprocs under the lock: the array may move here
+	 * (--subprocesses adopting a child). */
+	struct proc_state *ps = NULL;
+	profiler_stacks_lock(p);
+	if (BASE_GROW(p->procs, p->procs_cap, p->nprocs + 1, 8) == 0) {
+		ps = &p->procs[p->nprocs++];
+		memset(ps, 0, sizeof(*ps));
+	}
+	profiler_stacks_unlock(p);
 	return ps;
 }
 

@@ -61,14 +61,13 @@
  *
  * Races (fields both threads touch without a lock; issue 35), all from
  * output code the unwinder's thread runs as a JOB_CALL: cmd-record.c's
- * checkpoints and rescue call profiler_stats, which writes p->stats'
- * summary fields and reads p->pauses, p->stopped and
- * p->tr.ticks.start_ns, while the tracer counts into p->stats and
- * p->pauses, calls profiler_stats itself, sets stopped and moves
- * start_ns (profiler_job_stop); those and push.c's intervals read
- * p->nprocs and procs[0]'s pid and comm (profiler_comm, profiler_multi,
- * pprof-out.c) while the tracer may move p->procs (profiler_proc_new)
- * or rename a process (after an exec).
+ * checkpoints and rescue take profiler_stats_snapshot, which reads
+ * p->stats, p->pauses, p->stopped and p->tr.ticks.start_ns while the
+ * tracer counts into p->stats and p->pauses, sets stopped and moves
+ * start_ns (profiler_job_stop): reads of counters being written, never
+ * two writers.  (procs[0] and nprocs, which the same jobs read, are
+ * under stacks_lock: the tracer moves the array when it adopts a
+ * process.)
  */
 #ifndef STACKSPY_PROFILER_INTERNAL_H
 #define STACKSPY_PROFILER_INTERNAL_H
@@ -462,17 +461,20 @@ struct profiler {
 				     written by the unwinder, read by
 				     profiler_stats) */
 
-	/* ---- written by the tracer, read by the unwinder's output jobs
-	 * (checkpoints, --push intervals, the rescue: JOB_CALL) without a
-	 * lock: RACE ---- */
+	/* ---- the tracer's; what the unwinder's output jobs (checkpoints,
+	 * --push intervals, the rescue: JOB_CALL) read of it, procs[0]'s
+	 * pid and comm and nprocs (profiler_comm, profiler_multi,
+	 * pprof-out.c), they read under stacks_lock, and the tracer moves
+	 * the array (profiler_proc_new) and writes a comm
+	 * (reopen_after_exec) under it ---- */
 	struct proc_state *procs;      /* may move when a process is added
 					  (launch.c: profiler_proc_new), never during
 					  a tick: keep indices, not pointers,
-					  across ticks.  The tracer's, but
-					  procs[0]'s pid and comm and nprocs
-					  are read by profiler_comm,
-					  profiler_multi and pprof-out.c */
+					  across ticks */
 	size_t nprocs, procs_cap;
+
+	/* ---- written by the tracer, read by the unwinder's output jobs
+	 * without a lock: RACE ---- */
 	/* The counters: the tracer counts (sample.c, threads.c, launch.c,
 	 * unwinder.c's push on its behalf); profiler_stats (stats.c) fills
 	 * the unwinder's counts and the pause summary into stats, on

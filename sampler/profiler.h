@@ -174,8 +174,12 @@ int profiler_call_in_unwinder(struct profiler *p, void (*fn)(struct profiler *, 
  * stuck tracer (ptrace_watchdog_rescue_wanted): the output so far goes
  * out first.  Set before profiler_unwind_in_background. */
 void profiler_set_rescue(struct profiler *p, void (*fn)(struct profiler *, void *), void *arg);
-/* Counters so far (pause figures computed on call). */
+/* Counters so far (pause figures computed on call), on the tracer's
+ * thread. */
 const struct profiler_stats *profiler_stats(struct profiler *p);
+/* The same into out, without writing p's: for output on the unwinder's
+ * thread (checkpoints, --push, the rescue). */
+void profiler_stats_snapshot(struct profiler *p, struct profiler_stats *out);
 /* Launch mode: the command's wait status once it exited, else -1. */
 int profiler_command_status(const struct profiler *p);
 

@@ -801,8 +801,14 @@ static void
 reopen_after_exec(struct profiler *p, struct proc_state *ps)
 {
 	/* After the exec it is another program: cc1-PID, not gcc-PID, even
-	 * where its files cannot be read. */
-	ptrace_read_comm(ps->pid, ps->comm, sizeof(ps->comm));
+	 * where its files cannot be read.  Written under the lock: the
+	 * output jobs on the unwinder's thread name the profile after it. */
+	char comm[sizeof(ps->comm)];
+	memcpy(comm, ps->comm, sizeof(comm));
+	ptrace_read_comm(ps->pid, comm, sizeof(comm));
+	profiler_stacks_lock(p);
+	memcpy(ps->comm, comm, sizeof(comm));
+	profiler_stacks_unlock(p);
 	profiler_proc_set_root(p, ps);
 	/* Unreadable: the old map is kept (nothing breaks); while it is
 	 * pending, the process is not sampled. */

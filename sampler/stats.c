@@ -61,13 +61,11 @@ profiler_pause_hist_summary(const struct pause_hist *h, double *mean_us, double 
 	}
 }
 
-const struct profiler_stats *
-profiler_stats(struct profiler *p)
+/* The summary fields of s: the unwinder's counts, the time so far, the
+ * pauses. */
+static void
+fill_summary(struct profiler *p, struct profiler_stats *s)
 {
-	/* Called by the unwinder's output jobs too (checkpoints, the
-	 * rescue): what it writes and reads here without a lock is a race
-	 * with the tracer (profiler-internal.h, "Races"). */
-	struct profiler_stats *s = &p->stats;
 	/* The unwinder's counts (its own thread may be adding to them). */
 	pthread_mutex_lock(&p->counts_lock);
 	s->samples = p->uw_samples;
@@ -78,7 +76,24 @@ profiler_stats(struct profiler *p)
 			       (double)NS_PER_SEC;
 	profiler_pause_hist_summary(&p->pauses, &s->pause_mean_us, &s->pause_p99_us,
 				    &s->pause_max_us);
-	return s;
+}
+
+const struct profiler_stats *
+profiler_stats(struct profiler *p)
+{
+	/* The tracer's (the output jobs on the unwinder's thread take
+	 * profiler_stats_snapshot: this writes p->stats). */
+	fill_summary(p, &p->stats);
+	return &p->stats;
+}
+
+void
+profiler_stats_snapshot(struct profiler *p, struct profiler_stats *out)
+{
+	/* The tracer's counters as they are: read while it may add to them
+	 * (profiler-internal.h, "Races"), never written here. */
+	*out = p->stats;
+	fill_summary(p, out);
 }
 
 double
