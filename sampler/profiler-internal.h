@@ -210,7 +210,9 @@ struct sample_pick {
 					  not read) */
 	char state;                    /* its /proc state letter */
 	bool tick_cpu;                 /* the tick took its CPU */
-	bool on_tick_cpu;              /* it was on the tracer's CPU */
+	bool on_tick_cpu;              /* it was on the tracer's CPU, and
+					  its sched and the tracer's were
+					  read (tick_cpu can be told) */
 	int cpu;                       /* the CPU its stat line named, -1 */
 	unsigned tick_no;              /* the tick's number */
 };
