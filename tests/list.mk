@@ -100,6 +100,7 @@ QUICK_TESTS += \
 	tests/dump-locks.test \
 	tests/dump-multi.test \
 	tests/dump-nullcall.test \
+	tests/dump-asmleaf.test \
 	tests/dump-source.test \
 	tests/dump-subprocesses.test \
 	tests/dump-text.test \

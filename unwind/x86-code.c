@@ -144,6 +144,54 @@ decode_0f(const unsigned char *m, const unsigned char *known_end, size_t k, uint
 	return true;
 }
 
+/* A VEX- (c5: two bytes, c4: three) or EVEX-coded (62: four bytes)
+ * instruction at x + k: AVX and AVX-512, what x264's and x265's assembly
+ * is made of (without it the way out of such a leaf was not found, and
+ * its frame pointer register, 0 there as data, ended the stack: ffmpeg
+ * with libx264, tests/dump-asmleaf.test).  In 64-bit code these bytes
+ * are never the old LES, LDS or BOUND.  Nothing of it moves %rsp or
+ * %rbp as the heuristics follow them.  Its length: the prefix, the
+ * opcode, the ModRM operand, and an imm8 where the opcode map has one
+ * (0f3a always; 0f for the shuffles, shifts by immediate, compares,
+ * pinsrw and pextrw).  known_end: as for decode_0f. */
+static bool
+decode_vex(const unsigned char *x, const unsigned char *known_end, size_t k, struct insn *in)
+{
+	unsigned map;
+	size_t p;
+
+	if (x[k] == 0xc5) {
+		map = 1;
+		p = 2;
+	} else if (x[k] == 0xc4) {
+		map = x[k + 1] & 0x1f;
+		p = 3;
+	} else {
+		/* EVEX: P0's bit 3 is 0 and P1's bit 2 is 1, else it is not
+		 * one (or one of a later extension, not decoded). */
+		if ((x[k + 1] & 0x08) || !(x[k + 2] & 0x04))
+			return false;
+		map = x[k + 1] & 0x07;
+		p = 4;
+		if (map == 4 || map == 7 || map == 0)
+			return false;
+	}
+	if (map < 1 || (x[k] != 0x62 && map > 3))
+		return false;
+	unsigned op = x[k + p];
+	if (x[k] != 0x62 && map == 1 && op == 0x77) {
+		in->len = k + p + 1;            /* vzeroupper, vzeroall */
+		return true;
+	}
+	size_t ml = modrm_len(x + k + p + 1, known_end);
+	if (!ml)
+		return false;
+	bool imm = map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) || op == 0xc2 ||
+					     op == 0xc4 || op == 0xc5 || op == 0xc6));
+	in->len = k + p + 1 + ml + (imm ? 1 : 0);
+	return true;
+}
+
 /* What a one-byte opcode op with a ModRM operand at m (REX prefix rex)
  * does to %rsp and %rbp, for engine-x86.c's heuristics, and whether it
  * is one a prologue holds. */
@@ -228,6 +276,8 @@ unwind_x86_decode(const unsigned char *code, const unsigned char *end, uint64_t 
 	k = skip_prefixes(x, &o16);
 	if (k + 1 > known)
 		return false;
+	if (x[k] == 0xc4 || x[k] == 0xc5 || x[k] == 0x62)
+		return decode_vex(x, x + known, k, in) && in->len <= known;
 	if ((x[k] & 0xf0) == 0x40)
 		rex = x[k++];
 	unsigned op = x[k];
