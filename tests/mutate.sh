@@ -342,6 +342,10 @@ mutations()
 		's/if \(new_ip == 0 && !sig\)/if (new_ip == 0)/' \
 		'a signal frame at pc 0 (a call through NULL) ends the walk' \
 		'tests/dump-nullcall.test'
+	mutation jit-return-entry unwind/engine-fp.c \
+		's/if \(!generated_code\(code\) && !unwind_x86_plausible_ra\(t, mr, ret\)\)/if (!unwind_x86_plausible_ra(t, mr, ret))/' \
+		'a frame record whose return address into generated code follows no call (a JVM interpreter'"'"'s return entry) is refused: the walk of a Java thread is lost there' \
+		'tests/dump-jvmlike.test'
 	mutation x86-vex unwind/x86-code.c \
 		's/if \(x\[k\] == 0xc4 \|\| x\[k\] == 0xc5 \|\| x\[k\] == 0x62\)/if (0)/' \
 		'AVX code is not decoded: a leaf of x264'"'"'s assembly ends the stack after frame #0 (its frame pointer register holds 0 as data)' \

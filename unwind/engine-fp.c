@@ -136,6 +136,15 @@ unwind_fp_step(struct unwind_target *t, struct memory_reader *mr,
 	return 0;
 }
 
+/* Code generated at run time (a JIT's, a JVM's interpreter): executable
+ * memory of no file, anonymous ("[anon:...]" names it) but not the
+ * kernel's [vdso] and the like. */
+static bool
+generated_code(const struct mapping *m)
+{
+	return !m->image && !(m->path && m->path[0] == '[' && strncmp(m->path, "[anon", 5) != 0);
+}
+
 int
 unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
 {
@@ -157,10 +166,16 @@ unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct 
 	 * same stack. */
 	if (saved_fp != 0 && (saved_fp <= fp || saved_fp + 2 * wsize > stack->end))
 		return 0;
-	if (!unwind_x86_plausible_ra(t, mr, ret))
-		return 0;
 	struct mapping *code = unwind_target_mapping(t, ret - 1);
 	if (!code || !(code->perms & MAPPING_X))
+		return 0;
+	/* A return into a file's code follows a call.  One into generated
+	 * code need not: a JVM's interpreter pushes the address of its
+	 * return entry and jumps to the method (HotSpot's invoke
+	 * templates), and OpenJDK 17's interpreted frames were left
+	 * unwalked (a guess from the code instead, then the chain lost;
+	 * tests/dump-jvmlike.test). */
+	if (!generated_code(code) && !unwind_x86_plausible_ra(t, mr, ret))
 		return 0;
 	regs->r[a->reg_fp] = saved_fp;
 	regs->r[a->reg_sp] = fp + 2 * wsize;
@@ -316,8 +331,7 @@ unwind_fp_jit_record_frame_step(struct frame_step *f)
 		return 0;
 	const struct arch *a = unwind_target_arch(f->t);
 	const struct mapping *m = unwind_target_mapping(f->t, f->regs->r[a->reg_ip] - 1);
-	if (!m || !(m->perms & MAPPING_X) || m->image ||
-	    (m->path && m->path[0] == '[' && strncmp(m->path, "[anon", 5) != 0) ||
+	if (!m || !(m->perms & MAPPING_X) || !generated_code(m) ||
 	    unwind_fp_record_step(f->t, f->mr, f->regs) <= 0)
 		return 0;
 	f->how = UNWIND_HOW_FP;

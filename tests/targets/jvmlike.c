@@ -8,6 +8,9 @@
  *   monitor_wait (C, CFI) <- native wrapper <- interpreter x3
  *   <- call stub (generated) <- java_call (C) <- java_thread <- clone
  *
+ * The interpreter invokes a method as HotSpot's does: it pushes the
+ * address of its return entry and jumps, so no call precedes the return
+ * address of an interpreted frame.
  * The wrapper keeps the last Java pc in its frame (a code address right
  * after a call), and has, besides its epilogue, a way out to an
  * exception stub whose ret is not its frame's: the way out read from
@@ -60,7 +63,12 @@ __asm__(".text\n"
 	"	mov -8(%rbp), %rdi\n"
 	"	mov -16(%rbp), %rsi\n"
 	"	dec %rsi\n"
-	"	call *8(%rdi)\n"
+	/* as HotSpot's invoke templates: the address of the return entry
+	 * pushed, and a jump to the method (no call before that address) */
+	"	lea vm_return_entry(%rip), %rax\n"
+	"	push %rax\n"
+	"	jmp *8(%rdi)\n"
+	"vm_return_entry:\n"
 	"	jmp vm_op_return\n"
 	"vm_op_native:\n"
 	"	mov -8(%rbp), %rdi\n"
