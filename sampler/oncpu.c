@@ -135,14 +135,6 @@ oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick)
 {
 	if (pick->cpu < 0 || pick->cpu >= ONCPU_CPU_SLOTS)
 		return true;
-	/* The tracer held its CPU from the tick until it first slept in
-	 * the stops: the one thread that ran there at the tick is the one
-	 * it took the CPU from.  Another seen there ran after the tick
-	 * (it took the CPU while the tracer waited for the stops, or was
-	 * woken onto it).  Known only where /proc/TID/sched is, the
-	 * tracer's and the thread's (on_tick_cpu says so). */
-	if (pick->on_tick_cpu && !pick->tick_cpu)
-		return false;
 	/* One thread runs on a CPU at a time.  The looks at a tick's
 	 * threads take a while (a thread's stop lets another run where it
 	 * ran, and that one is seen running when its turn comes): with 16

@@ -210,9 +210,6 @@ struct sample_pick {
 					  not read) */
 	char state;                    /* its /proc state letter */
 	bool tick_cpu;                 /* the tick took its CPU */
-	bool on_tick_cpu;              /* it was on the tracer's CPU, and
-					  its sched and the tracer's were
-					  read (tick_cpu can be told) */
 	int cpu;                       /* the CPU its stat line named, -1 */
 	unsigned tick_no;              /* the tick's number */
 };
@@ -677,8 +674,7 @@ int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
 		  const struct task_schedstat *before, bool tick_cpu, uint64_t tick_ns,
 		  uint64_t last_stop_cpu_ns);
 /* pick's CPU at its tick: false when a sample of that tick was counted
- * on it already, or when it is the tracer's CPU and the tracer did not
- * take it from this thread; else it is the CPU's sample now. */
+ * on it already; else it is the CPU's sample now. */
 bool oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick);
 /* Whether the stop found the thread inside a system call. */
 bool oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *snap);

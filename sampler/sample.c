@@ -651,10 +651,6 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
 		memset(&pick->sched, 0, sizeof(pick->sched));
 	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);
-	/* Whether it was the tracer's CPU's thread at the tick is known only
-	 * with both times (oncpu_cpu_claim): without the tracer's own, every
-	 * thread there would be taken for one it did not take. */
-	pick->on_tick_cpu = on_tick_cpu && pick->sched.exec_start_ns && p->tr.tick_exec_ns;
 	pick->cpu = ts->state_cpu;
 	pick->tick_no = p->tr.tick_no;
 	/* On-CPU: stopped now, as it was seen running, not after the looks
