@@ -101,6 +101,7 @@ QUICK_TESTS += \
 	tests/dump-multi.test \
 	tests/dump-nullcall.test \
 	tests/dump-asmleaf.test \
+	tests/dump-badcfi.test \
 	tests/dump-source.test \
 	tests/dump-subprocesses.test \
 	tests/dump-text.test \

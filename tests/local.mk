@@ -48,7 +48,7 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/pool.c \
 	tests/targets/symsize.c tests/targets/symsize-lib.c \
 	tests/targets/threadstart.c tests/targets/jvmlike.c \
-	tests/targets/sigwait.c tests/targets/asmleaf.c
+	tests/targets/sigwait.c tests/targets/asmleaf.c tests/targets/badcfi.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
 # puts the user's CFLAGS (configure's default "-g -O2", or CI's sanitizer
@@ -84,7 +84,8 @@ test_targets = \
 	tests/targets/crowd \
 	tests/targets/pool \
 	tests/targets/jvmlike \
-	tests/targets/asmleaf
+	tests/targets/asmleaf \
+	tests/targets/badcfi
 
 check_DATA = $(test_targets)
 CLEANFILES += $(test_targets)
@@ -121,7 +122,8 @@ tests/targets/cxx-O2: tests/targets/cxx.cc $(TARGET_DEPS)
 # needs a flag or a library more says so in TARGET_FLAGS or TARGET_LIBS
 # of its own (a target-specific variable); one built from several files,
 # or with flags that replace these, has a rule of its own above.
-tests/targets/nullcall tests/targets/ucontext tests/targets/asmleaf: TARGET_FLAGS = $(TARGET_PIE)
+tests/targets/nullcall tests/targets/ucontext tests/targets/asmleaf \
+tests/targets/badcfi: TARGET_FLAGS = $(TARGET_PIE)
 tests/targets/%: tests/targets/%.c $(TARGET_DEPS)
 	@$(MKDIR_P) tests/targets
 	$(AM_V_CC)$(TARGET_CC) -O2 $(TARGET_FLAGS) -o $@ $< $(TARGET_LIBS)

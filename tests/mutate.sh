@@ -342,6 +342,10 @@ mutations()
 		's/if \(new_ip == 0 && !sig\)/if (new_ip == 0)/' \
 		'a signal frame at pc 0 (a call through NULL) ends the walk' \
 		'tests/dump-nullcall.test'
+	mutation ra-not-code unwind/engine-dwarf.c \
+		's/if \(!sig && rm && !\(rm->perms & MAPPING_X\)\)/if (0 \&\& rm)/' \
+		'a return address in data memory (CFI that does not hold) is shown as a frame' \
+		'tests/dump-badcfi.test'
 	mutation jit-return-entry unwind/engine-fp.c \
 		's/if \(!generated_code\(code\) && !unwind_x86_plausible_ra\(t, mr, ret\)\)/if (!unwind_x86_plausible_ra(t, mr, ret))/' \
 		'a frame record whose return address into generated code follows no call (a JVM interpreter'"'"'s return entry) is refused: the walk of a Java thread is lost there' \

@@ -118,6 +118,21 @@ perms_of_flags(unsigned pf)
 	       (pf & PF_X ? MAPPING_X : 0);
 }
 
+/* The permissions of the mapping at file offset off of image: its
+ * PT_LOAD's (mapped from the page its file range starts in), read-only
+ * if none. */
+static unsigned
+perms_of_file(const struct elf_image *image, uint64_t off)
+{
+	for (size_t i = 0; i < image->nsegs; i++) {
+		const struct elf_segment *sg = &image->segs[i];
+		uint64_t from = sg->offset & ~(uint64_t)0xfff;
+		if (off >= from && off < sg->offset + sg->filesz)
+			return perms_of_flags(sg->flags);
+	}
+	return MAPPING_R;
+}
+
 /* Read a NUL-terminated string of at most max - 1 bytes from the core's
  * memory.  Returns 0 or -EFAULT. */
 static int
@@ -337,11 +352,17 @@ regions_from_nt_file(struct opener *o, struct regions *rs)
 		const struct core_segment *s = unwind_core_segment_find(c, f->start);
 		struct region r = { .start = f->start, .end = f->end, .offset = f->offset };
 
-		r.perms = s ? perms_of_flags(s->flags) : MAPPING_R;
 		if (rs->n > 0 && strcmp(rs->v[rs->n - 1].path, f->path) == 0)
 			r.image = rs->v[rs->n - 1].image;
 		else
 			r.image = open_module(o, f->path, f->offset == 0 ? f->start : 0);
+		/* A file's mapping the core has no segment for (gdb's gcore
+		 * leaves out unchanged code): its file's program header says
+		 * what it is.  Taken for data, the code of a gcore was no
+		 * place for a return address.  Without the file, it may be
+		 * code. */
+		r.perms = s ? perms_of_flags(s->flags) :
+			  r.image ? perms_of_file(r.image, f->offset) : MAPPING_R | MAPPING_X;
 		r.path = strdup(f->path);
 		if (!r.path || regions_add(rs, &r) < 0)
 			return -ENOMEM;

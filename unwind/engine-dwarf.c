@@ -337,6 +337,16 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		 * found from [sp] next (engine-x86.c). */
 		if (new_ip == 0 && !sig)
 			return UNWIND_STOP_END;
+		/* A return address in memory known not to be code is no
+		 * caller: the CFI of code that switched stacks, which does not
+		 * hold there (Go's runtime.asmcgocall and newproc gave the
+		 * g's address on the heap and a word of .data as frames).  A
+		 * signal frame's pc may be anywhere (a jump through a bad
+		 * pointer); memory the map does not know is left to the next
+		 * step (a library loaded since the map was read). */
+		const struct mapping *rm = new_ip ? unwind_target_mapping(t, new_ip - 1) : NULL;
+		if (!sig && rm && !(rm->perms & MAPPING_X))
+			return UNWIND_STOP_BAD_FRAME;
 		/* The stack only grows one way (a signal frame on an
 		 * alternate stack excepted), and a frame that does not move
 		 * would repeat for ever. */
