@@ -9,17 +9,23 @@ import subprocess
 import sys
 
 
-def members(lib):
-    """{member: (defined, undefined)} of one archive."""
+def nm_entries(lib):
+    """(member, fields) of each line of `nm -A LIB`: fields is
+    [value, type, name] for a defined symbol, [type, name] for another
+    (tests/prefix.py reads the archives this way too)."""
     out = subprocess.run(['nm', '-A', lib], capture_output=True, text=True,
                          check=True).stdout
-    m = collections.defaultdict(lambda: (set(), set()))
     for line in out.splitlines():
         head, _, rest = line.rpartition(': ')
         if not head:
             head, _, rest = line.rpartition(':')
-        obj = head.rsplit(':', 1)[-1].rsplit('/', 1)[-1]
-        f = rest.split()
+        yield head.rsplit(':', 1)[-1].rsplit('/', 1)[-1], rest.split()
+
+
+def members(lib):
+    """{member: (defined, undefined)} of one archive."""
+    m = collections.defaultdict(lambda: (set(), set()))
+    for obj, f in nm_entries(lib):
         if len(f) == 3 and f[1] in 'TDBRCG':
             m[obj][0].add(f[2])
         elif len(f) == 2 and f[0] == 'U':
@@ -64,19 +70,24 @@ def circles(m):
     return g, found
 
 
-bad = 0
-for lib in sys.argv[1:]:
-    m = members(lib)
-    if not m:
-        print(f'{lib}: no object files')
-        sys.exit(2)
-    g, found = circles(m)
-    print(f'{lib}: {len(m)} files, {len(found)} circle(s)')
-    for comp in found:
-        bad = 1
-        print('  circle: ' + ' '.join(comp))
-        for a in comp:
-            for b in sorted(g[a]):
-                if b in comp:
-                    print(f'    {a} -> {b}: {" ".join(sorted(g[a][b])[:5])}')
-sys.exit(bad)
+def main():
+    bad = 0
+    for lib in sys.argv[1:]:
+        m = members(lib)
+        if not m:
+            print(f'{lib}: no object files')
+            sys.exit(2)
+        g, found = circles(m)
+        print(f'{lib}: {len(m)} files, {len(found)} circle(s)')
+        for comp in found:
+            bad = 1
+            print('  circle: ' + ' '.join(comp))
+            for a in comp:
+                for b in sorted(g[a]):
+                    if b in comp:
+                        print(f'    {a} -> {b}: {" ".join(sorted(g[a][b])[:5])}')
+    sys.exit(bad)
+
+
+if __name__ == '__main__':
+    main()

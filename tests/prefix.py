@@ -12,6 +12,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import layering  # noqa: E402  (nm_entries: the same reading of nm)
+
 # The one table: folder -> the prefixes its exported functions may start
 # with.  Every folder has its own name as a prefix.
 ALLOWED = {
@@ -56,15 +59,8 @@ KEEP = {
 
 def exported(lib):
     """{object: [name, ...]} of the functions LIB.a defines globally."""
-    out = subprocess.run(['nm', '-A', '--defined-only', lib],
-                         capture_output=True, text=True, check=True).stdout
     m = collections.defaultdict(list)
-    for line in out.splitlines():
-        head, _, rest = line.rpartition(': ')
-        if not head:
-            head, _, rest = line.rpartition(':')
-        obj = head.rsplit(':', 1)[-1].rsplit('/', 1)[-1]
-        f = rest.split()
+    for obj, f in layering.nm_entries(lib):
         if len(f) == 3 and f[1] == 'T':
             m[obj].append(f[2])
     return m
