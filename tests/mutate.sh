@@ -343,8 +343,12 @@ mutations()
 		'a signal frame at pc 0 (a call through NULL) ends the walk' \
 		'tests/dump-nullcall.test'
 	mutation ra-not-code unwind/engine-dwarf.c \
-		's/if \(!sig && rm && !\(rm->perms & MAPPING_X\)\)/if (0 \&\& rm)/' \
+		's/if \(!sig && \(rm \? !\(rm->perms & MAPPING_X\) : new_ip < LOWEST_CODE\)\)/if (0 \&\& rm)/' \
 		'a return address in data memory (CFI that does not hold) is shown as a frame' \
+		'tests/dump-badcfi.test'
+	mutation ra-first-page unwind/engine-dwarf.c \
+		's/: new_ip < LOWEST_CODE\)\)/: 0))/' \
+		'a return address in the first page (no code there) is shown as a frame' \
 		'tests/dump-badcfi.test'
 	mutation jit-return-entry unwind/engine-fp.c \
 		's/if \(!generated_code\(code\) && !unwind_x86_plausible_ra\(t, mr, ret\)\)/if (!unwind_x86_plausible_ra(t, mr, ret))/' \

@@ -39,6 +39,11 @@ struct step_ctx {
 	unsigned nregs;
 };
 
+/* No code below this: Linux maps nothing in the first page
+ * (vm.mmap_min_addr is 4096 at least; 32768 on 32-bit ARM, 65536 on
+ * x86-64 by default). */
+#define LOWEST_CODE 0x1000u
+
 static int
 ctx_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -343,9 +348,11 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		 * g's address on the heap and a word of .data as frames).  A
 		 * signal frame's pc may be anywhere (a jump through a bad
 		 * pointer); memory the map does not know is left to the next
-		 * step (a library loaded since the map was read). */
+		 * step (a library loaded since the map was read), but not the
+		 * first page, where Linux maps nothing (qemu-user's
+		 * translated code gave 0x2 as a frame). */
 		const struct mapping *rm = new_ip ? unwind_target_mapping(t, new_ip - 1) : NULL;
-		if (!sig && rm && !(rm->perms & MAPPING_X))
+		if (!sig && (rm ? !(rm->perms & MAPPING_X) : new_ip < LOWEST_CODE))
 			return UNWIND_STOP_BAD_FRAME;
 		/* The stack only grows one way (a signal frame on an
 		 * alternate stack excepted), and a frame that does not move
