@@ -343,11 +343,11 @@ mutations()
 		'a signal frame at pc 0 (a call through NULL) ends the walk' \
 		'tests/dump-nullcall.test'
 	mutation ra-not-code unwind/engine-dwarf.c \
-		's/if \(!sig && \(rm \? !\(rm->perms & MAPPING_X\) : new_ip < LOWEST_CODE\)\)/if (0 \&\& rm)/' \
+		's/if \(rm \? !\(rm->perms & MAPPING_X\) : ip < LOWEST_CODE\)/if (0 \&\& rm)/' \
 		'a return address in data memory (CFI that does not hold) is shown as a frame' \
 		'tests/dump-badcfi.test'
 	mutation ra-first-page unwind/engine-dwarf.c \
-		's/: new_ip < LOWEST_CODE\)\)/: 0))/' \
+		's/: ip < LOWEST_CODE\)/: 0)/' \
 		'a return address in the first page (no code there) is shown as a frame' \
 		'tests/dump-badcfi.test'
 	mutation jit-return-entry unwind/engine-fp.c \

@@ -289,6 +289,24 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		int r = 0;
 
 		if (!exact && !cfi_covers(t, at)) {
+			/* A return address in memory known not to be code is
+			 * no caller, and the frame just taken is none: the CFI
+			 * of code that switched stacks, which does not hold
+			 * there (Go's runtime.asmcgocall and newproc gave the
+			 * g's address on the heap and a word of .data as
+			 * frames).  After a signal frame the pc may be
+			 * anywhere (a jump through a bad pointer).  Memory the
+			 * map does not know is left to the steps below (a
+			 * library loaded since the map was read), but not the
+			 * first page, where Linux maps nothing (qemu-user's
+			 * translated code gave 0x2).  Here, where no CFI
+			 * covers it, not for every frame: the map's lookup
+			 * cost 1 % of a walk. */
+			const struct mapping *rm = unwind_target_mapping(t, at);
+			if (rm ? !(rm->perms & MAPPING_X) : ip < LOWEST_CODE) {
+				(*n)--;
+				return UNWIND_STOP_BAD_FRAME;
+			}
 			/* A return address at a function's first
 			 * instruction, with CFI there but not before it: no
 			 * call put it there.  A context's start was made to
@@ -342,18 +360,6 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		 * found from [sp] next (engine-x86.c). */
 		if (new_ip == 0 && !sig)
 			return UNWIND_STOP_END;
-		/* A return address in memory known not to be code is no
-		 * caller: the CFI of code that switched stacks, which does not
-		 * hold there (Go's runtime.asmcgocall and newproc gave the
-		 * g's address on the heap and a word of .data as frames).  A
-		 * signal frame's pc may be anywhere (a jump through a bad
-		 * pointer); memory the map does not know is left to the next
-		 * step (a library loaded since the map was read), but not the
-		 * first page, where Linux maps nothing (qemu-user's
-		 * translated code gave 0x2 as a frame). */
-		const struct mapping *rm = new_ip ? unwind_target_mapping(t, new_ip - 1) : NULL;
-		if (!sig && (rm ? !(rm->perms & MAPPING_X) : new_ip < LOWEST_CODE))
-			return UNWIND_STOP_BAD_FRAME;
 		/* The stack only grows one way (a signal frame on an
 		 * alternate stack excepted), and a frame that does not move
 		 * would repeat for ever. */
