@@ -374,9 +374,10 @@ struct tracer_state {
 	int tick_cpu;             /* the CPU the tracer woke on for it (-1:
 				     unknown): a thread it took the CPU of
 				     waits there (sample.c, tick_took_cpu) */
-	bool tick_exec_read;      /* tick_exec_ns read this tick */
-	uint64_t tick_exec_ns;    /* the tracer's se.exec_start at the tick's
-				     first look, 0 if unknown */
+	bool tick_exec_read;      /* tick_exec_ns read since the tracer last
+				     took a CPU */
+	uint64_t tick_exec_ns;    /* the tracer's se.exec_start then, 0 if
+				     unknown */
 	/* On-CPU: the last two ticks (tick_no + 1) each CPU had a sample
 	 * counted for (oncpu_cpu_claim). */
 	unsigned cpu_counted[ONCPU_CPU_SLOTS][2];

@@ -331,8 +331,6 @@ profiler_sample_setup(struct profiler *p, struct proc_state *ps)
 	return ptrace_target_set_late(ps->pt, &o, late_sample, late_schedstat_fd, p);
 }
 
-static uint64_t tick_exec(struct profiler *p);
-
 /* On-CPU: the stops of early interrupts that are there, taken without
  * waiting (the tracer keeps its CPU: a thread seen on it later ran after
  * the tick), once the oldest has waited EARLY_WAIT_NS.  The batch
@@ -368,6 +366,7 @@ flush_batch(struct profiler *p)
 		return;
 	p->tr.nbatch = 0;
 	p->tr.batch_early_ns = 0;
+	p->tr.tick_exec_read = false;  /* it sleeps in the stops */
 	struct sample_opts o;
 	sample_opts_for(p, NULL, &o);
 	for (size_t i = 0; i < n; i++)
@@ -588,22 +587,6 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 	}
 }
 
-/* On-CPU: the tracer's se.exec_start as it woke for this tick, read once
- * (at the first thread on its CPU, or before it first sleeps in the
- * stops: after that it would be the time it took a CPU back, and a
- * thread it took that CPU from then did not run at the tick). */
-static uint64_t
-tick_exec(struct profiler *p)
-{
-	if (!p->tr.tick_exec_read) {
-		struct task_sched own;
-		p->tr.tick_exec_read = true;
-		p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ?
-				     own.exec_start_ns : 0;
-	}
-	return p->tr.tick_exec_ns;
-}
-
 /* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
  * waits on the tracer's CPU (its stat line says which), and it left that
  * CPU as the tracer came: the scheduler accounted its CPU time last
@@ -611,13 +594,21 @@ tick_exec(struct profiler *p)
  * of the same run queue's clock (ONCPU_TOOK_EXEC_NS).  A thread woken
  * from its sleep as the tick began waits there too, but left its CPU
  * when it went to sleep, before or after.  Read before the interrupt,
- * for the few threads that wait on that CPU. */
+ * for the few threads that wait on that CPU; the tracer's own once per
+ * tick, and again after it slept in a batch's stops (it came back by
+ * taking a CPU again). */
 static bool
 tick_took_cpu(struct profiler *p, const struct task_sched *sched)
 {
 	if (!sched->exec_start_ns)
 		return false;
-	uint64_t own = tick_exec(p);
+	if (!p->tr.tick_exec_read) {
+		struct task_sched own;
+		p->tr.tick_exec_read = true;
+		p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ?
+				     own.exec_start_ns : 0;
+	}
+	uint64_t own = p->tr.tick_exec_ns;
 	return own && sched->exec_start_ns <= own + ONCPU_TOOK_EXEC_NS &&
 	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= own;
 }
@@ -765,13 +756,8 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		p->tr.idle_stops++;
 	}
 	batch_add(p, ps, th, ts, &before, state);
-	if (p->tr.nbatch == SAMPLE_BATCH) {
-		/* More looks follow: the tracer's own time is read before it
-		 * sleeps in the stops. */
-		if (!p->cfg.idle)
-			(void)tick_exec(p);
+	if (p->tr.nbatch == SAMPLE_BATCH)
 		flush_batch(p);
-	}
 }
 
 void
