@@ -117,8 +117,31 @@ copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
 /* Pending threads are looked at at least this often: SIGCHLDs coalesce. */
 #define SCAN_NS NS_PER_MS
 
-/* Clamp the window and make every buffer big enough, before any thread
- * is stopped, not while it waits on us. */
+/* The window of a stack copy, clamped to what one process_vm_readv of
+ * page-split pieces can hold. */
+static size_t
+clamp_window(size_t window)
+{
+	return window > (size_t)MAX_IOV * PAGE - PAGE ? (size_t)MAX_IOV * PAGE - PAGE : window;
+}
+
+/* out's buffer big enough for window bytes: allocated before its thread
+ * is stopped, never while it waits on us.  0 or -ENOMEM. */
+static int
+reserve(struct stack_snapshot *out, size_t window)
+{
+	if (out->stack_cap >= window)
+		return 0;
+	unsigned char *nb = realloc(out->stack, window);
+	if (!nb)
+		return -ENOMEM;
+	out->stack = nb;
+	out->stack_cap = window;
+	return 0;
+}
+
+/* Every buffer big enough (window: clamped), and the results cleared,
+ * before any thread of the batch is stopped. */
 static int
 prepare(struct tracee **threads, size_t n, size_t window,
 	struct stack_snapshot *outs, int *results)
@@ -134,13 +157,8 @@ prepare(struct tracee **threads, size_t n, size_t window,
 		out->group_stopped = false;
 		memset(&out->stop_sched, 0, sizeof(out->stop_sched));
 		results[i] = 0;
-		if (out->stack_cap < window) {
-			unsigned char *nb = realloc(out->stack, window);
-			if (!nb)
-				return -ENOMEM;
-			out->stack = nb;
-			out->stack_cap = window;
-		}
+		if (reserve(out, window) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -534,9 +552,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	     struct tracee **threads, size_t n, const struct sample_opts *o,
 	     struct stack_snapshot *outs, int *results)
 {
-	size_t window = o->window;
-	if (window > (size_t)MAX_IOV * PAGE - PAGE)
-		window = (size_t)MAX_IOV * PAGE - PAGE;
+	size_t window = clamp_window(o->window);
 	if (n == 0)
 		return 0;
 	int r = prepare(threads, n, window, outs, results);
@@ -612,10 +628,12 @@ ptrace_sample_many(struct ptrace_target *t, struct tracee **threads, size_t n,
 }
 
 int
-ptrace_interrupt_early(struct tracee *th)
+ptrace_interrupt_early(struct tracee *th, struct stack_snapshot *out, size_t window)
 {
 	if (th->state == TRACEE_GONE || th->interrupted_ns)
 		return 0;
+	if (reserve(out, clamp_window(window)) < 0)
+		return -ENOMEM;
 	/* Real-time from here: the thread waits on this tracer. */
 	boost(true);
 	uint64_t now = ptrace_clock_monotonic_ns();
@@ -630,9 +648,7 @@ ptrace_sample_ready(struct ptrace_target *const *targets, void *const *ctxs,
 		    struct tracee **threads, size_t n, const struct sample_opts *o,
 		    struct stack_snapshot *outs, int *results)
 {
-	size_t window = o->window;
-	if (window > (size_t)MAX_IOV * PAGE - PAGE)
-		window = (size_t)MAX_IOV * PAGE - PAGE;
+	size_t window = clamp_window(o->window);
 	size_t taken = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct tracee *th = threads[i];
@@ -694,9 +710,7 @@ ptrace_target_set_late(struct ptrace_target *t, const struct sample_opts *o,
 	struct ptrace_late *l = t->late ? t->late : calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	size_t window = o->window;
-	if (window > (size_t)MAX_IOV * PAGE - PAGE)
-		window = (size_t)MAX_IOV * PAGE - PAGE;
+	size_t window = clamp_window(o->window);
 	if (l->snap.stack_cap < window) {
 		unsigned char *nb = realloc(l->snap.stack, window);
 		if (!nb) {

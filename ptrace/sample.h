@@ -154,8 +154,10 @@ int ptrace_sample_threads(struct ptrace_target *const *targets, void *const *ctx
  * an on-CPU profile lost the first 20-50 us of every turn
  * (tests/record-oncpu.test: compute_heavy 0.66-0.72 of 0.75).  Whether or
  * not the interrupt went, th must be in the next batch (an error is
- * reported there).  0 or -errno. */
-int ptrace_interrupt_early(struct tracee *th);
+ * reported there).  out, the snapshot the batch will take its stop into,
+ * gets room for window bytes first: nothing is allocated while the
+ * thread waits in its stop.  0 or -errno. */
+int ptrace_interrupt_early(struct tracee *th, struct stack_snapshot *out, size_t window);
 
 /* Of the n threads (as for ptrace_sample_threads), take the stops of
  * those interrupted early that are there now, without waiting: their

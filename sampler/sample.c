@@ -647,7 +647,8 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	/* On-CPU: stopped now, as it was seen running, not after the looks
 	 * at the other threads (ptrace_interrupt_early); an error is the
 	 * batch's to report. */
-	if (!p->cfg.idle && ptrace_interrupt_early(th) == 0 && !p->tr.batch_early_ns)
+	if (!p->cfg.idle && ptrace_interrupt_early(th, &p->tr.snaps[i], STACK_WINDOW_BYTES) == 0 &&
+	    !p->tr.batch_early_ns)
 		p->tr.batch_early_ns = th->interrupted_ns;
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
