@@ -118,19 +118,11 @@ perms_of_flags(unsigned pf)
 	       (pf & PF_X ? MAPPING_X : 0);
 }
 
-/* The permissions of the mapping at file offset off of image: its
- * PT_LOAD's (mapped from the page its file range starts in), read-only
- * if none. */
+/* A file's segment's permissions, read-only if none. */
 static unsigned
-perms_of_file(const struct elf_image *image, uint64_t off)
+perms_of_segment(const struct elf_segment *sg)
 {
-	for (size_t i = 0; i < image->nsegs; i++) {
-		const struct elf_segment *sg = &image->segs[i];
-		uint64_t from = sg->offset & ~(uint64_t)0xfff;
-		if (off >= from && off < sg->offset + sg->filesz)
-			return perms_of_flags(sg->flags);
-	}
-	return MAPPING_R;
+	return sg ? perms_of_flags(sg->flags) : MAPPING_R;
 }
 
 /* Read a NUL-terminated string of at most max - 1 bytes from the core's
@@ -362,7 +354,8 @@ regions_from_nt_file(struct opener *o, struct regions *rs)
 		 * place for a return address.  Without the file, it may be
 		 * code. */
 		r.perms = s ? perms_of_flags(s->flags) :
-			  r.image ? perms_of_file(r.image, f->offset) : MAPPING_R | MAPPING_X;
+			  r.image ? perms_of_segment(unwind_elf_image_segment_at(r.image, f->offset)) :
+			  MAPPING_R | MAPPING_X;
 		r.path = strdup(f->path);
 		if (!r.path || regions_add(rs, &r) < 0)
 			return -ENOMEM;

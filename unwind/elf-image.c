@@ -744,11 +744,31 @@ static int perms_score(const struct elf_segment *s, const struct mapping *m)
 	return mw == sw ? 2 : 1;
 }
 
+/* The page mask of this host (mappings start at page boundaries). */
+static uint64_t
+page_mask(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	return ps > 0 ? (uint64_t)ps - 1 : 4095;
+}
+
+const struct elf_segment *
+unwind_elf_image_segment_at(const struct elf_image *img, uint64_t off)
+{
+	uint64_t mask = page_mask();
+	for (size_t i = 0; img && i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		uint64_t hi = s->offset + s->filesz;
+		if (s->filesz && hi > s->offset && off >= (s->offset & ~mask) && off < hi)
+			return s;
+	}
+	return NULL;
+}
+
 int unwind_elf_image_bias(const struct elf_image *img, const struct mapping *m,
 		   uint64_t *bias)
 {
-	long ps = sysconf(_SC_PAGESIZE);
-	uint64_t mask = ps > 0 ? (uint64_t)ps - 1 : 4095;
+	uint64_t mask = page_mask();
 	const struct elf_segment *best = NULL;
 	int best_score = -1;
 

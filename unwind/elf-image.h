@@ -140,6 +140,11 @@ void unwind_elf_image_release(const struct elf_image *img, const void *p, size_t
  * -errno (-EINVAL: not a regular file). */
 int unwind_elf_open_regular(const char *path);
 
+/* The PT_LOAD of img whose file range (from its page) holds file offset
+ * off, the first in file order; NULL if none. */
+const struct elf_segment *unwind_elf_image_segment_at(const struct elf_image *img,
+						      uint64_t off);
+
 /* Load bias of mapping m (whose file is img): runtime = vaddr + bias.
  * Uses the PT_LOAD containing m->offset.  Returns 0 or -ENOENT. */
 int unwind_elf_image_bias(const struct elf_image *img, const struct mapping *m,
