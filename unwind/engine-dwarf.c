@@ -488,8 +488,9 @@ unwind_dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr, struct
 	struct dwarf_state *c = DWARF(t);
 	const struct arch *a = unwind_target_arch(t);
 	bool fp_fallback = fallback != NULL;
-	/* Live processes only: a core is walked once. */
-	bool memo = c && t->pid > 0 && mr->snap && mr->snap->stack && *n == 1;
+	/* Where the target's maps can change (a live process, sampled again
+	 * and again); a core is walked once. */
+	bool memo = c && t->ops->read_maps && mr->snap && mr->snap->stack && *n == 1;
 	struct arch_regs first = *regs;
 	if (memo) {
 		const struct memo_entry *e = memo_find(c, a, regs, mr->snap, max, fp_fallback);

@@ -37,10 +37,12 @@ unwind_target_intern(struct unwind_target *t, const char *s)
 static const char *
 perf_map_name(struct unwind_target *t, uint64_t addr, uint64_t *off)
 {
+	if (!t->ops->jit_name)
+		return NULL;
 	uint64_t now = ptrace_clock_monotonic_ns();
 	if (t->perf_map_miss_ns && now - t->perf_map_miss_ns < PERF_MAP_MISS_NS)
 		return unwind_perf_map_find(t->perf_map, addr, off);
-	const char *name = unwind_perf_map_lookup(&t->perf_map, t->pid, addr, off);
+	const char *name = t->ops->jit_name(t, addr, off);
 	t->perf_map_miss_ns = name ? 0 : now;
 	return name;
 }

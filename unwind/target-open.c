@@ -7,9 +7,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ptrace/procfs.h"
 #include "unwind/elf-image.h"
@@ -52,8 +55,44 @@ live_read(struct unwind_target *t, uint64_t addr, void *buf, size_t len)
 	return ptrace_read_memory(t->pid, addr, buf, len);
 }
 
+static int
+live_read_maps(struct unwind_target *t, struct module_map *out)
+{
+	return unwind_module_map_read(t->pid, out);
+}
+
+/* /proc/PID/map_files names the file mapped there now: the same inode is
+ * the same file. */
+static int
+live_mapping_same(struct unwind_target *t, const struct mapping *m)
+{
+	char path[96];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)t->pid, m->start, m->end);
+	if (stat(path, &st) == 0)
+		return st.st_ino == m->inode;
+	return errno == EPERM || errno == EACCES ? -EPERM : 0;
+}
+
+static struct elf_image *
+live_open_image(struct unwind_target *t, const struct mapping *m, int *err)
+{
+	return unwind_elf_cache_get(&t->elves, t->pid, m, err);
+}
+
+static const char *
+live_jit_name(struct unwind_target *t, uint64_t addr, uint64_t *offset)
+{
+	return unwind_perf_map_lookup(&t->perf_map, t->pid, addr, offset);
+}
+
 static const struct target_ops live_ops = {
 	.read_live = live_read,
+	.read_maps = live_read_maps,
+	.mapping_same = live_mapping_same,
+	.open_image = live_open_image,
+	.jit_name = live_jit_name,
 };
 
 struct unwind_target *

@@ -9,11 +9,8 @@
 #include "config.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "arch/arch.h"
 #include "base/base.h"
@@ -55,9 +52,9 @@ int
 unwind_target_reload_maps(struct unwind_target *t)
 {
 	struct module_map fresh;
-	if (t->pid <= 0)
+	if (!t->ops->read_maps)
 		return -ENOTSUP;
-	int r = unwind_module_map_read(t->pid, &fresh);
+	int r = t->ops->read_maps(t, &fresh);
 	if (r < 0)
 		return r;
 	if (t->busy == 0) {
@@ -90,7 +87,7 @@ bool
 unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *frames, int n,
 			   uint64_t epoch)
 {
-	if (t->pid <= 0)
+	if (!t->ops->read_maps)
 		return true;            /* a core does not change */
 	if (t->map_files_denied) {
 		if (ptrace_clock_monotonic_ns() - t->maps_loaded_ns < NS_PER_SEC)
@@ -109,15 +106,12 @@ unwind_target_maps_current(struct unwind_target *t, const struct unwind_frame *f
 			return unwind_target_reload_maps(t) < 0;
 		if (!m || !m->inode || m->checked == epoch)
 			continue;
-		char path[96];
-		struct stat st;
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-			 (int)t->pid, m->start, m->end);
-		if (stat(path, &st) == 0 && st.st_ino == m->inode) {
+		int same = t->ops->mapping_same(t, m);
+		if (same == 1) {
 			m->checked = epoch;
 			continue;
 		}
-		if (errno == EPERM || errno == EACCES) {
+		if (same == -EPERM) {
 			t->map_files_denied = true;
 			return true;
 		}
@@ -138,9 +132,9 @@ resolve_image(struct unwind_target *t, struct mapping *m)
 		m->image = t->vdso;
 	} else if (m->path[0] == '[') {
 		return;
-	} else {
+	} else if (t->ops->open_image) {
 		int err = 0;
-		m->image = unwind_elf_cache_get(&t->elves, t->pid, m, &err);
+		m->image = t->ops->open_image(t, m, &err);
 	}
 	if (m->image && unwind_elf_image_bias(m->image, m, &m->bias) == 0)
 		m->bias_known = true;
@@ -153,7 +147,8 @@ unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 	if (m && addr >= m->start && addr < m->end)
 		return m;
 	m = unwind_module_map_find(&t->maps, addr);
-	if (!m && t->pid > 0 && ptrace_clock_monotonic_ns() - t->maps_loaded_ns > 100 * NS_PER_MS) {
+	if (!m && t->ops->read_maps &&
+	    ptrace_clock_monotonic_ns() - t->maps_loaded_ns > 100 * NS_PER_MS) {
 		/* Mapped since we last looked (dlopen, a new thread's stack):
 		 * re-read, at most ten times a second. */
 		if (unwind_target_reload_maps(t) == 0)

@@ -51,7 +51,8 @@ enum unwind_state_slot {
 struct name_pool;
 
 struct unwind_target {
-	pid_t pid;
+	pid_t pid;                /* the process (target-open.c's ops read it);
+				     a core's is in core */
 	struct module_map maps;
 	struct module_map *retired;  /* replaced while busy, freed at leave */
 	size_t nretired, retired_cap;
@@ -70,7 +71,8 @@ struct unwind_target {
 	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
 	uint64_t perf_map_miss_ns; /* when it last named nothing, or 0 */
 	unsigned generation;      /* bumped by every maps reload */
-	const struct target_ops *ops;  /* a live process's or a core's */
+	const struct target_ops *ops;  /* a live process's or a core's: the
+				     only place the two differ */
 	struct core_file *core;   /* core-file target (pid 0), else NULL:
 				     core-target.c's alone */
 	const struct arch *arch;  /* NULL: arch_host() */
@@ -97,6 +99,21 @@ struct target_ops {
 	int (*read_live)(struct unwind_target *t, uint64_t addr, void *buf, size_t len);
 	/* What the target owns besides the common parts, freed with it. */
 	void (*release)(struct unwind_target *t);
+	/* The mappings as they are now, into *out (0 or -errno).  NULL where
+	 * they never change (a core): its map is read once, at open. */
+	int (*read_maps)(struct unwind_target *t, struct module_map *out);
+	/* Whether m still maps the file it was read with: 1 yes, 0 no (read
+	 * the map again), -EPERM when that cannot be told.  NULL with
+	 * read_maps. */
+	int (*mapping_same)(struct unwind_target *t, const struct mapping *m);
+	/* m's ELF image, opened (through the target's root) and cached in
+	 * t->elves, or NULL with *err.  NULL where every mapping's image is
+	 * found at open (a core: core-target.c). */
+	struct elf_image *(*open_image)(struct unwind_target *t, const struct mapping *m,
+					int *err);
+	/* The JIT's name for addr and its offset (the perf map,
+	 * /tmp/perf-PID.map), or NULL.  NULL where there is none. */
+	const char *(*jit_name)(struct unwind_target *t, uint64_t addr, uint64_t *offset);
 };
 
 /* A public call starts / ends on t: see "Who owns what" above. */
