@@ -175,6 +175,21 @@ def_cfa(struct cfi_rules *rs, struct reader *r, bool sf, int64_t da)
 	rs->cfa.off = sf ? factored(rd_sleb(r), da) : (int64_t)rd_uleb(r);
 }
 
+/* DW_CFA_set_loc: 0 with *loc moved, 1 when the new location is past pc
+ * (the rules hold), -EINVAL unless the FDE's addresses are absolute. */
+static int
+set_loc(struct reader *r, const struct cfi_fde *f, unsigned addr_size, uint64_t pc,
+	uint64_t *loc)
+{
+	if (f->cie.fde_enc != CFI_PE_absptr)
+		return -EINVAL;
+	uint64_t to = rd_fixed(r, addr_size);
+	if (to > pc)
+		return 1;
+	*loc = to;
+	return 0;
+}
+
 /* DW_CFA_remember_state, DW_CFA_restore_state: a row pushed on, or popped
  * off, saved[] (*nsaved deep), each copy charged to *budget.  0, or the
  * negative code of unwind_cfi_rules_at. */
@@ -255,12 +270,8 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			rs->ra_signed = !rs->ra_signed;
 			continue;
 		case OP_set_loc:
-			if (f->cie.fde_enc != CFI_PE_absptr)
-				return -EINVAL;
-			adv = rd_fixed(&r, addr_size);
-			if (adv > pc)
-				return 1;
-			*loc = adv;
+			if ((rc = set_loc(&r, f, addr_size, pc, loc)) != 0)
+				return rc;
 			continue;
 		case OP_advance_loc1:
 		case OP_advance_loc2:
@@ -290,10 +301,9 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			*column(rs, adv) = *column((struct cfi_rules *)init, adv);
 			continue;
 		case CFI_OP_undefined:
-			column(rs, rd_uleb(&r))->kind = CFI_RULE_UNDEFINED;
-			continue;
 		case CFI_OP_same_value:
-			column(rs, rd_uleb(&r))->kind = CFI_RULE_SAME;
+			column(rs, rd_uleb(&r))->kind =
+				op == CFI_OP_undefined ? CFI_RULE_UNDEFINED : CFI_RULE_SAME;
 			continue;
 		case CFI_OP_register:
 			rule_register(rs, &r);
