@@ -39,6 +39,7 @@ QUICK_TESTS += \
 	tests/cli-newcomer.test \
 	tests/cli-pids.test \
 	tests/cli-top-command.test \
+	tests/code-shape.test \
 	tests/layering.test \
 	tests/options.test \
 	tests/prefix.test \
@@ -181,7 +182,7 @@ TESTS += $(QUICK_TESTS)
 # the command line, and a distdir made then (the VM tests make one) would
 # leave the other tests out.
 EXTRA_DIST += $(filter %.test,$(QUICK_TESTS) $(SLOW_TESTS)) tests/layering.py \
-	tests/prefix.py
+	tests/prefix.py tests/code-shape.py
 
 check-slow:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SLOW_TESTS)'

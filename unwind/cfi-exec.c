@@ -499,21 +499,15 @@ expr_eval(const unsigned char *expr, size_t len, uint64_t push, const struct cfi
 			PUSH(op - DW_OP_lit0);
 			continue;
 		}
-		if (op >= DW_OP_breg0 && op <= DW_OP_breg31) {
+		if ((op >= DW_OP_breg0 && op <= DW_OP_breg31) || op == DW_OP_bregx) {
+			a = op == DW_OP_bregx ? rd_uleb(&r) : op - DW_OP_breg0;
 			int64_t off = rd_sleb(&r);
-			if (env->reg(env->ctx, op - DW_OP_breg0, &v) < 0)
+			if (env->reg(env->ctx, a, &v) < 0)
 				return -EINVAL;
 			PUSH(v + (uint64_t)off);
 			continue;
 		}
 		switch (op) {
-		case DW_OP_bregx:
-			a = rd_uleb(&r);
-			b = (uint64_t)rd_sleb(&r);
-			if (env->reg(env->ctx, a, &v) < 0)
-				return -EINVAL;
-			PUSH(v + b);
-			break;
 		case DW_OP_addr: case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u:
 		case DW_OP_const2s: case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u:
 		case DW_OP_const8s: case DW_OP_constu: case DW_OP_consts:
