@@ -175,6 +175,17 @@ def_cfa(struct cfi_rules *rs, struct reader *r, bool sf, int64_t da)
 	rs->cfa.off = sf ? factored(rd_sleb(r), da) : (int64_t)rd_uleb(r);
 }
 
+/* DW_CFA_restore and its _extended form: column col back to the CIE's
+ * rule (init; NULL while the CIE runs, where it is invalid). */
+static int
+restore(struct cfi_rules *rs, const struct cfi_rules *init, uint64_t col)
+{
+	if (!init)
+		return -EINVAL;
+	*column(rs, col) = *column((struct cfi_rules *)init, col);
+	return 0;
+}
+
 /* DW_CFA_set_loc: 0 with *loc moved, 1 when the new location is past pc
  * (the rules hold), -EINVAL unless the FDE's addresses are absolute. */
 static int
@@ -258,9 +269,8 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			c->off = factored((int64_t)rd_uleb(&r), da);
 			continue;
 		case OP_restore:
-			if (!init)
-				return -EINVAL;
-			*column(rs, op & 0x3f) = *column((struct cfi_rules *)init, op & 0x3f);
+			if ((rc = restore(rs, init, op & 0x3f)) < 0)
+				return rc;
 			continue;
 		}
 		switch (op) {
@@ -274,9 +284,13 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 				return rc;
 			continue;
 		case OP_advance_loc1:
+			adv = rd_fixed(&r, 1) * ca;
+			goto advance;
 		case OP_advance_loc2:
+			adv = rd_fixed(&r, 2) * ca;
+			goto advance;
 		case OP_advance_loc4:
-			adv = rd_fixed(&r, op == OP_advance_loc1 ? 1 : op == OP_advance_loc2 ? 2 : 4) * ca;
+			adv = rd_fixed(&r, 4) * ca;
 			goto advance;
 		case OP_remember_state:
 		case OP_restore_state:
@@ -295,10 +309,8 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 			rule_offset(rs, &r, CFI_RULE_VAL_OFFSET, op == OP_val_offset_sf, da);
 			continue;
 		case OP_restore_extended:
-			adv = rd_uleb(&r);
-			if (!init)
-				return -EINVAL;
-			*column(rs, adv) = *column((struct cfi_rules *)init, adv);
+			if ((rc = restore(rs, init, rd_uleb(&r))) < 0)
+				return rc;
 			continue;
 		case CFI_OP_undefined:
 		case CFI_OP_same_value:
@@ -339,8 +351,7 @@ run(const unsigned char *p, const unsigned char *end, const struct cfi_fde *f,
 advance:
 		if (r.bad)
 			break;
-		/* (*loc <= pc: a location past pc has returned) */
-		if (adv > pc - *loc)
+		if (adv > pc - *loc)    /* *loc <= pc: past pc has returned */
 			return 1;
 		*loc += adv;
 	}
