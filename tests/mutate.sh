@@ -354,6 +354,18 @@ mutations()
 		's/if \(!generated_code\(code\) && !unwind_x86_plausible_ra\(t, mr, ret\)\)/if (!unwind_x86_plausible_ra(t, mr, ret))/' \
 		'a frame record whose return address into generated code follows no call (a JVM interpreter'"'"'s return entry) is refused: the walk of a Java thread is lost there' \
 		'tests/dump-jvmlike.test'
+	mutation jit-chain-return-entry unwind/engine-fp.c \
+		's/f->no_symbol && !returns_into_generated_code\(f->t, ra\) &&/f->no_symbol \&\&/' \
+		'from compiled code stopped anywhere, a frame record whose return address into generated code follows no call is refused: a guess instead, then "frame pointer chain broken" (OpenJDK 17'"'"'s main thread in an OSR loop)' \
+		'tests/dump-jvmlike.test'
+	mutation jit-record-scan unwind/engine-fp.c \
+		's/if \(f->prev_how == UNWIND_HOW_SCAN \|\| !a->fp_chain \|\| pc == 0\)/if (1)/' \
+		'no frame record is looked for up the stack from generated code that keeps none: a Java thread in compiled code without frame pointers skips its interpreted frames and stops at the call stub' \
+		'tests/dump-jvmlike.test'
+	mutation jit-record-two-links unwind/engine-fp.c \
+		's/if \(r.r\[a->reg_fp\] == 0 \|\| unwind_fp_record_step/if (r.r[a->reg_fp] != 0 \&\& unwind_fp_record_step/' \
+		'a 0 beside a code address among a compiled frame'"'"'s locals is taken for the last frame record: a junk frame, then the end of the stack' \
+		'tests/dump-jvmlike.test'
 	mutation x86-vex unwind/x86-code.c \
 		's/if \(x\[k\] == 0xc4 \|\| x\[k\] == 0xc5 \|\| x\[k\] == 0x62\)/if (0)/' \
 		'AVX code is not decoded: a leaf of x264'"'"'s assembly ends the stack after frame #0 (its frame pointer register holds 0 as data)' \

@@ -11,8 +11,9 @@
  *    through a bad pointer), then a leaf that keeps no record;
  * 4. the frame-pointer chain (in code without a symbol, only to a return
  *    address right after a call);
- * 5. last, one return address found up the stack, never after a frame
- *    that was itself found so.
+ * 5. last, one scan up the stack, never after a frame that was itself
+ *    found so: in generated code, for a frame record that validates
+ *    two links deep; then for a return address.
  * A step that does not apply to the architecture passes.
  */
 #include "config.h"
@@ -27,6 +28,7 @@ static const frame_step_fn auto_steps[] = {
 	unwind_lr_bad_pc_frame_step,
 	unwind_lr_leaf_frame_step,
 	unwind_fp_chain_frame_step,
+	unwind_fp_jit_record_scan_frame_step,
 	unwind_x86_scan_frame_step,
 	NULL,
 };

@@ -145,6 +145,14 @@ generated_code(const struct mapping *m)
 	return !m->image && !(m->path && m->path[0] == '[' && strncmp(m->path, "[anon", 5) != 0);
 }
 
+/* A return address into generated code. */
+static bool
+returns_into_generated_code(struct unwind_target *t, uint64_t ra)
+{
+	const struct mapping *m = ra ? unwind_target_mapping(t, ra - 1) : NULL;
+	return m && (m->perms & MAPPING_X) && generated_code(m);
+}
+
 int
 unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
 {
@@ -338,6 +346,45 @@ unwind_fp_jit_record_frame_step(struct frame_step *f)
 	return 1;
 }
 
+/* How far up the stack a frame record is looked for (words). */
+#define RECORD_SCAN_WORDS 256
+
+int
+unwind_fp_jit_record_scan_frame_step(struct frame_step *f)
+{
+	/* Generated code that keeps no frame record (a JVM's compiled code
+	 * without -XX:+PreserveFramePointer uses %rbp as it likes), and no
+	 * way out the code shows: the first word up the stack that is a
+	 * frame record, its saved frame pointer leading to another that
+	 * validates too (generated code is called from the runtime's C
+	 * code, never the chain's end: a local of 0 beside a code address
+	 * is no record).  The frames between are lost: a guess, never
+	 * taken from a guess. */
+	const struct arch *a = unwind_target_arch(f->t);
+	uint64_t pc = f->regs->r[a->reg_ip], sp = f->regs->r[a->reg_sp];
+	const uint64_t wsize = a->word_size;
+	if (f->prev_how == UNWIND_HOW_SCAN || !a->fp_chain || pc == 0)
+		return 0;
+	const struct mapping *m = unwind_target_mapping(f->t, f->exact ? pc : pc - 1);
+	const struct mapping *stack = unwind_module_map_find(&f->t->maps, sp);
+	if (!m || !(m->perms & MAPPING_X) || !generated_code(m) || !stack)
+		return 0;
+	for (uint64_t v = sp; v < sp + RECORD_SCAN_WORDS * wsize && v + 2 * wsize <= stack->end;
+	     v += wsize) {
+		struct arch_regs r = *f->regs, next;
+		r.r[a->reg_fp] = v;
+		if (unwind_fp_record_step(f->t, f->mr, &r) <= 0)
+			continue;
+		next = r;
+		if (r.r[a->reg_fp] == 0 || unwind_fp_record_step(f->t, f->mr, &next) <= 0)
+			continue;
+		*f->regs = r;
+		f->how = UNWIND_HOW_SCAN;
+		return 1;
+	}
+	return 0;
+}
+
 int
 unwind_lr_bad_pc_frame_step(struct frame_step *f)
 {
@@ -361,11 +408,15 @@ unwind_fp_chain_frame_step(struct frame_step *f)
 {
 	const struct arch *a = unwind_target_arch(f->t);
 	/* (In code without a symbol, which may keep no frame pointer at
-	 * all, only a return address right after a call.) */
+	 * all, only a return address right after a call, or one into
+	 * generated code: a JVM's compiled loop stopped where the code
+	 * shows no way out returns to its interpreter's return entry,
+	 * which follows no call.) */
 	f->fp = unwind_fp_step(f->t, f->mr, f->regs, &f->stop);
+	uint64_t ra = f->regs->r[a->reg_ip];
 	if (f->fp < 0 ||
-	    (f->fp != 1 && f->no_symbol &&
-	     !unwind_x86_plausible_ra(f->t, f->mr, f->regs->r[a->reg_ip])))
+	    (f->fp != 1 && f->no_symbol && !returns_into_generated_code(f->t, ra) &&
+	     !unwind_x86_plausible_ra(f->t, f->mr, ra)))
 		return 0;
 	f->sig = f->fp == 1;  /* the table's signal trampoline */
 	/* From a frame stopped anywhere, the record may be its caller's. */

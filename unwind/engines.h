@@ -84,12 +84,14 @@ typedef int (*frame_step_fn)(struct frame_step *f);
  * (engine-auto.c): a frame record in generated code (engine-fp.c), the
  * x86-64 heuristics (engine-x86.c), a bad pc and a leaf on link-register
  * architectures, the frame-pointer chain (engine-fp.c), one stack scan
- * (engine-x86.c). */
+ * (for a frame record in generated code, engine-fp.c; for a return
+ * address, engine-x86.c). */
 int unwind_fp_jit_record_frame_step(struct frame_step *f);
 int unwind_x86_heur_frame_step(struct frame_step *f);
 int unwind_lr_bad_pc_frame_step(struct frame_step *f);
 int unwind_lr_leaf_frame_step(struct frame_step *f);
 int unwind_fp_chain_frame_step(struct frame_step *f);
+int unwind_fp_jit_record_scan_frame_step(struct frame_step *f);
 int unwind_x86_scan_frame_step(struct frame_step *f);
 
 /* engine-dwarf.c: the CFI walk, with steps (NULL-ended; NULL: none) for

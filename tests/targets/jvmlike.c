@@ -99,10 +99,58 @@ __asm__(".text\n"
 	"	ret\n"
 	"vm_forward_exception:\n"
 	"	ret\n"
+	/* `jvmlike compiled`: the method at depth 0 is compiled code, invoked
+	 * by the interpreter as any method is (return entry pushed, then a
+	 * jump), through a dispatcher in the vm's interp slot.  Compiled
+	 * code runs a long body (more than the 256 bytes the heuristics
+	 * look back for a start) into a loop with no way out, as an OSR'd
+	 * main loop does. */
+	".p2align 4\n"
+	"vm_dispatch_pfp:\n"
+	"	test %rsi, %rsi\n"
+	"	jz vm_compiled_pfp\n"
+	"	jmp vm_interp\n"
+	".p2align 4\n"
+	"vm_dispatch_nofp:\n"
+	"	test %rsi, %rsi\n"
+	"	jz vm_compiled_nofp\n"
+	"	jmp vm_interp\n"
+	".p2align 4\n"
+	/* with a frame record (-XX:+PreserveFramePointer) */
+	"vm_compiled_pfp:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	sub $32, %rsp\n"
+	"	.rept 80\n"
+	"	add $1, %rax\n"
+	"	.endr\n"
+	"1:	pause\n"
+	"	add $1, %rax\n"
+	"	jmp 1b\n"
+	".p2align 4\n"
+	/* without (the JVM's default): the caller's %rbp saved, then %rbp
+	 * used as data; its locals hold a 0 beside a code address, which
+	 * is no frame record */
+	"vm_compiled_nofp:\n"
+	"	push %rbp\n"
+	"	sub $32, %rsp\n"
+	"	movq $0, (%rsp)\n"
+	"	lea vm_compiled_nofp(%rip), %rax\n"
+	"	mov %rax, 8(%rsp)\n"
+	"	movq $0, 16(%rsp)\n"
+	"	movq $0, 24(%rsp)\n"
+	"	movabs $0x5a5a5a5a5a5a5a5b, %rbp\n"
+	"	.rept 80\n"
+	"	add $1, %rax\n"
+	"	.endr\n"
+	"1:	pause\n"
+	"	add $2, %rbp\n"
+	"	jmp 1b\n"
 	"vm_code_end:\n");
 
 extern const unsigned char vm_code_start[], vm_code_end[];
 extern const unsigned char vm_stub[], vm_interp[], vm_wrapper[];
+extern const unsigned char vm_dispatch_pfp[], vm_dispatch_nofp[];
 
 static int never[2];
 
@@ -132,9 +180,10 @@ java_thread(void *arg)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	static struct vm vm;
+	static struct vm vm, pfp, nofp;
+	int compiled = argc > 1 && strcmp(argv[1], "compiled") == 0;
 	size_t len = (size_t)(vm_code_end - vm_code_start);
 	unsigned char *cache;
 	pthread_t t[4];
@@ -153,9 +202,15 @@ main(void)
 	vm.stub = cache + 4096 + (vm_stub - vm_code_start);
 	vm.interp = cache + 4096 + (vm_interp - vm_code_start);
 	vm.wrapper = cache + 4096 + (vm_wrapper - vm_code_start);
-	for (int i = 0; i < 4; i++)
-		if (pthread_create(&t[i], NULL, java_thread, &vm) != 0)
+	pfp = nofp = vm;
+	pfp.interp = cache + 4096 + (vm_dispatch_pfp - vm_code_start);
+	nofp.interp = cache + 4096 + (vm_dispatch_nofp - vm_code_start);
+	for (int i = 0; i < 4; i++) {
+		/* compiled: two threads of each kind, busy */
+		struct vm *run = !compiled ? &vm : i < 2 ? &pfp : &nofp;
+		if (pthread_create(&t[i], NULL, java_thread, run) != 0)
 			target_die("pthread_create");
+	}
 	printf("ready\n");
 	while (fgets(buf, sizeof(buf), stdin))
 		;
