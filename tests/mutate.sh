@@ -355,7 +355,7 @@ mutations()
 		'a frame record whose return address into generated code follows no call (a JVM interpreter'"'"'s return entry) is refused: the walk of a Java thread is lost there' \
 		'tests/dump-jvmlike.test'
 	mutation jit-chain-return-entry unwind/engine-fp.c \
-		's/f->no_symbol && !returns_into_generated_code\(f->t, ra\) &&/f->no_symbol \&\&/' \
+		's/!returns_into_generated_code\(f->t, ra\) &&/!(0 \&\& returns_into_generated_code(f->t, ra)) \&\&/' \
 		'from compiled code stopped anywhere, a frame record whose return address into generated code follows no call is refused: a guess instead, then "frame pointer chain broken" (OpenJDK 17'"'"'s main thread in an OSR loop)' \
 		'tests/dump-jvmlike.test'
 	mutation jit-record-scan unwind/engine-fp.c \
