@@ -153,6 +153,7 @@ QUICK_TESTS += \
 	tests/symbols-sizes.test \
 	tests/dump-musl.test \
 	tests/dump-jvmlike.test \
+	tests/dump-translated.test \
 	tests/dump-sighandler.test
 
 # -f pprof, --push, debuginfod

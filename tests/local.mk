@@ -47,7 +47,7 @@ EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/targets/crowd.c \
 	tests/targets/pool.c \
 	tests/targets/symsize.c tests/targets/symsize-lib.c \
-	tests/targets/threadstart.c tests/targets/jvmlike.c \
+	tests/targets/threadstart.c tests/targets/jvmlike.c tests/targets/translated.c \
 	tests/targets/sigwait.c tests/targets/asmleaf.c tests/targets/badcfi.c
 
 # The targets are built by explicit rules, not as check_PROGRAMS: automake
@@ -84,6 +84,7 @@ test_targets = \
 	tests/targets/crowd \
 	tests/targets/pool \
 	tests/targets/jvmlike \
+	tests/targets/translated \
 	tests/targets/asmleaf \
 	tests/targets/badcfi
 

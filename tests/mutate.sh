@@ -366,6 +366,22 @@ mutations()
 		's/if \(r.r\[a->reg_fp\] == 0 \|\| unwind_fp_record_step/if (r.r[a->reg_fp] != 0 \&\& unwind_fp_record_step/' \
 		'a 0 beside a code address among a compiled frame'"'"'s locals is taken for the last frame record: a junk frame, then the end of the stack' \
 		'tests/dump-jvmlike.test'
+	mutation scan-retry unwind/engine-dwarf.c \
+		's/#define SCAN_RETRIES 8/#define SCAN_RETRIES 0/' \
+		'a walk that went nowhere from a scanned return address is not tried again from the next one: a thread of translated code (qemu-user) stops at a stale return address'"'"'s implausible frame' \
+		'tests/dump-translated.test'
+	mutation scan-guess-shown unwind/engine-dwarf.c \
+		's/if \(last.n > 0 && stop == UNWIND_STOP_BAD_FRAME\)/if (0)/' \
+		'the frames a scan guessed are shown where the walk from them ended at an implausible frame: a call that returned long ago appears in the stack' \
+		'tests/dump-translated.test'
+	mutation scan-zero-end unwind/engine-dwarf.c \
+		's/return last->n > 0 \? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_END;/return UNWIND_STOP_END;/' \
+		'a 0 return address after a scanned frame is taken for the end of the stack: a stale frame shown, "end of stack" where the stack goes on' \
+		'tests/dump-translated.test'
+	mutation code-start-generated unwind/engine-x86.c \
+		's/return \*no_symbol && m->path && m->path\[0\] == .\/. &&/return *no_symbol \&\&/' \
+		'a function start is looked for in generated code: the code before a translated block is taken for its prologue, and a stale return address for its caller' \
+		'tests/dump-translated.test'
 	mutation x86-vex unwind/x86-code.c \
 		's/if \(x\[k\] == 0xc4 \|\| x\[k\] == 0xc5 \|\| x\[k\] == 0x62\)/if (0)/' \
 		'AVX code is not decoded: a leaf of x264'"'"'s assembly ends the stack after frame #0 (its frame pointer register holds 0 as data)' \

@@ -243,21 +243,34 @@ sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs
 /* A frame no CFI covers: the steps of the fallback list asked in turn,
  * each from the frame's registers (engine-auto.c gives auto's order and
  * why).  1 when one stepped (*how, *sig set), else 0 with *stop. */
+/* Where a walk took a frame from a scan up the stack, to go on from
+ * there with the scan's next word when what followed went nowhere. */
+struct scan_point {
+	int n;                    /* frames[n] came from the scan (0: none) */
+	struct arch_regs regs;    /* frames[n - 1]'s */
+	uint64_t prev_sp;
+	uint64_t next_from;       /* where the next scan starts */
+};
+
 static int
 fallback_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	      bool exact, enum unwind_how prev_how, const frame_step_fn *steps,
-	      enum unwind_how *how, bool *sig, enum unwind_stop *stop)
+	      uint64_t scan_from, enum unwind_how *how, bool *sig, enum unwind_stop *stop,
+	      uint64_t *scan_found)
 {
 	struct frame_step f = {
 		.t = t, .mr = mr, .regs = regs, .before = *regs, .exact = exact,
 		.prev_how = prev_how, .how = *how, .stop = *stop, .fp = -1,
+		.scan_from = scan_from,
 	};
 	*sig = false;
 	for (size_t k = 0; steps[k]; k++) {
 		*regs = f.before;
+		f.scan_found = 0;
 		if (steps[k](&f) > 0) {
 			*how = f.how;
 			*sig = f.sig;
+			*scan_found = f.scan_found;
 			return 1;
 		}
 	}
@@ -266,15 +279,18 @@ fallback_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
 	return 0;
 }
 
+/* The walk from frames[*n - 1] (regs), prev_sp the stack pointer of the
+ * frame before; the first frame's scan, if it comes to one, starts at
+ * scan_from.  *last: the first frame taken from a scan. */
 static enum unwind_stop
-dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	   struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback)
+walk_frames(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	    struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback,
+	    uint64_t prev_sp, uint64_t scan_from, struct scan_point *last)
 {
 	bool fp_fallback = fallback != NULL;
 	const struct arch *a = unwind_target_arch(t);
-	uint64_t prev_sp = regs->r[a->reg_sp];
 
-	while (*n < max) {
+	for (; *n < max; scan_from = 0) {
 		if (unwind_deadline_passed())
 			return UNWIND_STOP_DEADLINE;
 		/* frames[*n - 1] stopped anywhere (exact ip): the innermost,
@@ -349,9 +365,16 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 				sig = true;
 			} else if (!fp_fallback) {
 				return UNWIND_STOP_NOINFO;
-			} else if (!fallback_step(t, mr, regs, exact, frames[*n - 1].how, fallback,
-						  &how, &sig, &stop)) {
-				return stop;
+			} else {
+				struct arch_regs before = *regs;
+				uint64_t found = 0;
+				if (!fallback_step(t, mr, regs, exact, frames[*n - 1].how, fallback,
+						   scan_from, &how, &sig, &stop, &found))
+					return stop;
+				if (found && last->n == 0) {
+					*last = (struct scan_point){ .n = *n, .regs = before,
+						.prev_sp = prev_sp, .next_from = found + a->word_size };
+				}
 			}
 		}
 		uint64_t new_ip = regs->r[a->reg_ip], new_sp = regs->r[a->reg_sp];
@@ -359,7 +382,10 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		 * there: a call through a NULL pointer, whose caller is
 		 * found from [sp] next (engine-x86.c). */
 		if (new_ip == 0 && !sig)
-			return UNWIND_STOP_END;
+			/* (After a frame taken from a scan, a 0 read where a
+			 * return address would be is no end: a guess that
+			 * went wrong.) */
+			return last->n > 0 ? UNWIND_STOP_BAD_FRAME : UNWIND_STOP_END;
 		/* The stack only grows one way (a signal frame on an
 		 * alternate stack excepted), and a frame that does not move
 		 * would repeat for ever. */
@@ -375,6 +401,58 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		(*n)++;
 	}
 	return UNWIND_STOP_DEPTH;
+}
+
+/* Walks that go on from a later word of a scan, at most (each a whole
+ * walk of the rest, bounded as every walk is). */
+#define SCAN_RETRIES 8
+
+static enum unwind_stop
+dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+	   struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback)
+{
+	const struct arch *a = unwind_target_arch(t);
+	struct scan_point last = { .n = 0 };
+	enum unwind_stop stop = walk_frames(t, mr, regs, frames, n, max, fallback,
+					    regs->r[a->reg_sp], 0, &last);
+	/* A frame taken from a scan up the stack is a guess, and the first
+	 * word that looks like a return address may be one a call left
+	 * there long ago (qemu's translated code, whose frame's words are
+	 * never cleared, gave stale glib frames, then "implausible frame").
+	 * Where the walk from it went nowhere, the next word that looks
+	 * like one is tried, and a walk that reaches the outermost frame is
+	 * taken instead; else the first one stays, up to the guess where it
+	 * ended at an implausible frame. */
+	int first_n = *n;
+	for (int retry = 0; retry < SCAN_RETRIES && last.n > 0 && stop != UNWIND_STOP_END &&
+	     stop != UNWIND_STOP_DEPTH && stop != UNWIND_STOP_DEADLINE; retry++) {
+		struct unwind_frame kept[8];
+		int from = last.n, nkept = first_n - from;
+		if (retry == 0 && nkept > (int)(sizeof(kept) / sizeof(kept[0])))
+			break;          /* a long way went on: no guess to undo */
+		if (retry == 0)
+			memcpy(kept, frames + from, (size_t)nkept * sizeof(*frames));
+		struct arch_regs r = last.regs;
+		*n = from;
+		struct scan_point again = { .n = 0 };
+		enum unwind_stop s = walk_frames(t, mr, &r, frames, n, max, fallback,
+						 last.prev_sp, last.next_from, &again);
+		if (s == UNWIND_STOP_END || s == UNWIND_STOP_DEPTH) {
+			*regs = r;
+			return s;
+		}
+		/* No better: the first walk's frames back. */
+		memcpy(frames + from, kept, (size_t)nkept * sizeof(*frames));
+		*n = first_n;
+		if (again.n != from)
+			break;          /* the scan found nothing further up */
+		last.next_from = again.next_from;
+	}
+	/* A walk that took a frame from a scan and ended at an implausible
+	 * one went astray at the guess: what the guess gave is not shown. */
+	if (last.n > 0 && stop == UNWIND_STOP_BAD_FRAME)
+		*n = last.n;
+	return stop;
 }
 
 /* ---- walks of identical snapshots -----------------------------------------

@@ -369,8 +369,8 @@ unwind_fp_jit_record_scan_frame_step(struct frame_step *f)
 	const struct mapping *stack = unwind_module_map_find(&f->t->maps, sp);
 	if (!m || !(m->perms & MAPPING_X) || !generated_code(m) || !stack)
 		return 0;
-	for (uint64_t v = sp; v < sp + RECORD_SCAN_WORDS * wsize && v + 2 * wsize <= stack->end;
-	     v += wsize) {
+	for (uint64_t v = f->scan_from > sp ? f->scan_from : sp;
+	     v < sp + RECORD_SCAN_WORDS * wsize && v + 2 * wsize <= stack->end; v += wsize) {
 		struct arch_regs r = *f->regs, next;
 		r.r[a->reg_fp] = v;
 		if (unwind_fp_record_step(f->t, f->mr, &r) <= 0)
@@ -380,6 +380,7 @@ unwind_fp_jit_record_scan_frame_step(struct frame_step *f)
 			continue;
 		*f->regs = r;
 		f->how = UNWIND_HOW_SCAN;
+		f->scan_found = v;
 		return 1;
 	}
 	return 0;

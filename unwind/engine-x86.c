@@ -468,12 +468,18 @@ unwind_x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct a
 	/* No way out (a function that never returns: a thread's start; a
 	 * handler stopped before its first ret), and no symbol: the
 	 * prologue from where the code says it starts (where the frame
-	 * stopped anywhere, maybe at the pc itself). */
-	return *no_symbol && code_start_step(t, mr, regs, m, pc, exact);
+	 * stopped anywhere, maybe at the pc itself).  Only in a file's code:
+	 * generated code has no functions to find the start of (qemu's
+	 * translated blocks, after the jump that ends another, gave a
+	 * return address a call left long ago), and records and scans
+	 * are tried for it. */
+	return *no_symbol && m->path && m->path[0] == '/' &&
+	       code_start_step(t, mr, regs, m, pc, exact);
 }
 
 int
-unwind_x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs)
+unwind_x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		     uint64_t from, uint64_t *found)
 {
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t sp = regs->r[a->reg_sp], pc = regs->r[a->reg_ip];
@@ -486,9 +492,12 @@ unwind_x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct a
 	if (!m || !(m->perms & MAPPING_X))
 		return 0;
 	struct mapping *stack = unwind_module_map_find(&t->maps, sp);
-	for (uint64_t at = sp; stack && at < sp + 8 * SCAN_WORDS && at + 8 <= stack->end; at += 8)
-		if (take_frame(t, mr, regs, at + 8, 0))
+	for (uint64_t at = from > sp ? from : sp;
+	     stack && at < sp + 8 * SCAN_WORDS && at + 8 <= stack->end; at += 8)
+		if (take_frame(t, mr, regs, at + 8, 0)) {
+			*found = at;
 			return 1;
+		}
 	return 0;
 }
 
@@ -506,7 +515,7 @@ unwind_x86_scan_frame_step(struct frame_step *f)
 	/* One scan, after the frame-pointer step failed or found nothing
 	 * plausible, and never a guess from a guess. */
 	if ((f->fp < 0 && f->stop == UNWIND_STOP_END) || f->prev_how == UNWIND_HOW_SCAN ||
-	    unwind_x86_scan_step(f->t, f->mr, f->regs) <= 0)
+	    unwind_x86_scan_step(f->t, f->mr, f->regs, f->scan_from, &f->scan_found) <= 0)
 		return 0;
 	f->how = UNWIND_HOW_SCAN;
 	return 1;

@@ -75,6 +75,10 @@ struct frame_step {
 	bool no_symbol;            /* no symbol gave the pc's function */
 	int fp;                    /* the frame-pointer step's result, -1 if
 				      it failed or was not tried */
+	/* A scan up the stack (the last steps): where it starts (0: at the
+	 * sp), and out, where it found what it took (0: no scan took). */
+	uint64_t scan_from;
+	uint64_t scan_found;
 };
 /* A step of a fallback list: 1 when it stepped (f->regs, f->how, f->sig),
  * 0 when it cannot here (f->regs as they were is not required). */
@@ -170,7 +174,10 @@ int unwind_x86_heur_step(struct unwind_target *t, struct memory_reader *mr, stru
  * (true on other architectures: not checked there.)  *no_symbol above:
  * no symbol gave the pc's function (its code may keep no frame pointer). */
 bool unwind_x86_plausible_ra(struct unwind_target *t, struct memory_reader *mr, uint64_t ra);
-int unwind_x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs);
+/* The scan starts at from (or the sp, if higher); *found: where it took
+ * the return address. */
+int unwind_x86_scan_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+			 uint64_t from, uint64_t *found);
 
 /* A pc outside executable memory (frames[0], or a frame a signal
  * interrupted: exact) on an architecture with a link register and calls
