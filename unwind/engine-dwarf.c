@@ -283,12 +283,12 @@ fallback_step(struct unwind_target *t, struct memory_reader *mr, struct arch_reg
  * frame before; the first frame's scan, if it comes to one, starts at
  * scan_from.  *last: the first frame taken from a scan. */
 static enum unwind_stop
-walk_frames(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	    struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback,
-	    uint64_t prev_sp, uint64_t scan_from, struct scan_point *last)
+walk_frames(struct unwind_target *t, const struct arch *a, struct memory_reader *mr,
+	    struct arch_regs *regs, struct unwind_frame *frames, int *n, int max,
+	    const frame_step_fn *fallback, uint64_t prev_sp, uint64_t scan_from,
+	    struct scan_point *last)
 {
 	bool fp_fallback = fallback != NULL;
-	const struct arch *a = unwind_target_arch(t);
 
 	for (; *n < max; scan_from = 0) {
 		if (unwind_deadline_passed())
@@ -412,8 +412,9 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	   struct unwind_frame *frames, int *n, int max, const frame_step_fn *fallback)
 {
 	const struct arch *a = unwind_target_arch(t);
-	struct scan_point last = { .n = 0 };
-	enum unwind_stop stop = walk_frames(t, mr, regs, frames, n, max, fallback,
+	struct scan_point last;          /* (not all zeroed: a walk's cost) */
+	last.n = 0;
+	enum unwind_stop stop = walk_frames(t, a, mr, regs, frames, n, max, fallback,
 					    regs->r[a->reg_sp], 0, &last);
 	/* A frame taken from a scan up the stack is a guess, and the first
 	 * word that looks like a return address may be one a call left
@@ -434,8 +435,9 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 			memcpy(kept, frames + from, (size_t)nkept * sizeof(*frames));
 		struct arch_regs r = last.regs;
 		*n = from;
-		struct scan_point again = { .n = 0 };
-		enum unwind_stop s = walk_frames(t, mr, &r, frames, n, max, fallback,
+		struct scan_point again;
+		again.n = 0;
+		enum unwind_stop s = walk_frames(t, a, mr, &r, frames, n, max, fallback,
 						 last.prev_sp, last.next_from, &again);
 		if (s == UNWIND_STOP_END || s == UNWIND_STOP_DEPTH) {
 			*regs = r;
