@@ -240,9 +240,6 @@ sigreturn_frame(struct memory_reader *mr, const struct arch *a, struct arch_regs
 	return true;
 }
 
-/* A frame no CFI covers: the steps of the fallback list asked in turn,
- * each from the frame's registers (engine-auto.c gives auto's order and
- * why).  1 when one stepped (*how, *sig set), else 0 with *stop. */
 /* Where a walk took a frame from a scan up the stack, to go on from
  * there with the scan's next word when what followed went nowhere. */
 struct scan_point {
@@ -252,6 +249,10 @@ struct scan_point {
 	uint64_t next_from;       /* where the next scan starts */
 };
 
+/* A frame no CFI covers: the steps of the fallback list asked in turn,
+ * each from the frame's registers (engine-auto.c gives auto's order and
+ * why), a scan starting at scan_from.  1 when one stepped (*how, *sig
+ * set, *scan_found where a scan took it, or 0), else 0 with *stop. */
 static int
 fallback_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 	      bool exact, enum unwind_how prev_how, const frame_step_fn *steps,
@@ -406,6 +407,9 @@ walk_frames(struct unwind_target *t, const struct arch *a, struct memory_reader 
 /* Walks that go on from a later word of a scan, at most (each a whole
  * walk of the rest, bounded as every walk is). */
 #define SCAN_RETRIES 8
+/* A walk that went on this many frames from a scan's guess before it
+ * ended is taken as it is: that many frames held. */
+#define SCAN_UNDO_FRAMES 8
 
 static enum unwind_stop
 dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
@@ -424,15 +428,13 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	 * like one is tried, and a walk that reaches the outermost frame is
 	 * taken instead; else the first one stays, up to the guess where it
 	 * ended at an implausible frame. */
-	int first_n = *n;
-	for (int retry = 0; retry < SCAN_RETRIES && last.n > 0 && stop != UNWIND_STOP_END &&
-	     stop != UNWIND_STOP_DEPTH && stop != UNWIND_STOP_DEADLINE; retry++) {
-		struct unwind_frame kept[8];
-		int from = last.n, nkept = first_n - from;
-		if (retry == 0 && nkept > (int)(sizeof(kept) / sizeof(kept[0])))
-			break;          /* a long way went on: no guess to undo */
-		if (retry == 0)
-			memcpy(kept, frames + from, (size_t)nkept * sizeof(*frames));
+	int first_n = *n, from = last.n, nkept = first_n - from;
+	if (from == 0 || nkept > SCAN_UNDO_FRAMES || stop == UNWIND_STOP_END ||
+	    stop == UNWIND_STOP_DEPTH || stop == UNWIND_STOP_DEADLINE)
+		return stop;
+	struct unwind_frame kept[SCAN_UNDO_FRAMES];
+	memcpy(kept, frames + from, (size_t)nkept * sizeof(*frames));
+	for (int retry = 0; retry < SCAN_RETRIES; retry++) {
 		struct arch_regs r = last.regs;
 		*n = from;
 		struct scan_point again;
@@ -446,14 +448,15 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 		/* No better: the first walk's frames back. */
 		memcpy(frames + from, kept, (size_t)nkept * sizeof(*frames));
 		*n = first_n;
-		if (again.n != from)
+		if (again.n != from || s == UNWIND_STOP_DEADLINE)
 			break;          /* the scan found nothing further up */
 		last.next_from = again.next_from;
 	}
 	/* A walk that took a frame from a scan and ended at an implausible
-	 * one went astray at the guess: what the guess gave is not shown. */
-	if (last.n > 0 && stop == UNWIND_STOP_BAD_FRAME)
-		*n = last.n;
+	 * one soon after went astray at the guess: what the guess gave is
+	 * not shown. */
+	if (stop == UNWIND_STOP_BAD_FRAME)
+		*n = from;
 	return stop;
 }
 
