@@ -371,7 +371,7 @@ mutations()
 		'a walk that went nowhere from a scanned return address is not tried again from the next one: a thread of translated code (qemu-user) stops at a stale return address'"'"'s implausible frame' \
 		'tests/dump-translated.test'
 	mutation scan-guess-shown unwind/engine-dwarf.c \
-		's/if \(last.n > 0 && stop == UNWIND_STOP_BAD_FRAME\)/if (0)/' \
+		's/if \(stop == UNWIND_STOP_BAD_FRAME\)\n\t\t\*n = from;/if (0)\n\t\t*n = from;/' \
 		'the frames a scan guessed are shown where the walk from them ended at an implausible frame: a call that returned long ago appears in the stack' \
 		'tests/dump-translated.test'
 	mutation scan-zero-end unwind/engine-dwarf.c \
