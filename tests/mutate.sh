@@ -382,6 +382,10 @@ mutations()
 		's/return \*no_symbol && m->path && m->path\[0\] == .\/. &&/return *no_symbol \&\&/' \
 		'a function start is looked for in generated code: the code before a translated block is taken for its prologue, and a stale return address for its caller' \
 		'tests/dump-translated.test'
+	mutation label-in-sized unwind/symtab.c \
+		's/if \(\(s->info & SYM_REACH\) && s->start < covered\)\n\t\t\tcontinue;//' \
+		'a label of size 0 inside a function of known size names the code after it: a thread in qemu'"'"'s safe_syscall_base shows safe_syscall_end' \
+		'tests/symbols-sizes.test'
 	mutation x86-vex unwind/x86-code.c \
 		's/if \(x\[k\] == 0xc4 \|\| x\[k\] == 0xc5 \|\| x\[k\] == 0x62\)/if (0)/' \
 		'AVX code is not decoded: a leaf of x264'"'"'s assembly ends the stack after frame #0 (its frame pointer register holds 0 as data)' \

@@ -153,10 +153,17 @@ static int finish(struct symtab *st, struct sym_build *b, const struct elf_image
 		i = j;
 	}
 	unsigned refined = 0;
+	uint64_t covered = 0;     /* the end of the sized symbols so far */
+	size_t kept = 0;
 	for (size_t i = 0; i < k; i++) {
 		struct sym *s = &v[i];
 		uint64_t end;
 
+		/* A label without a size inside a function whose size is
+		 * known (qemu's safe_syscall_end, right after the syscall
+		 * in safe_syscall_base) names no code: the function does. */
+		if ((s->info & SYM_REACH) && s->start < covered)
+			continue;
 		if (!(s->info & SYM_REACH)) {
 			end = s->start + s->len;
 			if (end < s->start)
@@ -176,9 +183,13 @@ static int finish(struct symtab *st, struct sym_build *b, const struct elf_image
 				refined++;
 			}
 		}
+		if (!(s->info & SYM_REACH) && end > covered)
+			covered = end;
 		s->len = end - s->start > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - s->start);
 		s->info = 0;
+		v[kept++] = *s;
 	}
+	k = kept;
 	/* What the aliases and the growth left unused goes back. */
 	if (k < b->cap) {
 		struct sym *nv = k ? realloc(v, k * sizeof(*v)) : NULL;

@@ -6,7 +6,10 @@
  *   free@@GLIBC_2.2.5): the frame is pause_here, as gdb names it;
  * - zero_size, assembly without .size (musl's memset and memcpy), followed
  *   by a function that is not exported (musl's __syscall_cp_asm after
- *   memset): a pc in the latter is not zero_size's.
+ *   memset): a pc in the latter is not zero_size's;
+ * - sized_wait, with a size, and inside it a label without one right
+ *   after its syscall (qemu's safe_syscall_end in safe_syscall_base): a
+ *   thread in the syscall is in sized_wait, not at the label.
  * Built with a version script (in the test) that makes them so. */
 #include <unistd.h>
 
@@ -38,6 +41,19 @@ __asm__(".text\n"
 	"	sub $16, %rsp\n"
 	"2:	call pause@PLT\n"
 	"	jmp 2b\n");
+
+/* With a size and CFI, and an exported label of none inside. */
+__asm__(".text\n"
+	".globl sized_wait, sized_wait_end\n"
+	".type sized_wait, @function\n"
+	"sized_wait:\n"
+	"	.cfi_startproc\n"
+	"3:	mov $34, %eax\n"           /* pause(2) */
+	"	syscall\n"
+	"sized_wait_end:\n"
+	"	jmp 3b\n"
+	"	.cfi_endproc\n"
+	".size sized_wait, .-sized_wait\n");
 
 void hidden_wait(void);
 
