@@ -24,7 +24,7 @@ tests/targets/busy: tests/targets/busy.c tests/targets/busy-nocfi.c $(TARGET_DEP
 # without it); busy-dwarf is busy without .eh_frame, its CFI only in
 # .debug_frame (tests/debugframe-gdb.test also splits it into a separate
 # debug file).
-EXTRA_DIST += tests/targets/gowork.go tests/go-lib.sh
+EXTRA_DIST += tests/targets/gowork.go tests/targets/gocgo.go tests/go-lib.sh
 
 check_DATA += tests/targets/busy-dwarf
 CLEANFILES += tests/targets/busy-dwarf tests/targets/busy-dwarf-nocfi.o

@@ -144,6 +144,7 @@ QUICK_TESTS += \
 	tests/cfi-read.test \
 	tests/debugframe-gdb.test \
 	tests/gdb-compare.test \
+	tests/go-cgo.test \
 	tests/go-dump.test \
 	tests/go-gdb.test \
 	tests/mips-core.test \

@@ -386,6 +386,14 @@ mutations()
 		's/if \(\(s->info & SYM_REACH\) && s->start < covered\)\n\t\t\tcontinue;//' \
 		'a label of size 0 inside a function of known size names the code after it: a thread in qemu'"'"'s safe_syscall_base shows safe_syscall_end' \
 		'tests/symbols-sizes.test'
+	mutation go-cgo-return unwind/go-stack.c \
+		's/return kind && is_go\(img\) \? kind : 0;/return 0 \&\& is_go(img) ? kind : 0;/' \
+		'where C returns to Go'"'"'s asmcgocall, its CFI is followed up the system stack: a goroutine in C shows runtime.park_m and ends at an implausible frame' \
+		'tests/go-cgo.test'
+	mutation go-cgo-switch-down unwind/engine-dwarf.c \
+		's/if \(new_sp < prev_sp && !sig && !switched\)/if (new_sp < prev_sp \&\& !sig)/' \
+		'a walk back to a goroutine'"'"'s stack, below the system stack, is taken for a frame that does not move up: it ends at asmcgocall' \
+		'tests/go-cgo.test'
 	mutation x86-vex unwind/x86-code.c \
 		's/if \(x\[k\] == 0xc4 \|\| x\[k\] == 0xc5 \|\| x\[k\] == 0x62\)/if (0)/' \
 		'AVX code is not decoded: a leaf of x264'"'"'s assembly ends the stack after frame #0 (its frame pointer register holds 0 as data)' \

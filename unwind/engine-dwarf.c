@@ -74,6 +74,7 @@ ctx_reg(void *ctx, uint64_t reg, uint64_t *val)
 struct fde_slot {
 	uint64_t addr;
 	signed char found;        /* 0: empty, 1: f is addr's, -1: none */
+	signed char cgo;          /* unwind_go_cgo_return of addr + 1 */
 	struct cfi_fde f;
 	uint64_t bias;
 	const struct elf_image *img;
@@ -94,7 +95,7 @@ struct dwarf_state {
  * loaded: .eh_frame, else .debug_frame.  0 or -ENOENT. */
 static int
 fde_lookup(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
-	   const struct elf_image **img)
+	   const struct elf_image **img, signed char *cgo)
 {
 	struct mapping *m = unwind_target_mapping(t, addr);
 	if (!m || !m->image || !m->bias_known)
@@ -102,29 +103,34 @@ fde_lookup(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *
 	*bias = m->bias;
 	*img = m->image;
 	if (unwind_cfi_find(m->image, addr - m->bias, f) == 0 ||
-	    unwind_cfi_find_debug(m->image, addr - m->bias, f) == 0)
+	    unwind_cfi_find_debug(m->image, addr - m->bias, f) == 0) {
+		/* (For a return address, addr is one byte into its call.) */
+		*cgo = (signed char)unwind_go_cgo_return(m->image, addr + 1 - m->bias);
 		return 0;
+	}
 	return -ENOENT;
 }
 
 /* fde_lookup through the target's cache of answers. */
 static int
 fde_for(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
-	const struct elf_image **img)
+	const struct elf_image **img, signed char *cgo)
 {
 	struct dwarf_state *c = DWARF(t);
 	if (!c)
-		return fde_lookup(t, addr, f, bias, img);
+		return fde_lookup(t, addr, f, bias, img, cgo);
 	struct fde_slot *e = &c->fdes[base_mix64(addr) % FDE_SLOTS];
 	if (!e->found || e->addr != addr) {
 		e->addr = addr;
-		e->found = fde_lookup(t, addr, &e->f, &e->bias, &e->img) == 0 ? 1 : -1;
+		e->cgo = 0;
+		e->found = fde_lookup(t, addr, &e->f, &e->bias, &e->img, &e->cgo) == 0 ? 1 : -1;
 	}
 	if (e->found < 0)
 		return -ENOENT;
 	*f = e->f;
 	*bias = e->bias;
 	*img = e->img;
+	*cgo = e->cgo;
 	return 0;
 }
 
@@ -150,7 +156,7 @@ stop_rejected(enum unwind_stop s)
 
 int
 unwind_dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	   bool exact, bool *signal, enum unwind_stop *stop)
+	   bool exact, bool *signal, bool *switched, enum unwind_stop *stop)
 {
 	const struct arch *a = unwind_target_arch(t);
 	uint64_t pc = regs->r[a->reg_ip], bias;
@@ -158,10 +164,18 @@ unwind_dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch
 	const struct elf_image *img;
 	struct cfi_fde f;
 	struct cfi_rules rs;
+	signed char cgo = 0;
 
 	*signal = false;
-	if (fde_for(t, at, &f, &bias, &img) < 0)
+	*switched = false;
+	if (fde_for(t, at, &f, &bias, &img, &cgo) < 0)
 		return 0;
+	/* Go's asmcgocall, where C returns to it: its caller is on the
+	 * goroutine's stack, which its CFI does not know (go-stack.c). */
+	if (cgo && !exact && unwind_go_cgo_step(t, mr, regs, cgo) > 0) {
+		*switched = true;
+		return 1;
+	}
 	int r = unwind_cfi_rules_at(&f, at - bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
 			     img->data[EI_DATA] == ELFDATA2MSB, &rs);
 	if (r < 0) {
@@ -203,7 +217,8 @@ cfi_covers(struct unwind_target *t, uint64_t addr)
 	struct cfi_fde f;
 	uint64_t bias;
 	const struct elf_image *img;
-	return fde_for(t, addr, &f, &bias, &img) == 0;
+	signed char cgo;
+	return fde_for(t, addr, &f, &bias, &img, &cgo) == 0;
 }
 
 /* A signal return without CFI (arch->sigreturn: musl's __restore_rt, Go's
@@ -302,7 +317,7 @@ walk_frames(struct unwind_target *t, const struct arch *a, struct memory_reader 
 		uint64_t at = exact ? ip : ip - 1;
 		enum unwind_how how = UNWIND_HOW_CFI;
 		enum unwind_stop stop = UNWIND_STOP_NOINFO;
-		bool sig = false;
+		bool sig = false, switched = false;
 		int r = 0;
 
 		if (!exact && !cfi_covers(t, at)) {
@@ -349,7 +364,7 @@ walk_frames(struct unwind_target *t, const struct arch *a, struct memory_reader 
 			return UNWIND_STOP_BAD_FRAME;
 		if (tramp > 0) {
 			sig = true;
-		} else if ((r = unwind_dwarf_step(t, mr, regs, exact, &sig, &stop)) < 0 &&
+		} else if ((r = unwind_dwarf_step(t, mr, regs, exact, &sig, &switched, &stop)) < 0 &&
 			   (stop == UNWIND_STOP_END || stop_rejected(stop) || !fp_fallback)) {
 			return stop;
 		} else if (r <= 0) {
@@ -390,7 +405,7 @@ walk_frames(struct unwind_target *t, const struct arch *a, struct memory_reader 
 		/* The stack only grows one way (a signal frame on an
 		 * alternate stack excepted), and a frame that does not move
 		 * would repeat for ever. */
-		if (new_sp < prev_sp && !sig)
+		if (new_sp < prev_sp && !sig && !switched)
 			return UNWIND_STOP_BAD_FRAME;
 		if (new_sp == prev_sp && new_ip == ip)
 			return UNWIND_STOP_BAD_FRAME;

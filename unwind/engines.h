@@ -98,6 +98,17 @@ int unwind_fp_chain_frame_step(struct frame_step *f);
 int unwind_fp_jit_record_scan_frame_step(struct frame_step *f);
 int unwind_x86_scan_frame_step(struct frame_step *f);
 
+/* go-stack.c: Go's switch to the system stack for a call of C, walked
+ * back.  unwind_go_cgo_return: is vaddr (an address of img's code) where
+ * runtime.asmcgocall's call of C returns, in a Go binary?  0 no, else the
+ * kind of switch.  unwind_go_cgo_step: regs at that return address (the
+ * C function's caller, on the system stack) become asmcgocall's caller's,
+ * on the goroutine's stack; 1, or 0 where the words do not hold. */
+enum { GO_CGO_SWITCHED = 1, GO_CGO_UNSWITCHED = 2 };
+int unwind_go_cgo_return(struct elf_image *img, uint64_t vaddr);
+int unwind_go_cgo_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
+		       int kind);
+
 /* engine-dwarf.c: the CFI walk, with steps (NULL-ended; NULL: none) for
  * the frames no CFI covers: the walk of unwinder_cfi (no steps) and of
  * unwinder_auto (engine-auto.c). */
@@ -110,10 +121,11 @@ enum unwind_stop unwind_dwarf_walk_with(struct unwind_target *t, struct memory_r
  * pc - 1 (a return address) from .eh_frame, else .debug_frame.  Returns
  * 1 when it stepped (regs are the caller's, its pc stripped of
  * pointer-authentication bits; *signal: the frame was a signal
- * trampoline, the caller's pc is exact), 0 when no CFI covers the pc, or
- * -1 with *stop (the return address is undefined: the outermost frame). */
+ * trampoline, the caller's pc is exact; *switched: the caller is on
+ * another stack, go-stack.c's), 0 when no CFI covers the pc, or -1 with
+ * *stop (the return address is undefined: the outermost frame). */
 int unwind_dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
-	       bool exact, bool *signal, enum unwind_stop *stop);
+	       bool exact, bool *signal, bool *switched, enum unwind_stop *stop);
 /* engine-fp.c: is addr in the first bytes of its file's entry point
  * (_start), which nothing calls? */
 bool unwind_at_entry(struct unwind_target *t, uint64_t addr);

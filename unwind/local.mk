@@ -40,6 +40,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engine-fp.c \
 	unwind/x86-code.c \
 	unwind/engine-x86.c \
+	unwind/go-stack.c \
 	unwind/engine-dwarf.c \
 	unwind/engine-auto.c
 unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)
