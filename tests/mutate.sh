@@ -387,7 +387,7 @@ mutations()
 		'a label of size 0 inside a function of known size names the code after it: a thread in qemu'"'"'s safe_syscall_base shows safe_syscall_end' \
 		'tests/symbols-sizes.test'
 	mutation go-cgo-return unwind/go-stack.c \
-		's/return kind && is_go\(img\) \? kind : 0;/return 0 \&\& is_go(img) ? kind : 0;/' \
+		's/m->go = img && is_go\(img\) \? 1 : 2;/m->go = 2;/' \
 		'where C returns to Go'"'"'s asmcgocall, its CFI is followed up the system stack: a goroutine in C shows runtime.park_m and ends at an implausible frame' \
 		'tests/go-cgo.test'
 	mutation go-cgo-switch-down unwind/engine-dwarf.c \

@@ -105,33 +105,27 @@ fde_lookup(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *
 	if (unwind_cfi_find(m->image, addr - m->bias, f) == 0 ||
 	    unwind_cfi_find_debug(m->image, addr - m->bias, f) == 0) {
 		/* (For a return address, addr is one byte into its call.) */
-		*cgo = (signed char)unwind_go_cgo_return(m->image, addr + 1 - m->bias);
+		*cgo = (signed char)unwind_go_cgo_return(m, addr + 1 - m->bias);
 		return 0;
 	}
 	return -ENOENT;
 }
 
-/* fde_lookup through the target's cache of answers. */
-static int
-fde_for(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
-	const struct elf_image **img, signed char *cgo)
+/* fde_lookup through the target's cache of answers: the slot that holds
+ * addr's (tmp where the target keeps none), valid until the next call,
+ * or NULL where there is no FDE.  (A pointer, not a copy: the copy of an
+ * FDE and its CIE was a tenth of a step.) */
+static const struct fde_slot *
+fde_for(struct unwind_target *t, uint64_t addr, struct fde_slot *tmp)
 {
 	struct dwarf_state *c = DWARF(t);
-	if (!c)
-		return fde_lookup(t, addr, f, bias, img, cgo);
-	struct fde_slot *e = &c->fdes[base_mix64(addr) % FDE_SLOTS];
-	if (!e->found || e->addr != addr) {
+	struct fde_slot *e = c ? &c->fdes[base_mix64(addr) % FDE_SLOTS] : tmp;
+	if (!c || !e->found || e->addr != addr) {
 		e->addr = addr;
 		e->cgo = 0;
 		e->found = fde_lookup(t, addr, &e->f, &e->bias, &e->img, &e->cgo) == 0 ? 1 : -1;
 	}
-	if (e->found < 0)
-		return -ENOENT;
-	*f = e->f;
-	*bias = e->bias;
-	*img = e->img;
-	*cgo = e->cgo;
-	return 0;
+	return e->found > 0 ? e : NULL;
 }
 
 /* The stop for the interpreter's error r: a bound it keeps (cfi.h), or
@@ -159,24 +153,24 @@ unwind_dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch
 	   bool exact, bool *signal, bool *switched, enum unwind_stop *stop)
 {
 	const struct arch *a = unwind_target_arch(t);
-	uint64_t pc = regs->r[a->reg_ip], bias;
+	uint64_t pc = regs->r[a->reg_ip];
 	uint64_t at = exact ? pc : pc - 1;
-	const struct elf_image *img;
-	struct cfi_fde f;
+	struct fde_slot tmp;
 	struct cfi_rules rs;
-	signed char cgo = 0;
 
 	*signal = false;
 	*switched = false;
-	if (fde_for(t, at, &f, &bias, &img, &cgo) < 0)
+	const struct fde_slot *e = fde_for(t, at, &tmp);
+	if (!e)
 		return 0;
 	/* Go's asmcgocall, where C returns to it: its caller is on the
 	 * goroutine's stack, which its CFI does not know (go-stack.c). */
-	if (cgo && !exact && unwind_go_cgo_step(t, mr, regs, cgo) > 0) {
+	if (e->cgo && !exact && unwind_go_cgo_step(t, mr, regs, e->cgo) > 0) {
 		*switched = true;
 		return 1;
 	}
-	int r = unwind_cfi_rules_at(&f, at - bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
+	const struct elf_image *img = e->img;
+	int r = unwind_cfi_rules_at(&e->f, at - e->bias, img->data[EI_CLASS] == ELFCLASS64 ? 8 : 4,
 			     img->data[EI_DATA] == ELFDATA2MSB, &rs);
 	if (r < 0) {
 		*stop = rejected(r, UNWIND_STOP_NOINFO);
@@ -214,11 +208,8 @@ unwind_dwarf_step(struct unwind_target *t, struct memory_reader *mr, struct arch
 static bool
 cfi_covers(struct unwind_target *t, uint64_t addr)
 {
-	struct cfi_fde f;
-	uint64_t bias;
-	const struct elf_image *img;
-	signed char cgo;
-	return fde_for(t, addr, &f, &bias, &img, &cgo) == 0;
+	struct fde_slot tmp;
+	return fde_for(t, addr, &tmp) != NULL;
 }
 
 /* A signal return without CFI (arch->sigreturn: musl's __restore_rt, Go's

@@ -99,13 +99,14 @@ int unwind_fp_jit_record_scan_frame_step(struct frame_step *f);
 int unwind_x86_scan_frame_step(struct frame_step *f);
 
 /* go-stack.c: Go's switch to the system stack for a call of C, walked
- * back.  unwind_go_cgo_return: is vaddr (an address of img's code) where
+ * back.  unwind_go_cgo_return: is vaddr (an address of the code of m's
+ * image, which is not NULL) where
  * runtime.asmcgocall's call of C returns, in a Go binary?  0 no, else the
  * kind of switch.  unwind_go_cgo_step: regs at that return address (the
  * C function's caller, on the system stack) become asmcgocall's caller's,
  * on the goroutine's stack; 1, or 0 where the words do not hold. */
 enum { GO_CGO_SWITCHED = 1, GO_CGO_UNSWITCHED = 2 };
-int unwind_go_cgo_return(struct elf_image *img, uint64_t vaddr);
+int unwind_go_cgo_return(struct mapping *m, uint64_t vaddr);
 int unwind_go_cgo_step(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *regs,
 		       int kind);
 

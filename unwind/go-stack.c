@@ -72,9 +72,13 @@ code_at(const struct elf_image *img, uint64_t vaddr, size_t len)
 }
 
 int
-unwind_go_cgo_return(struct elf_image *img, uint64_t vaddr)
+unwind_go_cgo_return(struct mapping *m, uint64_t vaddr)
 {
-	if (!img || img->size <= 0x13 || img->data[EI_CLASS] != ELFCLASS64 ||
+	struct elf_image *img = m->image;
+	/* Asked once per mapping (its image's sections once per image). */
+	if (m->go == 0)
+		m->go = img && is_go(img) ? 1 : 2;
+	if (m->go != 1 || img->size <= 0x13 || img->data[EI_CLASS] != ELFCLASS64 ||
 	    (img->data[0x12] | (unsigned)img->data[0x13] << 8) != EM_X86_64)
 		return 0;
 	const unsigned char *c = code_at(img, vaddr, sizeof(switched_code));
@@ -82,13 +86,11 @@ unwind_go_cgo_return(struct elf_image *img, uint64_t vaddr)
 		c = code_at(img, vaddr, sizeof(unswitched_code));
 	if (!c)
 		return 0;
-	int kind = 0;
 	if (memcmp(c, switched_code, sizeof(switched_code)) == 0)
-		kind = GO_CGO_SWITCHED;
-	else if (memcmp(c, unswitched_code, sizeof(unswitched_code)) == 0)
-		kind = GO_CGO_UNSWITCHED;
-	/* (The code first: a Go binary's sections are looked up once.) */
-	return kind && is_go(img) ? kind : 0;
+		return GO_CGO_SWITCHED;
+	if (memcmp(c, unswitched_code, sizeof(unswitched_code)) == 0)
+		return GO_CGO_UNSWITCHED;
+	return 0;
 }
 
 static bool

@@ -36,6 +36,8 @@ struct mapping {
 	uint64_t bias;            /* runtime address = ELF vaddr + bias */
 	uint64_t checked;         /* the epoch it was last found still the
 				     same file (unwind_target_maps_current) */
+	unsigned char go;         /* its image is a Go binary's: 1 yes, 2 no,
+				     0 not asked yet (go-stack.c) */
 };
 
 struct module_map {
