@@ -531,6 +531,20 @@ mutations
 [ $bad = 0 ] || die "$bad mutation(s) no longer apply: update their records"
 [ $list = yes ] && exit 0
 
+# A mutant stackspy that never ends (a bound taken away) can outlive its
+# test: the test's time limit ends the test, and timeout(1) runs stackspy
+# in a process group of its own.  None is left running after a run.
+binary=$(pwd)/stackspy
+reap_mutants()
+{
+	for _p in /proc/[0-9]*; do
+		case $(readlink "$_p/exe" 2>/dev/null) in
+		"$binary"|"$binary (deleted)") kill -9 "${_p#/proc/}" 2>/dev/null ;;
+		esac
+	done
+	return 0
+}
+
 # Pass 2: apply, build, test, restore, one at a time.
 survived= caught= broken= flaky=
 mutation()
@@ -563,6 +577,7 @@ mutation()
 				nice make -j2 check > "$work/check.log" 2>&1
 			fi
 			_rc=$?
+			reap_mutants
 			_by=$(sed -n 's/^\(FAIL\|ERROR\|XPASS\): \([^ ]*\).*/\2(\1)/p' "$work/check.log" |
 				sort -u | tr '\n' ' ')
 			[ "$runs" = 1 ] || _tag=" (run $_run of $runs)"
