@@ -711,15 +711,10 @@ ptrace_target_set_late(struct ptrace_target *t, const struct sample_opts *o,
 	if (!l)
 		return -ENOMEM;
 	size_t window = clamp_window(o->window);
-	if (l->snap.stack_cap < window) {
-		unsigned char *nb = realloc(l->snap.stack, window);
-		if (!nb) {
-			if (!t->late)
-				free(l);
-			return -ENOMEM;
-		}
-		l->snap.stack = nb;
-		l->snap.stack_cap = window;
+	if (reserve(&l->snap, window) < 0) {
+		if (!t->late)
+			free(l);
+		return -ENOMEM;
 	}
 	l->o = *o;
 	l->window = window;

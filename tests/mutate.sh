@@ -351,7 +351,7 @@ mutations()
 		'a return address in the first page (no code there) is shown as a frame' \
 		'tests/dump-badcfi.test'
 	mutation jit-return-entry unwind/engine-fp.c \
-		's/if \(!generated_code\(code\) && !unwind_x86_plausible_ra\(t, mr, ret\)\)/if (!unwind_x86_plausible_ra(t, mr, ret))/' \
+		's/if \(!unwind_mapping_generated\(code\) && !unwind_x86_plausible_ra\(t, mr, ret\)\)/if (!unwind_x86_plausible_ra(t, mr, ret))/' \
 		'a frame record whose return address into generated code follows no call (a JVM interpreter'"'"'s return entry) is refused: the walk of a Java thread is lost there' \
 		'tests/dump-jvmlike.test'
 	mutation jit-chain-return-entry unwind/engine-fp.c \
@@ -371,7 +371,7 @@ mutations()
 		'a walk that went nowhere from a scanned return address is not tried again from the next one: a thread of translated code (qemu-user) stops at a stale return address'"'"'s implausible frame' \
 		'tests/dump-translated.test'
 	mutation scan-guess-shown unwind/engine-dwarf.c \
-		's/if \(stop == UNWIND_STOP_BAD_FRAME\)\n\t\t\*n = from;/if (0)\n\t\t*n = from;/' \
+		's/bool astray = stop == UNWIND_STOP_BAD_FRAME;/bool astray = false;/' \
 		'the frames a scan guessed are shown where the walk from them ended at an implausible frame: a call that returned long ago appears in the stack' \
 		'tests/dump-translated.test'
 	mutation scan-zero-end unwind/engine-dwarf.c \
@@ -379,7 +379,7 @@ mutations()
 		'a 0 return address after a scanned frame is taken for the end of the stack: a stale frame shown, "end of stack" where the stack goes on' \
 		'tests/dump-translated.test'
 	mutation code-start-generated unwind/engine-x86.c \
-		's/return \*no_symbol && m->path && m->path\[0\] == .\/. &&/return *no_symbol \&\&/' \
+		's/return \*no_symbol && !unwind_mapping_generated\(m\) &&/return *no_symbol \&\&/' \
 		'a function start is looked for in generated code: the code before a translated block is taken for its prologue, and a stale return address for its caller' \
 		'tests/dump-translated.test'
 	mutation label-in-sized unwind/symtab.c \
@@ -387,7 +387,7 @@ mutations()
 		'a label of size 0 inside a function of known size names the code after it: a thread in qemu'"'"'s safe_syscall_base shows safe_syscall_end' \
 		'tests/symbols-sizes.test'
 	mutation go-cgo-return unwind/go-stack.c \
-		's/m->go = img && is_go\(img\) \? 1 : 2;/m->go = 2;/' \
+		's/if \(m->go != 1\)\n\t\treturn 0;/return 0;/' \
 		'where C returns to Go'"'"'s asmcgocall, its CFI is followed up the system stack: a goroutine in C shows runtime.park_m and ends at an implausible frame' \
 		'tests/go-cgo.test'
 	mutation go-cgo-switch-down unwind/engine-dwarf.c \

@@ -57,8 +57,6 @@ struct elf_image {
 					       sorted, built on first lookup
 					       (engine-dwarf.c) */
 	bool cfi_debug_index_tried;
-	bool go_tried, go;        /* a Go binary (.gopclntab): go-stack.c,
-				     under unwind_elf_image_lock */
 	/* What is built on the image (above) is freed with it by the
 	 * function its builder sets here when it builds it (symtab.c:
 	 * unwind_symtab_free, cfi-read.c: unwind_cfi_index_free), NULL until then: the

@@ -94,18 +94,18 @@ struct dwarf_state {
 /* The FDE covering the runtime address addr, and where its module is
  * loaded: .eh_frame, else .debug_frame.  0 or -ENOENT. */
 static int
-fde_lookup(struct unwind_target *t, uint64_t addr, struct cfi_fde *f, uint64_t *bias,
-	   const struct elf_image **img, signed char *cgo)
+fde_lookup(struct unwind_target *t, uint64_t addr, struct fde_slot *e)
 {
 	struct mapping *m = unwind_target_mapping(t, addr);
+	e->cgo = 0;
 	if (!m || !m->image || !m->bias_known)
 		return -ENOENT;
-	*bias = m->bias;
-	*img = m->image;
-	if (unwind_cfi_find(m->image, addr - m->bias, f) == 0 ||
-	    unwind_cfi_find_debug(m->image, addr - m->bias, f) == 0) {
+	e->bias = m->bias;
+	e->img = m->image;
+	if (unwind_cfi_find(m->image, addr - m->bias, &e->f) == 0 ||
+	    unwind_cfi_find_debug(m->image, addr - m->bias, &e->f) == 0) {
 		/* (For a return address, addr is one byte into its call.) */
-		*cgo = (signed char)unwind_go_cgo_return(m, addr + 1 - m->bias);
+		e->cgo = (signed char)unwind_go_cgo_return(m, addr + 1 - m->bias);
 		return 0;
 	}
 	return -ENOENT;
@@ -122,8 +122,7 @@ fde_for(struct unwind_target *t, uint64_t addr, struct fde_slot *tmp)
 	struct fde_slot *e = c ? &c->fdes[base_mix64(addr) % FDE_SLOTS] : tmp;
 	if (!c || !e->found || e->addr != addr) {
 		e->addr = addr;
-		e->cgo = 0;
-		e->found = fde_lookup(t, addr, &e->f, &e->bias, &e->img, &e->cgo) == 0 ? 1 : -1;
+		e->found = fde_lookup(t, addr, e) == 0 ? 1 : -1;
 	}
 	return e->found > 0 ? e : NULL;
 }
@@ -438,8 +437,13 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 	if (from == 0 || nkept > SCAN_UNDO_FRAMES || stop == UNWIND_STOP_END ||
 	    stop == UNWIND_STOP_DEPTH || stop == UNWIND_STOP_DEADLINE)
 		return stop;
+	/* The first walk's frames, to put back where no later one holds
+	 * (none where they are not shown: the walk ended at an implausible
+	 * frame soon after the guess, and went astray there). */
+	bool astray = stop == UNWIND_STOP_BAD_FRAME;
 	struct unwind_frame kept[SCAN_UNDO_FRAMES];
-	memcpy(kept, frames + from, (size_t)nkept * sizeof(*frames));
+	if (!astray)
+		memcpy(kept, frames + from, (size_t)nkept * sizeof(*frames));
 	for (int retry = 0; retry < SCAN_RETRIES; retry++) {
 		struct arch_regs r = last.regs;
 		*n = from;
@@ -451,18 +455,15 @@ dwarf_walk(struct unwind_target *t, struct memory_reader *mr, struct arch_regs *
 			*regs = r;
 			return s;
 		}
-		/* No better: the first walk's frames back. */
-		memcpy(frames + from, kept, (size_t)nkept * sizeof(*frames));
-		*n = first_n;
 		if (again.n != from || s == UNWIND_STOP_DEADLINE)
 			break;          /* the scan found nothing further up */
 		last.next_from = again.next_from;
 	}
-	/* A walk that took a frame from a scan and ended at an implausible
-	 * one soon after went astray at the guess: what the guess gave is
-	 * not shown. */
-	if (stop == UNWIND_STOP_BAD_FRAME)
-		*n = from;
+	*n = from;
+	if (!astray) {
+		memcpy(frames + from, kept, (size_t)nkept * sizeof(*frames));
+		*n = first_n;
+	}
 	return stop;
 }
 

@@ -136,21 +136,12 @@ unwind_fp_step(struct unwind_target *t, struct memory_reader *mr,
 	return 0;
 }
 
-/* Code generated at run time (a JIT's, a JVM's interpreter): executable
- * memory of no file, anonymous ("[anon:...]" names it) but not the
- * kernel's [vdso] and the like. */
-static bool
-generated_code(const struct mapping *m)
-{
-	return !m->image && !(m->path && m->path[0] == '[' && strncmp(m->path, "[anon", 5) != 0);
-}
-
 /* A return address into generated code. */
 static bool
 returns_into_generated_code(struct unwind_target *t, uint64_t ra)
 {
 	const struct mapping *m = ra ? unwind_target_mapping(t, ra - 1) : NULL;
-	return m && (m->perms & MAPPING_X) && generated_code(m);
+	return m && (m->perms & MAPPING_X) && unwind_mapping_generated(m);
 }
 
 int
@@ -183,7 +174,7 @@ unwind_fp_record_step(struct unwind_target *t, struct memory_reader *mr, struct 
 	 * templates), and OpenJDK 17's interpreted frames were left
 	 * unwalked (a guess from the code instead, then the chain lost;
 	 * tests/dump-jvmlike.test). */
-	if (!generated_code(code) && !unwind_x86_plausible_ra(t, mr, ret))
+	if (!unwind_mapping_generated(code) && !unwind_x86_plausible_ra(t, mr, ret))
 		return 0;
 	regs->r[a->reg_fp] = saved_fp;
 	regs->r[a->reg_sp] = fp + 2 * wsize;
@@ -339,7 +330,7 @@ unwind_fp_jit_record_frame_step(struct frame_step *f)
 		return 0;
 	const struct arch *a = unwind_target_arch(f->t);
 	const struct mapping *m = unwind_target_mapping(f->t, f->regs->r[a->reg_ip] - 1);
-	if (!m || !(m->perms & MAPPING_X) || !generated_code(m) ||
+	if (!m || !(m->perms & MAPPING_X) || !unwind_mapping_generated(m) ||
 	    unwind_fp_record_step(f->t, f->mr, f->regs) <= 0)
 		return 0;
 	f->how = UNWIND_HOW_FP;
@@ -367,7 +358,7 @@ unwind_fp_jit_record_scan_frame_step(struct frame_step *f)
 		return 0;
 	const struct mapping *m = unwind_target_mapping(f->t, f->exact ? pc : pc - 1);
 	const struct mapping *stack = unwind_module_map_find(&f->t->maps, sp);
-	if (!m || !(m->perms & MAPPING_X) || !generated_code(m) || !stack)
+	if (!m || !(m->perms & MAPPING_X) || !unwind_mapping_generated(m) || !stack)
 		return 0;
 	for (uint64_t v = f->scan_from > sp ? f->scan_from : sp;
 	     v < sp + RECORD_SCAN_WORDS * wsize && v + 2 * wsize <= stack->end; v += wsize) {

@@ -468,12 +468,12 @@ unwind_x86_heur_step(struct unwind_target *t, struct memory_reader *mr, struct a
 	/* No way out (a function that never returns: a thread's start; a
 	 * handler stopped before its first ret), and no symbol: the
 	 * prologue from where the code says it starts (where the frame
-	 * stopped anywhere, maybe at the pc itself).  Only in a file's code:
-	 * generated code has no functions to find the start of (qemu's
+	 * stopped anywhere, maybe at the pc itself).  Not in generated
+	 * code (maps.h): it has no functions to find the start of (qemu's
 	 * translated blocks, after the jump that ends another, gave a
 	 * return address a call left long ago), and records and scans
 	 * are tried for it. */
-	return *no_symbol && m->path && m->path[0] == '/' &&
+	return *no_symbol && !unwind_mapping_generated(m) &&
 	       code_start_step(t, mr, regs, m, pc, exact);
 }
 

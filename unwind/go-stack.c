@@ -13,14 +13,15 @@
  * goroutine's stack to the goroutine's start, as Go's own tracebacks do.
  *
  * The place is told by its code, right after the call, in a Go binary
- * (one with .gopclntab) only; g and the depth are the target's words,
- * and every one is checked before it is used. */
+ * (one with .gopclntab) only, and stepped on x86-64 only; g and the depth
+ * are the target's words, and every one is checked before it is used. */
 #include "config.h"
 
 #include <elf.h>
 #include <string.h>
 
 #include "arch/arch.h"
+#include "unwind/cfi.h"
 #include "unwind/elf-image.h"
 #include "unwind/engines.h"
 #include "unwind/maps.h"
@@ -42,53 +43,22 @@ static const unsigned char unswitched_code[] = {
  * 1 GB on 64-bit). */
 #define GO_STACK_MAX (UINT64_C(1) << 30)
 
-static bool
-is_go(struct elf_image *img)
-{
-	unwind_elf_image_lock();
-	if (!img->go_tried) {
-		Elf64_Shdr sh;
-		img->go = unwind_elf_find_section(img->data, img->size, ".gopclntab", &sh);
-		img->go_tried = true;
-	}
-	bool go = img->go;
-	unwind_elf_image_unlock();
-	return go;
-}
-
-/* The file's bytes at vaddr, len of them, or NULL. */
-static const unsigned char *
-code_at(const struct elf_image *img, uint64_t vaddr, size_t len)
-{
-	for (size_t i = 0; i < img->nsegs; i++) {
-		const struct elf_segment *s = &img->segs[i];
-		if (!(s->flags & PF_X) || vaddr < s->vaddr || vaddr - s->vaddr > s->filesz ||
-		    s->filesz - (vaddr - s->vaddr) < len ||
-		    !span_inside(img->size, s->offset, s->filesz))
-			continue;
-		return img->data + s->offset + (vaddr - s->vaddr);
-	}
-	return NULL;
-}
-
 int
 unwind_go_cgo_return(struct mapping *m, uint64_t vaddr)
 {
-	struct elf_image *img = m->image;
-	/* Asked once per mapping (its image's sections once per image). */
-	if (m->go == 0)
-		m->go = img && is_go(img) ? 1 : 2;
-	if (m->go != 1 || img->size <= 0x13 || img->data[EI_CLASS] != ELFCLASS64 ||
-	    (img->data[0x12] | (unsigned)img->data[0x13] << 8) != EM_X86_64)
+	/* A Go binary's (asked once per mapping: its section headers). */
+	if (m->go == 0) {
+		Elf64_Shdr sh;
+		m->go = m->image && unwind_elf_find_section(m->image->data, m->image->size,
+							   ".gopclntab", &sh) ? 1 : 2;
+	}
+	if (m->go != 1)
 		return 0;
-	const unsigned char *c = code_at(img, vaddr, sizeof(switched_code));
-	if (!c)
-		c = code_at(img, vaddr, sizeof(unswitched_code));
-	if (!c)
-		return 0;
-	if (memcmp(c, switched_code, sizeof(switched_code)) == 0)
+	const unsigned char *c = unwind_cfi_image_at(m->image, vaddr, sizeof(switched_code), NULL);
+	if (c && memcmp(c, switched_code, sizeof(switched_code)) == 0)
 		return GO_CGO_SWITCHED;
-	if (memcmp(c, unswitched_code, sizeof(unswitched_code)) == 0)
+	c = unwind_cfi_image_at(m->image, vaddr, sizeof(unswitched_code), NULL);
+	if (c && memcmp(c, unswitched_code, sizeof(unswitched_code)) == 0)
 		return GO_CGO_UNSWITCHED;
 	return 0;
 }

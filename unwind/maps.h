@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define MAPPING_R 0x1
@@ -39,6 +40,16 @@ struct mapping {
 	unsigned char go;         /* its image is a Go binary's: 1 yes, 2 no,
 				     0 not asked yet (go-stack.c) */
 };
+
+/* Code generated at run time (a JIT's, a JVM's interpreter, qemu's
+ * translated blocks): executable memory of no ELF image, anonymous
+ * ("[anon:...]" names it) or a file that is none (a JIT's memfd), but not
+ * the kernel's [vdso] and the like. */
+static inline bool
+unwind_mapping_generated(const struct mapping *m)
+{
+	return !m->image && !(m->path && m->path[0] == '[' && strncmp(m->path, "[anon", 5) != 0);
+}
 
 struct module_map {
 	struct mapping *v;        /* sorted by start, non-overlapping */
