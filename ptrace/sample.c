@@ -88,6 +88,9 @@ ptrace_snapshot_release(struct stack_snapshot *s)
 	free(s->stack);
 	s->stack = NULL;
 	s->stack_cap = s->stack_len = 0;
+	free(s->interp);
+	s->interp = NULL;
+	s->interp_cap = s->interp_len = 0;
 }
 
 /* Copy [start, start+len) in one process_vm_readv.  The remote side is split
@@ -125,6 +128,22 @@ clamp_window(size_t window)
 	return window > (size_t)MAX_IOV * PAGE - PAGE ? (size_t)MAX_IOV * PAGE - PAGE : window;
 }
 
+/* out's interp buffer big enough for cap bytes (sample_opts.interp_window),
+ * allocated as the stack's is.  0 or -ENOMEM. */
+static int
+reserve_interp(struct stack_snapshot *out, size_t cap)
+{
+	out->interp_len = 0;
+	if (out->interp_cap >= cap)
+		return 0;
+	unsigned char *nb = realloc(out->interp, cap);
+	if (!nb)
+		return -ENOMEM;
+	out->interp = nb;
+	out->interp_cap = cap;
+	return 0;
+}
+
 /* out's buffer big enough for window bytes: allocated before its thread
  * is stopped, never while it waits on us.  0 or -ENOMEM. */
 static int
@@ -143,7 +162,7 @@ reserve(struct stack_snapshot *out, size_t window)
 /* Every buffer big enough (window: clamped), and the results cleared,
  * before any thread of the batch is stopped. */
 static int
-prepare(struct tracee **threads, size_t n, size_t window,
+prepare(struct tracee **threads, size_t n, size_t window, size_t interp,
 	struct stack_snapshot *outs, int *results)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -157,7 +176,7 @@ prepare(struct tracee **threads, size_t n, size_t window,
 		out->group_stopped = false;
 		memset(&out->stop_sched, 0, sizeof(out->stop_sched));
 		results[i] = 0;
-		if (reserve(out, window) < 0)
+		if (reserve(out, window) < 0 || reserve_interp(out, interp) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -220,6 +239,10 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 			len = (size_t)(end - sp);
 		out->stack_start = sp;
 		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
+		out->interp_len = 0;
+		if (o->interp_read && out->interp_cap)
+			out->interp_len = o->interp_read(ctx, th->tid, out->interp,
+							 out->interp_cap);
 	}
 	if ((o->flags & SAMPLE_SCHEDSTAT) && out->schedstat_fd >= 0)
 		ptrace_read_schedstat(out->schedstat_fd, &out->stop_sched);
@@ -555,7 +578,7 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	size_t window = clamp_window(o->window);
 	if (n == 0)
 		return 0;
-	int r = prepare(threads, n, window, outs, results);
+	int r = prepare(threads, n, window, o->interp_window, outs, results);
 	if (r < 0) {
 		forget_early(threads, n);
 		return r;
@@ -654,7 +677,7 @@ ptrace_sample_ready(struct ptrace_target *const *targets, void *const *ctxs,
 		struct tracee *th = threads[i];
 		if (!th->interrupted_ns || th->taken || th->state == TRACEE_GONE)
 			continue;
-		if (prepare(&threads[i], 1, window, &outs[i], &results[i]) < 0)
+		if (prepare(&threads[i], 1, window, o->interp_window, &outs[i], &results[i]) < 0)
 			continue;  /* the batch reports it */
 		if (!check(targets[i], th, o, ctxs[i], window, th->interrupted_ns, &outs[i],
 			   &results[i]))
@@ -734,7 +757,7 @@ ptrace_sample_late(struct ptrace_target *t, struct tracee *th, int st)
 	struct tracee **one = &th;
 	int result;
 	struct stack_snapshot *out = &l->snap;
-	if (prepare(one, 1, l->window, out, &result) < 0)
+	if (prepare(one, 1, l->window, l->o.interp_window, out, &result) < 0)
 		return false;
 	out->schedstat_fd = l->fd_of ? l->fd_of(l->arg, th->tid) : -1;
 	boost(true);

@@ -49,6 +49,11 @@ struct stack_snapshot {
 				     the kernel reports them (aarch64's
 				     NT_ARM_PAC_MASK insn_mask, read once in
 				     the first stop); 0: none or unknown */
+	unsigned char *interp;    /* out, with sample_opts.interp_read: what
+				     it read during the stop (an
+				     interpreter's frames: unwind/python.c),
+				     interp_len bytes; owned like stack */
+	size_t interp_len, interp_cap;
 	struct task_schedstat stop_sched;  /* out: read while it was stopped
 				     (the one read inside the stop: its
 				     scheduled-in count tells whether the
@@ -109,6 +114,13 @@ struct sample_opts {
 				     thread's copy); 0: interrupt them all at
 				     once and collect the stops as they come */
 	unsigned flags;           /* PTRACE_SAMPLE_* */
+	/* Called during each stop, after the stack copy, with ctx: writes
+	 * at most cap bytes of what else is to be read while the thread is
+	 * stopped (an interpreter's frame chain) into buf and returns how
+	 * many.  NULL: nothing; interp_window bytes are reserved for it
+	 * before any thread is stopped. */
+	size_t (*interp_read)(void *ctx, pid_t tid, unsigned char *buf, size_t cap);
+	size_t interp_window;
 };
 
 /* Sample n threads of t: registers and one stack copy each, every thread

@@ -155,6 +155,15 @@ snapshot_keep(struct stack_snapshot *dst, const struct stack_snapshot *src)
 	if (!(dst->stack = malloc(dst->stack_cap)))
 		error_msg_and_die("out of memory");
 	memcpy(dst->stack, src->stack, src->stack_len);
+	/* Its interpreter's frames, read in the stop. */
+	dst->interp = NULL;
+	dst->interp_cap = dst->interp_len = 0;
+	if (src->interp_len) {
+		if (!(dst->interp = malloc(src->interp_len)))
+			error_msg_and_die("out of memory");
+		memcpy(dst->interp, src->interp, src->interp_len);
+		dst->interp_cap = dst->interp_len = src->interp_len;
+	}
 }
 
 /* Sample the threads of b together (ptrace_sample_many: threads that
@@ -163,7 +172,7 @@ snapshot_keep(struct stack_snapshot *dst, const struct stack_snapshot *src)
  * thread that exited since the scan gets tid 0: not an error, not shown. */
 static void
 sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_batch *b,
-	     struct dump_process *p, struct stack_snapshot *snaps, bool consistent)
+	     struct dump_process *p, struct stack_snapshot *snaps, bool consistent, int max_depth)
 {
 	const struct sample_opts so = {
 		.window = STACK_WINDOW_BYTES,
@@ -178,6 +187,9 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		 * as with gdb. */
 		.flags = (consistent ? SAMPLE_HOLD : SAMPLE_DETACH) |
 			 SAMPLE_DSTATE | SAMPLE_INORDER,
+		/* CPython's frames, where unwind_python_prepare found it. */
+		.interp_read = unwind_python_stop_read,
+		.interp_window = unwind_python_version(ut) ? unwind_python_chain_bytes(max_depth) : 0,
 	};
 	int r = ptrace_sample_many(pt, b->threads, b->n, &so, b->outs, b->results);
 	for (size_t k = 0; k < b->n; k++) {
@@ -441,6 +453,9 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		return r;
 	}
 	*ut_out = ut;
+	/* Its interpreter, if any, found before any thread is stopped (its
+	 * files are read): the stops read its frames. */
+	unwind_python_prepare(ut);
 
 	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
 	struct stack_snapshot *snaps = calloc(pt->nthreads, sizeof(*snaps));
@@ -476,12 +491,14 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 			p->nthreads++;
 		}
 		if (b->n) {
-			sample_batch(pt, ut, b, p, snaps, o->consistent);
+			sample_batch(pt, ut, b, p, snaps, o->consistent, o->cfg.max_depth);
 			ptrace_target_poll(pt);
 		}
 		unwinder_feed(&u, p->nthreads);
 	}
 	ptrace_hold_realtime(false);
+	/* Before the threads held (--consistent) run again. */
+	p->gil_holder = unwind_python_gil_holder(ut);
 	ptrace_target_release(pt);
 	uint64_t held_ns = ptrace_clock_monotonic_ns() - hold_start;
 	/* Its target has the images its unwinding opened: the one kept. */
@@ -490,6 +507,9 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		unwind_target_free(ut);
 		*ut_out = ut = uut;
 	}
+	unwind_python_prepare(ut);
+	p->python_version = unwind_python_version(ut);
+	p->python_note = unwind_python_note(ut);
 	if (o->consistent) {
 		/* Every stopped thread was held until now: its pause is
 		 * (at most) the whole sampling. */

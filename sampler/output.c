@@ -179,8 +179,27 @@ text_thread(FILE *out, const struct dump_process *p, const struct dump_thread *d
 {
 	fprintf(out, "\nThread %d \"", (int)d->tid);
 	text_string(out, d->name);
-	fprintf(out, "\" state %c\n", d->state >= 0x20 && d->state < 0x7f ? d->state : '?');
+	fprintf(out, "\" state %c%s\n", d->state >= 0x20 && d->state < 0x7f ? d->state : '?',
+		p->gil_holder && p->gil_holder == d->tid ? ", holds the GIL" : "");
 	text_frames(out, p, d, t, flags);
+}
+
+/* A Python frame: "#5  [python]  handler at app/views.py:42".  false for
+ * a native one. */
+static bool
+text_python_frame(FILE *out, struct unwind_target *t, const struct unwind_frame *f, int no)
+{
+	struct unwind_python_name py;
+	if (!unwind_python_name(t, f, &py))
+		return false;
+	fprintf(out, "  #%-2d %-18s ", no, "[python]");
+	text_string(out, py.function);
+	fputs(" at ", out);
+	text_string(out, py.file);
+	if (py.line)
+		fprintf(out, ":%u", py.line);
+	putc('\n', out);
+	return true;
 }
 
 static void
@@ -215,6 +234,8 @@ text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d
 		struct unwind_symbol sym;
 		struct unwind_source_frame src[MAX_INLINE];
 		uint64_t ip = d->frames[i].ip;
+		if (text_python_frame(out, t, &d->frames[i], i + d->nkframes))
+			continue;
 		int nsrc = source_frames(t, d, i, flags, src);
 		symbolize_cached(t, ip, unwind_frame_is_caller(d->frames, i),
 				 flags & ~OUTPUT_SOURCE, &sym);
@@ -274,7 +295,8 @@ json_waits_for(FILE *out, const struct dump_thread *d)
 }
 
 static void
-json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, unsigned flags)
+json_thread(FILE *out, const struct dump_process *p, const struct dump_thread *d,
+	    struct unwind_target *t, unsigned flags)
 {
 	fprintf(out, "{\"tid\": %d, \"name\": ", (int)d->tid);
 	collapse_json_string(out, d->name);
@@ -292,6 +314,8 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 		fputs(", \"syscall\": null", out);
 	fputs(", \"waits_for\": ", out);
 	json_waits_for(out, d);
+	if (p->python_version)
+		fprintf(out, ", \"holds_gil\": %s", p->gil_holder == d->tid ? "true" : "false");
 	fputs(", \"stop\": ", out);
 	/* A thread read unstopped has most registers unknown: a walk that
 	 * ends on a bad frame or read ends where one was needed. */
@@ -318,6 +342,21 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 		struct unwind_symbol sym;
 		struct unwind_source_frame src[MAX_INLINE];
 		uint64_t ip = d->frames[i].ip;
+		struct unwind_python_name py;
+		if (unwind_python_name(t, &d->frames[i], &py)) {
+			fprintf(out, "%s\n    {\"kernel\": false, \"lang\": \"python\", \"ip\": null, "
+				"\"function\": ", nout++ ? "," : "");
+			collapse_json_string(out, py.function);
+			fputs(", \"offset\": null, \"module\": null, \"module_offset\": null, "
+			      "\"file\": ", out);
+			collapse_json_string(out, py.file);
+			if (py.line)
+				fprintf(out, ", \"line\": %u", py.line);
+			else
+				fputs(", \"line\": null", out);
+			fputs(", \"inlined\": false, \"signal_frame\": false, \"how\": \"python\"}", out);
+			continue;
+		}
 		int nsrc = source_frames(t, d, i, flags, src);
 		symbolize_cached(t, ip, unwind_frame_is_caller(d->frames, i),
 				 flags & ~OUTPUT_SOURCE, &sym);
@@ -326,8 +365,8 @@ json_thread(FILE *out, const struct dump_thread *d, struct unwind_target *t, uns
 		for (int k = 0; k < (nsrc > 0 ? nsrc : 1); k++) {
 			bool inl = k + 1 < nsrc;
 			const char *fn = inl ? src[k].function : sym.function;
-			fprintf(out, "%s\n    {\"kernel\": false, \"ip\": \"0x%" PRIx64 "\", \"function\": ",
-				nout++ ? "," : "", ip);
+			fprintf(out, "%s\n    {\"kernel\": false, \"lang\": \"c\", \"ip\": \"0x%" PRIx64
+				"\", \"function\": ", nout++ ? "," : "", ip);
 			collapse_json_string(out, fn);
 			if (fn)
 				fprintf(out, ", \"offset\": \"0x%" PRIx64 "\"",
@@ -393,6 +432,51 @@ json_deadlocks(FILE *out, const struct dump_process *p)
 	putc(']', out);
 }
 
+/* The interpreter's line: its version, who holds the GIL, or why its
+ * frames are not shown. */
+static void
+text_python(FILE *out, const struct dump_process *p)
+{
+	if (p->python_version)
+		fprintf(out, "Python %u.%u.%u", p->python_version >> 24,
+			(p->python_version >> 16) & 0xff, (p->python_version >> 8) & 0xff);
+	if (p->python_note) {
+		fputs(p->python_version ? ": " : "", out);
+		text_string(out, p->python_note);
+		fputs("; native frames only", out);
+	} else if (p->python_version && p->gil_holder) {
+		fprintf(out, ", thread %d holds the GIL", (int)p->gil_holder);
+	} else if (p->python_version) {
+		fputs(", no thread holds the GIL", out);
+	}
+	if (p->python_version || p->python_note)
+		putc('\n', out);
+}
+
+/* "python": null, or {"version": "3.11.2", "gil": tid|null, "note": ...}. */
+static void
+json_python(FILE *out, const struct dump_process *p)
+{
+	fputs(", \"python\": ", out);
+	if (!p->python_version && !p->python_note) {
+		fputs("null", out);
+		return;
+	}
+	fputs("{\"version\": ", out);
+	if (p->python_version)
+		fprintf(out, "\"%u.%u.%u\"", p->python_version >> 24,
+			(p->python_version >> 16) & 0xff, (p->python_version >> 8) & 0xff);
+	else
+		fputs("null", out);
+	if (p->gil_holder)
+		fprintf(out, ", \"gil\": %d", (int)p->gil_holder);
+	else
+		fputs(", \"gil\": null", out);
+	fputs(", \"note\": ", out);
+	collapse_json_string(out, p->python_note);
+	putc('}', out);
+}
+
 /* --group: threads with the same stack (same frames, kernel frames and
  * error) are one group. */
 static bool
@@ -405,7 +489,7 @@ same_stack(const struct dump_thread *a, const struct dump_thread *b)
 	    (a->error && strcmp(a->error, b->error) != 0))
 		return false;
 	for (int i = 0; i < a->nframes; i++)
-		if (a->frames[i].ip != b->frames[i].ip)
+		if (a->frames[i].ip != b->frames[i].ip || a->frames[i].line != b->frames[i].line)
 			return false;
 	for (int k = 0; k < a->nkframes; k++)
 		if (strcmp(a->kframes[k].function, b->kframes[k].function) != 0 ||
@@ -524,7 +608,7 @@ output_groups(FILE *out, enum output_format f, const struct dump_process *p,
 			putc('}', out);
 		}
 		fputs("], \"stack\": ", out);
-		json_thread(out, &shown, t, flags);
+		json_thread(out, p, &shown, t, flags);
 		putc('}', out);
 	}
 	if (f == OUTPUT_JSON)
@@ -561,6 +645,7 @@ output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p
 		text_string(out, p->comm);
 		fprintf(out, "), %zu thread%s, engine %s\n", p->nthreads,
 			p->nthreads == 1 ? "" : "s", unwind_engine_name(p->engine));
+		text_python(out, p);
 		text_deadlocks(out, p);
 		if (group) {
 			if (output_groups(out, f, p, t, flags) < 0)
@@ -578,13 +663,14 @@ output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p
 		fprintf(out, ", \"engine\": \"%s\", \"unstopped\": %zu", unwind_engine_name(p->engine),
 			p->nunstopped);
 		json_deadlocks(out, p);
+		json_python(out, p);
 		if (group)
 			return output_groups(out, f, p, t, flags) < 0 ? -ENOMEM
 			       : ferror(out) ? -EIO : 0;
 		fputs(", \"threads\": [", out);
 		for (size_t i = 0; i < p->nthreads; i++) {
 			fputs(i ? ",\n  " : "\n  ", out);
-			json_thread(out, &p->threads[i], t, flags);
+			json_thread(out, p, &p->threads[i], t, flags);
 		}
 		fputs("]}\n", out);
 	}

@@ -64,6 +64,12 @@ struct dump_process {
 	struct dump_thread *threads;
 	size_t nthreads;
 	pid_t only_tid;           /* a TID was given where a PID was expected */
+	/* Its CPython (unwind/python.c): Py_Version (0: none found), why its
+	 * frames are not shown (NULL: they are), who holds the GIL (0: no
+	 * one, or not known). */
+	uint32_t python_version;
+	const char *python_note;
+	pid_t gil_holder;
 	size_t nunstopped;        /* threads read without stopping them */
 	/* Deadlock cycles (sampler/locks.c): cycles[k] lists ncycle[k] thread
 	 * indices, each waiting for a mutex the next one holds. */

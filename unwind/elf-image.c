@@ -842,3 +842,51 @@ out:
 	elf_end(e);
 	return found;
 }
+
+/* The first symbol called name of type `type` (STT_OBJECT, STT_FUNC) in
+ * the table of section type sht of e. */
+static bool
+find_symbol_in(Elf *e, Elf64_Word sht, const char *name, int type, uint64_t *value,
+	       uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sht || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			if (GELF_ST_TYPE(sym.st_info) != type || sym.st_shndx == SHN_UNDEF)
+				continue;
+			const char *s = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (s && strcmp(s, name) == 0) {
+				*value = sym.st_value;
+				*size = sym.st_size;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+bool
+unwind_elf_image_symbol(const struct elf_image *img, const char *name, int type,
+			uint64_t *value, uint64_t *size)
+{
+	if (img->size < EI_NIDENT || memcmp(img->data, ELFMAG, SELFMAG) != 0)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_memory((char *)(uintptr_t)img->data, img->size);
+	if (!e)
+		return false;
+	bool found = find_symbol_in(e, SHT_DYNSYM, name, type, value, size) ||
+		     find_symbol_in(e, SHT_SYMTAB, name, type, value, size);
+	elf_end(e);
+	return found;
+}

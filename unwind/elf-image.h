@@ -156,4 +156,11 @@ int unwind_elf_image_bias(const struct elf_image *img, const struct mapping *m,
 bool unwind_elf_find_section(const unsigned char *data, size_t size, const char *name,
 		      Elf64_Shdr *out);
 
+/* The value and size of the first defined symbol called name of ELF type
+ * `type` (STT_OBJECT, STT_FUNC), from .dynsym, else .symtab (a data
+ * symbol, which the symbol tables of symtab.c do not keep: CPython's
+ * _PyRuntime).  false if there is none (elf-image.c). */
+bool unwind_elf_image_symbol(const struct elf_image *img, const char *name, int type,
+			     uint64_t *value, uint64_t *size);
+
 #endif

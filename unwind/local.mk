@@ -14,6 +14,7 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/cfi.h \
 	unwind/engines.h \
 	unwind/x86-code.h \
+	unwind/python.h \
 	unwind/unwind.c \
 	unwind/target.c \
 	unwind/target-open.c \
@@ -42,7 +43,10 @@ unwind_libunwind_engines_a_SOURCES = \
 	unwind/engine-x86.c \
 	unwind/go-stack.c \
 	unwind/engine-dwarf.c \
-	unwind/engine-auto.c
+	unwind/engine-auto.c \
+	unwind/py-code.c \
+	unwind/python-debug.c \
+	unwind/python.c
 unwind_libunwind_engines_a_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS) $(LZMA_CFLAGS) $(LIBDW_CFLAGS) $(ZLIB_CFLAGS) $(DEBUGINFOD_CFLAGS)
 if HAVE_LIBDW
 unwind_libunwind_engines_a_SOURCES += unwind/source.c

@@ -123,6 +123,7 @@ unwind_target_free(struct unwind_target *t)
 		return;
 	unwind_target_state_fini(t);
 	unwind_perf_map_free(t->perf_map);
+	unwind_py_state_free(t->python);
 	unwind_name_pool_free(t->names);
 	/* libdw reads the images' mmaps: close it before they are unmapped. */
 	unwind_source_cache_free(t->source);

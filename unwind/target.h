@@ -49,6 +49,10 @@ enum unwind_state_slot {
 	UNWIND_STATE_SLOTS,
 };
 struct name_pool;
+struct py_state;
+
+/* A target's CPython state, freed with it (python.c). */
+void unwind_py_state_free(struct py_state *st);
 
 struct unwind_target {
 	pid_t pid;                /* the process (target-open.c's ops read it);
@@ -83,6 +87,7 @@ struct unwind_target {
 	struct source_cache *source;  /* DWARF per image (source.c), or NULL */
 	struct name_pool *names;  /* module paths handed out (symbolize.c) */
 	struct unwind_dropped dropped;  /* perf_map_lines is perf_map's */
+	struct py_state *python;  /* its CPython, once looked for (python.c) */
 };
 
 /* What differs between a live process (target-open.c) and a core file

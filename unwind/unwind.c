@@ -49,6 +49,7 @@ unwind_how_name(enum unwind_how h)
 	case UNWIND_HOW_FP_UNSURE: return "fp?";
 	case UNWIND_HOW_PROLOGUE: return "prologue";
 	case UNWIND_HOW_SCAN: return "scan?";
+	case UNWIND_HOW_PYTHON: return "python";
 	}
 	return "?";
 }
@@ -128,6 +129,7 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	frames[0].ip = regs.r[a->reg_ip];
 	frames[0].how = u->first_how;
 	frames[0].signal_frame = false;
+	frames[0].line = 0;
 	if (s->pac_mask && !t->pac_mask_fixed)
 		t->pac_mask = s->pac_mask;
 	unwind_target_enter(t);
@@ -135,6 +137,7 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 		*stop = UNWIND_STOP_DEADLINE;
 	else
 		*stop = n < max ? u->walk(t, &mr, &regs, frames, &n, max) : UNWIND_STOP_DEPTH;
+	n = unwind_python_splice(t, s, frames, n, max, *stop);
 	unwind_target_leave(t);
 	return n;
 }

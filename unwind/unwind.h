@@ -62,6 +62,10 @@ enum unwind_how {
 	/* "scan?": the first word up the stack that is a return address (in
 	 * executable memory, right after a call): a guess. */
 	UNWIND_HOW_SCAN,
+	/* "python": a frame of CPython's interpreter (unwind/python.c), put
+	 * where the eval loop's native frame that runs it was: ip is its
+	 * code object's address, line its line (unwind_python_name). */
+	UNWIND_HOW_PYTHON,
 };
 
 /* Why a walk ended. */
@@ -89,6 +93,7 @@ struct unwind_frame {
 	enum unwind_how how;
 	bool signal_frame;        /* this frame is a signal trampoline: the next
 				   (older) frame was interrupted, its ip is exact */
+	uint32_t line;            /* UNWIND_HOW_PYTHON: its line (0: unknown) */
 };
 
 /* Parse "auto|fp|cfi|mips".  Returns 0 or -EINVAL. */
@@ -240,6 +245,57 @@ uint64_t unwind_target_stack_end(void *target, uint64_t sp);
 int unwind_walk(struct unwind_target *t, enum unwind_engine e,
 		const struct stack_snapshot *s, struct unwind_frame *frames,
 		int max, enum unwind_stop *stop);
+
+/* ---- CPython's frames (unwind/python.c) ----------------------------------
+ * Where a target runs CPython 3.11 or later (the module that exports
+ * _PyRuntime: python3.X, or libpython3.X.so in an embedder), each thread's
+ * Python frames are read during its stop and unwind_walk puts them where
+ * the eval loop's native frame (_PyEval_EvalFrameDefault) that runs them
+ * was.  An interpreter that cannot be read leaves the native frames as
+ * they are (unwind_python_note says why). */
+enum unwind_python_mode {
+	UNWIND_PYTHON_OFF,        /* native frames only */
+	UNWIND_PYTHON_ON,         /* Python frames instead of the eval loop's */
+	UNWIND_PYTHON_BESIDE,     /* ... and the eval loop's frame after them */
+};
+/* For every target (default UNWIND_PYTHON_ON). */
+void unwind_set_python(enum unwind_python_mode m);
+/* Find t's interpreter now (reads its files), outside any stop: the stop's
+ * read (unwind_python_stop_read) only uses what was found.  Returns 1 when
+ * one was found and can be read, else 0. */
+int unwind_python_prepare(struct unwind_target *t);
+/* Room a stop's read needs for chains of up to max_depth frames. */
+size_t unwind_python_chain_bytes(int max_depth);
+/* Reads thread tid's chain of Python frames into buf (cap bytes) while it
+ * is stopped: a few process_vm_readv (its thread state, its data stack in
+ * one piece).  target is t (a struct sample_opts interp_read hook).
+ * Returns the bytes written, 0 when t runs no interpreter found by
+ * unwind_python_prepare. */
+size_t unwind_python_stop_read(void *target, pid_t tid, unsigned char *buf, size_t cap);
+/* unwind_walk's last step: the chain of s (read in its stop; for a core
+ * or a snapshot without one, read now) spliced into frames[0, n) (at most
+ * max).  Returns the new count. */
+int unwind_python_splice(struct unwind_target *t, const struct stack_snapshot *s,
+			 struct unwind_frame *frames, int n, int max, enum unwind_stop stop);
+struct unwind_python_name {
+	const char *function;     /* co_qualname ("?" if unreadable) */
+	const char *file;         /* co_filename */
+	unsigned line;            /* 0: unknown */
+};
+/* The names of Python frame f (how UNWIND_HOW_PYTHON); false for any
+ * other.  The strings belong to t. */
+bool unwind_python_name(struct unwind_target *t, const struct unwind_frame *f,
+			struct unwind_python_name *out);
+/* The Py_Version (0x030b02f0: 3.11.2) of t's interpreter when one was
+ * found (its frames are read, or unwind_python_note says why not), else 0. */
+uint32_t unwind_python_version(const struct unwind_target *t);
+/* The thread that holds the GIL now (0: none, or not known). */
+pid_t unwind_python_gil_holder(struct unwind_target *t);
+/* Why t's interpreter is not read ("Python 3.10 is not supported ..."),
+ * NULL when it is or there is none. */
+const char *unwind_python_note(const struct unwind_target *t);
+/* Chains that did not pair with the native frames (left out). */
+uint64_t unwind_python_mismatches(const struct unwind_target *t);
 
 /* Is frames[i] to be named at ip - 1?  Frames after the first are return
  * addresses (the call may be the last instruction of a noreturn function),
