@@ -218,6 +218,11 @@ const char *collapse_name_frame(char *buf, size_t len, const char *function,
 /* "function_[i]": a function inlined into the frame below it (in buf, cut
  * to len). Returns buf. */
 const char *collapse_name_inline(char *buf, size_t len, const char *function);
+/* A Python frame: "function (dir/file.py:line)", the file cut to its last
+ * two path components (line 0: without ":line"), in buf, cut to len.
+ * Returns buf. */
+const char *collapse_name_python(char *buf, size_t len, const char *function,
+				 const char *file, unsigned line);
 /* A kernel frame: function_[k] (record --idle of a thread in D). */
 const char *collapse_name_kernel(char *buf, size_t len, const char *function);
 

@@ -38,6 +38,23 @@ const char *collapse_name_inline(char *buf, size_t len, const char *function)
 	return buf;
 }
 
+const char *collapse_name_python(char *buf, size_t len, const char *function,
+				 const char *file, unsigned line)
+{
+	const char *short_file = file, *slash = NULL;
+	for (const char *s = file; *s; s++) {
+		if (*s == '/') {
+			short_file = slash ? slash + 1 : short_file;
+			slash = s;
+		}
+	}
+	if (line)
+		snprintf(buf, len, "%s (%s:%u)", function, short_file, line);
+	else
+		snprintf(buf, len, "%s (%s)", function, short_file);
+	return buf;
+}
+
 /* A kernel frame (a thread in D, record --idle; dump --kernel): perf's
  * marking, name_[k]. */
 const char *collapse_name_kernel(char *buf, size_t len, const char *function)

@@ -70,6 +70,9 @@ dump_usage(FILE *f)
 	           "                          (one instant, as gdb; each thread is then stopped\n"
 	           "                          for the whole sampling; default: only until its\n"
 	           "                          own copy, eight threads at a time)\n"
+	           "      --python=MODE       CPython 3.11+ frames (file:line) where the eval\n"
+	           "                          loop runs them: on (default), beside (and keep the\n"
+	           "                          _PyEval_EvalFrameDefault frame), off (native only)\n"
 	           "      --no-debuginfod     do not fetch missing debug files from the servers\n"
 	           "                          of DEBUGINFOD_URLS (default: fetched, at most\n"
 	           "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
@@ -113,6 +116,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "source", no_argument, NULL, OPT_SOURCE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "core", required_argument, NULL, OPT_CORE },
 		{ "exe", required_argument, NULL, OPT_EXE },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },

@@ -104,6 +104,9 @@ record_usage(FILE *f)
 	           "      --no-demangle       keep C++/Rust symbols mangled\n"
 	           "      --inline            with debug information, functions inlined at a\n"
 	           "                          sampled address are frames of their own, name_[i]\n"
+	           "      --python=MODE       CPython 3.11+ frames (file:line) where the eval\n"
+	           "                          loop runs them: on (default), beside (and keep the\n"
+	           "                          _PyEval_EvalFrameDefault frame), off (native only)\n"
 	           "      --no-debuginfod     do not fetch missing debug files from DEBUGINFOD_URLS\n"
 	           "  -q, --quiet             on a terminal too, only the summary: no start line,\n"
 	           "                          progress line, output file line or hints\n"
@@ -369,6 +372,7 @@ parse_options(int argc, char **argv, struct record_options *o)
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "push", required_argument, NULL, OPT_PUSH },
 		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
 		{ "push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT },

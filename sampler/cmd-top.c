@@ -92,6 +92,8 @@ top_usage(FILE *f)
 	      "      --idle              wall-clock: sample sleeping threads too\n"
 	      "                          (default: on-CPU, only running threads)\n"
 	      "  -e, --engine ENGINE     auto (default), cfi, fp, mips\n"
+	      "      --python=MODE       CPython 3.11+ frames (file:line) where the eval\n"
+	      "                          loop runs them: on (default), beside, off\n"
 	      "\n"
 	      "View:\n"
 	      "  -d, --delay SECONDS     refresh every SECONDS (default 1; 0.5, 500ms, 2s)\n"
@@ -139,6 +141,7 @@ parse_options(int argc, char **argv, struct top_options *o)
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "keep-running", no_argument, NULL, OPT_KEEP_RUNNING },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },

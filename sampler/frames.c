@@ -148,6 +148,47 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 	return n;
 }
 
+/* A Python frame (UNWIND_HOW_PYTHON): "qualname (dir/file.py:line)",
+ * cached by code object and line (keys with bit 63 set, never an
+ * address); its file and line go to pprof's Function and Line. */
+static size_t
+frame_id_python(struct profiler *p, struct unwind_proc *up, const struct unwind_frame *f,
+		uint32_t *out)
+{
+	uint64_t key = 0;
+	if (f->line < 0x8000 && f->ip < (1ull << 48))
+		key = 1ull << 63 | (uint64_t)f->line << 48 | f->ip;
+	if (key && base_map_get(&up->names, key, out))
+		return 1;
+	struct unwind_python_name py;
+	char name[1024];
+	if (!unwind_python_name(up->ut, f, &py))
+		return 0;
+	collapse_name_python(name, sizeof(name), py.function, py.file, py.line);
+	pthread_mutex_lock(&p->stacks_lock);
+	int r = collapse_intern(p->stacks, name);
+	uint32_t id = r < 0 ? 0 : (uint32_t)r;
+	if (r >= 0 && frame_tables_reserve(p, id) && !p->frame_files[id]) {
+		p->frame_files[id] = strdup(py.file);
+		p->frame_lines[id] = py.line;
+	}
+	pthread_mutex_unlock(&p->stacks_lock);
+	out[0] = id;
+	if (key && !(p->cfg.inline_frames))
+		base_map_put(&up->names, key, id);
+	return 1;
+}
+
+/* The frame ids of frames[k], root first (see profiler_frame_ids). */
+size_t
+profiler_frame_ids_of(struct profiler *p, struct unwind_proc *up,
+		      const struct unwind_frame *frames, int k, uint32_t *out)
+{
+	if (frames[k].how == UNWIND_HOW_PYTHON)
+		return frame_id_python(p, up, &frames[k], out);
+	return profiler_frame_ids(p, up, frames[k].ip, unwind_frame_is_caller(frames, k), out);
+}
+
 /* The frame ids of the physical frame at ip, root first: one, or with
  * --inline up to MAX_INLINE_PER_FRAME.  Names are cached per lookup
  * address. */

@@ -402,6 +402,17 @@ sampler_common_option(struct common_options *co, int c, const char *arg,
 	case OPT_SUBPROCESSES:
 		cfg->subprocesses = true;
 		return true;
+	case OPT_PYTHON:
+		if (strcmp(arg, "on") == 0)
+			unwind_set_python(UNWIND_PYTHON_ON);
+		else if (strcmp(arg, "off") == 0)
+			unwind_set_python(UNWIND_PYTHON_OFF);
+		else if (strcmp(arg, "beside") == 0)
+			unwind_set_python(UNWIND_PYTHON_BESIDE);
+		else
+			error_msg_and_help(co->cmd, "invalid --python argument: '%s' (on, off or beside)",
+					   arg);
+		return true;
 	case OPT_IDLE:
 		cfg->idle = true;
 		return true;

@@ -76,6 +76,7 @@ enum common_option {
 	OPT_IDLE,
 	OPT_KERNEL,
 	OPT_KEEP_RUNNING,
+	OPT_PYTHON,
 	OPT_COMMAND_FIRST,
 };
 struct common_options {

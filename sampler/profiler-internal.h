@@ -53,7 +53,7 @@
  *                  wakes the unwinder's thread
  *   7. unwinder    run_queue -> run_job -> run_sample (unwinder.c):
  *                  profiler_walk into p->uw_own.frames, then
- *                  profiler_frame_ids (frames.c) into p->uw_own.ids
+ *                  profiler_frame_ids_of (frames.c) into p->uw_own.ids
  *   8. collapse    add_stack: collapse_add on p->stacks under
  *                  stacks_lock (and top's hook), the count under
  *                  counts_lock; --idle's keep_last goes back to the
@@ -382,6 +382,8 @@ struct tracer_state {
 	 * counted for (oncpu_cpu_claim). */
 	unsigned cpu_counted[ONCPU_CPU_SLOTS][2];
 	const struct arch *arch;  /* the host's (live targets), NULL if unknown */
+	bool python;              /* some target runs CPython: the stops read
+				     its frames (profiler_sample_setup) */
 	pid_t child;              /* launch mode */
 	int child_status;
 	size_t nattached;
@@ -548,6 +550,8 @@ char profiler_task_stat_parse(const char *line, const char **comm, size_t *comm_
 int profiler_intern(struct profiler *p, const char *name);
 /* The frame ids of the physical frame at ip into out, root first: one,
  * or with --inline up to MAX_INLINE_PER_FRAME.  Returns how many. */
+size_t profiler_frame_ids_of(struct profiler *p, struct unwind_proc *up,
+			     const struct unwind_frame *frames, int k, uint32_t *out);
 size_t profiler_frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller,
 		 uint32_t *out);
 

@@ -320,12 +320,20 @@ sample_opts_for(const struct profiler *p, struct proc_state *ps, struct sample_o
 		 * its sample. */
 		.flags = p->cfg.idle ? SAMPLE_LATE | SAMPLE_DSTATE :
 			 SAMPLE_SCHEDSTAT | SAMPLE_LATE,
+		/* CPython's frames, in the stop (ctx is the thread's target:
+		 * each process's own, in a batch of several). */
+		.interp_read = p->tr.python ? unwind_python_stop_read : NULL,
+		.interp_window = p->tr.python ? unwind_python_chain_bytes(p->cfg.max_depth) : 0,
 	};
 }
 
 int
 profiler_sample_setup(struct profiler *p, struct proc_state *ps)
 {
+	/* Its CPython, looked for (its files read) before any of its
+	 * threads is stopped: the stops read its frames. */
+	if (unwind_python_prepare(ps->ut))
+		p->tr.python = true;
 	struct sample_opts o;
 	sample_opts_for(p, ps, &o);
 	return ptrace_target_set_late(ps->pt, &o, late_sample, late_schedstat_fd, p);

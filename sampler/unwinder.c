@@ -202,9 +202,7 @@ run_sample(struct profiler *p, struct unwinder *u, struct job *j)
 	for (size_t k = 0; k < j->nroots; k++)
 		p->uw_own.ids[n++] = j->roots[k];
 	for (int k = nf - 1; k >= 0; k--)
-		n += profiler_frame_ids(p, up, p->uw_own.frames[k].ip,
-					unwind_frame_is_caller(p->uw_own.frames, k),
-					&p->uw_own.ids[n]);
+		n += profiler_frame_ids_of(p, up, p->uw_own.frames, k, &p->uw_own.ids[n]);
 	for (size_t k = 0; k < j->nk && n < p->uw_own.nids; k++)
 		p->uw_own.ids[n++] = j->kids[k];
 	add_stack(p, j, p->uw_own.ids, n);
