@@ -75,10 +75,7 @@ dump_core(const struct dump_options *o, bool *partial)
 		p.nthreads++;
 	}
 	/* Its CPython's frames were read from the core's memory. */
-	unwind_python_prepare(ut);
-	p.python_version = unwind_python_version(ut);
-	p.python_note = unwind_python_note(ut);
-	p.gil_holder = unwind_python_gil_holder(ut);
+	dump_python_facts(&p, ut);
 	if (o->tid && p.nthreads == 0) {
 		error_msg("thread %d is not in core file '%s'", (int)o->tid, o->core);
 		r = -ESRCH;

@@ -453,9 +453,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		return r;
 	}
 	*ut_out = ut;
-	/* Its interpreter, if any, found before any thread is stopped (its
-	 * files are read): the stops read its frames. */
-	unwind_python_prepare(ut);
+	unwind_python_prepare(ut);  /* before any stop: they read its frames */
 
 	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
 	struct stack_snapshot *snaps = calloc(pt->nthreads, sizeof(*snaps));
@@ -497,8 +495,8 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		unwinder_feed(&u, p->nthreads);
 	}
 	ptrace_hold_realtime(false);
-	/* Before the threads held (--consistent) run again. */
-	p->gil_holder = unwind_python_gil_holder(ut);
+	/* The GIL's holder before threads held (--consistent) run again. */
+	dump_python_facts(p, ut);
 	ptrace_target_release(pt);
 	uint64_t held_ns = ptrace_clock_monotonic_ns() - hold_start;
 	/* Its target has the images its unwinding opened: the one kept. */
@@ -507,9 +505,6 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		unwind_target_free(ut);
 		*ut_out = ut = uut;
 	}
-	unwind_python_prepare(ut);
-	p->python_version = unwind_python_version(ut);
-	p->python_note = unwind_python_note(ut);
 	if (o->consistent) {
 		/* Every stopped thread was held until now: its pause is
 		 * (at most) the whole sampling. */

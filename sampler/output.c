@@ -432,6 +432,16 @@ json_deadlocks(FILE *out, const struct dump_process *p)
 	putc(']', out);
 }
 
+void
+dump_python_facts(struct dump_process *p, struct unwind_target *t)
+{
+	unwind_python_prepare(t);
+	p->python_version = unwind_python_version(t);
+	const char *note = unwind_python_note(t);
+	snprintf(p->python_note, sizeof(p->python_note), "%s", note ? note : "");
+	p->gil_holder = unwind_python_gil_holder(t);
+}
+
 /* The interpreter's line: its version, who holds the GIL, or why its
  * frames are not shown. */
 static void
@@ -440,7 +450,7 @@ text_python(FILE *out, const struct dump_process *p)
 	if (p->python_version)
 		fprintf(out, "Python %u.%u.%u", p->python_version >> 24,
 			(p->python_version >> 16) & 0xff, (p->python_version >> 8) & 0xff);
-	if (p->python_note) {
+	if (p->python_note[0]) {
 		fputs(p->python_version ? ": " : "", out);
 		text_string(out, p->python_note);
 		fputs("; native frames only", out);
@@ -449,7 +459,7 @@ text_python(FILE *out, const struct dump_process *p)
 	} else if (p->python_version) {
 		fputs(", no thread holds the GIL", out);
 	}
-	if (p->python_version || p->python_note)
+	if (p->python_version || p->python_note[0])
 		putc('\n', out);
 }
 
@@ -458,7 +468,7 @@ static void
 json_python(FILE *out, const struct dump_process *p)
 {
 	fputs(", \"python\": ", out);
-	if (!p->python_version && !p->python_note) {
+	if (!p->python_version && !p->python_note[0]) {
 		fputs("null", out);
 		return;
 	}
@@ -473,7 +483,7 @@ json_python(FILE *out, const struct dump_process *p)
 	else
 		fputs(", \"gil\": null", out);
 	fputs(", \"note\": ", out);
-	collapse_json_string(out, p->python_note);
+	collapse_json_string(out, p->python_note[0] ? p->python_note : NULL);
 	putc('}', out);
 }
 

@@ -68,7 +68,7 @@ struct dump_process {
 	 * frames are not shown (NULL: they are), who holds the GIL (0: no
 	 * one, or not known). */
 	uint32_t python_version;
-	const char *python_note;
+	char python_note[200];    /* "": none */
 	pid_t gil_holder;
 	size_t nunstopped;        /* threads read without stopping them */
 	/* Deadlock cycles (sampler/locks.c): cycles[k] lists ncycle[k] thread
@@ -90,6 +90,10 @@ void dump_free_locks(struct dump_process *p);
 /* In dump_output's sym_flags, above the UNWIND_SYM_* bits: add source
  * file:line and the inlined frames (dump --source, unwind_source()). */
 #define OUTPUT_SOURCE 0x10000
+
+/* p's CPython facts from t (found, read, or why not; the GIL's holder
+ * now), for dump_output. */
+void dump_python_facts(struct dump_process *p, struct unwind_target *t);
 
 /* Print one process.  Names through unwind_symbolize(t, ..., sym_flags).
  * Returns 0 or -errno (write error). */

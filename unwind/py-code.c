@@ -13,6 +13,16 @@
 #include "unwind/python.h"
 #include "unwind/target.h"
 
+int
+unwind_py_read(struct unwind_target *t, uint64_t addr, void *buf, size_t len)
+{
+	if (addr + len < addr)
+		return -EFAULT;
+	if (t->ops->read_own && t->ops->read_own(t, addr, buf, len) == 0)
+		return 0;
+	return t->ops->read_live ? t->ops->read_live(t, addr, buf, len) : -EFAULT;
+}
+
 /* An entry of the location table starts with a byte with bit 7 set:
  * code in bits 3-6, its length in code units - 1 in bits 0-2. */
 enum {

@@ -110,16 +110,6 @@ static const struct py_layout layout_312 = {
 /* The frame owner of a C stack's entry frame (3.12+). */
 #define OWNED_BY_CSTACK 3
 
-int
-unwind_py_read(struct unwind_target *t, uint64_t addr, void *buf, size_t len)
-{
-	if (addr + len < addr)
-		return -EFAULT;
-	if (t->ops->read_own && t->ops->read_own(t, addr, buf, len) == 0)
-		return 0;
-	return t->ops->read_live ? t->ops->read_live(t, addr, buf, len) : -EFAULT;
-}
-
 static bool
 read_u64(struct unwind_target *t, uint64_t addr, uint64_t *v)
 {

@@ -115,7 +115,7 @@ struct py_codes {
 
 /* Reads len bytes of the target at addr: its own memory (a core's), then
  * the live process.  0 or -EFAULT.  No map lookup, no reload: it runs
- * during stops (python.c). */
+ * during stops (py-code.c, the lowest of the three files). */
 int unwind_py_read(struct unwind_target *t, uint64_t addr, void *buf, size_t len);
 
 /* The code object at addr named through c (cached; a cached entry is
