@@ -451,7 +451,7 @@ text_python(FILE *out, const struct dump_process *p)
 		fprintf(out, "Python %u.%u.%u", p->python_version >> 24,
 			(p->python_version >> 16) & 0xff, (p->python_version >> 8) & 0xff);
 	if (p->python_note[0]) {
-		fputs(p->python_version ? ": " : "", out);
+		fputs(p->python_version ? ": " : "Python: ", out);
 		text_string(out, p->python_note);
 		fputs("; native frames only", out);
 	} else if (p->python_version && p->gil_holder) {

@@ -80,6 +80,10 @@ QUICK_TESTS += \
 	tests/promise-stopped-record.test \
 	tests/promise-stopped-top.test
 
+# CPython's frames
+QUICK_TESTS += \
+	tests/python-hostile.test
+
 # dump and core files
 QUICK_TESTS += \
 	tests/core-bad.test \

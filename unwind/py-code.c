@@ -137,6 +137,9 @@ read_string(struct unwind_target *t, const struct py_layout *L, uint64_t unicode
 	bool compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
 	if (type != unicode_type || !compact || (kind != 1 && kind != 2 && kind != 4))
 		return false;
+	/* A name or a path this long is no name: a damaged object. */
+	if (length > PY_MAX_STRING_SEEN)
+		return false;
 	if (length > PY_MAX_STRING)
 		length = PY_MAX_STRING;
 	unsigned char raw[PY_MAX_STRING * 4];

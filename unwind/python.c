@@ -199,10 +199,10 @@ choose_layout(struct unwind_target *t, struct py_state *st)
 		char why[120];
 		if (unwind_py_debug_offsets(t, st->runtime, st->version, &st->L, why, sizeof(why)))
 			return true;
-		refuse(st, "Python %u.%u: %s", major, minor, why);
+		refuse(st, "%s", why);
 		return false;
 	}
-	refuse(st, "Python %u.%u is not supported (3.11 and later are)", major, minor);
+	refuse(st, "version %u.%u is not supported (3.11 and later are)", major, minor);
 	return false;
 }
 
@@ -215,14 +215,14 @@ find_symbols(struct py_state *st, const struct elf_image *img, uint64_t bias)
 	uint64_t v, size;
 	for (int i = 0; i < 3; i++) {
 		if (!unwind_elf_image_symbol(img, types[i], STT_OBJECT, &v, &size)) {
-			refuse(st, "Python: no symbol %s in %s", types[i], img->path);
+			refuse(st, "no symbol %s in %s", types[i], img->path);
 			return false;
 		}
 		*dst[i] = v + bias;
 	}
 	if (!unwind_elf_image_symbol(img, "_PyEval_EvalFrameDefault", STT_FUNC, &v, &size) ||
 	    !size) {
-		refuse(st, "Python: no symbol _PyEval_EvalFrameDefault in %s", img->path);
+		refuse(st, "no symbol _PyEval_EvalFrameDefault in %s", img->path);
 		return false;
 	}
 	st->eval_lo = v + bias;
@@ -246,7 +246,7 @@ discover(struct unwind_target *t, struct py_state *st)
 	if (!unwind_elf_image_symbol(img, "Py_Version", STT_OBJECT, &v, &size) ||
 	    (size == 4 ? !image_read(img, v, &v32, 4) :
 	     size == 8 ? !image_read(img, v, &v64, 8) : true)) {
-		refuse(st, "Python in %s: no Py_Version (3.10 or older: not supported)", img->path);
+		refuse(st, "no Py_Version in %s (3.10 or older: not supported)", img->path);
 		return;
 	}
 	st->version = size == 4 ? v32 : (uint32_t)v64;
@@ -668,13 +668,14 @@ unwind_python_splice(struct unwind_target *t, const struct stack_snapshot *s,
 			out[o++] = frames[i];
 			continue;
 		}
-		int run = k++ - p.skip;
+		int run = k++ - p.skip, o0 = o;
 		if (run >= 0) {
 			for (size_t j = p.start[run]; j < p.start[run + 1] && o < max; j++)
 				if (python_frame(t, st, &chain[j], now, &out[o]))
 					o++;
 		}
-		if ((run < 0 || python_mode == UNWIND_PYTHON_BESIDE) && o < max)
+		/* A run of no code object (damaged) leaves the native frame. */
+		if ((o == o0 || python_mode == UNWIND_PYTHON_BESIDE) && o < max)
 			out[o++] = frames[i];
 	}
 	memcpy(frames, out, (size_t)o * sizeof(*out));

@@ -111,7 +111,8 @@ struct py_codes {
 #define PY_MAX_LINETABLE      (64u * 1024)   /* one code object's table */
 #define PY_MAX_LINETABLES     (64u << 20)    /* all of them */
 #define PY_MAX_NAME_BYTES     (16u << 20)
-#define PY_MAX_STRING         1024           /* code points of a name */
+#define PY_MAX_STRING         1024           /* code points of a name kept */
+#define PY_MAX_STRING_SEEN    4096           /* ... and of one believed */
 
 /* Reads len bytes of the target at addr: its own memory (a core's), then
  * the live process.  0 or -EFAULT.  No map lookup, no reload: it runs
