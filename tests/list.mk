@@ -181,7 +181,8 @@ SLOW_TESTS = \
 	tests/vm-aarch64.test \
 	tests/vm-mipsel.test \
 	tests/svg-browser.test \
-	tests/speedscope.test
+	tests/speedscope.test \
+	tests/python313.test
 
 TESTS += $(QUICK_TESTS)
 # Not from TESTS: `make check-slow` (and `make check TESTS=...`) set it on
