@@ -28,6 +28,7 @@ EXTRA_DIST += \
 	bench/oncpu-busy.sh \
 	bench/oncpu-syscall.sh \
 	bench/pause-spin.sh \
+	bench/python-pause.sh \
 	bench/peers.sh \
 	bench/event-latency.sh \
 	bench/tracer-hold.sh \
