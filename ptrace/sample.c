@@ -241,7 +241,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
 		out->interp_len = 0;
 		if (o->interp_read && out->interp_cap)
-			out->interp_len = o->interp_read(ctx, th->tid, out->interp,
+			out->interp_len = o->interp_read(ctx, out, out->interp,
 							 out->interp_cap);
 	}
 	if ((o->flags & SAMPLE_SCHEDSTAT) && out->schedstat_fd >= 0)

@@ -114,12 +114,13 @@ struct sample_opts {
 				     thread's copy); 0: interrupt them all at
 				     once and collect the stops as they come */
 	unsigned flags;           /* PTRACE_SAMPLE_* */
-	/* Called during each stop, after the stack copy, with ctx: writes
+	/* Called during each stop, after the stack copy s, with ctx: writes
 	 * at most cap bytes of what else is to be read while the thread is
 	 * stopped (an interpreter's frame chain) into buf and returns how
 	 * many.  NULL: nothing; interp_window bytes are reserved for it
 	 * before any thread is stopped. */
-	size_t (*interp_read)(void *ctx, pid_t tid, unsigned char *buf, size_t cap);
+	size_t (*interp_read)(void *ctx, const struct stack_snapshot *s, unsigned char *buf,
+			      size_t cap);
 	size_t interp_window;
 };
 

@@ -419,9 +419,12 @@ read_frame(struct unwind_target *t, const struct stack_copy *c, uint64_t f, void
 	return unwind_py_read(t, f, buf, len) == 0;
 }
 
-/* The innermost frame of the thread state in ts_buf, 0 if none. */
+/* The innermost frame of the thread state in ts_buf, 0 if none.  3.11's
+ * and 3.12's cframe is a local of the eval loop's native frame: in the
+ * stack copy s, most of the time. */
 static uint64_t
-current_frame(struct unwind_target *t, const struct py_layout *L, const unsigned char *ts_buf)
+current_frame(struct unwind_target *t, const struct py_layout *L, const unsigned char *ts_buf,
+	      const struct stack_snapshot *s)
 {
 	uint64_t f = 0, cframe;
 	if (L->ts_current != PY_NONE) {
@@ -429,9 +432,15 @@ current_frame(struct unwind_target *t, const struct py_layout *L, const unsigned
 		return f;
 	}
 	memcpy(&cframe, ts_buf + L->ts_cframe, 8);
-	if (!cframe || !read_u64(t, cframe + L->cf_current, &f))
+	if (!cframe || (cframe & 7))
 		return 0;
-	return f;
+	uint64_t a = cframe + L->cf_current;
+	if (s->stack && a >= s->stack_start && a - s->stack_start < s->stack_len &&
+	    s->stack_len - (a - s->stack_start) >= 8) {
+		memcpy(&f, s->stack + (a - s->stack_start), 8);
+		return f;
+	}
+	return read_u64(t, a, &f) ? f : 0;
 }
 
 /* The frames from f outwards into out[0, max): how many; *cut when a
@@ -474,8 +483,10 @@ unwind_python_chain_bytes(int max_depth)
 }
 
 size_t
-unwind_python_stop_read(void *target, pid_t tid, unsigned char *buf, size_t cap)
+unwind_python_stop_read(void *target, const struct stack_snapshot *s, unsigned char *buf,
+			size_t cap)
 {
+	pid_t tid = s->tid;
 	struct unwind_target *t = target;
 	struct py_state *st = t->python;
 	struct py_chain_head h = { .magic = PY_CHAIN_MAGIC, .status = PY_CHAIN_NO_THREAD };
@@ -492,7 +503,7 @@ unwind_python_stop_read(void *target, pid_t tid, unsigned char *buf, size_t cap)
 		bool cut;
 		copy_data_stack(t, st, ts_buf, &c);
 		h.tstate = ts;
-		h.n = (uint16_t)read_chain(t, &st->L, &c, current_frame(t, &st->L, ts_buf),
+		h.n = (uint16_t)read_chain(t, &st->L, &c, current_frame(t, &st->L, ts_buf, s),
 					   out, max < UINT16_MAX ? max : UINT16_MAX, &cut);
 		h.status = cut ? PY_CHAIN_CUT : PY_CHAIN_OK;
 	}
@@ -514,7 +525,7 @@ chain_of(struct unwind_target *t, struct py_state *st, const struct stack_snapsh
 		size_t cap = unwind_python_chain_bytes(PY_MAX_FRAMES);
 		if (!(*own = malloc(cap)))
 			return 0;
-		size_t len = unwind_python_stop_read(t, s->tid, *own, cap);
+		size_t len = unwind_python_stop_read(t, s, *own, cap);
 		if (len < sizeof(h))
 			return 0;
 		memcpy(&h, *own, sizeof(h));

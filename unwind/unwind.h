@@ -266,12 +266,14 @@ void unwind_set_python(enum unwind_python_mode m);
 int unwind_python_prepare(struct unwind_target *t);
 /* Room a stop's read needs for chains of up to max_depth frames. */
 size_t unwind_python_chain_bytes(int max_depth);
-/* Reads thread tid's chain of Python frames into buf (cap bytes) while it
- * is stopped: a few process_vm_readv (its thread state, its data stack in
- * one piece).  target is t (a struct sample_opts interp_read hook).
+/* Reads the chain of Python frames of s's thread into buf (cap bytes)
+ * while it is stopped, after its stack copy s: a few process_vm_readv (its
+ * thread state, its data stack in one piece; what the stack copy holds is
+ * taken from there).  target is t (a struct sample_opts interp_read hook).
  * Returns the bytes written, 0 when t runs no interpreter found by
  * unwind_python_prepare. */
-size_t unwind_python_stop_read(void *target, pid_t tid, unsigned char *buf, size_t cap);
+size_t unwind_python_stop_read(void *target, const struct stack_snapshot *s, unsigned char *buf,
+			       size_t cap);
 /* unwind_walk's last step: the chain of s (read in its stop; for a core
  * or a snapshot without one, read now) spliced into frames[0, n) (at most
  * max).  Returns the new count. */
