@@ -344,11 +344,13 @@ json_thread(FILE *out, const struct dump_process *p, const struct dump_thread *d
 		uint64_t ip = d->frames[i].ip;
 		struct unwind_python_name py;
 		if (unwind_python_name(t, &d->frames[i], &py)) {
-			fprintf(out, "%s\n    {\"kernel\": false, \"lang\": \"python\", \"ip\": null, "
-				"\"function\": ", nout++ ? "," : "");
+			/* ip: the code object; offset: the instruction's in its
+			 * bytecode. */
+			fprintf(out, "%s\n    {\"kernel\": false, \"lang\": \"python\", \"ip\": \"0x%"
+				PRIx64 "\", \"function\": ", nout++ ? "," : "", py.code);
 			collapse_json_string(out, py.function);
-			fputs(", \"offset\": null, \"module\": null, \"module_offset\": null, "
-			      "\"file\": ", out);
+			fprintf(out, ", \"offset\": \"0x%" PRIx32 "\", \"module\": null, "
+				"\"module_offset\": null, \"file\": ", py.offset);
 			collapse_json_string(out, py.file);
 			if (py.line)
 				fprintf(out, ", \"line\": %u", py.line);

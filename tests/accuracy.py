@@ -308,8 +308,11 @@ def run_program(name, cmd, st):
                 if not wait_stopped(p.pid):
                     log("ERROR %s: did not stop" % name)
                     continue
+                # Native frames against gdb's bt: CPython's frames (they
+                # replace the eval loop's) are tests/python-frames.test's.
                 r = subprocess.run([STACKSPY, "dump", str(p.pid), "--format", "json",
-                                    "--engine", ENGINE, "--max-depth", "1000"],
+                                    "--engine", ENGINE, "--max-depth", "1000",
+                                    "--python=off"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 if r.returncode not in (0, 1):
                     log("ERROR %s: stackspy exited %d: %s" % (name, r.returncode, r.stderr.decode()))

@@ -82,6 +82,7 @@ QUICK_TESTS += \
 
 # CPython's frames
 QUICK_TESTS += \
+	tests/python-frames.test \
 	tests/python-hostile.test
 
 # dump and core files

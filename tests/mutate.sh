@@ -463,6 +463,32 @@ mutations()
 		'the end of a recording waits for a stuck unwinder without bound: no output' \
 		'tests/record-slow-unwind.test'
 
+	# --- CPython's memory is hostile input ------------------------------
+	mutation py-name-bound unwind/py-code.c \
+		's/if \(length > PY_MAX_STRING_SEEN\)\n\t\treturn false;//' \
+		'a name whose length says 2^62 is read as 1024 characters of whatever follows it' \
+		'tests/python-hostile.test'
+	mutation py-code-type unwind/py-code.c \
+		's/if \(type != code_type\)\n\t\treturn false;//' \
+		'any object a frame points at is named as a code object' \
+		'tests/python-hostile.test'
+	mutation py-thread-bound unwind/python.c \
+		's/ts && n < PY_MAX_THREADS; n\+\+/ts; n++/' \
+		'a thread list that loops is walked for ever (dump --core of it never ends)' \
+		'tests/python-hostile.test'
+	mutation py-keep-eval unwind/python.c \
+		's/if \(\(o == o0 \|\| python_mode/if ((python_mode/' \
+		'a run of frames that are no code objects takes its eval-loop frame away with it' \
+		'tests/python-hostile.test'
+	mutation py-linetable-bound unwind/py-code.c \
+		's/size > \(int64_t\)PY_MAX_LINETABLE/size > INT64_MAX \/ 2/' \
+		'a line table whose size says 2^62 is believed (an allocation of that size, or its lines)' \
+		'tests/python-hostile.test'
+	mutation py-version-check unwind/python.c \
+		's/refuse\(st, "version %u.%u is not supported \(3.11 and later are\)", major, minor\);\n\treturn false;/st->L = layout_311;\n\treturn true;/' \
+		'an interpreter of an unknown version is read with 3.11'"'"'s layout' \
+		'tests/python-hostile.test'
+
 	# --- the command line never starts a service by accident ----------
 	mutation bare-word-launch sampler/options.c \
 		's/(if \(!sampler_looks_like_pids\(argv\[optind\]\)\)\n\t\t\t)bare_word_and_help/$1return -1;\n\t\tif (0)\n\t\t\tbare_word_and_help/' \

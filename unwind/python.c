@@ -608,6 +608,7 @@ python_frame(struct unwind_target *t, struct py_state *st, const struct py_raw_f
 		   c->linetable ? unwind_py_line(c->linetable, c->linetable_len,
 						 c->firstlineno, lasti) : -1;
 	f->line = line > 0 ? (uint32_t)line : 0;
+	f->code_offset = lasti > 0 && lasti < INT32_MAX ? (uint32_t)lasti * 2 : 0;
 	return true;
 }
 
@@ -710,6 +711,8 @@ unwind_python_name(struct unwind_target *t, const struct unwind_frame *f,
 	out->function = c ? c->qualname : "?";
 	out->file = c ? c->file : "?";
 	out->line = f->line;
+	out->code = f->ip;
+	out->offset = f->code_offset;
 	return true;
 }
 

@@ -129,7 +129,6 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	frames[0].ip = regs.r[a->reg_ip];
 	frames[0].how = u->first_how;
 	frames[0].signal_frame = false;
-	frames[0].line = 0;
 	if (s->pac_mask && !t->pac_mask_fixed)
 		t->pac_mask = s->pac_mask;
 	unwind_target_enter(t);
@@ -137,6 +136,12 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 		*stop = UNWIND_STOP_DEADLINE;
 	else
 		*stop = n < max ? u->walk(t, &mr, &regs, frames, &n, max) : UNWIND_STOP_DEPTH;
+	/* The engines set ip, how and signal_frame: the rest is a Python
+	 * frame's. */
+	for (int i = 0; i < n; i++) {
+		frames[i].line = 0;
+		frames[i].code_offset = 0;
+	}
 	n = unwind_python_splice(t, s, frames, n, max, *stop);
 	unwind_target_leave(t);
 	return n;

@@ -91,9 +91,11 @@ enum unwind_stop {
 struct unwind_frame {
 	uint64_t ip;
 	enum unwind_how how;
+	uint32_t line;            /* UNWIND_HOW_PYTHON: its line (0: unknown) */
 	bool signal_frame;        /* this frame is a signal trampoline: the next
 				   (older) frame was interrupted, its ip is exact */
-	uint32_t line;            /* UNWIND_HOW_PYTHON: its line (0: unknown) */
+	uint32_t code_offset;     /* UNWIND_HOW_PYTHON: the byte offset of its
+				     instruction in the code object's bytecode */
 };
 
 /* Parse "auto|fp|cfi|mips".  Returns 0 or -EINVAL. */
@@ -283,6 +285,8 @@ struct unwind_python_name {
 	const char *function;     /* co_qualname ("?" if unreadable) */
 	const char *file;         /* co_filename */
 	unsigned line;            /* 0: unknown */
+	uint64_t code;            /* the code object's address */
+	uint32_t offset;          /* the instruction's in its bytecode */
 };
 /* The names of Python frame f (how UNWIND_HOW_PYTHON); false for any
  * other.  The strings belong to t. */
