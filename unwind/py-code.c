@@ -287,6 +287,9 @@ unwind_py_code(struct unwind_target *t, struct py_codes *c, const struct py_layo
 		}
 		c->linetable_bytes -= e->linetable_len;
 		free(e->linetable);
+		/* Names cached by this address elsewhere go too
+		 * (unwind_target_generation). */
+		c->replaced++;
 		if (!name_code(t, c, L, types, addr, e)) {
 			e->qualname = "?";
 			e->file = "?";

@@ -307,6 +307,12 @@ unwind_python_mismatches(const struct unwind_target *t)
 	return t->python ? t->python->mismatches : 0;
 }
 
+unsigned
+unwind_py_generation(const struct py_state *st)
+{
+	return st ? st->codes.replaced : 0;
+}
+
 void
 unwind_py_state_free(struct py_state *st)
 {

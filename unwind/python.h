@@ -105,6 +105,7 @@ struct py_codes {
 	size_t linetable_bytes;
 	struct name_pool *names;  /* qualnames and file names */
 	struct py_code scratch;   /* one not kept (a bound): for one frame */
+	unsigned replaced;        /* cached objects found to be others since */
 };
 /* Bounds on what the code cache keeps of the target's code objects. */
 #define PY_MAX_CODES          (256u * 1024)

@@ -182,6 +182,7 @@ unwind_target_dropped(const struct unwind_target *t, struct unwind_dropped *out)
 unsigned
 unwind_target_generation(const struct unwind_target *t)
 {
-	/* Both only grow: the sum changes when either does. */
-	return t->generation + unwind_perf_map_generation(t->perf_map);
+	/* All only grow: the sum changes when one does. */
+	return t->generation + unwind_perf_map_generation(t->perf_map) +
+	       unwind_py_generation(t->python);
 }

@@ -53,6 +53,9 @@ struct py_state;
 
 /* A target's CPython state, freed with it (python.c). */
 void unwind_py_state_free(struct py_state *st);
+/* Bumped when a code object cached by address was found to be another:
+ * part of unwind_target_generation (python.c). */
+unsigned unwind_py_generation(const struct py_state *st);
 
 struct unwind_target {
 	pid_t pid;                /* the process (target-open.c's ops read it);

@@ -232,9 +232,10 @@ bool unwind_target_maps_current(struct unwind_target *t, const struct unwind_fra
 				int n, uint64_t sampled_ns);
 
 /* Changes whenever the memory map was re-read (a library may now live
- * where another was), or the perf map's reading went on where a look had
- * stopped (an address named by no line read may be named now): names
- * cached by address must be dropped then. */
+ * where another was), the perf map's reading went on where a look had
+ * stopped (an address named by no line read may be named now), or a
+ * CPython code object was found replaced by another at its address:
+ * names cached by address must be dropped then. */
 unsigned unwind_target_generation(const struct unwind_target *t);
 
 /* End address of the mapping that contains sp, or 0 if none is known.
