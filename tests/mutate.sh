@@ -481,7 +481,7 @@ mutations()
 		'a thread list that loops is walked for ever (dump --core of it never ends)' \
 		'tests/python-hostile.test'
 	mutation py-keep-eval unwind/python.c \
-		's/if \(\(o == o0 \|\| python_mode/if ((python_mode/' \
+		's/if \(\(o == o0 \|\| python_mode/if ((o < o0 || python_mode/' \
 		'a run of frames that are no code objects takes its eval-loop frame away with it' \
 		'tests/python-hostile.test'
 	mutation py-version-check unwind/python.c \
