@@ -309,6 +309,7 @@ sampler_cmd_dump(int argc, char **argv)
 		if (begun && *before)
 			json_objects++;
 	}
+	dump_waits_done();
 	int npids = o.cfg.npids;
 	free(o.cfg.pids);
 	if (json_objects)

@@ -612,8 +612,10 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	if (taskfd >= 0)
 		close(taskfd);
 	free(scratch);
-	if (r == 0)
+	if (r == 0) {
 		dump_find_locks(&p, ut);
+		dump_find_waits(&p);
+	}
 	if (r == 0) {
 		fputs(before, o->out);
 		*begun = true;

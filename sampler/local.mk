@@ -20,6 +20,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/dump-live.c \
 	sampler/dump-core.c \
 	sampler/locks.c \
+	sampler/waits.c \
 	sampler/blocked.c \
 	sampler/cmd-record.c \
 	sampler/cmd-top.c \

@@ -294,6 +294,41 @@ json_waits_for(FILE *out, const struct dump_thread *d)
 	putc('}', out);
 }
 
+/* "waits_on": null, or {"kind", "object", "owner"|"peer": {pid, tid},
+ * "peers": [...]}. */
+static void
+json_waits_on(FILE *out, const struct dump_wait *w)
+{
+	if (!w->kind) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"kind\": \"%s\", \"object\": ", w->kind);
+	collapse_json_string(out, w->object);
+	if (w->npeers) {
+		fprintf(out, ", \"%s\": {\"pid\": %d, \"tid\": ",
+			strcmp(w->kind, "mutex") == 0 ? "owner" : "peer", (int)w->peers[0].pid);
+		if (w->peers[0].tid)
+			fprintf(out, "%d}", (int)w->peers[0].tid);
+		else
+			fputs("null}", out);
+	}
+	fputs(", \"peers\": [", out);
+	for (int k = 0; k < w->npeers; k++) {
+		char comm[64] = "";
+		ptrace_read_comm(w->peers[k].pid, comm, sizeof(comm));
+		fprintf(out, "%s{\"pid\": %d, \"tid\": ", k ? ", " : "", (int)w->peers[k].pid);
+		if (w->peers[k].tid)
+			fprintf(out, "%d", (int)w->peers[k].tid);
+		else
+			fputs("null", out);
+		fputs(", \"comm\": ", out);
+		collapse_json_string(out, comm[0] ? comm : NULL);
+		putc('}', out);
+	}
+	fprintf(out, "], \"more\": %s}", w->more_peers ? "true" : "false");
+}
+
 static void
 json_thread(FILE *out, const struct dump_process *p, const struct dump_thread *d,
 	    struct unwind_target *t, unsigned flags)
@@ -314,6 +349,8 @@ json_thread(FILE *out, const struct dump_process *p, const struct dump_thread *d
 		fputs(", \"syscall\": null", out);
 	fputs(", \"waits_for\": ", out);
 	json_waits_for(out, d);
+	fputs(", \"waits_on\": ", out);
+	json_waits_on(out, &d->waits_on);
 	if (p->python_version)
 		fprintf(out, ", \"holds_gil\": %s", p->gil_holder == d->tid ? "true" : "false");
 	fputs(", \"stop\": ", out);
@@ -442,6 +479,51 @@ dump_python_facts(struct dump_process *p, struct unwind_target *t)
 	const char *note = unwind_python_note(t);
 	snprintf(p->python_note, sizeof(p->python_note), "%s", note ? note : "");
 	p->gil_holder = unwind_python_gil_holder(t);
+}
+
+/* "process 901 (php-fpm)" or "thread 902 of process 901 (php-fpm)". */
+static void
+text_peer(FILE *out, const struct wait_peer *w)
+{
+	char comm[64] = "";
+	ptrace_read_comm(w->pid, comm, sizeof(comm));
+	if (w->tid && w->tid != w->pid)
+		fprintf(out, "thread %d of ", (int)w->tid);
+	fprintf(out, "process %d (", (int)w->pid);
+	text_string(out, comm[0] ? comm : "?");
+	putc(')', out);
+}
+
+/* One line per blocked thread whose wait is known: what, and who is at
+ * the other end ("Waits:" before the stacks). */
+static void
+text_waits(FILE *out, const struct dump_process *p)
+{
+	bool any = false;
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct dump_thread *d = &p->threads[i];
+		const struct dump_wait *w = &d->waits_on;
+		if (!w->kind)
+			continue;
+		if (!any)
+			fputs("Waits:\n", out);
+		any = true;
+		fprintf(out, "  thread %d (", (int)d->tid);
+		text_string(out, d->name);
+		fprintf(out, ") %s ", w->verb ? w->verb : "waits on");
+		text_string(out, w->object);
+		for (int k = 0; k < w->npeers; k++) {
+			fprintf(out, "%s", k ? ", " : w->role ? ", " : ": ");
+			if (!k && w->role)
+				fprintf(out, "%s ", w->role);
+			text_peer(out, &w->peers[k]);
+		}
+		if (w->more_peers)
+			fputs(", ...", out);
+		if (!w->npeers && (!strcmp(w->kind, "pipe") || !strcmp(w->kind, "socket")))
+			fputs(", no other end found", out);
+		putc('\n', out);
+	}
 }
 
 /* The interpreter's line: its version, who holds the GIL, or why its
@@ -659,6 +741,7 @@ output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p
 			p->nthreads == 1 ? "" : "s", unwind_engine_name(p->engine));
 		text_python(out, p);
 		text_deadlocks(out, p);
+		text_waits(out, p);
 		if (group) {
 			if (output_groups(out, f, p, t, flags) < 0)
 				return -ENOMEM;

@@ -20,6 +20,29 @@ struct kernel_frame;
 
 enum output_format { OUTPUT_TEXT, OUTPUT_JSON };
 
+/* What a blocked thread waits on (sampler/waits.c), and who is at the
+ * other end: the owner of a mutex, the processes that hold the other end
+ * of a pipe or a socket, the children a waitpid waits for. */
+#define WAIT_MAX_PEERS 8
+struct wait_peer {
+	pid_t pid;
+	pid_t tid;                /* 0: the process, no one thread of it */
+};
+struct dump_wait {
+	const char *kind;         /* "mutex", "rwlock", "condvar", "futex",
+				     "pipe", "socket", "child", "epoll", "io",
+				     or NULL: nothing known */
+	const char *verb;         /* "reads", "writes", "accepts on", "waits
+				     for", "waits on": the text's words */
+	const char *role;         /* the peers': "owned by", "written by",
+				     "read by", "peer", "child", ... */
+	char object[96];          /* "pipe:[4471]", "socket:[5520]",
+				     "mutex 0x55..", "child 901" */
+	struct wait_peer peers[WAIT_MAX_PEERS];
+	int npeers;
+	bool more_peers;          /* more than WAIT_MAX_PEERS */
+};
+
 /* One thread's dump, as printed. */
 struct dump_thread {
 	pid_t tid;
@@ -55,6 +78,7 @@ struct dump_thread {
 	uint64_t wait_addr;
 	pid_t wait_owner;
 	char wait_symbol[128];    /* the object's symbol when it is a global */
+	struct dump_wait waits_on;  /* sampler/waits.c */
 };
 
 struct dump_process {
@@ -83,6 +107,14 @@ struct dump_process {
  * read from the target's memory); then find the wait-for cycles. */
 void dump_find_locks(struct dump_process *p, struct unwind_target *t);
 void dump_free_locks(struct dump_process *p);
+/* sampler/waits.c: for each blocked thread, what it waits on and who is at
+ * the other end (after the locks: a mutex's owner is theirs), from
+ * /proc/TID/syscall, /proc/PID/fd, fdinfo, the socket tables and the
+ * process tree, after the detach (nothing stopped). */
+void dump_find_waits(struct dump_process *p);
+/* The /proc scans behind it (every process's descriptors), kept between
+ * the processes of one dump; freed here. */
+void dump_waits_done(void);
 
 /* dump --group: print each distinct stack once (sampler/output.c). */
 #define OUTPUT_GROUP 0x20000
