@@ -16,6 +16,7 @@
 
 #include "ptrace/procfs.h"
 #include "sampler/dump-internal.h"
+#include "sampler/follow.h"
 #include "sampler/error.h"
 #include "sampler/options.h"
 #include "sampler/out-file.h"
@@ -78,6 +79,10 @@ dump_usage(FILE *f)
 	           "                          DEBUGINFOD_TIMEOUT seconds, default 5, a module)\n"
 	           "      --subprocesses      also every process below the given ones (their\n"
 	           "                          children, grandchildren...) as they are now\n"
+	           "      --follow            follow each wait into the process at its other end\n"
+	           "                          (a pipe's writer, a socket's peer, a child, a\n"
+	           "                          mutex's owner), dump it too, and print the chains\n"
+	           "                          and the cycles across processes (at most 64)\n"
 	           "  -h, --help              show this help\n"
 	           "  -V, --version           show the version\n"
 	           "\n"
@@ -96,6 +101,7 @@ dump_usage(FILE *f)
 	           "  stackspy dump --group PID                1000 identical threads as one stack\n"
 	           "  stackspy dump -f json -o stacks.json PID  for scripts, into a file\n"
 	           "  stackspy dump --kernel --source PID      kernel frames and file:line too\n"
+	           "  stackspy dump --follow PID               who waits for whom, across processes\n"
 	           "  stackspy dump --core core.1234           a core file instead of a process\n",
 	           DEFAULT_MAX_DEPTH, DUMP_DEFAULT_TIMEOUT);
 }
@@ -104,7 +110,7 @@ static void
 parse_options(int argc, char **argv, struct dump_options *o)
 {
 	enum { OPT_CORE = OPT_COMMAND_FIRST, OPT_EXE, OPT_SYSROOT, OPT_SOURCE, OPT_GROUP,
-	       OPT_CONSISTENT, OPT_TIMEOUT };
+	       OPT_CONSISTENT, OPT_TIMEOUT, OPT_FOLLOW };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -124,6 +130,7 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		{ "group", no_argument, NULL, OPT_GROUP },
 		{ "consistent", no_argument, NULL, OPT_CONSISTENT },
 		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -178,6 +185,9 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		case OPT_CONSISTENT:
 			o->consistent = true;
 			break;
+		case OPT_FOLLOW:
+			o->follow = true;
+			break;
 		case OPT_GROUP:
 			o->group = true;
 			o->cfg.sym_flags |= OUTPUT_GROUP;
@@ -208,6 +218,8 @@ parse_options(int argc, char **argv, struct dump_options *o)
 		error_msg_and_help("dump", "--tid needs a single PID");
 	if (o->tid && o->cfg.subprocesses)
 		error_msg_and_help("dump", "--tid and --subprocesses cannot be combined");
+	if (o->tid && o->follow)
+		error_msg_and_help("dump", "--tid and --follow cannot be combined");
 	o->ngiven = o->cfg.npids;
 }
 
@@ -244,9 +256,50 @@ static int json_objects;
 static const char *
 json_array_next(const struct dump_options *o)
 {
+	if (o->format == OUTPUT_JSON && o->graph)
+		return json_objects ? "," : "";
 	if (o->format == OUTPUT_JSON && o->cfg.npids > 1)
 		return json_objects ? "," : "[";
 	return "";
+}
+
+/* Why a process a wait leads to was not dumped. */
+static const char *
+follow_why(int r)
+{
+	switch (r) {
+	case -EPERM:
+	case -EACCES:
+		return "not permitted to trace it";
+	case -ESRCH:
+		return "it exited";
+	case -EBUSY:
+		return "another tracer holds it";
+	default:
+		return strerror(-r);
+	}
+}
+
+/* --follow: the processes at the other end of the waits dumped so far,
+ * appended to the list (FOLLOW_MAX_PROCS in all). */
+static void
+follow_more(struct dump_options *o)
+{
+	pid_t next[FOLLOW_MAX_PROCS];
+	int room = FOLLOW_MAX_PROCS - o->cfg.npids;
+	size_t n = room > 0 ? follow_graph_next(o->graph, next, (size_t)room) : 0;
+	for (size_t k = 0; k < n; k++) {
+		bool have = false;
+		for (int j = 0; j < o->cfg.npids && !have; j++)
+			have = o->cfg.pids[j] == next[k];
+		if (have)
+			continue;
+		pid_t *nv = realloc(o->cfg.pids, (size_t)(o->cfg.npids + 1) * sizeof(*nv));
+		if (!nv)
+			error_msg_and_die("out of memory");
+		o->cfg.pids = nv;
+		o->cfg.pids[o->cfg.npids++] = next[k];
+	}
 }
 
 /* The end of a dump: standard output flushed, or -o's file committed
@@ -295,6 +348,18 @@ sampler_cmd_dump(int argc, char **argv)
 	}
 	if (o.cfg.subprocesses)
 		add_descendants(&o);
+	/* --follow: the processes' output is held until the chains, which
+	 * go first, are known. */
+	FILE *real_out = o.out;
+	char *held = NULL;
+	size_t held_len = 0;
+	if (o.follow) {
+		o.graph = follow_graph_new();
+		if (!(o.out = open_memstream(&held, &held_len)))
+			error_msg_and_die("out of memory");
+		if (o.format == OUTPUT_JSON)
+			fputs("{\"processes\": [", o.out);
+	}
 	for (int i = 0; i < o.cfg.npids; i++) {
 		/* A descendant that exited since the tree was read is no
 		 * error: it is not there to dump. */
@@ -304,12 +369,37 @@ sampler_cmd_dump(int argc, char **argv)
 			putc('\n', o.out);
 		const char *before = json_array_next(&o);
 		bool begun = false;
-		if (dump_one(&o, o.cfg.pids[i], &partial, before, &begun) < 0)
+		int r = dump_one(&o, o.cfg.pids[i], &partial, before, &begun);
+		if (r < 0)
 			failed++;
-		if (begun && *before)
+		if (begun && (*before || o.graph))
 			json_objects++;
+		if (o.graph) {
+			if (r < 0)
+				follow_graph_skip(o.graph, o.cfg.pids[i], follow_why(r));
+			else if (i < o.ngiven)
+				follow_graph_given(o.graph, o.cfg.pids[i]);
+			follow_more(&o);
+		}
 	}
 	dump_waits_done();
+	if (o.graph) {
+		if (o.format == OUTPUT_JSON)
+			fputs("]", o.out);
+		fclose(o.out);
+		o.out = real_out;
+		if (o.format == OUTPUT_TEXT) {
+			follow_graph_print(o.out, o.format, o.graph);
+			fwrite(held, 1, held_len, o.out);
+		} else {
+			fwrite(held, 1, held_len, o.out);
+			follow_graph_print(o.out, o.format, o.graph);
+			fputs("}\n", o.out);
+		}
+		free(held);
+		follow_graph_free(o.graph);
+		json_objects = 0;
+	}
 	int npids = o.cfg.npids;
 	free(o.cfg.pids);
 	if (json_objects)

@@ -36,12 +36,16 @@ struct dump_options {
 	const char *sysroot;      /* --sysroot (with --core) */
 	bool group;               /* --group: each distinct stack once */
 	bool consistent;          /* --consistent: every thread stopped together */
+	bool follow;              /* --follow: into the processes at the other
+				     ends of the waits */
 	int ngiven;               /* pids[0, ngiven) were given; the rest are
 				     descendants (their exit is no error) */
 	double timeout;           /* --timeout: seconds the unwinding of a
 				     process may take after its last copy */
 	const char *output;       /* -o FILE; NULL: standard output */
 	FILE *out;                /* where the dump goes: stdout or -o's file */
+	struct wait_graph *graph; /* --follow: the waits of every process
+				     dumped go here (sampler/follow.c) */
 };
 
 /* Dump process pid (a TID: that thread of its process) to o->out, adding

@@ -25,6 +25,7 @@
 #include "ptrace/ptrace.h"
 #include "ptrace/sample.h"
 #include "sampler/dump-internal.h"
+#include "sampler/follow.h"
 #include "sampler/error.h"
 #include "sampler/out-file.h"
 #include "sampler/options.h"
@@ -615,6 +616,8 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	if (r == 0) {
 		dump_find_locks(&p, ut);
 		dump_find_waits(&p);
+		if (o->graph)
+			follow_graph_add(o->graph, &p, false);
 	}
 	if (r == 0) {
 		fputs(before, o->out);

@@ -21,6 +21,8 @@ sampler_libsampler_a_SOURCES = \
 	sampler/dump-core.c \
 	sampler/locks.c \
 	sampler/waits.c \
+	sampler/follow.c \
+	sampler/follow.h \
 	sampler/blocked.c \
 	sampler/cmd-record.c \
 	sampler/cmd-top.c \
