@@ -287,7 +287,7 @@ follow_more(struct dump_options *o)
 {
 	pid_t next[FOLLOW_MAX_PROCS];
 	int room = FOLLOW_MAX_PROCS - o->cfg.npids;
-	size_t n = room > 0 ? follow_graph_next(o->graph, next, (size_t)room) : 0;
+	size_t n = room > 0 ? dump_follow_next(o->graph, next, (size_t)room) : 0;
 	for (size_t k = 0; k < n; k++) {
 		bool have = false;
 		for (int j = 0; j < o->cfg.npids && !have; j++)
@@ -354,7 +354,7 @@ sampler_cmd_dump(int argc, char **argv)
 	char *held = NULL;
 	size_t held_len = 0;
 	if (o.follow) {
-		o.graph = follow_graph_new();
+		o.graph = dump_follow_new();
 		if (!(o.out = open_memstream(&held, &held_len)))
 			error_msg_and_die("out of memory");
 		if (o.format == OUTPUT_JSON)
@@ -376,9 +376,9 @@ sampler_cmd_dump(int argc, char **argv)
 			json_objects++;
 		if (o.graph) {
 			if (r < 0)
-				follow_graph_skip(o.graph, o.cfg.pids[i], follow_why(r));
+				dump_follow_skip(o.graph, o.cfg.pids[i], follow_why(r));
 			else if (i < o.ngiven)
-				follow_graph_given(o.graph, o.cfg.pids[i]);
+				dump_follow_given(o.graph, o.cfg.pids[i]);
 			follow_more(&o);
 		}
 	}
@@ -389,15 +389,15 @@ sampler_cmd_dump(int argc, char **argv)
 		fclose(o.out);
 		o.out = real_out;
 		if (o.format == OUTPUT_TEXT) {
-			follow_graph_print(o.out, o.format, o.graph);
+			dump_follow_print(o.out, o.format, o.graph);
 			fwrite(held, 1, held_len, o.out);
 		} else {
 			fwrite(held, 1, held_len, o.out);
-			follow_graph_print(o.out, o.format, o.graph);
+			dump_follow_print(o.out, o.format, o.graph);
 			fputs("}\n", o.out);
 		}
 		free(held);
-		follow_graph_free(o.graph);
+		dump_follow_free(o.graph);
 		json_objects = 0;
 	}
 	int npids = o.cfg.npids;

@@ -617,7 +617,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 		dump_find_locks(&p, ut);
 		dump_find_waits(&p);
 		if (o->graph)
-			follow_graph_add(o->graph, &p, false);
+			dump_follow_add(o->graph, &p, false);
 	}
 	if (r == 0) {
 		fputs(before, o->out);

@@ -45,7 +45,7 @@ struct wait_graph {
 };
 
 struct wait_graph *
-follow_graph_new(void)
+dump_follow_new(void)
 {
 	struct wait_graph *g = calloc(1, sizeof(*g));
 	if (!g)
@@ -54,7 +54,7 @@ follow_graph_new(void)
 }
 
 void
-follow_graph_free(struct wait_graph *g)
+dump_follow_free(struct wait_graph *g)
 {
 	if (!g)
 		return;
@@ -87,7 +87,7 @@ add_proc(struct wait_graph *g, pid_t pid)
 }
 
 void
-follow_graph_add(struct wait_graph *g, const struct dump_process *dp, bool given)
+dump_follow_add(struct wait_graph *g, const struct dump_process *dp, bool given)
 {
 	struct wg_proc *p = add_proc(g, dp->pid);
 	snprintf(p->comm, sizeof(p->comm), "%s", dp->comm);
@@ -111,7 +111,7 @@ follow_graph_add(struct wait_graph *g, const struct dump_process *dp, bool given
 }
 
 void
-follow_graph_given(struct wait_graph *g, pid_t pid)
+dump_follow_given(struct wait_graph *g, pid_t pid)
 {
 	struct wg_proc *p = proc_of(g, pid);
 	if (p)
@@ -119,7 +119,7 @@ follow_graph_given(struct wait_graph *g, pid_t pid)
 }
 
 void
-follow_graph_skip(struct wait_graph *g, pid_t pid, const char *why)
+dump_follow_skip(struct wait_graph *g, pid_t pid, const char *why)
 {
 	struct wg_proc *p = add_proc(g, pid);
 	if (!p->n)
@@ -127,7 +127,7 @@ follow_graph_skip(struct wait_graph *g, pid_t pid, const char *why)
 }
 
 size_t
-follow_graph_next(const struct wait_graph *g, pid_t *out, size_t max)
+dump_follow_next(const struct wait_graph *g, pid_t *out, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < g->nt; i++) {
@@ -383,7 +383,7 @@ collect(const struct wait_graph *g, struct chain **out, size_t **cycles, size_t 
 }
 
 void
-follow_graph_print(FILE *out, enum output_format f, const struct wait_graph *g)
+dump_follow_print(FILE *out, enum output_format f, const struct wait_graph *g)
 {
 	struct chain *c;
 	size_t *cyc, nc;

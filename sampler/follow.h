@@ -19,20 +19,20 @@
 
 struct wait_graph;
 
-struct wait_graph *follow_graph_new(void);
-void follow_graph_free(struct wait_graph *g);
+struct wait_graph *dump_follow_new(void);
+void dump_follow_free(struct wait_graph *g);
 /* The waits of process dp, just dumped (given: on the command line). */
-void follow_graph_add(struct wait_graph *g, const struct dump_process *dp, bool given);
+void dump_follow_add(struct wait_graph *g, const struct dump_process *dp, bool given);
 /* Process pid was given on the command line: chains start there. */
-void follow_graph_given(struct wait_graph *g, pid_t pid);
+void dump_follow_given(struct wait_graph *g, pid_t pid);
 /* Process pid could not be dumped: why (a string that stays). */
-void follow_graph_skip(struct wait_graph *g, pid_t pid, const char *why);
+void dump_follow_skip(struct wait_graph *g, pid_t pid, const char *why);
 /* The processes at the other end of a wait that are not in g yet, at
  * most max, into out.  Returns how many. */
-size_t follow_graph_next(const struct wait_graph *g, pid_t *out, size_t max);
+size_t dump_follow_next(const struct wait_graph *g, pid_t *out, size_t max);
 /* The chains from the given processes' blocked threads and the cycles
  * among them: text ("Waits across processes:"), or the JSON members
  * ", \"chains\": [...], \"cycles\": [...], \"skipped\": [...]". */
-void follow_graph_print(FILE *out, enum output_format f, const struct wait_graph *g);
+void dump_follow_print(FILE *out, enum output_format f, const struct wait_graph *g);
 
 #endif

@@ -39,7 +39,7 @@ ALLOWED = {
         'thread_',    # threads.c: the thread table and its census
         'unwinder_',  # unwinder.c: the unwinding thread and its queue
         # The dump command's files (dump-internal.h, output.h):
-        # dump-live.c, dump-core.c, locks.c, output.c.
+        # dump-live.c, dump-core.c, locks.c, waits.c, follow.c, output.c.
         'dump_',
     ),
 }
