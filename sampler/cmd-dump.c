@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ptrace/procfs.h"
+#include "ptrace/ptrace.h"
 #include "sampler/dump-internal.h"
 #include "sampler/follow.h"
 #include "sampler/error.h"
@@ -263,14 +264,15 @@ json_array_next(const struct dump_options *o)
 	return "";
 }
 
-/* Why a process a wait leads to was not dumped. */
+/* Why a process a wait leads to was not dumped (in buf when it says who
+ * holds it). */
 static const char *
-follow_why(int r)
+follow_why(pid_t pid, int r, char *buf, size_t len)
 {
 	switch (r) {
 	case -EPERM:
 	case -EACCES:
-		return "not permitted to trace it";
+		return ptrace_explain_eperm(pid, buf, len);
 	case -ESRCH:
 		return "it exited";
 	case -EBUSY:
@@ -376,7 +378,11 @@ sampler_cmd_dump(int argc, char **argv)
 			json_objects++;
 		if (o.graph) {
 			if (r < 0)
-				dump_follow_skip(o.graph, o.cfg.pids[i], follow_why(r));
+			{
+				char why[256];
+				dump_follow_skip(o.graph, o.cfg.pids[i],
+						 follow_why(o.cfg.pids[i], r, why, sizeof(why)));
+			}
 			else if (i < o.ngiven)
 				dump_follow_given(o.graph, o.cfg.pids[i]);
 			follow_more(&o);

@@ -33,7 +33,7 @@ struct wg_proc {
 	pid_t pid;
 	char comm[64];
 	size_t first, n;          /* its threads in g->th */
-	const char *skipped;      /* not dumped: why (static), or NULL */
+	char skipped[160];        /* not dumped: why, or "" */
 	bool given;               /* on the command line */
 };
 
@@ -92,7 +92,7 @@ dump_follow_add(struct wait_graph *g, const struct dump_process *dp, bool given)
 	struct wg_proc *p = add_proc(g, dp->pid);
 	snprintf(p->comm, sizeof(p->comm), "%s", dp->comm);
 	p->given = given;
-	p->skipped = NULL;
+	p->skipped[0] = '\0';
 	p->first = g->nt;
 	for (size_t i = 0; i < dp->nthreads; i++) {
 		const struct dump_thread *d = &dp->threads[i];
@@ -123,7 +123,7 @@ dump_follow_skip(struct wait_graph *g, pid_t pid, const char *why)
 {
 	struct wg_proc *p = add_proc(g, pid);
 	if (!p->n)
-		p->skipped = why;
+		snprintf(p->skipped, sizeof(p->skipped), "%s", why);
 }
 
 size_t
@@ -197,7 +197,7 @@ walk_chain(const struct wait_graph *g, const struct wg_thread *t, struct chain *
 			return;           /* waits on nothing with another end */
 		const struct wait_peer *pe = &t->w.peers[0];
 		const struct wg_proc *p = proc_of(g, pe->pid);
-		if (!p || p->skipped) {
+		if (!p || p->skipped[0]) {
 			c->end_proc = p;
 			return;
 		}
@@ -269,9 +269,10 @@ text_end(FILE *out, const struct wait_graph *g, const struct chain *c)
 		return;
 	}
 	const struct wg_thread *last = c->step[c->n - 1];
-	if (c->end_proc && c->end_proc->skipped) {
-		fprintf(out, "\n    -> %s process %d: not dumped: %s",
-			last->w.role ? last->w.role : "", (int)c->end_proc->pid, c->end_proc->skipped);
+	if (c->end_proc && c->end_proc->skipped[0]) {
+		fprintf(out, "\n    -> %s process %d: not dumped: ",
+			last->w.role ? last->w.role : "", (int)c->end_proc->pid);
+		text_name(out, c->end_proc->skipped);
 	} else if (c->end_thread) {
 		fprintf(out, "\n    -> %s ", last->w.role ? last->w.role : "");
 		text_thread(out, g, c->end_thread);
@@ -281,7 +282,8 @@ text_end(FILE *out, const struct wait_graph *g, const struct chain *c)
 			(int)c->end_proc->pid);
 		text_name(out, c->end_proc->comm);
 		fputs("): no thread of it waits on anything known", out);
-		if (c->end_proc->n && g->th[c->end_proc->first].state == 'T')
+		if (c->end_proc->n && (g->th[c->end_proc->first].state == 'T' ||
+				       g->th[c->end_proc->first].state == 't'))
 			fputs(" (stopped)", out);
 	} else if (!c->end_proc && last->w.npeers) {
 		fprintf(out, "\n    -> %s process %d: not dumped", last->w.role ? last->w.role : "",
@@ -316,7 +318,7 @@ json_step(FILE *out, const struct wg_thread *t, bool first)
 }
 
 static void
-json_chain(FILE *out, const struct chain *c, bool first)
+json_chain(FILE *out, const struct wait_graph *g, const struct chain *c, bool first)
 {
 	fprintf(out, "%s\n  {\"threads\": [", first ? "" : ",");
 	for (int i = 0; i < c->n; i++)
@@ -325,14 +327,18 @@ json_chain(FILE *out, const struct chain *c, bool first)
 	if (c->cycle_at >= 0)
 		fprintf(out, "{\"cycle\": {\"pid\": %d, \"tid\": %d}}", (int)c->step[c->cycle_at]->pid,
 			(int)c->step[c->cycle_at]->tid);
-	else if (c->end_proc && c->end_proc->skipped)
-		fprintf(out, "{\"pid\": %d, \"tid\": null, \"skipped\": \"%s\"}",
-			(int)c->end_proc->pid, c->end_proc->skipped);
+	else if (c->end_proc && c->end_proc->skipped[0])
+	{
+		fprintf(out, "{\"pid\": %d, \"tid\": null, \"skipped\": ", (int)c->end_proc->pid);
+		collapse_json_string(out, c->end_proc->skipped);
+		putc('}', out);
+	}
 	else if (c->end_thread)
 		fprintf(out, "{\"pid\": %d, \"tid\": %d, \"state\": \"%c\"}", (int)c->end_thread->pid,
 			(int)c->end_thread->tid, c->end_thread->state);
 	else if (c->end_proc)
-		fprintf(out, "{\"pid\": %d, \"tid\": null}", (int)c->end_proc->pid);
+		fprintf(out, "{\"pid\": %d, \"tid\": null, \"state\": \"%c\"}", (int)c->end_proc->pid,
+			c->end_proc->n ? g->th[c->end_proc->first].state : '?');
 	else
 		fputs("null", out);
 	putc('}', out);
@@ -407,21 +413,23 @@ dump_follow_print(FILE *out, enum output_format f, const struct wait_graph *g)
 			text_chain(out, g, &c[i], (int)i + 1);
 		}
 		for (size_t i = 0; i < g->np; i++)
-			if (g->procs[i].skipped)
-				fprintf(out, "  process %d not dumped: %s\n", (int)g->procs[i].pid,
-					g->procs[i].skipped);
+			if (g->procs[i].skipped[0]) {
+				fprintf(out, "  process %d not dumped: ", (int)g->procs[i].pid);
+				text_name(out, g->procs[i].skipped);
+				putc('\n', out);
+			}
 		putc('\n', out);
 	} else {
 		fputs(", \"chains\": [", out);
 		for (size_t i = 0; i < n; i++)
-			json_chain(out, &c[i], i == 0);
+			json_chain(out, g, &c[i], i == 0);
 		fputs("], \"cycles\": [", out);
 		for (size_t i = 0; i < nc; i++)
 			json_cycle(out, &c[cyc[i]], i == 0);
 		fputs("], \"skipped\": [", out);
 		bool first = true;
 		for (size_t i = 0; i < g->np; i++) {
-			if (!g->procs[i].skipped)
+			if (!g->procs[i].skipped[0])
 				continue;
 			fprintf(out, "%s{\"pid\": %d, \"why\": ", first ? "" : ", ", (int)g->procs[i].pid);
 			collapse_json_string(out, g->procs[i].skipped);

@@ -25,7 +25,7 @@ void dump_follow_free(struct wait_graph *g);
 void dump_follow_add(struct wait_graph *g, const struct dump_process *dp, bool given);
 /* Process pid was given on the command line: chains start there. */
 void dump_follow_given(struct wait_graph *g, pid_t pid);
-/* Process pid could not be dumped: why (a string that stays). */
+/* Process pid could not be dumped: why (copied). */
 void dump_follow_skip(struct wait_graph *g, pid_t pid, const char *why);
 /* The processes at the other end of a wait that are not in g yet, at
  * most max, into out.  Returns how many. */

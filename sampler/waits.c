@@ -525,7 +525,9 @@ thread_wait(pid_t pid, struct dump_thread *d)
 		return;
 	}
 	struct task_syscall sc;
-	if (d->state == 'R' || !blocked_call(pid, d, &sc))
+	/* Running, or stopped (a job-control stop, a tracer's): it waits
+	 * for no one, whatever call it was in. */
+	if (d->state == 'R' || d->state == 'T' || d->state == 't' || !blocked_call(pid, d, &sc))
 		return;
 	for (size_t i = 0; i < sizeof(fd_calls) / sizeof(fd_calls[0]); i++) {
 		if (sc.nr != fd_calls[i].nr)

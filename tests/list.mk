@@ -87,6 +87,7 @@ QUICK_TESTS += \
 
 # dump and core files
 QUICK_TESTS += \
+	tests/dump-waits.test \
 	tests/core-bad.test \
 	tests/core-dump.test \
 	tests/core-foreign.test \
