@@ -22,6 +22,7 @@ bench_fixed_work_LDFLAGS =
 # The scripts (bench/accuracy.sh and bench/top-rate.sh are listed with
 # their tests, in tests/accuracy.mk and ui/local.mk).
 EXTRA_DIST += \
+	bench/dump-follow.sh \
 	bench/dump-parked.sh \
 	bench/hostile-symbols.sh \
 	bench/lib.sh \
