@@ -102,7 +102,12 @@ dump_usage(FILE *f)
 	           "  stackspy dump --group PID                1000 identical threads as one stack\n"
 	           "  stackspy dump -f json -o stacks.json PID  for scripts, into a file\n"
 	           "  stackspy dump --kernel --source PID      kernel frames and file:line too\n"
-	           "  stackspy dump --follow PID               who waits for whom, across processes\n"
+	           "  stackspy dump --follow PID               who waits for whom, across processes:\n"
+	           "      Waits across processes:\n"
+	           "        chain 1: thread 19131 (yes) of process 19131 (yes) writes pipe:[18028448]\n"
+	           "          -> read by thread 19132 (tr) of process 19132 (tr) writes pipe:[18028449]\n"
+	           "          -> read by process 19133 (cat): no thread of it waits on anything\n"
+	           "             known (stopped)\n"
 	           "  stackspy dump --core core.1234           a core file instead of a process\n",
 	           DEFAULT_MAX_DEPTH, DUMP_DEFAULT_TIMEOUT);
 }
