@@ -478,6 +478,90 @@ epoll_peers(pid_t pid, long epfd, struct dump_wait *w)
 	fclose(fp);
 }
 
+/* A maps line: its range, offset, device and inode, whether shared, and
+ * the path (into line). */
+struct map_line {
+	uint64_t start, end, offset, inode;
+	unsigned dmaj, dmin;
+	bool shared;
+	const char *path;
+};
+
+static bool
+parse_map_line(char *line, struct map_line *m)
+{
+	char perms[8];
+	unsigned long long s, e, off, ino;
+	int n = 0;
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perms, &off, &m->dmaj, &m->dmin,
+		   &ino, &n) < 7)
+		return false;
+	m->start = s;
+	m->end = e;
+	m->offset = off;
+	m->inode = ino;
+	m->shared = perms[3] == 's';
+	char *nl = strchr(line + n, '\n');
+	if (nl)
+		*nl = '\0';
+	m->path = line + n;
+	return true;
+}
+
+/* The processes that map the page of shared memory the futex at addr of
+ * pid is in (same device, inode and offset), other than pid: a futex
+ * another process wakes. */
+static void
+futex_peers(pid_t pid, uint64_t addr, struct dump_wait *w)
+{
+	char path[64], line[512];
+	struct map_line m, mine = { 0 };
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *fp = fopen(path, "re");
+	size_t lines = 0;
+	bool found = false;
+	while (fp && !found && fgets(line, sizeof(line), fp) && lines++ < NET_MAX_LINES)
+		if (parse_map_line(line, &m) && addr >= m.start && addr < m.end) {
+			mine = m;
+			found = true;
+		}
+	if (fp)
+		fclose(fp);
+	if (!found || !mine.shared || !mine.inode)
+		return;
+	uint64_t at = mine.offset + (addr - mine.start);
+	w->kind = "futex";
+	w->verb = "waits for";
+	w->role = "shared with";
+	snprintf(w->object, sizeof(w->object), "futex 0x%" PRIx64 " (%.40s+0x%" PRIx64 ")", addr,
+		 line[0] ? mine.path : "?", at);
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	size_t nprocs = 0;
+	uint64_t deadline = ptrace_clock_monotonic_ns() + SCAN_BUDGET_NS;
+	while (proc && (e = readdir(proc)) != NULL && nprocs++ < SCAN_MAX_PROCS &&
+	       ptrace_clock_monotonic_ns() < deadline) {
+		pid_t other = (pid_t)atoi(e->d_name);
+		if (other <= 0 || other == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)other);
+		if (!(fp = fopen(path, "re")))
+			continue;
+		lines = 0;
+		while (fgets(line, sizeof(line), fp) && lines++ < NET_MAX_LINES) {
+			if (parse_map_line(line, &m) && m.shared && m.inode == mine.inode &&
+			    m.dmaj == mine.dmaj && m.dmin == mine.dmin && at >= m.offset &&
+			    at - m.offset < m.end - m.start) {
+				add_peer(w, other, 0);
+				break;
+			}
+		}
+		fclose(fp);
+	}
+	if (proc)
+		closedir(proc);
+}
+
 /* What locks.c found: a mutex (its owner, maybe in another process), an
  * rwlock, a condition variable. */
 static void
@@ -548,6 +632,8 @@ thread_wait(pid_t pid, struct dump_thread *d)
 #endif
 	else if (sc.nr == SYS_epoll_pwait)
 		epoll_peers(pid, (long)sc.args[0], w);
+	else if (sc.nr == SYS_futex)
+		futex_peers(pid, sc.args[0], w);
 	if (!w->kind && d->state == 'D') {
 		w->kind = "io";
 		w->verb = "waits in";

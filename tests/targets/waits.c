@@ -16,6 +16,10 @@
  *                    the parent waits in D
  *   waits epoll      the parent waits in epoll_wait on a pipe whose write
  *                    end only its child holds (sleeping)
+ *   waits shmfutex   the parent waits on a bare futex in memory it shares
+ *                    with its child (MAP_SHARED), which would wake it
+ *   waits tcp        the parent reads a TCP connection on 127.0.0.1 whose
+ *                    other end its child holds (sleeping)
  *
  * Prints "proc ROLE PID" for each process and "thread NAME TID" for the
  * named threads, then "ready" (the parent, once everything is in place,
@@ -36,6 +40,9 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #define LIFETIME_S 300
@@ -225,6 +232,51 @@ mode_epoll(void)
 		;
 }
 
+static void
+mode_shmfutex(void)
+{
+	int *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (word == MAP_FAILED)
+		exit(1);
+	if (child() == 0) {
+		say("proc child %d\n", (int)getpid());
+		for (;;)
+			pause();
+	}
+	say("proc parent %d\n", (int)getpid());
+	say("ready\n");
+	/* FUTEX_WAIT (shared: the child could wake it) while *word is 0. */
+	for (;;)
+		syscall(SYS_futex, word + 16, FUTEX_WAIT, 0, NULL, NULL, 0);
+}
+
+static void
+mode_tcp(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	char c;
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &len) < 0)
+		exit(1);
+	if (child() == 0) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		close(l);
+		if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0)
+			_exit(1);
+		say("proc child %d\n", (int)getpid());
+		for (;;)
+			pause();
+	}
+	int s = accept(l, NULL, NULL);
+	close(l);
+	say("proc parent %d\n", (int)getpid());
+	say("ready\n");
+	while (read(s, &c, 1) < 0 && errno == EINTR)
+		;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -243,8 +295,13 @@ main(int argc, char **argv)
 		mode_vfork();
 	else if (strcmp(m, "epoll") == 0)
 		mode_epoll();
+	else if (strcmp(m, "shmfutex") == 0)
+		mode_shmfutex();
+	else if (strcmp(m, "tcp") == 0)
+		mode_tcp();
 	else {
-		fprintf(stderr, "usage: waits pipes|waitmutex|unixcond|shmmutex|vfork|epoll\n");
+		fprintf(stderr, "usage: waits pipes|waitmutex|unixcond|shmmutex|vfork|epoll|"
+			"shmfutex|tcp\n");
 		return 64;
 	}
 	for (;;)
