@@ -489,6 +489,16 @@ mutations()
 		'an interpreter of an unknown version is read with 3.11'"'"'s layout' \
 		'tests/python-hostile.test'
 
+	# --- who waits for whom (dump, --follow) ---------------------------
+	mutation waits-stopped sampler/waits.c \
+		"s/d->state == 'T' \\|\\| d->state == 't' \\|\\| //" \
+		'a stopped thread is taken to wait on the call it was in (a stopped reader makes a false cycle with its writer)' \
+		'tests/dump-waits.test'
+	mutation follow-cycle sampler/follow.c \
+		's/\t\t\t\tc->cycle_at = i;\n\t\t\t\treturn;/\t\t\t\t(void)i;/' \
+		'a chain that comes back to a thread goes round until its bound: no deadlock named' \
+		'tests/dump-waits.test'
+
 	# --- the command line never starts a service by accident ----------
 	mutation bare-word-launch sampler/options.c \
 		's/(if \(!sampler_looks_like_pids\(argv\[optind\]\)\)\n\t\t\t)bare_word_and_help/$1return -1;\n\t\tif (0)\n\t\t\tbare_word_and_help/' \
