@@ -66,7 +66,7 @@ pid=$!
 pids="$pids $pid"
 i=0
 until grep -q ready "$tmp/target.out"; do
-	i=$((i + 1)); [ $i -lt 100 ] || { echo "$0: target not ready" >&2; exit 1; }
+	i=$((i + 1)); [ $i -lt 600 ] || { echo "$0: target not ready" >&2; exit 1; }
 	sleep 0.05
 done
 sleep 0.5
