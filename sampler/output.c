@@ -206,6 +206,8 @@ static void
 text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d,
 	    struct unwind_target *t, unsigned flags)
 {
+	/* (text_waits' section, when there is one, comes before the first
+	 * thread: after the header's blank line, ending at its own.) */
 	/* The note goes on the first user frame, else the first kernel one. */
 	int note_at = d->nframes > 0 ? d->nkframes : 0;
 	if (d->error) {
@@ -506,7 +508,7 @@ text_waits(FILE *out, const struct dump_process *p)
 		if (!w->kind)
 			continue;
 		if (!any)
-			fputs("Waits:\n", out);
+			fputs("\nWaits:\n", out);
 		any = true;
 		fprintf(out, "  thread %d (", (int)d->tid);
 		text_string(out, d->name);
@@ -741,7 +743,10 @@ output_dump_cached(FILE *out, enum output_format f, const struct dump_process *p
 			p->nthreads == 1 ? "" : "s", unwind_engine_name(p->engine));
 		text_python(out, p);
 		text_deadlocks(out, p);
-		text_waits(out, p);
+		/* --group: 1000 threads on one pipe are one group, not 1000
+		 * lines (JSON keeps each thread's waits_on). */
+		if (!group)
+			text_waits(out, p);
 		if (group) {
 			if (output_groups(out, f, p, t, flags) < 0)
 				return -ENOMEM;

@@ -294,13 +294,21 @@ def parse_text(path):
             % (TEXT_HEADER.pattern, lines[0]))
     head = {'pid': int(m.group(1)), 'comm': m.group(2),
             'count': int(m.group(3)), 'engine': m.group(4)}
-    threads, cur = [], None
+    threads, cur, waits = [], None, False
     for n, line in enumerate(lines[1:], 2):
         if line == '':
             cur = None
+            waits = False
             continue
-        if cur is None and not threads and line.startswith('deadlock: '):
-            continue      # the deadlocks come first (dump)
+        if cur is None and not threads and line.startswith(('deadlock: ', 'Python ')):
+            continue      # the deadlocks and CPython's line come first
+        if cur is None and not threads and line == 'Waits:':
+            waits = True  # then what the blocked threads wait on
+            continue
+        if waits:
+            if not line.startswith('  thread '):
+                die('line %d: not a Waits line: %r' % (n, line))
+            continue
         m = TEXT_THREAD.match(line)
         if m:
             if cur is not None:
