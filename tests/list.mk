@@ -17,6 +17,7 @@ QUICK_TESTS =
 # The longest first (each 10 to 30 s): with make -j2 the suite ends
 # sooner when they do not start last.
 QUICK_TESTS += \
+	tests/python-frames.test \
 	tests/push-ingest.test \
 	tests/symbols-perfmap-grow.test \
 	tests/record-crash.test \
@@ -81,9 +82,8 @@ QUICK_TESTS += \
 	tests/promise-stopped-record.test \
 	tests/promise-stopped-top.test
 
-# CPython's frames
+# CPython's frames (python-frames.test is with the longest, above)
 QUICK_TESTS += \
-	tests/python-frames.test \
 	tests/python-hostile.test
 
 # dump and core files
