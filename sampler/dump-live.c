@@ -615,7 +615,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	free(scratch);
 	if (r == 0) {
 		dump_find_locks(&p, ut);
-		dump_find_waits(&p);
+		dump_find_waits(&p, ut);
 		if (o->graph)
 			dump_follow_add(o->graph, &p, false);
 	}

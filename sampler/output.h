@@ -111,7 +111,7 @@ void dump_free_locks(struct dump_process *p);
  * the other end (after the locks: a mutex's owner is theirs), from
  * /proc/TID/syscall, /proc/PID/fd, fdinfo, the socket tables and the
  * process tree, after the detach (nothing stopped). */
-void dump_find_waits(struct dump_process *p);
+void dump_find_waits(struct dump_process *p, struct unwind_target *t);
 /* The /proc scans behind it (every process's descriptors), kept between
  * the processes of one dump; freed here. */
 void dump_waits_done(void);

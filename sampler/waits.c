@@ -11,7 +11,8 @@
  *   and kin      socket: the process that holds its peer (Unix sockets
  *                by sock_diag, TCP on this host by the connection table)
  *   wait4 ...    the children it waits for (a vfork parent in D too)
- *   epoll_wait   the descriptors the epoll instance watches, each as above
+ *   epoll_wait   the descriptors the epoll instance watches, each as above;
+ *   poll, ppoll  the same for the descriptors of its pollfd array
  *
  * Everything here is read from /proc and the kernel's socket tables,
  * written by the targets and whoever else runs: every scan is bounded
@@ -40,6 +41,7 @@
 #include "ptrace/clock.h"
 #include "ptrace/procfs.h"
 #include "sampler/output.h"
+#include "unwind/unwind.h"
 
 /* Bounds of the scans of every process's descriptors. */
 #define SCAN_MAX_PROCS   65536
@@ -447,6 +449,50 @@ child_peers(pid_t pid, long which, struct dump_wait *w)
 	free(kids);
 }
 
+/* One descriptor among several a thread waits on (epoll's, poll's): its
+ * peers into w, and " FD (what)" onto w's object at *k. */
+static void
+add_watched(pid_t pid, long fd, int dir, struct dump_wait *w, int *k)
+{
+	struct dump_wait one;
+	memset(&one, 0, sizeof(one));
+	fd_peers(pid, fd, dir, &one);
+	if (*k > 0 && (size_t)*k < sizeof(w->object))
+		*k += snprintf(w->object + *k, sizeof(w->object) - (size_t)*k, " %ld (%s)", fd,
+			       one.object);
+	for (int i = 0; i < one.npeers; i++)
+		add_peer(w, one.peers[i].pid, one.peers[i].tid);
+}
+
+/* poll/ppoll on nfds struct pollfd at addr: one descriptor is that
+ * descriptor's wait ("polls"), several an epoll-like one. */
+static void
+poll_peers(pid_t pid, uint64_t addr, uint64_t nfds, struct dump_wait *w)
+{
+	struct { int fd; short events, revents; } fds_[EPOLL_MAX_FDS];
+	if (!nfds || nfds > EPOLL_MAX_FDS ||
+	    ptrace_read_memory(pid, addr, fds_, (size_t)nfds * sizeof(fds_[0])) < 0)
+		return;
+	size_t live = 0, last = 0;
+	for (size_t i = 0; i < nfds; i++)
+		if (fds_[i].fd >= 0) {
+			live++;
+			last = i;
+		}
+	if (live == 1) {
+		w->verb = "polls";
+		fd_peers(pid, fds_[last].fd, (fds_[last].events & 4 /* POLLOUT */) ? DIR_WRITE : DIR_READ, w);
+		return;
+	}
+	w->kind = "epoll";
+	w->verb = "waits on";
+	w->role = "from";
+	int k = snprintf(w->object, sizeof(w->object), "poll of %zu fds:", live);
+	for (size_t i = 0; i < nfds; i++)
+		if (fds_[i].fd >= 0)
+			add_watched(pid, fds_[i].fd, (fds_[i].events & 4) ? DIR_WRITE : DIR_READ, w, &k);
+}
+
 /* epoll_wait on epfd: the descriptors it watches (fdinfo's "tfd:"). */
 static void
 epoll_peers(pid_t pid, long epfd, struct dump_wait *w)
@@ -461,19 +507,12 @@ epoll_peers(pid_t pid, long epfd, struct dump_wait *w)
 	if (!fp)
 		return;
 	int nfd = 0;
-	struct dump_wait one;
 	while (fgets(line, sizeof(line), fp) && nfd < EPOLL_MAX_FDS) {
 		long tfd;
 		if (sscanf(line, "tfd: %ld", &tfd) != 1)
 			continue;
 		nfd++;
-		memset(&one, 0, sizeof(one));
-		fd_peers(pid, tfd, DIR_READ, &one);
-		if (k > 0 && (size_t)k < sizeof(w->object))
-			k += snprintf(w->object + k, sizeof(w->object) - (size_t)k, " %ld (%s)", tfd,
-				      one.object);
-		for (int i = 0; i < one.npeers; i++)
-			add_peer(w, one.peers[i].pid, one.peers[i].tid);
+		add_watched(pid, tfd, DIR_READ, w, &k);
 	}
 	fclose(fp);
 }
@@ -579,20 +618,56 @@ lock_wait(const struct dump_thread *d, struct dump_wait *w)
 	}
 }
 
+/* The system call the innermost frame of d makes, by its function's
+ * name (libc's wrappers), or -1. */
+static long
+call_of_frame(const struct dump_thread *d, struct unwind_target *t)
+{
+	static const struct { const char *fn; long nr; } wrappers[] = {
+#ifdef SYS_poll
+		{ "__poll", SYS_poll }, { "poll", SYS_poll },
+#endif
+		{ "ppoll", SYS_ppoll }, { "__ppoll", SYS_ppoll },
+		{ "epoll_pwait", SYS_epoll_pwait },
+#ifdef SYS_epoll_wait
+		{ "epoll_wait", SYS_epoll_wait },
+#endif
+	};
+	struct unwind_symbol sym;
+	if (!t || d->nframes < 1 ||
+	    unwind_symbolize(t, d->frames[0].ip, false, UNWIND_SYM_NO_DEMANGLE, &sym) < 0 ||
+	    !sym.function)
+		return -1;
+	for (size_t i = 0; i < sizeof(wrappers) / sizeof(wrappers[0]); i++)
+		if (strcmp(sym.function, wrappers[i].fn) == 0)
+			return wrappers[i].nr;
+	return -1;
+}
+
 /* The call d sleeps in, with its arguments: /proc/TID/syscall, read
  * after the detach.  A thread let go from its stop restarts its call
  * (epoll_wait too, since no handler ran): read again while it is on its
  * way back (a few ms at most), and the stop's own registers (x86-64)
  * must name the same call. */
 static bool
-blocked_call(pid_t pid, const struct dump_thread *d, struct task_syscall *sc)
+blocked_call(pid_t pid, const struct dump_thread *d, struct unwind_target *t,
+	     struct task_syscall *sc)
 {
 	for (int tries = 0; tries < 20; tries++) {
 		int r = ptrace_read_syscall(pid, d->tid, sc);
 		if (r < 0 && r != -EAGAIN)
 			return false;
+		/* poll, nanosleep, a futex wait with a timeout resume
+		 * through restart_syscall, their arguments still in the
+		 * registers: the call is the one the stop saw, or, when the
+		 * stop came in restart_syscall itself, the one its
+		 * innermost frame makes. */
+		if (r == 0 && sc->nr == SYS_restart_syscall)
+			sc->nr = d->in_syscall && d->syscall_nr != SYS_restart_syscall
+				 ? d->syscall_nr : call_of_frame(d, t);
 		if (r == 0 && !sc->running && sc->nr >= 0 && sc->nargs == 6)
-			return !d->in_syscall || d->syscall_nr == sc->nr;
+			return !d->in_syscall || d->syscall_nr == sc->nr ||
+			       d->syscall_nr == SYS_restart_syscall;
 		struct timespec ts = { 0, 500000 };
 		nanosleep(&ts, NULL);
 	}
@@ -600,7 +675,7 @@ blocked_call(pid_t pid, const struct dump_thread *d, struct task_syscall *sc)
 }
 
 static void
-thread_wait(pid_t pid, struct dump_thread *d)
+thread_wait(pid_t pid, struct dump_thread *d, struct unwind_target *t)
 {
 	struct dump_wait *w = &d->waits_on;
 	memset(w, 0, sizeof(*w));
@@ -611,7 +686,7 @@ thread_wait(pid_t pid, struct dump_thread *d)
 	struct task_syscall sc;
 	/* Running, or stopped (a job-control stop, a tracer's): it waits
 	 * for no one, whatever call it was in. */
-	if (d->state == 'R' || d->state == 'T' || d->state == 't' || !blocked_call(pid, d, &sc))
+	if (d->state == 'R' || d->state == 'T' || d->state == 't' || !blocked_call(pid, d, t, &sc))
 		return;
 	for (size_t i = 0; i < sizeof(fd_calls) / sizeof(fd_calls[0]); i++) {
 		if (sc.nr != fd_calls[i].nr)
@@ -634,6 +709,12 @@ thread_wait(pid_t pid, struct dump_thread *d)
 		epoll_peers(pid, (long)sc.args[0], w);
 	else if (sc.nr == SYS_futex)
 		futex_peers(pid, sc.args[0], w);
+#ifdef SYS_poll
+	else if (sc.nr == SYS_poll)
+		poll_peers(pid, sc.args[0], sc.args[1], w);
+#endif
+	else if (sc.nr == SYS_ppoll)
+		poll_peers(pid, sc.args[0], sc.args[1], w);
 	if (!w->kind && d->state == 'D') {
 		w->kind = "io";
 		w->verb = "waits in";
@@ -642,12 +723,12 @@ thread_wait(pid_t pid, struct dump_thread *d)
 }
 
 void
-dump_find_waits(struct dump_process *p)
+dump_find_waits(struct dump_process *p, struct unwind_target *t)
 {
 	for (size_t i = 0; i < p->nthreads; i++) {
 		struct dump_thread *d = &p->threads[i];
 		if (d->tid && (d->sampled || d->unstopped))
-			thread_wait(p->pid, d);
+			thread_wait(p->pid, d, t);
 	}
 }
 

@@ -16,6 +16,8 @@
  *                    the parent waits in D
  *   waits epoll      the parent waits in epoll_wait on a pipe whose write
  *                    end only its child holds (sleeping)
+ *   waits poll       the same with poll(2) and a timeout (it resumes through
+ *                    restart_syscall after a stop)
  *   waits shmfutex   the parent waits on a bare futex in memory it shares
  *                    with its child (MAP_SHARED), which would wake it
  *   waits tcp        the parent reads a TCP connection on 127.0.0.1 whose
@@ -34,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -233,6 +236,26 @@ mode_epoll(void)
 }
 
 static void
+mode_poll(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		exit(1);
+	if (child() == 0) {
+		close(p[0]);
+		say("proc child %d\n", (int)getpid());
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	struct pollfd pf = { .fd = p[0], .events = POLLIN };
+	say("proc parent %d\n", (int)getpid());
+	say("ready\n");
+	for (;;)
+		poll(&pf, 1, 100000);
+}
+
+static void
 mode_shmfutex(void)
 {
 	int *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -297,11 +320,13 @@ main(int argc, char **argv)
 		mode_epoll();
 	else if (strcmp(m, "shmfutex") == 0)
 		mode_shmfutex();
+	else if (strcmp(m, "poll") == 0)
+		mode_poll();
 	else if (strcmp(m, "tcp") == 0)
 		mode_tcp();
 	else {
 		fprintf(stderr, "usage: waits pipes|waitmutex|unixcond|shmmutex|vfork|epoll|"
-			"shmfutex|tcp\n");
+			"poll|shmfutex|tcp\n");
 		return 64;
 	}
 	for (;;)
