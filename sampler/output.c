@@ -309,7 +309,8 @@ json_waits_on(FILE *out, const struct dump_wait *w)
 	collapse_json_string(out, w->object);
 	if (w->npeers) {
 		fprintf(out, ", \"%s\": {\"pid\": %d, \"tid\": ",
-			strcmp(w->kind, "mutex") == 0 ? "owner" : "peer", (int)w->peers[0].pid);
+			strcmp(w->kind, "mutex") == 0 || strcmp(w->kind, "rwlock") == 0 ? "owner" : "peer",
+			(int)w->peers[0].pid);
 		if (w->peers[0].tid)
 			fprintf(out, "%d}", (int)w->peers[0].tid);
 		else

@@ -601,10 +601,49 @@ futex_peers(pid_t pid, uint64_t addr, struct dump_wait *w)
 		closedir(proc);
 }
 
-/* What locks.c found: a mutex (its owner, maybe in another process), an
- * rwlock, a condition variable. */
+/* glibc's pthread_rwlock_t (nptl's struct __pthread_rwlock_arch_t, the
+ * same first words on x86-64 and aarch64): __readers (count << 3, and
+ * state bits), __writers, __wrphase_futex, __writers_futex, two pads,
+ * __cur_writer (the writer's tid), __shared.  A waiter sleeps on
+ * __readers, __wrphase_futex or __writers_futex: the object starts 0, 8
+ * or 12 bytes before the futex; the start is the one whose fields check
+ * out (no writer, or a writer that is a thread of pid). */
+#define RWLOCK_READERS_SHIFT 3
+struct rwlock_head {
+	uint32_t readers, writers, wrphase_futex, writers_futex, pad3, pad4;
+	int32_t cur_writer, shared;
+};
+
 static void
-lock_wait(const struct dump_thread *d, struct dump_wait *w)
+rwlock_holders(pid_t pid, uint64_t futex, struct dump_wait *w, size_t at)
+{
+	static const unsigned back[] = { 0, 8, 12 };
+	for (size_t i = 0; i < sizeof(back) / sizeof(back[0]); i++) {
+		struct rwlock_head h;
+		pid_t tgid;
+		if (futex < back[i] || ptrace_read_memory(pid, futex - back[i], &h, sizeof(h)) < 0 ||
+		    (h.shared != 0 && h.shared != 1))
+			continue;
+		if (h.cur_writer > 0 && ptrace_thread_tgid(h.cur_writer, &tgid) == 0 &&
+		    (tgid == pid || h.shared)) {
+			w->role = "written by";
+			add_peer(w, tgid, h.cur_writer);
+			return;
+		}
+		unsigned readers = h.readers >> RWLOCK_READERS_SHIFT;
+		if (!h.cur_writer && readers > 0 && readers < (1u << 20)) {
+			if (at < sizeof(w->object))
+				snprintf(w->object + at, sizeof(w->object) - at, ", held by %u reader%s",
+					 readers, readers == 1 ? "" : "s");
+			return;
+		}
+	}
+}
+
+/* What locks.c found: a mutex (its owner, maybe in another process), an
+ * rwlock (its writer, or how many read it), a condition variable. */
+static void
+lock_wait(pid_t pid, const struct dump_thread *d, struct dump_wait *w)
 {
 	bool mutex = strcmp(d->wait_kind, "mutex") == 0;
 	w->kind = mutex ? "mutex" : strcmp(d->wait_kind, "cond") == 0 ? "condvar" : "rwlock";
@@ -616,6 +655,8 @@ lock_wait(const struct dump_thread *d, struct dump_wait *w)
 		w->role = "owned by";
 		add_peer(w, tgid, d->wait_owner);
 	}
+	if (strcmp(w->kind, "rwlock") == 0)
+		rwlock_holders(pid, d->wait_addr, w, strlen(w->object));
 }
 
 /* The system call the innermost frame of d makes, by its function's
@@ -680,7 +721,7 @@ thread_wait(pid_t pid, struct dump_thread *d, struct unwind_target *t)
 	struct dump_wait *w = &d->waits_on;
 	memset(w, 0, sizeof(*w));
 	if (d->wait_kind) {
-		lock_wait(d, w);
+		lock_wait(pid, d, w);
 		return;
 	}
 	struct task_syscall sc;

@@ -11,6 +11,7 @@
  *   robust     cycle2 with robust mutexes
  *   rwlock     "lk-a" waits to write rw_lock, held for reading by main;
  *              "lk-b" waits on cond_var
+ *   rwwrite    "lk-a" waits to read rw_lock, held for writing by main
  *   conds      "lk-a", "lk-b" and "lk-c" each wait on a condition variable
  *              of their own, conds[0], [1], [2], from the same code: one
  *              stack, three objects (tests/cli-newcomer.test)
@@ -36,7 +37,8 @@ struct waiter {
 	const char *name;
 	int slot;
 	pthread_mutex_t *hold, *want;   /* want NULL: rwlock or cond */
-	int kind;                       /* 0 mutex, 1 rwlock, 2 cond */
+	int kind;                       /* 0 mutex, 1 rwlock (write), 2 cond,
+					   3 rwlock (read) */
 	pthread_cond_t *cond;           /* kind 2: NULL is cond_var */
 };
 
@@ -50,6 +52,8 @@ lock_wait(struct waiter *w)
 
 	if (w->kind == 1)
 		r = pthread_rwlock_wrlock(&rw_lock);
+	else if (w->kind == 3)
+		r = pthread_rwlock_rdlock(&rw_lock);
 	else if (w->kind == 2) {
 		pthread_mutex_lock(&cond_mutex);
 		r = pthread_cond_wait(w->cond ? w->cond : &cond_var, &cond_mutex);
@@ -129,6 +133,10 @@ main(int argc, char **argv)
 		pthread_rwlock_rdlock(&rw_lock);
 		w[0].kind = 1;
 		w[1].kind = 2;
+	} else if (!strcmp(mode, "rwwrite")) {
+		n = 1;
+		pthread_rwlock_wrlock(&rw_lock);
+		w[0].kind = 3;
 	} else if (!strcmp(mode, "conds")) {
 		n = 3;
 		for (i = 0; i < n; i++) {
