@@ -181,6 +181,23 @@ struct chain {
 	const struct wg_thread *end_thread;  /* ... or at this thread */
 };
 
+/* The peer a chain goes on through: the first that itself waits on
+ * something known (a pipe's writer that is stuck, not the one that
+ * sleeps), else the first. */
+static const struct wait_peer *
+chosen_peer(const struct wait_graph *g, const struct dump_wait *w)
+{
+	for (int k = 0; k < w->npeers; k++) {
+		const struct wait_peer *pe = &w->peers[k];
+		const struct wg_proc *p = proc_of(g, pe->pid);
+		const struct wg_thread *t = !p ? NULL : pe->tid ? thread_of(g, pe->pid, pe->tid)
+								 : waiting_thread(g, p);
+		if (t && t->w.kind)
+			return pe;
+	}
+	return &w->peers[0];
+}
+
 static void
 walk_chain(const struct wait_graph *g, const struct wg_thread *t, struct chain *c)
 {
@@ -195,7 +212,7 @@ walk_chain(const struct wait_graph *g, const struct wg_thread *t, struct chain *
 		c->step[c->n++] = t;
 		if (!t->w.npeers)
 			return;           /* waits on nothing with another end */
-		const struct wait_peer *pe = &t->w.peers[0];
+		const struct wait_peer *pe = chosen_peer(g, &t->w);
 		const struct wg_proc *p = proc_of(g, pe->pid);
 		if (!p || p->skipped[0]) {
 			c->end_proc = p;
