@@ -740,7 +740,13 @@ thread_wait(pid_t pid, struct dump_thread *d, struct unwind_target *t)
 		child_peers(pid, (long)(int)sc.args[0], w);
 	else if (sc.nr == SYS_waitid)
 		child_peers(pid, sc.args[0] == 1 /* P_PID */ ? (long)(int)sc.args[1] : -1, w);
-	else if (sc.nr == SYS_vfork || (d->state == 'D' && strstr(d->wchan, "vfork")))
+#ifdef SYS_vfork
+	else if (sc.nr == SYS_vfork)
+		child_peers(pid, -1, w);
+#endif
+	/* A vfork parent waits in D for its child (clone3 with
+	 * CLONE_VFORK, or where there is no vfork call). */
+	else if (d->state == 'D' && strstr(d->wchan, "vfork"))
 		child_peers(pid, -1, w);
 #ifdef SYS_epoll_wait
 	else if (sc.nr == SYS_epoll_wait)

@@ -240,6 +240,11 @@ discover(struct unwind_target *t, struct py_state *st)
 	st->status = PY_ABSENT;
 	if (!find_runtime(t, &img, &bias, &st->runtime))
 		return;
+	/* The layouts are those of 64-bit builds. */
+	if (img->size <= EI_CLASS || img->data[EI_CLASS] != ELFCLASS64) {
+		refuse(st, "a 32-bit interpreter (%s) is not supported", img->path);
+		return;
+	}
 	/* An unsigned long in 3.11, an uint32_t later: the host's order. */
 	uint32_t v32 = 0;
 	uint64_t v64 = 0;
@@ -522,7 +527,7 @@ unwind_python_stop_read(void *target, const struct stack_snapshot *s, unsigned c
 /* The chain of s: from its stop, or read now (a core; a thread read
  * without a stop).  Returns the frames in *out (malloc'd), or 0. */
 static size_t
-chain_of(struct unwind_target *t, struct py_state *st, const struct stack_snapshot *s,
+chain_of(struct unwind_target *t, const struct stack_snapshot *s,
 	 struct py_raw_frame **out, unsigned char **own)
 {
 	struct py_chain_head h;
@@ -665,7 +670,7 @@ unwind_python_splice(struct unwind_target *t, const struct stack_snapshot *s,
 		return n;
 	struct py_raw_frame *chain;
 	unsigned char *own;
-	size_t nchain = chain_of(t, st, s, &chain, &own);
+	size_t nchain = chain_of(t, s, &chain, &own);
 	struct splice_plan p;
 	if (!nchain || !plan_splice(t, st, frames, n, stop, chain, nchain, &p)) {
 		if (nchain)
