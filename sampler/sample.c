@@ -905,6 +905,10 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 		return;
 	if (threads_may_have_changed(ps, now))
 		ptrace_target_rescan(ps->pt);
+	/* Its Python threads as the interpreter lists them, walked again
+	 * here, before any stop, when a stop met one not listed. */
+	if (p->tr.python)
+		unwind_python_prepare(ps->ut);
 	p->tr.tick_ns = now;
 	/* The batch keeps pointers to thread states: the table must not
 	 * grow under it. */

@@ -65,7 +65,8 @@ struct py_state {
 	struct base_map tids;     /* tid -> index in tstates */
 	uint64_t *tstates;
 	size_t ntstates, tstates_cap;
-	uint64_t walked_ns;       /* when the lists were last walked */
+	uint64_t walked_ns;       /* when the lists were last walked, 0 never */
+	bool missed;              /* a stop found a thread not in them */
 	unsigned char *stack;     /* a copy of the data stack's top */
 	size_t stack_cap;
 	/* The splice's. */
@@ -279,11 +280,25 @@ state_of(struct unwind_target *t)
 	return st->status == PY_READY ? st : NULL;
 }
 
+static void walk_threads(struct unwind_target *t, struct py_state *st);
+
+/* The thread lists walked again when a stop found a thread missing from
+ * them (at most every PY_REWALK_NS), or never walked: outside any stop. */
+static void
+refresh_threads(struct unwind_target *t, struct py_state *st)
+{
+	if (!st->walked_ns ||
+	    (st->missed && ptrace_clock_monotonic_ns() - st->walked_ns >= PY_REWALK_NS))
+		walk_threads(t, st);
+}
+
 int
 unwind_python_prepare(struct unwind_target *t)
 {
 	unwind_target_enter(t);
 	struct py_state *st = state_of(t);
+	if (st)
+		refresh_threads(t, st);
 	unwind_target_leave(t);
 	return st ? 1 : 0;
 }
@@ -339,6 +354,7 @@ walk_threads(struct unwind_target *t, struct py_state *st)
 	const struct py_layout *L = &st->L;
 	base_map_reset(&st->tids);
 	st->ntstates = 0;
+	st->missed = false;
 	st->walked_ns = ptrace_clock_monotonic_ns();
 	uint64_t interp;
 	if (!read_u64(t, st->runtime + L->rt_interp_head, &interp))
@@ -364,25 +380,23 @@ walk_threads(struct unwind_target *t, struct py_state *st)
 	}
 }
 
-/* The thread state of tid: from the last walk, checked; the lists are
- * walked again when it is not there (at most every PY_REWALK_NS). */
+/* The thread state of tid from the last walk, read into ts_buf and
+ * checked (one read).  A thread not there (new, or gone) is marked for
+ * the next walk, which unwind_python_prepare makes outside the stops: a
+ * walk reads every thread state, far more than a stop may take. */
 static uint64_t
 tstate_of(struct unwind_target *t, struct py_state *st, pid_t tid, unsigned char *ts_buf)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		uint32_t at;
-		if (base_map_get(&st->tids, (uint64_t)tid, &at)) {
-			uint64_t ts = st->tstates[at], got;
-			if (unwind_py_read(t, ts, ts_buf, st->L.ts_size) == 0) {
-				memcpy(&got, ts_buf + st->L.ts_native_tid, 8);
-				if (got == (uint64_t)tid)
-					return ts;
-			}
+	uint32_t at;
+	if (base_map_get(&st->tids, (uint64_t)tid, &at)) {
+		uint64_t ts = st->tstates[at], got;
+		if (unwind_py_read(t, ts, ts_buf, st->L.ts_size) == 0) {
+			memcpy(&got, ts_buf + st->L.ts_native_tid, 8);
+			if (got == (uint64_t)tid)
+				return ts;
 		}
-		if (pass || ptrace_clock_monotonic_ns() - st->walked_ns < PY_REWALK_NS)
-			return 0;
-		walk_threads(t, st);
 	}
+	st->missed = true;
 	return 0;
 }
 
@@ -536,7 +550,15 @@ chain_of(struct unwind_target *t, const struct stack_snapshot *s,
 		size_t cap = unwind_python_chain_bytes(PY_MAX_FRAMES);
 		if (!(*own = malloc(cap)))
 			return 0;
+		/* No stop here (a core, a thread read blocked): the lists
+		 * may be walked now. */
+		struct py_state *st = t->python;
+		refresh_threads(t, st);
 		size_t len = unwind_python_stop_read(t, s, *own, cap);
+		if (st->missed) {      /* a thread new since the last walk */
+			refresh_threads(t, st);
+			len = unwind_python_stop_read(t, s, *own, cap);
+		}
 		if (len < sizeof(h))
 			return 0;
 		memcpy(&h, *own, sizeof(h));

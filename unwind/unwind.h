@@ -263,9 +263,12 @@ enum unwind_python_mode {
 };
 /* For every target (default UNWIND_PYTHON_ON). */
 void unwind_set_python(enum unwind_python_mode m);
-/* Find t's interpreter now (reads its files), outside any stop: the stop's
- * read (unwind_python_stop_read) only uses what was found.  Returns 1 when
- * one was found and can be read, else 0. */
+/* Find t's interpreter now (reads its files) and walk its thread lists
+ * (again when a stop met a thread not in them, at most five times a
+ * second), outside any stop: the stop's read (unwind_python_stop_read)
+ * only uses what was found, one read of the thread state and one of its
+ * data stack.  Cheap when there is nothing to do (the tracer calls it
+ * each tick).  Returns 1 when one was found and can be read, else 0. */
 int unwind_python_prepare(struct unwind_target *t);
 /* Room a stop's read needs for chains of up to max_depth frames. */
 size_t unwind_python_chain_bytes(int max_depth);

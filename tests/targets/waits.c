@@ -211,8 +211,9 @@ mode_vfork(void)
 	}
 }
 
-static void
-mode_epoll(void)
+/* The read end of a pipe whose write end only a sleeping child holds. */
+static int
+pipe_from_child(void)
 {
 	int p[2];
 	if (pipe(p) < 0)
@@ -224,9 +225,16 @@ mode_epoll(void)
 			pause();
 	}
 	close(p[1]);
+	return p[0];
+}
+
+static void
+mode_epoll(void)
+{
+	int r = pipe_from_child();
 	int ep = epoll_create1(0);
 	struct epoll_event ev = { .events = EPOLLIN };
-	epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
+	epoll_ctl(ep, EPOLL_CTL_ADD, r, &ev);
 	say("proc parent %d\n", (int)getpid());
 	say("ready\n");
 	/* A stop (dump's, gdb's) ends epoll_wait with EINTR (signal(7)):
@@ -238,17 +246,7 @@ mode_epoll(void)
 static void
 mode_poll(void)
 {
-	int p[2];
-	if (pipe(p) < 0)
-		exit(1);
-	if (child() == 0) {
-		close(p[0]);
-		say("proc child %d\n", (int)getpid());
-		for (;;)
-			pause();
-	}
-	close(p[1]);
-	struct pollfd pf = { .fd = p[0], .events = POLLIN };
+	struct pollfd pf = { .fd = pipe_from_child(), .events = POLLIN };
 	say("proc parent %d\n", (int)getpid());
 	say("ready\n");
 	for (;;)
