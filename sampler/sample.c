@@ -883,6 +883,18 @@ look_at(struct profiler *p, struct proc_state *ps, struct tracee *th, struct thr
 	look_done(ts);
 }
 
+/* Its threads as /proc lists them, and its Python threads as the
+ * interpreter does (walked again when a stop met one not listed): before
+ * any stop of the tick. */
+static void
+refresh_threads(struct profiler *p, struct proc_state *ps, uint64_t now)
+{
+	if (threads_may_have_changed(ps, now))
+		ptrace_target_rescan(ps->pt);
+	if (p->tr.python)
+		unwind_python_prepare(ps->ut);
+}
+
 void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
@@ -903,12 +915,7 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	 * would be named from the old map, or have no stack end). */
 	if (ps->map_pending)
 		return;
-	if (threads_may_have_changed(ps, now))
-		ptrace_target_rescan(ps->pt);
-	/* Its Python threads as the interpreter lists them, walked again
-	 * here, before any stop, when a stop met one not listed. */
-	if (p->tr.python)
-		unwind_python_prepare(ps->ut);
+	refresh_threads(p, ps, now);
 	p->tr.tick_ns = now;
 	/* The batch keeps pointers to thread states: the table must not
 	 * grow under it. */
