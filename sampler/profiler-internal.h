@@ -158,15 +158,12 @@
  * epoll_wait) within 50 us of it, and counted, nearly doubled the samples
  * in epoll_wait. */
 #define ONCPU_TOOK_EXEC_NS 1000u
-/* On-CPU: a thread dropped after it was woken inside a system call has its
- * /proc/TID/sched read before its interrupts for this many ticks after
- * (sample.c; oncpu_ran_at_read): a server thread that blocks and is woken
- * within a tick does so at most ticks; a compute-bound thread never pays
- * the read. */
-#define ONCPU_WATCH_TICKS 64u
 /* On-CPU: CPUs (by number) whose samples of one tick are checked against
  * each other (oncpu_cpu_claim); a sample on a CPU past these is not. */
 #define ONCPU_CPU_SLOTS 1024
+/* On-CPU: a counted stop stands for at most this many ticks of its
+ * thread's CPU time (oncpu_weight); CPU time beyond is lost. */
+#define ONCPU_WEIGHT_MAX 16u
 /* Pause histogram: 1 us buckets up to 10 ms, then 100 us buckets up to
  * 1 s; the last bucket holds the rest. */
 #define PAUSE_FINE_US     10000u
@@ -220,13 +217,13 @@ struct thread_state {
 	int schedstat_fd;         /* holds them (threads.c) */
 	uint64_t last_cpu_ns;
 	uint64_t stop_cpu_ns;     /* on-CPU: CPU time read inside its last stop */
+	uint64_t counted_cpu_ns;  /* on-CPU: CPU time its counted samples stand
+				     for, up to (oncpu_weight); its first
+				     reading's until the first */
+	bool counted_set;
 	struct sample_pick late;  /* on-CPU: the pick whose stop is pending
 				     past its tick's deadline (SAMPLE_LATE);
 				     late.tick_ns 0 if none */
-	unsigned watch_until;     /* on-CPU: until this tick, its sched is
-				     read before each interrupt (it was
-				     dropped after it was woken in a system
-				     call: oncpu_ran_at_read) */
 	int state_cpu;            /* the CPU its last stat line named (where
 				     it runs or waits), -1 if none */
 	uint32_t *last_ids;       /* --idle: the stack reused while it sleeps */
@@ -681,16 +678,11 @@ int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
 /* pick's CPU at its tick: false when a sample of that tick was counted
  * on it already; else it is the CPU's sample now. */
 bool oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick);
-/* Whether the stop found the thread inside a system call. */
-bool oncpu_stop_in_syscall(const struct arch *a, const struct stack_snapshot *snap);
-/* A thread scheduled in again before its stop, which the rule dropped:
- * was it on a CPU when before was read (it blocked and was woken, or was
- * preempted, after that)?  sched_before: its /proc/TID/sched read just
- * after before; sched_after, then after: read after the resume, in that
- * order.  False when they cannot tell. */
-bool oncpu_ran_at_read(const struct task_schedstat *before, const struct task_sched *sched_before,
-		       const struct stack_snapshot *snap, const struct task_sched *sched_after,
-		       const struct task_schedstat *after);
+/* How many ticks a counted stop of ts, whose CPU time was cpu_ns before
+ * its interrupt, stands for (at least 1); CPU time over ONCPU_WEIGHT_MAX
+ * ticks is added to *lost_ns. */
+uint32_t oncpu_weight(struct thread_state *ts, uint64_t cpu_ns, uint64_t period_ns,
+		      uint64_t *lost_ns);
 
 /* ---- ticks.c --------------------------------------------------------------- */
 

@@ -82,6 +82,9 @@ struct profiler_stats {
 	uint64_t late;            /* ... of which stopped later and were
 				     sampled then (and judged by the rule) */
 	uint64_t deferred;        /* --idle: stops put off to a later tick, */
+	uint64_t oncpu_between;   /* on-CPU: ticks of CPU time between counted
+				     stops that they carry (oncpu_weight) */
+	uint64_t oncpu_lost_ns;   /* ... and CPU time beyond what they carry */
 	uint64_t deferred_lost;   /* ... lost: the thread ran before its stop,
 				     or the recording ended first */
 	uint64_t queue_dropped;   /* taken, but dropped: the unwinder was

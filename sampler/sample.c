@@ -92,30 +92,6 @@ forget_last(struct thread_state *ts)
 	ts->last_n = 0;
 }
 
-/* On-CPU: a thread the rule dropped that was scheduled in again before
- * its stop, inside a system call.  A server thread that was running when
- * it was read, then blocked (or was preempted) and was woken before the
- * interrupt came, is one (issue 33: every request of nginx under ab);
- * one asleep then, woken since, is not.  Its switches tell (read after
- * the resume: oncpu_ran_at_read), when they were read before the
- * interrupt; if they were not, it is read from now on. */
-static bool
-woken_after_read(struct profiler *p, struct proc_state *ps, struct thread_state *ts,
-		 const struct stack_snapshot *snap, const struct task_schedstat *before,
-		 const struct task_sched *sched_b)
-{
-	if (snap->stop_sched.slices <= before->slices || !oncpu_stop_in_syscall(p->tr.arch, snap))
-		return false;
-	ts->watch_until = p->tr.tick_no + ONCPU_WATCH_TICKS;
-	if (!sched_b || !sched_b->has_switches || ts->schedstat_fd < 0)
-		return false;
-	struct task_sched sched_a;
-	struct task_schedstat after;
-	return ptrace_read_task_sched(ps->pid, ts->tid, &sched_a) == 0 &&
-	       ptrace_read_schedstat(ts->schedstat_fd, &after) == 0 &&
-	       oncpu_ran_at_read(before, sched_b, snap, &sched_a, &after);
-}
-
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
  * stands for what the thread was doing at the tick pick->tick_ns, as the
@@ -139,8 +115,6 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		int drop = oncpu_verdict(p->tr.arch, snap, before, pick->tick_cpu, pick->tick_ns,
 					 ts->stop_cpu_ns);
 		ts->stop_cpu_ns = snap->stop_sched.cpu_ns;
-		if (drop == ONCPU_DROP_WAITING || drop == ONCPU_DROP_ASLEEP)
-			drop = woken_after_read(p, ps, ts, snap, before, &pick->sched) ? -1 : drop;
 		if (drop < 0 && !oncpu_cpu_claim(p, pick))
 			drop = ONCPU_DROP_WAITING;
 		if (drop >= 0) {
@@ -162,6 +136,12 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	/* Ticks deferred while it did not run (choose_thread) have this
 	 * stack too. */
 	uint32_t weight = p->tr.final_pass ? 0 : 1;
+	if (weight && !p->cfg.idle) {
+		uint32_t w = oncpu_weight(ts, before->cpu_ns, p->tr.ticks.period_ns,
+					  &p->stats.oncpu_lost_ns);
+		p->stats.oncpu_between += w - 1;
+		weight = w;
+	}
 	if (ts->owed && !ts->awaiting_last) {
 		/* Not scheduled in since: a thread just woken has run for
 		 * less than the kernel's own tick and shows no new CPU time
@@ -643,10 +623,9 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	pick->before = *before;
 	pick->state = state;
 	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
-	 * (tick_took_cpu) or one watched (woken_after_read); read before the
-	 * interrupt, never in the stop. */
+	 * (tick_took_cpu); read before the interrupt, never in the stop. */
 	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tr.tick_cpu;
-	if (!p->cfg.idle && state == 'R' && (on_tick_cpu || p->tr.tick_no < ts->watch_until) &&
+	if (!p->cfg.idle && state == 'R' && on_tick_cpu &&
 	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
 		memset(&pick->sched, 0, sizeof(pick->sched));
 	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);

@@ -240,6 +240,12 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 			  "call, %" PRIu64 " waiting for a CPU, %" PRIu64 " idle)%s",
 			  not_oncpu, PLURAL(not_oncpu), s->dropped[ONCPU_DROP_ASLEEP],
 			  s->dropped[ONCPU_DROP_WAITING], s->dropped[ONCPU_DROP_IDLE], skipped);
+		if (s->oncpu_between)
+			error_msg("on-CPU: %" PRIu64 " of the samples are CPU time the threads ran "
+				  "between the ticks that counted them, given to the stack of their "
+				  "next counted stop%s", s->oncpu_between,
+				  s->oncpu_lost_ns ? " (what one stop would carry beyond its thread's "
+				  "last ticks is lost)" : "");
 	}
 	if (!cfg->idle)
 		oncpu_cpu_summary(s, rate);

@@ -292,6 +292,12 @@ thread_schedstat(struct profiler *p, struct proc_state *ps, struct thread_state 
 		ts->hot_tick = p->tr.tick_no;
 	else if (!ts->slices_seen)
 		ts->hot_tick = p->tr.tick_no - HOT_TICKS - 1;
+	if (!ts->counted_set) {
+		/* On-CPU: its counted samples stand for its CPU time from
+		 * now (oncpu_weight). */
+		ts->counted_cpu_ns = out->cpu_ns;
+		ts->counted_set = true;
+	}
 	ps->cpu_seen_sum += out->cpu_ns - ts->cpu_seen;
 	ts->cpu_seen = out->cpu_ns;
 	ts->slices_seen = out->slices;

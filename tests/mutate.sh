@@ -152,10 +152,6 @@ mutations()
 		's/if \(slot\[0\] == tick \|\| slot\[1\] == tick\)/if (0)/' \
 		'two threads seen running on one CPU at one tick both count (16 busy threads on 2 CPUs: the samples stood for 1.4-1.9x their CPU time)' \
 		'tests/record-oversub.test'
-	mutation oncpu-ran-at-read sampler/oncpu.c \
-		's/return left >= 1;/return left >= 99;/' \
-		'a server thread that ran when read, then blocked and was woken before its interrupt, is dropped as waiting' \
-		'tests/unit-profiler'
 	mutation census-cold sampler/threads.c \
 		's/if \(lo - ps->cpu_seen_sum == ps->cpu_base\)/if (1)/' \
 		'threads that did not run lately are never read again (the census trusts nothing)' \

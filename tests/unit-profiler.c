@@ -459,37 +459,29 @@ test_oncpu_rule(void)
 	CHECK(oncpu_verdict(a, &s, &none, false, tick, 500000) == ONCPU_DROP_IDLE);
 	CHECK(oncpu_verdict(a, &s, &none, false, tick, 400000) == -1);
 	CHECK(oncpu_verdict(a, &s, &none, false, tick, 0) == -1);
-	/* dropped, scheduled in once before its stop: did it leave a CPU
-	 * after it was read (ran then)?  switches 100 before; the stop's
-	 * own switch makes 101 */
+	/* a counted stop carries its thread's CPU time since the time the
+	 * earlier ones carried, in whole ticks of 1 ms: at least its own */
 	{
-		struct task_schedstat in = { .cpu_ns = 600000, .wait_ns = 1000 + 5000,
-					     .slices = 41, .read_ns = tick + 30000 };
-		struct stack_snapshot t;
-		memset(&t, 0, sizeof(t));
-		t.stop_sched = in;
-		struct task_sched sb = { .exec_start_ns = 5, .switches = 100, .has_switches = true };
-		struct task_sched sa = sb;
-		struct task_schedstat after = in;
-		/* asleep (or waiting) when read: woken, stopped: one switch */
-		sa.switches = 101;
-		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
-		/* running when read, blocked, woken, stopped: two */
-		sa.switches = 102;
-		CHECK(oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
-		/* ... or asleep, and after the resume scheduled in and out
-		 * again before the reading: two, and one more scheduled in */
-		after.slices = 42;
-		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
-		/* ... then on a CPU at the reading: one too few, not counted */
-		sa.switches = 102;
-		after.slices = 42;
-		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
-		sa.switches = 103;
-		CHECK(oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
-		/* no switch count: cannot tell */
-		sb.has_switches = false;
-		CHECK(!oncpu_ran_at_read(&before, &sb, &t, &sa, &after));
+		struct thread_state w;
+		uint64_t lost = 0, ms = 1000000;
+		memset(&w, 0, sizeof(w));
+		CHECK(oncpu_weight(&w, 5 * ms, ms, &lost) == 1);   /* first: from now */
+		CHECK(w.counted_set && w.counted_cpu_ns == 5 * ms);
+		CHECK(oncpu_weight(&w, 5 * ms + ms / 2, ms, &lost) == 1);  /* less: still 1, */
+		CHECK(w.counted_cpu_ns == 6 * ms);               /* ... ahead of its CPU */
+		CHECK(oncpu_weight(&w, 6 * ms + ms / 2, ms, &lost) == 1);  /* caught up: 1 */
+		CHECK(oncpu_weight(&w, 10 * ms + ms / 2, ms, &lost) == 3);  /* 3.5: 3 ... */
+		CHECK(w.counted_cpu_ns == 10 * ms);              /* ... the half kept */
+		CHECK(oncpu_weight(&w, 10 * ms + 41 * ms, ms, &lost) == ONCPU_WEIGHT_MAX);
+		/* 41 ticks since 10 ms: 16 carried, the rest lost */
+		CHECK(lost == 41 * ms - ONCPU_WEIGHT_MAX * ms);
+		CHECK(w.counted_cpu_ns == 51 * ms);
+		/* counted at every tick with no CPU time: ahead by at most 16 */
+		for (int i = 0; i < 40; i++)
+			CHECK(oncpu_weight(&w, 51 * ms, ms, &lost) == 1);
+		CHECK(w.counted_cpu_ns == 51 * ms + ONCPU_WEIGHT_MAX * ms);
+		CHECK(oncpu_weight(&w, 3 * ms, ms, &lost) == 1);  /* a new thread's count */
+		CHECK(w.counted_cpu_ns == 3 * ms);
 	}
 	/* no architecture table: only the counts */
 	s.stop_sched = (struct task_schedstat){ .slices = 40 };
