@@ -46,6 +46,7 @@ static struct sched_param normal_param;
 
 static bool boost_held;     /* ptrace_hold_realtime(true) */
 static bool boost_on;
+static int boost_prio = 1;
 
 static void
 boost(bool on)
@@ -61,13 +62,25 @@ boost(bool on)
 			return;
 		}
 	}
-	struct sched_param rt = { .sched_priority = 1 };
+	struct sched_param rt = { .sched_priority = boost_prio };
 	int r = on ? sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt)
 		   : sched_setscheduler(0, normal_policy, &normal_param);
 	if (r < 0 && on)
 		boost_unavailable = true;
 	else if (r == 0)
 		boost_on = on;
+}
+
+void
+ptrace_realtime_priority(int prio)
+{
+	if (prio == boost_prio)
+		return;
+	boost_prio = prio;
+	if (boost_on) {
+		struct sched_param rt = { .sched_priority = prio };
+		sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt);
+	}
 }
 
 void

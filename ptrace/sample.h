@@ -215,5 +215,8 @@ int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
  * CAP_SYS_NICE, or when stackspy already runs real-time, nothing
  * changes. */
 void ptrace_hold_realtime(bool hold);
+/* The real-time priority of the above (1 unless set; a held priority
+ * moves at once). */
+void ptrace_realtime_priority(int prio);
 
 #endif

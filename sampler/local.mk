@@ -34,6 +34,7 @@ sampler_libsampler_a_SOURCES = \
 	sampler/ticks.c \
 	sampler/sample.c \
 	sampler/oncpu.c \
+	sampler/oncpu-hold.c \
 	sampler/threads.c \
 	sampler/task-stat.c \
 	sampler/frames.c \

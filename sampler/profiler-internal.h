@@ -161,6 +161,13 @@
 /* On-CPU: CPUs (by number) whose samples of one tick are checked against
  * each other (oncpu_cpu_claim); a sample on a CPU past these is not. */
 #define ONCPU_CPU_SLOTS 1024
+/* On-CPU holders (oncpu-hold.c): their real-time priority (the tracer's
+ * is one more), the longest they keep a CPU for a tick, how long the
+ * tracer waits for one to take its CPU, and the most CPUs held. */
+#define ONCPU_HOLD_PRIO 1
+#define ONCPU_HOLD_MAX_NS (200 * NS_PER_US)
+#define ONCPU_HOLD_ARRIVE_NS (30 * NS_PER_US)
+#define ONCPU_HOLD_MAX_CPUS 256
 /* On-CPU: a counted stop stands for at most this many ticks of its
  * thread's CPU time (oncpu_weight); CPU time beyond is lost. */
 #define ONCPU_WEIGHT_MAX 16u
@@ -325,7 +332,11 @@ struct unwinder;
  * these (ticks.c, sample.c, threads.c, oncpu.c, blocked.c, launch.c and
  * profiler.c's start, stop and free), never the unwinder's thread.  The
  * one exception is marked where it is (ticks.start_ns). */
+struct oncpu_holds;
+
 struct tracer_state {
+	struct oncpu_holds *holds;  /* on-CPU: one holder per CPU (oncpu-hold.c) */
+	bool holds_tried;
 	int timer_fd;
 	int epoll_fd;             /* timer_fd + ptrace_event_fd(): profiler_fd() */
 	/* Also read by profiler_stats (stats.c): ticks.start_ns, which
@@ -678,6 +689,16 @@ int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
 /* pick's CPU at its tick: false when a sample of that tick was counted
  * on it already; else it is the CPU's sample now. */
 bool oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick);
+/* On-CPU holders (oncpu-hold.c): started for the targets' CPUs (none
+ * without real-time priority, or with one CPU); armed for each tick's
+ * deadline; released once the tick's looks are done; stopped at the end.
+ * oncpu_hold_held: whether a holder took cpu for this tick, and its
+ * se.exec_start then. */
+int oncpu_hold_start(struct profiler *p);
+void oncpu_hold_arm(struct profiler *p, uint64_t deadline_ns, unsigned tick);
+void oncpu_hold_release(struct profiler *p);
+bool oncpu_hold_held(struct profiler *p, int cpu, uint64_t *exec_ns);
+void oncpu_hold_stop(struct profiler *p);
 /* How many ticks a counted stop of ts, whose CPU time was cpu_ns before
  * its interrupt, stands for (at least 1); CPU time over ONCPU_WEIGHT_MAX
  * ticks is added to *lost_ns. */

@@ -114,6 +114,7 @@ profiler_stop(struct profiler *p)
 	if (p->stopped)
 		return;
 	p->stopped = true;
+	oncpu_hold_stop(p);
 	uint64_t end = p->tr.ticks_end_ns ? p->tr.ticks_end_ns : ptrace_clock_monotonic_ns();
 	p->stats.elapsed_s = (double)(end - p->tr.ticks.start_ns) / (double)NS_PER_SEC;
 	/* Every target at once: threads that cannot stop cost one timeout

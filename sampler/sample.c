@@ -360,6 +360,9 @@ flush_batch(struct profiler *p)
 	for (size_t i = 0; i < n; i++)
 		p->tr.snaps[i].schedstat_fd = p->tr.batch_ts[i]->schedstat_fd;
 	ptrace_hold_realtime(true);
+	/* The interrupts are sent: the threads on the CPUs held for the
+	 * tick may run into their stops. */
+	oncpu_hold_release(p);
 	uint64_t t0 = ptrace_clock_monotonic_ns();
 	int r = ptrace_sample_threads(p->tr.batch_pt, p->tr.batch_ctx, p->tr.batch_th, n, &o,
 				      p->tr.snaps, p->tr.results);
@@ -586,17 +589,24 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
  * tick, and again after it slept in a batch's stops (it came back by
  * taking a CPU again). */
 static bool
-tick_took_cpu(struct profiler *p, const struct task_sched *sched)
+tick_took_cpu(struct profiler *p, int cpu, const struct task_sched *sched)
 {
 	if (!sched->exec_start_ns)
 		return false;
-	if (!p->tr.tick_exec_read) {
-		struct task_sched own;
-		p->tr.tick_exec_read = true;
-		p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ?
-				     own.exec_start_ns : 0;
+	uint64_t own = 0;
+	if (cpu != p->tr.tick_cpu) {
+		/* Another CPU: its holder's (oncpu-hold.c). */
+		if (!oncpu_hold_held(p, cpu, &own))
+			return false;
+	} else {
+		if (!p->tr.tick_exec_read) {
+			struct task_sched mine;
+			p->tr.tick_exec_read = true;
+			p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &mine) == 0 ?
+					     mine.exec_start_ns : 0;
+		}
+		own = p->tr.tick_exec_ns;
 	}
-	uint64_t own = p->tr.tick_exec_ns;
 	return own && sched->exec_start_ns <= own + ONCPU_TOOK_EXEC_NS &&
 	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= own;
 }
@@ -622,13 +632,18 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	pick->tick_ns = p->tr.tick_ns;
 	pick->before = *before;
 	pick->state = state;
-	/* On-CPU: its sched, for a thread waiting on the tracer's CPU
-	 * (tick_took_cpu); read before the interrupt, never in the stop. */
-	bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tr.tick_cpu;
+	/* On-CPU: its sched, for a thread waiting on the tracer's CPU or on
+	 * one a holder took for the tick (tick_took_cpu); read before the
+	 * interrupt, never in the stop. */
+	uint64_t held_exec;
+	bool on_tick_cpu = ts->state_cpu >= 0 &&
+			   (ts->state_cpu == p->tr.tick_cpu ||
+			    (!p->cfg.idle && state == 'R' &&
+			     oncpu_hold_held(p, ts->state_cpu, &held_exec)));
 	if (!p->cfg.idle && state == 'R' && on_tick_cpu &&
 	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
 		memset(&pick->sched, 0, sizeof(pick->sched));
-	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, &pick->sched);
+	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, ts->state_cpu, &pick->sched);
 	pick->cpu = ts->state_cpu;
 	pick->tick_no = p->tr.tick_no;
 	/* On-CPU: stopped now, as it was seen running, not after the looks

@@ -81,6 +81,7 @@ ticks_arm(struct profiler *p)
 	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
 		its.it_value.tv_nsec = 1;
 	timerfd_settime(p->tr.timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+	oncpu_hold_arm(p, at, p->tr.tick_no + 1);
 }
 
 int
@@ -152,6 +153,12 @@ tick(struct profiler *p, bool events, bool arm)
 		profiler_proc_adopt_new(p);
 	if (p->cfg.idle)
 		profiler_take_lasts(p);
+	if (!p->tr.holds_tried) {
+		/* On-CPU: every CPU taken at the tick (oncpu-hold.c), from the
+		 * next one on. */
+		p->tr.holds_tried = true;
+		oncpu_hold_start(p);
+	}
 	uint64_t now = ptrace_clock_monotonic_ns();
 	p->tr.tick_cpu = sched_getcpu();
 	p->tr.tick_exec_read = false;
@@ -174,6 +181,7 @@ tick(struct profiler *p, bool events, bool arm)
 			continue;
 		profiler_sample_process(p, ps, now);
 	}
+	oncpu_hold_release(p);
 	uint64_t looked_ns = ptrace_clock_monotonic_ns(), waited = p->tr.stop_wait_ns;
 	bool alive = profiler_sample_finish(p);
 	/* Stops that came in during the tick (a signal to a thread sampled
@@ -285,6 +293,7 @@ profiler_run(struct profiler *p, double seconds)
 	unsigned long passes = 0;
 	uint64_t v0, iv0;
 	thread_switches(&v0, &iv0);
+
 	while (!stop_signal) {
 		test_hang(passes++);
 		if (job_stop_signal) {
@@ -319,6 +328,7 @@ profiler_run(struct profiler *p, double seconds)
 		 * target's turn, and its samples lean toward what runs there
 		 * (DESIGN.md, "On-CPU and wall-clock"). */
 		ptrace_hold_realtime(true);
+		oncpu_hold_arm(p, p->tr.ticks.deadline_ns, p->tr.tick_no + 1);
 		ptrace_watchdog_alive(until);
 		int r = ppoll(&pfd, 1, &ts, NULL);
 		if (r < 0 && errno != EINTR)
