@@ -136,6 +136,7 @@ QUICK_TESTS += \
 	tests/record-signals.test \
 	tests/record-stop.test \
 	tests/record-syscall.test \
+	tests/record-server.test \
 	tests/record-threads.test \
 	tests/record-wakers.test
 

@@ -152,6 +152,22 @@ mutations()
 		's/if \(slot\[0\] == tick \|\| slot\[1\] == tick\)/if (0)/' \
 		'two threads seen running on one CPU at one tick both count (16 busy threads on 2 CPUs: the samples stood for 1.4-1.9x their CPU time)' \
 		'tests/record-oversub.test'
+	mutation oncpu-hold sampler/oncpu-hold.c \
+		's/if \(count < 2 \|\| count > ONCPU_HOLD_MAX_CPUS\)/if (1)/' \
+		'no CPU is held at the tick: a server whose client shares the tracer'"'"'s CPU runs dry and is asleep when looked at (2 of 186 samples kept; issue 33)' \
+		'tests/record-server.test'
+	mutation oncpu-hold-took sampler/sample.c \
+		's/if \(!oncpu_hold_held\(p, cpu, &own\)\)\n\t\t\treturn false;/return false;/' \
+		'a thread whose CPU a holder took at the tick is dropped as waiting' \
+		'tests/record-server.test'
+	mutation oncpu-weight sampler/sample.c \
+		's/\t\tweight = w;\n/\t\tweight = 1;\n/' \
+		'a counted stop stands for its own tick only, not the CPU time its thread ran since the one before (nginx under ab kept 0.48-0.65)' \
+		'tests/record-server.test tests/unit-profiler'
+	mutation oncpu-weight-ahead sampler/oncpu.c \
+		's/if \(ts->counted_cpu_ns > cpu_ns \+ \(uint64_t\)ONCPU_WEIGHT_MAX \* period_ns\)/if (ts->counted_cpu_ns > cpu_ns)/' \
+		'a thread counted ahead of its CPU time is forgotten, and carries more later (8 busy threads on one CPU: 1.25x their CPU time)' \
+		'tests/record-oversub.test tests/unit-profiler'
 	mutation census-cold sampler/threads.c \
 		's/if \(lo - ps->cpu_seen_sum == ps->cpu_base\)/if (1)/' \
 		'threads that did not run lately are never read again (the census trusts nothing)' \
