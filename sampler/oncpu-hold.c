@@ -22,8 +22,8 @@
  * preemption (the end of its system call, or of the kernel's slice), as
  * perf's user stack would show it; one that blocks instead is asleep.
  *
- * Holders need real-time priority (CAP_SYS_NICE); without it there are
- * none, and the tick is what it was.  They only ever spin on their own
+ * Holders need real-time priority (CAP_SYS_NICE); without it, or on a
+ * host of one CPU, there are none, and the tick is what it was.  They only ever spin on their own
  * CPU, for a bounded time, and die with stackspy. */
 #include "config.h"
 
@@ -139,8 +139,10 @@ oncpu_hold_start(struct profiler *p)
 		return 0;
 	cpu_set_t cpus;
 	targets_cpus(p, &cpus);
+	/* On one CPU the tracer takes it itself.  A target pinned to one CPU
+	 * of several has it held (its threads wait there for each other). */
 	int count = CPU_COUNT(&cpus);
-	if (count < 2 || count > ONCPU_HOLD_MAX_CPUS)
+	if (count < 1 || count > ONCPU_HOLD_MAX_CPUS || sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return 0;
 	struct oncpu_holds *s = calloc(1, sizeof(*s));
 	if (!s)
