@@ -297,6 +297,19 @@ ptrace_read_task_sched(pid_t pid, pid_t tid, struct task_sched *out)
 }
 
 int
+ptrace_read_task_sched_fd(int fd, struct task_sched *out)
+{
+	char buf[640];
+	if (fd < 0)
+		return -EBADF;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	return ptrace_task_sched_parse(buf, out);
+}
+
+int
 ptrace_task_sched_parse(const char *text, struct task_sched *out)
 {
 	memset(out, 0, sizeof(*out));

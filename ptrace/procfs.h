@@ -35,6 +35,8 @@ struct task_sched {
 int ptrace_read_task_sched(pid_t pid, pid_t tid, struct task_sched *out);
 /* The same from the file's text. */
 int ptrace_task_sched_parse(const char *text, struct task_sched *out);
+/* The same from fd, /proc/.../sched kept open (read at offset 0). */
+int ptrace_read_task_sched_fd(int fd, struct task_sched *out);
 
 /* A /proc/PID/stat (or /proc/PID/task/TID/stat) line: the one parser.  The
  * name may hold spaces and parentheses: the fields follow the last ')'. */

@@ -162,12 +162,16 @@
  * each other (oncpu_cpu_claim); a sample on a CPU past these is not. */
 #define ONCPU_CPU_SLOTS 1024
 /* On-CPU holders (oncpu-hold.c): their real-time priority (the tracer's
- * is one more), the longest they keep a CPU for a tick, how long the
+ * is one more), the longest they keep a CPU for a tick (and at most a
+ * hundredth of the period), how long the
  * tracer waits for one to take its CPU, and the most CPUs held. */
 #define ONCPU_HOLD_PRIO 1
 #define ONCPU_HOLD_MAX_NS (200 * NS_PER_US)
 #define ONCPU_HOLD_ARRIVE_NS (30 * NS_PER_US)
 #define ONCPU_HOLD_MAX_CPUS 256
+/* ... and the highest rate with holders (a hold every millisecond costs
+ * the threads more than the ptrace stop does). */
+#define ONCPU_HOLD_MAX_HZ 250
 /* On-CPU: a counted stop stands for at most this many ticks of its
  * thread's CPU time (oncpu_weight); CPU time beyond is lost. */
 #define ONCPU_WEIGHT_MAX 16u
@@ -697,6 +701,8 @@ bool oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick);
 int oncpu_hold_start(struct profiler *p);
 void oncpu_hold_arm(struct profiler *p, uint64_t deadline_ns, unsigned tick);
 void oncpu_hold_release(struct profiler *p);
+/* ... or one CPU, once the thread its holder took it from is interrupted. */
+void oncpu_hold_release_cpu(struct profiler *p, int cpu);
 bool oncpu_hold_held(struct profiler *p, int cpu, uint64_t *exec_ns);
 void oncpu_hold_stop(struct profiler *p);
 /* How many ticks a counted stop of ts, whose CPU time was cpu_ns before

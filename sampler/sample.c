@@ -652,6 +652,10 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	if (!p->cfg.idle && ptrace_interrupt_early(th, &p->tr.snaps[i], STACK_WINDOW_BYTES) == 0 &&
 	    !p->tr.batch_early_ns)
 		p->tr.batch_early_ns = th->interrupted_ns;
+	/* The thread a holder took its CPU from has its interrupt: the CPU
+	 * may go (it runs into its stop there). */
+	if (pick->tick_cpu && pick->cpu != p->tr.tick_cpu)
+		oncpu_hold_release_cpu(p, pick->cpu);
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */
 	p->tr.batch_nk[i] = p->cfg.kernel && state != 'R' ?
