@@ -81,9 +81,10 @@ record_usage(FILE *f)
 	           "                          one in uninterruptible sleep, D, is read without a\n"
 	           "                          stop, its kernel frames on top as name_[k])\n"
 	           "                          (default: on-CPU, only running threads)\n"
-	           "      --kernel            with --idle: the kernel stack of each sleeping thread\n"
-	           "                          on top of its user stack, as name_[k] frames\n"
-	           "                          (/proc/TID/stack, root only; read before the stop)\n"
+	           "      --kernel            kernel frames on top of the user stack, as name_[k]:\n"
+	           "                          on-CPU, the system call a sample was in\n"
+	           "                          ([syscall: writev]_[k]); with --idle, each sleeping\n"
+	           "                          thread's kernel stack (/proc/TID/stack, root only)\n"
 	           "  -e, --engine ENGINE     auto (default), cfi, fp, mips\n"
 	           "  -m, --max-depth N       at most N frames per stack (default %d)\n"
 	           "\n"
@@ -320,12 +321,6 @@ push_option(struct record_options *o, int c, char *arg)
 static void
 check_options(struct record_options *o)
 {
-	/* An on-CPU sample is in user space or at its system call, and a
-	 * stopped thread's kernel stack is the ptrace stop: nothing true to
-	 * show (perf record reads kernel stacks from inside the kernel). */
-	if (o->cfg.kernel && !o->cfg.idle)
-		error_msg_and_help("record", "--kernel goes with --idle (the kernel stacks of "
-				   "sleeping threads; on-CPU samples have none to read)");
 	if (!o->format_given && o->output)
 		o->format = format_of_output(o->output);
 	if (o->format == FORMAT_PPROF) {

@@ -55,3 +55,15 @@ stackspy_LDADD = sampler/libsampler.a ui/libui.a collapse/libcollapse.a \
 check_PROGRAMS += tests/unit-profiler
 tests_unit_profiler_SOURCES = tests/unit-profiler.c
 tests_unit_profiler_LDADD = sampler/libsampler.a collapse/libcollapse.a $(UNWIND_LIBS) -lm
+
+# The system calls' names by number for the host, from the C library's
+# headers at build time (on-CPU --kernel's "[syscall: NAME]" frames).
+nodist_sampler_libsampler_a_SOURCES = sampler/syscall-names.h
+CLEANFILES += sampler/syscall-names.h
+sampler/libsampler_a-oncpu.$(OBJEXT): sampler/syscall-names.h
+sampler/syscall-names.h: Makefile
+	$(AM_V_GEN)$(MKDIR_P) sampler && \
+	echo '#include <sys/syscall.h>' | $(CPP) -dM - | \
+	sed -n 's/^#define __NR_\([a-z][a-z0-9_]*\) .*/\1/p' | LC_ALL=C sort -u | \
+	awk '{ printf "#ifdef __NR_%s\n\t{ __NR_%s, \"%s\" },\n#endif\n", $$1, $$1, $$1 }' \
+		> $@-t && mv $@-t $@

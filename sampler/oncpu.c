@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/syscall.h>
 
 #include "ptrace/procfs.h"
 #include "ptrace/sample.h"
@@ -186,4 +187,32 @@ oncpu_weight(struct thread_state *ts, uint64_t cpu_ns, uint64_t period_ns, uint6
 	if (ts->counted_cpu_ns > cpu_ns + (uint64_t)ONCPU_WEIGHT_MAX * period_ns)
 		ts->counted_cpu_ns = cpu_ns + (uint64_t)ONCPU_WEIGHT_MAX * period_ns;
 	return w;
+}
+
+/* The host's system calls by number (sampler/syscall-names.h is made from
+ * the C library's headers at build time). */
+static const struct {
+	long nr;
+	const char *name;
+} syscall_names[] = {
+#include "sampler/syscall-names.h"
+};
+
+const char *
+oncpu_syscall_name(long nr)
+{
+	for (size_t i = 0; i < sizeof(syscall_names) / sizeof(syscall_names[0]); i++)
+		if (syscall_names[i].nr == nr)
+			return syscall_names[i].name;
+	return NULL;
+}
+
+bool
+oncpu_stop_syscall(const struct arch *a, const struct stack_snapshot *snap, long *nr)
+{
+	struct arch_syscall sc;
+	if (!a || stop_syscall(a, snap, &sc) != 0 || !sc.in_syscall || cut_short(&sc) || sc.nr < 0)
+		return false;
+	*nr = (long)sc.nr;
+	return true;
 }

@@ -705,6 +705,12 @@ void oncpu_hold_release(struct profiler *p);
 void oncpu_hold_release_cpu(struct profiler *p, int cpu);
 bool oncpu_hold_held(struct profiler *p, int cpu, uint64_t *exec_ns);
 void oncpu_hold_stop(struct profiler *p);
+/* A counted stop that found its thread at the end of a system call (not
+ * one it cut short): the call's number.  The thread was in the kernel,
+ * in that call, when the tick took its CPU or its interrupt came. */
+bool oncpu_stop_syscall(const struct arch *a, const struct stack_snapshot *snap, long *nr);
+/* The host's name of system call nr, or NULL. */
+const char *oncpu_syscall_name(long nr);
 /* How many ticks a counted stop of ts, whose CPU time was cpu_ns before
  * its interrupt, stands for (at least 1); CPU time over ONCPU_WEIGHT_MAX
  * ticks is added to *lost_ns. */

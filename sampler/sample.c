@@ -92,6 +92,28 @@ forget_last(struct thread_state *ts)
 	ts->last_n = 0;
 }
 
+/* On-CPU --kernel: the system call a counted stop found its thread at the
+ * end of, as a kernel frame "[syscall: writev]" (its kernel stack is the
+ * ptrace stop's now; perf's would go on below the call). */
+static bool
+syscall_frame(struct profiler *p, const struct stack_snapshot *snap, uint32_t *id)
+{
+	long nr;
+	if (!oncpu_stop_syscall(p->tr.arch, snap, &nr))
+		return false;
+	const char *name = oncpu_syscall_name(nr);
+	char fn[96], kb[128];
+	if (name)
+		snprintf(fn, sizeof(fn), "[syscall: %s]", name);
+	else
+		snprintf(fn, sizeof(fn), "[syscall: %ld]", nr);
+	int r = profiler_intern(p, collapse_name_kernel(kb, sizeof(kb), fn));
+	if (r < 0)
+		return false;
+	*id = (uint32_t)r;
+	return true;
+}
+
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
  * stands for what the thread was doing at the tick pick->tick_ns, as the
@@ -172,6 +194,11 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	}
 	if (!weight)
 		return;
+	uint32_t sys_id;
+	if (!p->cfg.idle && p->cfg.kernel && !nk && syscall_frame(p, snap, &sys_id)) {
+		kids = &sys_id;
+		nk = 1;
+	}
 	struct sample_record rec = {
 		.ps = ps, .ts = ts, .sampled_ns = pick->tick_ns, .kids = kids, .nk = nk,
 		.weight = weight, .keep_last = keep, .snap = snap,

@@ -168,6 +168,10 @@ mutations()
 		's/if \(ts->counted_cpu_ns > cpu_ns \+ \(uint64_t\)ONCPU_WEIGHT_MAX \* period_ns\)/if (ts->counted_cpu_ns > cpu_ns)/' \
 		'a thread counted ahead of its CPU time is forgotten, and carries more later (8 busy threads on one CPU: 1.25x their CPU time)' \
 		'tests/record-oversub.test tests/unit-profiler'
+	mutation oncpu-syscall-frame sampler/sample.c \
+		's/if \(!p->cfg.idle && p->cfg.kernel && !nk && syscall_frame\(p, snap, &sys_id\)\)/if (0)/' \
+		'on-CPU --kernel shows no system call a sample was in' \
+		'tests/record-kernel.test'
 	mutation census-cold sampler/threads.c \
 		's/if \(lo - ps->cpu_seen_sum == ps->cpu_base\)/if (1)/' \
 		'threads that did not run lately are never read again (the census trusts nothing)' \
