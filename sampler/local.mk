@@ -64,6 +64,6 @@ sampler/libsampler_a-oncpu.$(OBJEXT): sampler/syscall-names.h
 sampler/syscall-names.h: Makefile
 	$(AM_V_GEN)$(MKDIR_P) sampler && \
 	echo '#include <sys/syscall.h>' | $(CPP) -dM - | \
-	sed -n 's/^#define __NR_\([a-z][a-z0-9_]*\) .*/\1/p' | LC_ALL=C sort -u | \
+	sed -n 's/^#define __NR_\([a-z][a-z0-9_]*\) .*/\1/p' | grep -v '^syscalls$$' | LC_ALL=C sort -u | \
 	awk '{ printf "#ifdef __NR_%s\n\t{ __NR_%s, \"%s\" },\n#endif\n", $$1, $$1, $$1 }' \
 		> $@-t && mv $@-t $@
