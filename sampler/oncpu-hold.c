@@ -22,6 +22,10 @@
  * preemption (the end of its system call, or of the kernel's slice), as
  * perf's user stack would show it; one that blocks instead is asleep.
  *
+ * A holder holds only a CPU where a thread of the targets ran in the last
+ * ONCPU_HOLD_WANT_TICKS ticks (its CPU time moved; all CPUs at first): on
+ * a host of many CPUs a hold costs the CPUs where the targets run.
+ *
  * Holders need real-time priority (CAP_SYS_NICE); without it, or on a
  * host of one CPU, there are none, and the tick is what it was.  They only ever spin on their own
  * CPU, for a bounded time, and die with stackspy. */
@@ -50,6 +54,8 @@ struct holder {
 	bool dead;                /* it could not take its CPU or priority */
 	unsigned tick;            /* the tick it holds (or held) the CPU for */
 	unsigned released;        /* the tick its CPU was let go for */
+	unsigned want_until;      /* a target thread ran on its CPU lately:
+				     it holds it until this tick */
 	uint64_t exec_ns;         /* its se.exec_start when it took the CPU */
 };
 
@@ -115,6 +121,10 @@ holder_main(void *arg)
 		if (__atomic_load_n(&s->next_tick, __ATOMIC_ACQUIRE) != t)
 			continue;  /* moved meanwhile */
 		done = t;
+		/* No target thread ran on its CPU lately: a host of many CPUs
+		 * has holders only where the targets run. */
+		if ((int)(__atomic_load_n(&h->want_until, __ATOMIC_RELAXED) - t) < 0)
+			continue;
 		/* On the tracer's CPU it runs once the tracer sleeps, the
 		 * tick's looks done: nothing to hold then. */
 		if (__atomic_load_n(&s->released, __ATOMIC_ACQUIRE) == t)
@@ -202,6 +212,7 @@ oncpu_hold_start(struct profiler *p)
 		struct holder *h = &s->h[s->n];
 		h->set = s;
 		h->cpu = c;
+		h->want_until = p->tr.tick_no + ONCPU_HOLD_WANT_TICKS;
 		if (pthread_create(&h->th, NULL, holder_main, h) != 0)
 			continue;
 		h->started = true;
@@ -232,6 +243,15 @@ oncpu_hold_release(struct profiler *p)
 	struct oncpu_holds *s = p->tr.holds;
 	if (s)
 		__atomic_store_n(&s->released, p->tr.tick_no, __ATOMIC_RELEASE);
+}
+
+void
+oncpu_hold_want(struct profiler *p, int cpu)
+{
+	struct oncpu_holds *s = p->tr.holds;
+	if (s && cpu >= 0 && cpu < s->ncpus && s->by_cpu[cpu] >= 0)
+		__atomic_store_n(&s->h[s->by_cpu[cpu]].want_until,
+				 p->tr.tick_no + ONCPU_HOLD_WANT_TICKS, __ATOMIC_RELAXED);
 }
 
 void

@@ -172,6 +172,9 @@
 /* ... and the highest rate with holders (a hold every millisecond costs
  * the threads more than the ptrace stop does). */
 #define ONCPU_HOLD_MAX_HZ 250
+/* ... and how long a CPU is held after a target's thread was last seen
+ * running there. */
+#define ONCPU_HOLD_WANT_TICKS 64u
 /* On-CPU: a counted stop stands for at most this many ticks of its
  * thread's CPU time (oncpu_weight); CPU time beyond is lost. */
 #define ONCPU_WEIGHT_MAX 16u
@@ -703,6 +706,8 @@ void oncpu_hold_arm(struct profiler *p, uint64_t deadline_ns, unsigned tick);
 void oncpu_hold_release(struct profiler *p);
 /* ... or one CPU, once the thread its holder took it from is interrupted. */
 void oncpu_hold_release_cpu(struct profiler *p, int cpu);
+/* A thread of the targets ran on cpu lately: hold it for a while. */
+void oncpu_hold_want(struct profiler *p, int cpu);
 bool oncpu_hold_held(struct profiler *p, int cpu, uint64_t *exec_ns);
 void oncpu_hold_stop(struct profiler *p);
 /* A counted stop that found its thread at the end of a system call (not

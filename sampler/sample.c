@@ -758,6 +758,11 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 	if (state == 'R')
 		thread_mark_hot(p, ts);
 	if (!p->cfg.idle) {
+		/* It ran since it was last seen asleep (or it would be
+		 * unmoved): the CPU it last ran on is held at the next ticks,
+		 * whether it runs or sleeps now (a server that runs dry just
+		 * after the tick is asleep at every look without a hold). */
+		oncpu_hold_want(p, ts->state_cpu);
 		if (state != 'R') {
 			ts->asleep = before;
 			return;

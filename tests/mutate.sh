@@ -156,6 +156,10 @@ mutations()
 		's/if \(count < 1 \|\| count > ONCPU_HOLD_MAX_CPUS \|\| sysconf\(_SC_NPROCESSORS_ONLN\) < 2\)/if (1)/' \
 		'no CPU is held at the tick: a server whose client shares the tracer'"'"'s CPU runs dry and is asleep when looked at (2 of 186 samples kept; issue 33)' \
 		'tests/record-server.test'
+	mutation oncpu-hold-want sampler/sample.c \
+		's/\t\toncpu_hold_want\(p, ts->state_cpu\);\n//' \
+		'a CPU where the targets run is not held after the first ticks' \
+		'tests/record-server.test'
 	mutation oncpu-hold-took sampler/sample.c \
 		's/if \(!oncpu_hold_held\(p, cpu, &own\)\)\n\t\t\treturn false;/return false;/' \
 		'a thread whose CPU a holder took at the tick is dropped as waiting' \
