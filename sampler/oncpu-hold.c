@@ -166,7 +166,9 @@ oncpu_hold_start(struct profiler *p)
 	/* On one CPU the tracer takes it itself.  A target pinned to one CPU
 	 * of several has it held (its threads wait there for each other). */
 	int count = CPU_COUNT(&cpus);
-	if (p->tr.ticks.period_ns < NS_PER_SEC / ONCPU_HOLD_MAX_HZ || count < 1 || count > ONCPU_HOLD_MAX_CPUS || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	bool none = p->tr.ticks.period_ns < NS_PER_SEC / ONCPU_HOLD_MAX_HZ || count < 1 ||
+		    count > ONCPU_HOLD_MAX_CPUS || sysconf(_SC_NPROCESSORS_ONLN) < 2;
+	if (none)
 		return 0;
 	struct oncpu_holds *s = calloc(1, sizeof(*s));
 	if (!s)

@@ -9,13 +9,16 @@
  *   sample.c      one tick of one process: choose, stop, hand over
  *   unwinder.c    the queue to the unwinder (its own thread for record),
  *                 which unwinds, names and adds
- *   oncpu.c       the on-CPU rule: does a stopped sample count as CPU time
+ *   oncpu.c       the on-CPU rule: does a stopped sample count as CPU time,
+ *                 and for how many ticks of its thread's CPU time
+ *   oncpu-hold.c  on-CPU: a holder thread per CPU takes it at the tick
  *   threads.c     the per-process thread table
  *   task-stat.c   /proc/PID/task/TID/ files: opening, the stat line
  *   frames.c      frame ids of an address (names, modules, inlines)
  *   stats.c       counters, the pause histogram, the summary
  *
- * Two threads share one struct profiler.  The tracer is the thread that
+ * Two threads share one struct profiler (on-CPU, the holders of
+ * oncpu-hold.c share only their struct oncpu_holds, by atomics).  The tracer is the thread that
  * calls profiler_start, profiler_run (or top's profiler_tick),
  * profiler_stop and profiler_free: every ptrace call, the ticks, the
  * thread tables; it alone touches p->tr (struct tracer_state) and the
@@ -31,9 +34,10 @@
  * (set before the unwinder starts; freed after it is joined).
  *
  * One sample, from the tick to its stack's count:
- *   1. tick        profiler_run waits for p->tr.ticks' deadline; tick()
- *                  (ticks.c) runs profiler_sample_process for each
- *                  process (sample.c)
+ *   1. tick        profiler_run waits for p->tr.ticks' deadline (on-CPU,
+ *                  a holder takes each CPU the targets ran on at the
+ *                  same deadline: oncpu_hold_arm); tick() (ticks.c) runs
+ *                  profiler_sample_process for each process (sample.c)
  *   2. census/look thread_census (threads.c) reads which threads ran;
  *                  look_at -> choose_thread reads the thread's schedstat
  *                  and state (thread_schedstat, thread_state_now); --idle
@@ -46,7 +50,8 @@
  *                  stack copy into p->tr.snaps[i], resume; a stop after
  *                  the deadline comes back later through late_sample
  *   5. verdict     finish_thread -> finish_sample: on-CPU, oncpu_verdict
- *                  and oncpu_cpu_claim (oncpu.c); a drop is counted
+ *                  and oncpu_cpu_claim (oncpu.c); a drop is counted; a
+ *                  counted one weighs oncpu_weight ticks
  *   6. queue       finish_sample -> unwinder_push_sample (struct
  *                  sample_record): push swaps the snapshot into a ring
  *                  slot under u->lock; the tick's end (unwinder_hold)
