@@ -261,17 +261,28 @@ ptrace_read_comm(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+/* A /proc file kept open, read again from its start into buf (len > 0),
+ * NUL-terminated.  0, or a negative errno (-ENODATA: empty). */
+static int
+pread_text(int fd, char *buf, size_t len)
+{
+	if (fd < 0)
+		return -EBADF;
+	ssize_t n = pread(fd, buf, len - 1, 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	return 0;
+}
+
 int
 ptrace_read_schedstat(int fd, struct task_schedstat *out)
 {
 	char buf[128];
 	memset(out, 0, sizeof(*out));
-	if (fd < 0)
-		return -EBADF;
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = '\0';
+	int r = pread_text(fd, buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	char *end;
 	out->cpu_ns = strtoull(buf, &end, 10);
 	out->wait_ns = strtoull(end, &end, 10);
@@ -300,13 +311,8 @@ int
 ptrace_read_task_sched_fd(int fd, struct task_sched *out)
 {
 	char buf[640];
-	if (fd < 0)
-		return -EBADF;
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = '\0';
-	return ptrace_task_sched_parse(buf, out);
+	int r = pread_text(fd, buf, sizeof(buf));
+	return r < 0 ? r : ptrace_task_sched_parse(buf, out);
 }
 
 int
