@@ -56,6 +56,7 @@ struct holder {
 	unsigned released;        /* the tick its CPU was let go for */
 	unsigned want_until;      /* a target thread ran on its CPU lately:
 				     it holds it until this tick */
+	unsigned absent_tick;     /* the tracer's: it did not come this tick */
 	uint64_t exec_ns;         /* its se.exec_start when it took the CPU */
 };
 
@@ -275,11 +276,17 @@ oncpu_hold_held(struct profiler *p, int cpu, uint64_t *exec_ns)
 	if (__atomic_load_n(&h->dead, __ATOMIC_ACQUIRE))
 		return false;
 	/* Not there yet: the thread it takes the CPU from is in the kernel,
-	 * until its next point of preemption. */
+	 * until its next point of preemption.  Waited for once a tick (a
+	 * CPU a real-time task of the host's keeps, or one not held this
+	 * tick, would cost that wait for each thread there). */
+	if (h->absent_tick == p->tr.tick_no)
+		return false;
 	uint64_t until = now_ns() + ONCPU_HOLD_ARRIVE_NS;
 	while (__atomic_load_n(&h->tick, __ATOMIC_ACQUIRE) != p->tr.tick_no)
-		if (now_ns() >= until)
+		if (now_ns() >= until) {
+			h->absent_tick = p->tr.tick_no;
 			return false;
+		}
 	*exec_ns = h->exec_ns;
 	return true;
 }
