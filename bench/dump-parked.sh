@@ -13,6 +13,7 @@
 #   -B: that many CPU-bound processes load the host meanwhile (default 0);
 #   -G: no gdb
 # Run from the top of a built tree (needs ./stackspy and bench/parked).
+# STACKSPY=path: another build's stackspy.
 set -eu
 n=1000
 rounds=5
@@ -28,7 +29,7 @@ while getopts n:r:B:G opt; do
 	esac
 done
 . "$(dirname "$0")/lib.sh"
-stackspy=$build/stackspy
+stackspy=${STACKSPY:-$build/stackspy}
 parked=$build/bench/parked
 need_built stackspy bench/parked
 tmp=$(mktemp -d)
