@@ -229,6 +229,22 @@ parse_options(int argc, char **argv, struct dump_options *o)
 	o->ngiven = o->cfg.npids;
 }
 
+/* Append pid to the processes to dump, unless it is there.  0, or
+ * -ENOMEM. */
+static int
+add_pid(struct dump_options *o, pid_t pid)
+{
+	for (int j = 0; j < o->cfg.npids; j++)
+		if (o->cfg.pids[j] == pid)
+			return 0;
+	pid_t *nv = realloc(o->cfg.pids, (size_t)(o->cfg.npids + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	o->cfg.pids = nv;
+	o->cfg.pids[o->cfg.npids++] = pid;
+	return 0;
+}
+
 /* --subprocesses: append the descendants of the given processes (each
  * once), as the process tree is now. */
 static void
@@ -237,18 +253,8 @@ add_descendants(struct dump_options *o)
 	for (int i = 0; i < o->ngiven; i++) {
 		pid_t *below = NULL;
 		int n = ptrace_descendants(o->cfg.pids[i], &below);
-		for (int k = 0; k < n; k++) {
-			bool have = false;
-			for (int j = 0; j < o->cfg.npids && !have; j++)
-				have = o->cfg.pids[j] == below[k];
-			if (have)
-				continue;
-			pid_t *nv = realloc(o->cfg.pids, (size_t)(o->cfg.npids + 1) * sizeof(*nv));
-			if (!nv)
-				break;
-			o->cfg.pids = nv;
-			o->cfg.pids[o->cfg.npids++] = below[k];
-		}
+		for (int k = 0; k < n && add_pid(o, below[k]) == 0; k++)
+			;
 		free(below);
 	}
 }
@@ -295,18 +301,9 @@ follow_more(struct dump_options *o)
 	pid_t next[FOLLOW_MAX_PROCS];
 	int room = FOLLOW_MAX_PROCS - o->cfg.npids;
 	size_t n = room > 0 ? dump_follow_next(o->graph, next, (size_t)room) : 0;
-	for (size_t k = 0; k < n; k++) {
-		bool have = false;
-		for (int j = 0; j < o->cfg.npids && !have; j++)
-			have = o->cfg.pids[j] == next[k];
-		if (have)
-			continue;
-		pid_t *nv = realloc(o->cfg.pids, (size_t)(o->cfg.npids + 1) * sizeof(*nv));
-		if (!nv)
+	for (size_t k = 0; k < n; k++)
+		if (add_pid(o, next[k]) < 0)
 			error_msg_and_die("out of memory");
-		o->cfg.pids = nv;
-		o->cfg.pids[o->cfg.npids++] = next[k];
-	}
 }
 
 /* The end of a dump: standard output flushed, or -o's file committed

@@ -56,7 +56,6 @@ struct holder {
 	unsigned released;        /* the tick its CPU was let go for */
 	unsigned want_until;      /* a target thread ran on its CPU lately:
 				     it holds it until this tick */
-	unsigned absent_tick;     /* the tracer's: it did not come this tick */
 	uint64_t exec_ns;         /* its se.exec_start when it took the CPU */
 };
 
@@ -265,6 +264,39 @@ oncpu_hold_release_cpu(struct profiler *p, int cpu)
 		__atomic_store_n(&s->h[s->by_cpu[cpu]].released, p->tr.tick_no, __ATOMIC_RELEASE);
 }
 
+/* Does holder h hold its CPU for the tick now (or did it: the tracer
+ * will tell by the thread's se.exec_start)? */
+static bool
+holder_came(const struct holder *h, unsigned tick)
+{
+	return !__atomic_load_n(&h->dead, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&h->tick, __ATOMIC_ACQUIRE) == tick;
+}
+
+void
+oncpu_hold_arrivals(struct profiler *p)
+{
+	struct oncpu_holds *s = p->tr.holds;
+	if (!s)
+		return;
+	/* A holder not there yet waits for the thread it takes the CPU from
+	 * to leave the kernel (its next point of preemption).  Waited for
+	 * here, before any interrupt of the tick, once and for all of them:
+	 * not in the looks, where it would lengthen the stops of the threads
+	 * interrupted before. */
+	unsigned t = p->tr.tick_no;
+	uint64_t until = now_ns() + ONCPU_HOLD_ARRIVE_NS;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct holder *h = &s->h[i];
+		if (h->cpu == p->tr.tick_cpu || !h->started ||
+		    (int)(__atomic_load_n(&h->want_until, __ATOMIC_RELAXED) - t) < 0)
+			continue;
+		while (!holder_came(h, t) && !__atomic_load_n(&h->dead, __ATOMIC_ACQUIRE) &&
+		       now_ns() < until)
+			;
+	}
+}
+
 bool
 oncpu_hold_held(struct profiler *p, int cpu, uint64_t *exec_ns)
 {
@@ -272,21 +304,9 @@ oncpu_hold_held(struct profiler *p, int cpu, uint64_t *exec_ns)
 	if (!s || cpu < 0 || cpu >= s->ncpus || s->by_cpu[cpu] < 0 ||
 	    __atomic_load_n(&s->released, __ATOMIC_ACQUIRE) == p->tr.tick_no)
 		return false;
-	struct holder *h = &s->h[s->by_cpu[cpu]];
-	if (__atomic_load_n(&h->dead, __ATOMIC_ACQUIRE))
+	const struct holder *h = &s->h[s->by_cpu[cpu]];
+	if (!holder_came(h, p->tr.tick_no))
 		return false;
-	/* Not there yet: the thread it takes the CPU from is in the kernel,
-	 * until its next point of preemption.  Waited for once a tick (a
-	 * CPU a real-time task of the host's keeps, or one not held this
-	 * tick, would cost that wait for each thread there). */
-	if (h->absent_tick == p->tr.tick_no)
-		return false;
-	uint64_t until = now_ns() + ONCPU_HOLD_ARRIVE_NS;
-	while (__atomic_load_n(&h->tick, __ATOMIC_ACQUIRE) != p->tr.tick_no)
-		if (now_ns() >= until) {
-			h->absent_tick = p->tr.tick_no;
-			return false;
-		}
 	*exec_ns = h->exec_ns;
 	return true;
 }

@@ -168,8 +168,8 @@
 #define ONCPU_CPU_SLOTS 1024
 /* On-CPU holders (oncpu-hold.c): their real-time priority (the tracer's
  * is one more), the longest they keep a CPU for a tick (and at most a
- * hundredth of the period), how long the
- * tracer waits for one to take its CPU, and the most CPUs held. */
+ * hundredth of the period), how long the tracer waits at a tick's start
+ * for those still to take their CPUs, and the most CPUs held. */
 #define ONCPU_HOLD_PRIO 1
 #define ONCPU_HOLD_MAX_NS (200 * NS_PER_US)
 #define ONCPU_HOLD_ARRIVE_NS (30 * NS_PER_US)
@@ -221,9 +221,6 @@ struct tick_clock {
 struct sample_pick {
 	uint64_t tick_ns;              /* the tick the stop stands for */
 	struct task_schedstat before;  /* its schedstat */
-	struct task_sched sched;       /* its sched, when on the tick's CPU
-					  or watched (has_switches false:
-					  not read) */
 	char state;                    /* its /proc state letter */
 	bool tick_cpu;                 /* the tick took its CPU */
 	int cpu;                       /* the CPU its stat line named, -1 */
@@ -708,6 +705,9 @@ bool oncpu_cpu_claim(struct profiler *p, const struct sample_pick *pick);
  * se.exec_start then. */
 int oncpu_hold_start(struct profiler *p);
 void oncpu_hold_arm(struct profiler *p, uint64_t deadline_ns, unsigned tick);
+/* oncpu_hold_arrivals: at the tick's start, before any interrupt, wait a
+ * little (ONCPU_HOLD_ARRIVE_NS in all) for the holders still to come. */
+void oncpu_hold_arrivals(struct profiler *p);
 void oncpu_hold_release(struct profiler *p);
 /* ... or one CPU, once the thread its holder took it from is interrupted. */
 void oncpu_hold_release_cpu(struct profiler *p, int cpu);

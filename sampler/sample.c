@@ -605,37 +605,39 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 	}
 }
 
-/* On-CPU: did the tracer, waking for this tick, take ts's CPU?  Then ts
- * waits on the tracer's CPU (its stat line says which), and it left that
- * CPU as the tracer came: the scheduler accounted its CPU time last
- * (se.exec_start) when it accounted the tracer's first, the same instant
- * of the same run queue's clock (ONCPU_TOOK_EXEC_NS).  A thread woken
- * from its sleep as the tick began waits there too, but left its CPU
- * when it went to sleep, before or after.  Read before the interrupt,
- * for the few threads that wait on that CPU; the tracer's own once per
- * tick, and again after it slept in a batch's stops (it came back by
- * taking a CPU again). */
+/* On-CPU: did the tick take the CPU of a thread that waits on cpu (its
+ * stat line says which)?  The taker is the tracer, waking for the tick,
+ * or the CPU's holder (oncpu-hold.c); a thread it took the CPU from left
+ * that CPU as the taker came: the scheduler accounted the thread's CPU
+ * time last (se.exec_start) when it accounted the taker's first, the same
+ * instant of the same run queue's clock (ONCPU_TOOK_EXEC_NS).  A thread
+ * woken from its sleep as the tick began waits there too, but left its
+ * CPU when it went to sleep, before or after.  The thread's sched is read
+ * before its interrupt, only for the few threads waiting on such a CPU;
+ * the tracer's own once per tick, and again after it slept in a batch's
+ * stops (it came back by taking a CPU again). */
 static bool
-tick_took_cpu(struct profiler *p, int cpu, const struct task_sched *sched)
+tick_took_cpu(struct profiler *p, pid_t pid, pid_t tid, int cpu)
 {
-	if (!sched->exec_start_ns)
+	uint64_t taker = 0;
+	if (cpu < 0)
 		return false;
-	uint64_t own = 0;
 	if (cpu != p->tr.tick_cpu) {
-		/* Another CPU: its holder's (oncpu-hold.c). */
-		if (!oncpu_hold_held(p, cpu, &own))
+		if (!oncpu_hold_held(p, cpu, &taker))
 			return false;
 	} else {
 		if (!p->tr.tick_exec_read) {
-			struct task_sched mine;
+			struct task_sched own;
 			p->tr.tick_exec_read = true;
-			p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &mine) == 0 ?
-					     mine.exec_start_ns : 0;
+			p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ?
+					     own.exec_start_ns : 0;
 		}
-		own = p->tr.tick_exec_ns;
+		taker = p->tr.tick_exec_ns;
 	}
-	return own && sched->exec_start_ns <= own + ONCPU_TOOK_EXEC_NS &&
-	       sched->exec_start_ns + ONCPU_TOOK_EXEC_NS >= own;
+	struct task_sched sched;
+	return taker && ptrace_read_task_sched(pid, tid, &sched) == 0 && sched.exec_start_ns &&
+	       sched.exec_start_ns <= taker + ONCPU_TOOK_EXEC_NS &&
+	       sched.exec_start_ns + ONCPU_TOOK_EXEC_NS >= taker;
 }
 
 /* Thread th (ts), seen in state with schedstat before, joins the tick's
@@ -659,18 +661,9 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	pick->tick_ns = p->tr.tick_ns;
 	pick->before = *before;
 	pick->state = state;
-	/* On-CPU: its sched, for a thread waiting on the tracer's CPU or on
-	 * one a holder took for the tick (tick_took_cpu); read before the
-	 * interrupt, never in the stop. */
-	uint64_t held_exec;
-	bool on_tick_cpu = ts->state_cpu >= 0 &&
-			   (ts->state_cpu == p->tr.tick_cpu ||
-			    (!p->cfg.idle && state == 'R' &&
-			     oncpu_hold_held(p, ts->state_cpu, &held_exec)));
-	if (!p->cfg.idle && state == 'R' && on_tick_cpu &&
-	    ptrace_read_task_sched(ps->pid, th->tid, &pick->sched) < 0)
-		memset(&pick->sched, 0, sizeof(pick->sched));
-	pick->tick_cpu = on_tick_cpu && tick_took_cpu(p, ts->state_cpu, &pick->sched);
+	/* On-CPU: read before the interrupt, never in the stop. */
+	pick->tick_cpu = !p->cfg.idle && state == 'R' &&
+			 tick_took_cpu(p, ps->pid, th->tid, ts->state_cpu);
 	pick->cpu = ts->state_cpu;
 	pick->tick_no = p->tr.tick_no;
 	/* On-CPU: stopped now, as it was seen running, not after the looks

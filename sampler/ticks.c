@@ -169,6 +169,7 @@ tick(struct profiler *p, bool events, bool arm)
 	 * seen before the threads are chosen. */
 	if (events)
 		handle_tracee_events(p);
+	oncpu_hold_arrivals(p);
 	/* The samples handed over wake the unwinder once, at the end. */
 	unwinder_hold(p, true);
 	p->tr.nbatch = 0;
@@ -293,7 +294,6 @@ profiler_run(struct profiler *p, double seconds)
 	unsigned long passes = 0;
 	uint64_t v0, iv0;
 	thread_switches(&v0, &iv0);
-
 	while (!stop_signal) {
 		test_hang(passes++);
 		if (job_stop_signal) {

@@ -39,6 +39,7 @@ QUICK_TESTS += \
 	tests/cli-command-end.test \
 	tests/cli-newcomer.test \
 	tests/cli-options-docs.test \
+	tests/mutate-records.test \
 	tests/cli-pids.test \
 	tests/cli-top-command.test \
 	tests/code-shape.test \

@@ -145,7 +145,7 @@ mutations()
 		'a thread whose CPU the tick took is dropped as waiting' \
 		'tests/unit-profiler'
 	mutation oncpu-took-syscall sampler/sample.c \
-		's/bool on_tick_cpu = ts->state_cpu >= 0 && ts->state_cpu == p->tr.tick_cpu;/bool on_tick_cpu = false;/' \
+		's/\t\ttaker = p->tr.tick_exec_ns;/\t\ttaker = 0;/' \
 		'a thread the tick preempted inside a system call is dropped as waiting (issue 33: a reader of /dev/zero on the tracer'"'"'s CPU kept 0 samples)' \
 		'tests/record-syscall.test'
 	mutation oncpu-cpu-claim sampler/oncpu.c \
@@ -161,7 +161,7 @@ mutations()
 		'a CPU where the targets run is not held after the first ticks' \
 		'tests/record-server.test'
 	mutation oncpu-hold-took sampler/sample.c \
-		's/if \(!oncpu_hold_held\(p, cpu, &own\)\)\n\t\t\treturn false;/return false;/' \
+		's/if \(!oncpu_hold_held\(p, cpu, &taker\)\)\n\t\t\treturn false;/return false;/' \
 		'a thread whose CPU a holder took at the tick is dropped as waiting' \
 		'tests/record-server.test'
 	mutation oncpu-weight sampler/sample.c \
@@ -545,7 +545,9 @@ esac
 shift $((OPTIND - 1))
 given_tests=$*
 
-[ -f tests/mutate.sh ] && [ -f Makefile ] ||
+# -l reads the sources only (tests/mutate-records.test runs it in the
+# source tree of any build).
+[ -f tests/mutate.sh ] && { [ $list = yes ] || [ -f Makefile ]; } ||
 	die "run me from the top of a configured in-tree build"
 command -v perl > /dev/null || die "no perl"
 
