@@ -221,8 +221,15 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		/* Taken running, its stack is not the one it sleeps in
 		 * next: not reused (a worker stopped 50 us before the end
 		 * of its work, well within IDLE_CPU_SLACK_NS, was counted
-		 * there for the 110 ticks it slept after). */
-		ts->last_ran = state == 'R';
+		 * there for the 110 ticks it slept after).  Running is what
+		 * the stop found, not only the look's state letter: the
+		 * interrupt goes after the tick's looks, milliseconds later
+		 * with thousands of threads, and a worker read asleep and
+		 * woken meanwhile was stopped in its work, then counted there
+		 * for the 96 ticks it slept after (a loaded CI run).  The stop
+		 * of a thread asleep cuts its blocking call short. */
+		ts->last_ran = state == 'R' ||
+			       (!snap->group_stopped && !oncpu_cut_syscall(p->tr.arch, snap));
 		ts->last_cpu_ns = before->cpu_ns;
 	}
 }
