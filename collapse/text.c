@@ -172,6 +172,12 @@ collapse_text_write(FILE *out, const char *s)
 
 	/* Runs of characters kept as they are in one call. */
 	for (size_t i = 0, used; i < n; i += used) {
+		/* Printable ASCII needs no decoding (a dump's text is mostly
+		 * that: the call per byte was most of its output's time). */
+		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\') {
+			used = 1;
+			continue;
+		}
 		size_t e = collapse_text_escape_char(p + i, n - i, &used, esc);
 
 		if (!e)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +279,21 @@ text_frames(FILE *out, const struct dump_process *p, const struct dump_thread *d
 }
 
 /* The value of "waits_for": the object (and a mutex's owner), or null. */
+/* v as 0x and lowercase hex digits, as "0x%" PRIx64 prints it. */
+static void
+put_hex(FILE *out, uint64_t v)
+{
+	char buf[2 + 16];
+	size_t n = sizeof(buf);
+	do {
+		buf[--n] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	buf[--n] = 'x';
+	buf[--n] = '0';
+	fwrite(buf + n, 1, sizeof(buf) - n, out);
+}
+
 static void
 json_waits_for(FILE *out, const struct dump_thread *d)
 {
@@ -404,30 +420,38 @@ json_thread(FILE *out, const struct dump_process *p, const struct dump_thread *d
 				 flags & ~OUTPUT_SOURCE, &sym);
 		/* One entry per inlined function, then the physical frame's
 		 * (named from the symbol table, as without --source). */
+		/* Without fprintf: its format parsing, four times a frame,
+		 * was most of a 1000-thread dump's JSON. */
 		for (int k = 0; k < (nsrc > 0 ? nsrc : 1); k++) {
 			bool inl = k + 1 < nsrc;
 			const char *fn = inl ? src[k].function : sym.function;
-			fprintf(out, "%s\n    {\"kernel\": false, \"lang\": \"c\", \"ip\": \"0x%" PRIx64
-				"\", \"function\": ", nout++ ? "," : "", ip);
+			fputs(nout++ ? ",\n    {\"kernel\": false, \"lang\": \"c\", \"ip\": \"" :
+				       "\n    {\"kernel\": false, \"lang\": \"c\", \"ip\": \"", out);
+			put_hex(out, ip);
+			fputs("\", \"function\": ", out);
 			collapse_json_string(out, fn);
-			if (fn)
-				fprintf(out, ", \"offset\": \"0x%" PRIx64 "\"",
-					inl ? src[k].offset : sym.offset);
-			else
+			if (fn) {
+				fputs(", \"offset\": \"", out);
+				put_hex(out, inl ? src[k].offset : sym.offset);
+				putc('"', out);
+			} else {
 				fputs(", \"offset\": null", out);
+			}
 			fputs(", \"module\": ", out);
 			collapse_json_string(out, sym.module);
-			fprintf(out, ", \"module_offset\": \"0x%" PRIx64 "\", \"file\": ",
-				sym.module_offset);
+			fputs(", \"module_offset\": \"", out);
+			put_hex(out, sym.module_offset);
+			fputs("\", \"file\": ", out);
 			collapse_json_string(out, nsrc > 0 ? src[k].file : NULL);
 			if (nsrc > 0 && src[k].line)
 				fprintf(out, ", \"line\": %u", src[k].line);
 			else
 				fputs(", \"line\": null", out);
-			fprintf(out, ", \"inlined\": %s, \"signal_frame\": %s, \"how\": \"%s\"}",
-				inl ? "true" : "false",
-				!inl && d->frames[i].signal_frame ? "true" : "false",
-				unwind_how_name(d->frames[i].how));
+			fputs(inl ? ", \"inlined\": true" : ", \"inlined\": false", out);
+			fputs(!inl && d->frames[i].signal_frame ? ", \"signal_frame\": true, \"how\": \"" :
+				", \"signal_frame\": false, \"how\": \"", out);
+			fputs(unwind_how_name(d->frames[i].how), out);
+			fputs("\"}", out);
 		}
 	}
 	fputs("]}", out);
@@ -725,7 +749,12 @@ dump_output(FILE *out, enum output_format f, const struct dump_process *p,
 	bool group = flags & OUTPUT_GROUP;
 	flags &= ~(unsigned)OUTPUT_GROUP;
 	sym_cache_reset();
+	/* One writer (this thread; the unwinder's is joined): stdio's lock
+	 * on every putc and fprintf, taken because stackspy has had a second
+	 * thread, was most of the time of a 1000-thread dump's output. */
+	int locking = __fsetlocking(out, FSETLOCKING_BYCALLER);
 	int r = output_dump_cached(out, f, p, t, flags, group);
+	__fsetlocking(out, locking);
 	sym_cache_reset();
 	return r;
 }
