@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "base/base.h"
 #include "ptrace/procfs.h"
 #include "sampler/error.h"
 #include "sampler/output.h"
@@ -77,19 +78,48 @@ static const struct lock_fn lock_fns[] = {
 	{ "pthread_cond_clockwait", "cond" },
 };
 
+/* What lock_function found at an address (ip << 1 | caller), for the
+ * threads after the first: 1000 workers parked in one place were 6000
+ * symbol lookups, a tenth of the dump's time after the detach.  Direct
+ * mapped, per dump of a process (the same address is another function in
+ * another process). */
+#define LOCK_CACHE 64
+struct lock_cache {
+	uint64_t key[LOCK_CACHE];            /* 0: empty */
+	const struct lock_fn *fn[LOCK_CACHE];   /* NULL: none there */
+};
+
+/* The lock function at frame i of d, or NULL. */
+static const struct lock_fn *
+lock_function_at(const struct dump_thread *d, int i, struct unwind_target *t,
+		 struct lock_cache *c)
+{
+	bool caller = unwind_frame_is_caller(d->frames, i);
+	uint64_t key = d->frames[i].ip << 1 | (caller ? 1 : 0);
+	size_t slot = (size_t)(base_mix64(key) % LOCK_CACHE);
+	if (key && c->key[slot] == key)
+		return c->fn[slot];
+	struct unwind_symbol sym;
+	const struct lock_fn *f = NULL;
+	unwind_symbolize(t, d->frames[i].ip, caller, UNWIND_SYM_NO_DEMANGLE, &sym);
+	for (size_t k = 0; sym.function && k < sizeof(lock_fns) / sizeof(lock_fns[0]); k++)
+		if (strcmp(sym.function, lock_fns[k].name) == 0) {
+			f = &lock_fns[k];
+			break;
+		}
+	c->key[slot] = key;
+	c->fn[slot] = f;
+	return f;
+}
+
 /* The lock function among the first frames of d, or NULL. */
 static const struct lock_fn *
-lock_function(const struct dump_thread *d, struct unwind_target *t)
+lock_function(const struct dump_thread *d, struct unwind_target *t, struct lock_cache *c)
 {
 	for (int i = 0; i < d->nframes && i < LOCK_FRAMES; i++) {
-		struct unwind_symbol sym;
-		unwind_symbolize(t, d->frames[i].ip, unwind_frame_is_caller(d->frames, i),
-				 UNWIND_SYM_NO_DEMANGLE, &sym);
-		if (!sym.function)
-			continue;
-		for (size_t k = 0; k < sizeof(lock_fns) / sizeof(lock_fns[0]); k++)
-			if (strcmp(sym.function, lock_fns[k].name) == 0)
-				return &lock_fns[k];
+		const struct lock_fn *f = lock_function_at(d, i, t, c);
+		if (f)
+			return f;
 	}
 	return NULL;
 }
@@ -272,13 +302,16 @@ dump_find_locks(struct dump_process *p, struct unwind_target *t)
 	 * symbol table. */
 	const struct dump_thread *named[NAMED_CACHE];
 	size_t nnamed = 0, replace = 0;
+	struct lock_cache *cache = calloc(1, sizeof(*cache));
+	if (!cache)
+		error_msg_and_die("out of memory");
 	for (size_t i = 0; i < p->nthreads; i++) {
 		struct dump_thread *d = &p->threads[i];
 		/* Stopped threads on aarch64 and MIPS (sample_sp): the call
 		 * is read from /proc, for those in a lock function only. */
 		if (!d->sampled || (!d->sample_sp && !in_futex(d, a)))
 			continue;
-		const struct lock_fn *f = lock_function(d, t);
+		const struct lock_fn *f = lock_function(d, t, cache);
 		if (!f || !f->kind)
 			continue;
 		if (d->sample_sp)
@@ -312,6 +345,7 @@ dump_find_locks(struct dump_process *p, struct unwind_target *t)
 		else
 			named[replace++ % NAMED_CACHE] = d;
 	}
+	free(cache);
 	if (any)
 		find_cycles(p);
 }
