@@ -58,7 +58,12 @@ run_floor() {
 }
 run_stackspy() {
 	rc=0
-	t0=$(now); "$stackspy" dump -f json "$pid" >"$tmp/out.json" || rc=$?; t1=$(now)
+	t0=$(now)
+	STACKSPY_DEBUG=1 "$stackspy" dump -f json "$pid" >"$tmp/out.json" 2>"$tmp/err" || rc=$?
+	t1=$(now)
+	# Where its time went (a build without the figures prints none).
+	grep '^stackspy: debug: ' "$tmp/err" >>"$tmp/phases" || true
+	grep -v '^stackspy: debug: ' "$tmp/err" >&2 || true
 	echo $(( (t1 - t0) / 1000 )) >>"$tmp/ss"
 	# 1 is a partial dump (a thread did not stop in time: a loaded host);
 	# said, and counted: its time stays in the figures.
@@ -70,6 +75,7 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # the first copies of 1,000 stacks are the cold ones, whoever runs them.
 "$parked" --floor "$pid" >/dev/null
 "$stackspy" dump -f json "$pid" >/dev/null || [ $? = 1 ]
+: >"$tmp/phases"
 i=0
 while [ $i -lt "$rounds" ]; do
 	# Alternating order: neither always runs on a cache the other warmed.
@@ -98,8 +104,8 @@ if [ $have_gdb = 1 ]; then
 fi
 
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$tmp/ss" "$tmp/eu" "$tmp/out.json" "$n" "$tmp/fl" "$tmp/gdb" "$load0" "$load1" "$burners" <<'PY'
-import json, os, statistics, sys
+python3 - "$tmp/ss" "$tmp/eu" "$tmp/out.json" "$n" "$tmp/fl" "$tmp/gdb" "$load0" "$load1" "$burners" "$tmp/phases" <<'PY'
+import json, os, re, statistics, sys
 ss = [int(x) for x in open(sys.argv[1])]
 eu = [int(x) for x in open(sys.argv[2])]
 fl = [int(x) for x in open(sys.argv[5])]
@@ -122,4 +128,16 @@ if gd:
     print(f"gdb wall:           {gd[0]/1000:.1f} ms, gdb/floor: {gd[0]/statistics.median(fl):.1f}")
 print(f"per-thread pause (last dump): mean {statistics.mean(pauses):.1f} us, "
       f"p99 {sorted(pauses)[int(len(pauses)*0.99)-1]:.1f} us, max {max(pauses):.1f} us")
+print(f"pause / floor's per-thread time: {statistics.mean(pauses) / (statistics.median(fl) / len(d['threads'])):.2f}  (goal <= 1.5)")
+# STACKSPY_DEBUG's phases of a dump: median wall and CPU (of the tracer's
+# thread) over the rounds, in the order they come.
+phases = {}
+for line in open(sys.argv[10]):
+    m = re.match(r"stackspy: debug: (.+?)\s+([0-9.]+) ms,\s+([0-9.]+) ms of CPU", line)
+    if m:
+        phases.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
+if phases:
+    print("stackspy's phases, median ms (wall / tracer CPU): " +
+          ", ".join(f"{k} {statistics.median(w for w, _ in v):.2f}/{statistics.median(c for _, c in v):.2f}"
+                    for k, v in phases.items()))
 PY

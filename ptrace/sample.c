@@ -95,6 +95,12 @@ ptrace_hold_realtime(bool hold)
 	}
 }
 
+bool
+ptrace_realtime_on(void)
+{
+	return boost_on;
+}
+
 void
 ptrace_snapshot_release(struct stack_snapshot *s)
 {
@@ -404,6 +410,8 @@ struct batch {
 	/* SAMPLE_INORDER: no SIGCHLD at all; the oldest pending thread is
 	 * waited for with a blocking waitpid, the others when it is done. */
 	bool inorder;
+	/* o->ahead, or 0 once a thread was slow to stop (all at once). */
+	size_t ahead;
 };
 
 /* Thread i is of target ts ? ts[i] : t (ptrace_sample_threads: several
@@ -423,9 +431,9 @@ ctx_of(const struct batch *b, size_t i)
 /* Interrupt the next thread once the last one stopped or is slow: with
  * a stagger one at a time (the fresh one), without every one now. */
 static void
-interrupt_next(struct batch *b)
+interrupt_next(struct batch *b, size_t upto)
 {
-	while (!b->fresh && b->next < b->n) {
+	while (!b->fresh && b->next < b->n && (!upto || b->npending < upto)) {
 		size_t i = b->next++;
 		struct tracee *th = b->threads[i];
 		if (th->taken) {
@@ -470,11 +478,20 @@ wait_oldest(struct batch *b)
 {
 	size_t i = b->pending[0];
 	int st;
-	int w = ptrace_tracee_wait_until(b->threads[i]->tid, &st,
-				  due_by(b->pending, b->npending, b->since, b->check_at,
-					 b->timeout_ns, b->check_ns));
+	uint64_t due = due_by(b->pending, b->npending, b->since, b->check_at, b->timeout_ns,
+			      b->check_ns);
+	uint64_t slow = b->ahead ? b->since[i] + SAMPLE_AHEAD_SLOW_US * NS_PER_US : UINT64_MAX;
+	int w = ptrace_tracee_wait_until(b->threads[i]->tid, &st, slow < due ? slow : due);
+	if (w == 0 && slow < due) {
+		/* Slow to stop: the others are not kept waiting behind it. */
+		b->ahead = 0;
+		return true;
+	}
 	if (w == 0)
 		return false;
+	/* Our stop: the next thread is interrupted before it is taken. */
+	if (b->ahead && WIFSTOPPED(st) && trace_stop_of(st) != TRACE_SIGNAL)
+		interrupt_next(b, b->ahead + 1);
 	/* Its stop, or it is gone: the next one. */
 	bool done = w < 0;
 	if (done) {
@@ -622,8 +639,9 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 	b.stagger_ns = o->stagger_us > 0 ? (uint64_t)o->stagger_us * NS_PER_US : 0;
 	b.inorder = (o->flags & SAMPLE_INORDER) && b.stagger_ns == 0 &&
 		    ptrace_tracee_wait_blocking_ok();
+	b.ahead = b.inorder ? o->ahead : 0;
 	for (;;) {
-		interrupt_next(&b);
+		interrupt_next(&b, b.ahead);
 		if (b.npending == 0)
 			break;
 		if (b.sleep_first) {

@@ -92,6 +92,7 @@ typedef uint64_t (*stack_end_fn)(void *ctx, uint64_t sp);
 				     SAMPLE_LATE its stop then is its
 				     late sample (results[i] -ETIMEDOUT) */
 #define SAMPLE_DSTATE_CHECK_US 1000
+#define SAMPLE_AHEAD_SLOW_US 200
 #define SAMPLE_INORDER 0x20 /* with no stagger: the stops are taken in the
 				     order of the interrupts, each with a
 				     blocking waitpid, not through SIGCHLD
@@ -114,6 +115,13 @@ struct sample_opts {
 				     thread's copy); 0: interrupt them all at
 				     once and collect the stops as they come */
 	unsigned flags;           /* PTRACE_SAMPLE_* */
+	/* With SAMPLE_INORDER: how many threads are interrupted beyond the
+	 * one whose stop is being taken, the next one as soon as a stop is
+	 * seen, before its copy (its way into its stop overlaps that copy,
+	 * and the tracer seldom has to sleep); 0: all at once.  A thread not
+	 * stopped SAMPLE_AHEAD_SLOW_US after its interrupt (in D, or short
+	 * of a CPU) turns the rest of the batch to all at once. */
+	unsigned ahead;
 	/* Called during each stop, after the stack copy s, with ctx: writes
 	 * at most cap bytes of what else is to be read while the thread is
 	 * stopped (an interpreter's frame chain) into buf and returns how
@@ -215,6 +223,9 @@ int ptrace_sample(struct ptrace_target *t, struct tracee *th, size_t window,
  * CAP_SYS_NICE, or when stackspy already runs real-time, nothing
  * changes. */
 void ptrace_hold_realtime(bool hold);
+/* Is the caller real-time now (held or in a sample)?  False without
+ * CAP_SYS_NICE. */
+bool ptrace_realtime_on(void);
 /* The real-time priority of the above (1 unless set; a held priority
  * moves at once). */
 void ptrace_realtime_priority(int prio);

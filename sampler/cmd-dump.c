@@ -71,7 +71,7 @@ dump_usage(FILE *f)
 	           "      --consistent        keep every thread stopped until all are copied\n"
 	           "                          (one instant, as gdb; each thread is then stopped\n"
 	           "                          for the whole sampling; default: only until its\n"
-	           "                          own copy, eight threads at a time)\n"
+	           "                          own copy and the one before it)\n"
 	           "      --python=MODE       CPython 3.11+ frames (file:line) where the eval\n"
 	           "                          loop runs them: on (default), beside (and keep the\n"
 	           "                          _PyEval_EvalFrameDefault frame), off (native only)\n"

@@ -1,7 +1,8 @@
 /* sampler/dump-live.c - dump of a running process: attach, sample, unwind.
  *
  * All threads are sampled first (each stopped only until its registers
- * and stack are copied, eight at a time), the process is detached, and only
+ * and stack are copied, the next one interrupted meanwhile), the process
+ * is detached, and only
  * then is anything symbolized or printed: the target is free before the
  * slow part starts.  The copies are unwound by a second thread while the
  * next threads are sampled (struct dump_unwinder): that needs no thread
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "base/base.h"
 #include "ptrace/clock.h"
 #include "ptrace/procfs.h"
 #include "ptrace/ptrace.h"
@@ -33,6 +36,33 @@
 #include "sampler/profiler.h"
 #include "sampler/signals.h"
 #include "unwind/unwind.h"
+
+/* STACKSPY_DEBUG=1: where a dump's time goes, phase by phase: the wall
+ * time since the phase before and this thread's CPU time in it
+ * (bench/dump-parked.sh holds a dump against the ptrace floor; these say
+ * which part is over it).  The first call only starts the clock. */
+static void
+debug_phase(const char *what)
+{
+	static int on = -1;
+	static uint64_t wall0, cpu0;
+	if (on < 0) {
+		const char *e = getenv("STACKSPY_DEBUG");
+		on = e && *e && *e != '0';
+	}
+	if (!on)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	uint64_t cpu = (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+	uint64_t wall = ptrace_clock_monotonic_ns();
+	if (wall0)
+		error_msg("debug: %-11s %7.3f ms, %7.3f ms of CPU", what,
+			  (double)(wall - wall0) / (double)NS_PER_MS,
+			  (double)(cpu - cpu0) / (double)NS_PER_MS);
+	wall0 = wall;
+	cpu0 = cpu;
+}
 
 /* How long a thread may take to stop (a record's tick waits less:
  * RECORD_STOP_TIMEOUT_MS). */
@@ -126,14 +156,18 @@ read_kernel_stack(pid_t pid, struct dump_thread *d, bool asked)
 	d->nkframes = n;
 }
 
-/* Threads per ptrace_sample_many batch, interrupted together (stagger 0):
- * each one's wait for its stop overlaps the copies of the others, which
- * makes a dump of many threads about twice as fast as one thread after
- * the other (bench/dump-parked.sh); a thread's pause grows by at most the
- * copies of the others of its batch (a few tens of microseconds each).
- * Small, so that pause stays short; a thread that cannot stop costs the
- * timeout of its batch only. */
-#define DUMP_BATCH 8
+/* Threads per ptrace_sample_many batch.  Within a batch the stops are
+ * taken in order with one thread interrupted ahead (DUMP_AHEAD): the next
+ * thread goes into its stop while the tracer copies the one before, so
+ * the tracer seldom sleeps, and a thread's pause is its own copy and at
+ * most the one before it (bench/dump-parked.sh: 8 interrupted at once
+ * paused each thread 60-120 us where the serial floor stops one for
+ * 15-20 us; one ahead, 20-30 us, and no slower).  A thread slow to stop
+ * (in D) turns the rest of its batch to all at once, so k threads in D
+ * cost about one check, not k (ptrace/sample.h).  Between batches the
+ * unwinder is given the new samples and the target polled. */
+#define DUMP_BATCH 32
+#define DUMP_AHEAD 1
 
 /* A batch's stack buffers (a full window each), reused from one batch to
  * the next: only the bytes a copy got are kept per thread, so that a
@@ -181,6 +215,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		.ctx = ut,
 		.timeout_us = DUMP_STOP_TIMEOUT_MS * (int64_t)US_PER_MS,
 		.stagger_us = 0,
+		.ahead = DUMP_AHEAD,
 		/* The default: each thread stopped only for its own copy
 		 * and those of its batch (blocked threads do not move
 		 * anyway; a running program is not held still for the whole
@@ -245,6 +280,10 @@ struct dump_unwinder {
 	struct unwind_target *ut; /* its own; NULL if it could not be read */
 	size_t ready;             /* p->threads[0, ready) are sampled */
 	bool done;                /* no more will come */
+	bool idle;                /* SCHED_IDLE while the sampling runs */
+	bool quit;                /* stop after the thread in hand (atomic):
+				     it could not be given its normal policy
+				     back, and the main thread does the rest */
 	size_t unwound;           /* p->threads[0, unwound) were its to unwind
 				     (those it did not, out of memory or
 				     interrupted, the main thread does) */
@@ -333,6 +372,29 @@ unwind_thread(const struct dump_options *o, int taskfd, struct unwind_target *ut
 	return true;
 }
 
+/* Look up the symbols of d's frames, once an address, and drop the
+ * names: the first lookup in a module reads and sorts its symbol table
+ * (a millisecond and more for a C library), which the locks and the
+ * output would otherwise do after the detach, on the way to the output.
+ * Done here, it runs beside the sampling, in the target that is kept.
+ * seen: the addresses looked up so far (direct mapped). */
+#define WARM_CACHE 256
+static void
+warm_symbols(struct unwind_target *ut, const struct dump_thread *d, unsigned flags,
+	     uint64_t seen[WARM_CACHE])
+{
+	for (int i = 0; d->frames && i < d->nframes; i++) {
+		bool caller = unwind_frame_is_caller(d->frames, i);
+		uint64_t key = d->frames[i].ip << 1 | (caller ? 1 : 0);
+		size_t slot = (size_t)(base_mix64(key) % WARM_CACHE);
+		if (!key || seen[slot] == key)
+			continue;
+		seen[slot] = key;
+		struct unwind_symbol sym;
+		unwind_symbolize(ut, d->frames[i].ip, caller, flags, &sym);
+	}
+}
+
 static void *
 unwinder_main(void *arg)
 {
@@ -341,6 +403,8 @@ unwinder_main(void *arg)
 	struct unwind_frame *scratch = malloc((size_t)u->o->cfg.max_depth * sizeof(*scratch));
 	u->ut = scratch ? unwind_target_open(u->pid, &r) : NULL;
 	int taskfd = open_task_dir(u->pid);
+	uint64_t seen[WARM_CACHE] = { 0 };
+	unsigned sym_flags = u->o->cfg.sym_flags & ~(unsigned)(OUTPUT_SOURCE | OUTPUT_GROUP);
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
 		while (u->unwound == u->ready && !u->done)
@@ -349,10 +413,13 @@ unwinder_main(void *arg)
 		if (from == to || !u->ut)
 			break;
 		pthread_mutex_unlock(&u->lock);
-		for (size_t k = from; k < to && !stop_signal; k++)
+		for (size_t k = from; k < to && !stop_signal &&
+				      !__atomic_load_n(&u->quit, __ATOMIC_RELAXED); k++) {
 			if (!unwind_thread(u->o, taskfd, u->ut, &u->p->threads[k], &u->snaps[k],
 					   scratch))
 				break;
+			warm_symbols(u->ut, &u->p->threads[k], sym_flags, seen);
+		}
 		pthread_mutex_lock(&u->lock);
 		u->unwound = to;
 	}
@@ -377,6 +444,21 @@ unwinder_start(struct dump_unwinder *u)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* While the threads are sampled, the CPU is theirs first: a thread
+ * interrupted on the CPU the unwinder runs on goes into its stop at once
+ * instead of after the unwinder's time slice (bench/dump-parked.sh: mean
+ * pause 35-125 us, max over 1 ms, against 20-30 us).  Only where the
+ * tracer is real-time (CAP_SYS_NICE): the same right gives the unwinder
+ * its normal policy back at unwinder_finish (RLIMIT_NICE refuses that to
+ * others), and without it the tracer competes for its CPU anyway. */
+static void
+unwinder_yield_cpu(struct dump_unwinder *u)
+{
+	struct sched_param idle = { 0 };
+	if (u->running && ptrace_realtime_on())
+		u->idle = pthread_setschedparam(u->thread, SCHED_IDLE, &idle) == 0;
+}
+
 /* p->threads[0, n) are sampled. */
 static void
 unwinder_feed(struct dump_unwinder *u, size_t n)
@@ -396,6 +478,12 @@ unwinder_finish(struct dump_unwinder *u)
 {
 	if (!u->running)
 		return NULL;
+	/* Back from SCHED_IDLE; if that is refused (CAP_SYS_NICE lost
+	 * meanwhile), it stops after the thread in hand, as it would crawl
+	 * on a busy host, and the caller unwinds the rest. */
+	struct sched_param normal = { 0 };
+	if (u->idle && pthread_setschedparam(u->thread, SCHED_OTHER, &normal) != 0)
+		__atomic_store_n(&u->quit, true, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&u->lock);
 	u->done = true;
 	pthread_cond_signal(&u->more);
@@ -415,6 +503,40 @@ unwinder_finish(struct dump_unwinder *u)
 	return u->ut;
 }
 
+/* Sample the chosen threads of pt (o->tid: that one) batch by batch into
+ * p->threads and snaps, handing each batch to the unwinder u. */
+static void
+sample_threads(const struct dump_options *o, struct ptrace_target *pt, struct unwind_target *ut,
+	       struct dump_process *p, struct stack_snapshot *snaps, struct dump_batch *b,
+	       struct dump_unwinder *u)
+{
+	size_t i = 0;
+	while (i < pt->nthreads && !stop_signal) {
+		for (; i < pt->nthreads && b->n < DUMP_BATCH; i++) {
+			struct tracee *th = &pt->threads[i];
+			if (o->tid && th->tid != o->tid)
+				continue;
+			struct dump_thread *d = &p->threads[p->nthreads];
+			d->tid = th->tid;
+			d->state = th->proc_state;
+			d->need_info = th->proc_state == '?';
+			snprintf(d->name, sizeof(d->name), "%s", th->name);
+			if (th->proc_state == 'D' && th->state == TRACEE_GONE)
+				sample_blocked(pt->pid, ut, d, &snaps[p->nthreads]);
+			else if (th->proc_state != 'Z' && th->proc_state != 'X') {
+				b->threads[b->n] = th;
+				b->slot[b->n++] = p->nthreads;
+			}
+			p->nthreads++;
+		}
+		if (b->n) {
+			sample_batch(pt, ut, b, p, snaps, o->consistent, o->cfg.max_depth);
+			ptrace_target_poll(pt);
+		}
+		unwinder_feed(u, p->nthreads);
+	}
+}
+
 /* Attach, read the memory map, sample the chosen threads, detach.  Fills
  * p->threads, *snaps_out and *ut_out.  Returns 0 or a negative errno
  * (nothing sampled, already reported). */
@@ -430,8 +552,10 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	 * --consistent reads them first: its threads stay stopped until the
 	 * end, where every state would read t; its threads in D are not
 	 * seized. */
+	debug_phase("start");
 	struct ptrace_target *pt = ptrace_target_attach(pid, o->consistent ? ATTACH_SKIP_DSTATE :
 							ATTACH_NO_PROCINFO, &r);
+	debug_phase("seize");
 	if (!pt) {
 		report_attach_error(pid, r);
 		return r;
@@ -454,6 +578,7 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 		return r;
 	}
 	*ut_out = ut;
+	debug_phase("memory map");
 	unwind_python_prepare(ut);  /* before any stop: they read its frames */
 
 	p->threads = calloc(pt->nthreads, sizeof(*p->threads));
@@ -468,40 +593,21 @@ sample_process(const struct dump_options *o, pid_t pid, struct dump_process *p,
 	/* Real-time from the first batch to the last (ptrace/sample.c says
 	 * why), not taken and dropped again for each batch: the unwinding
 	 * meanwhile is the other thread's (which does not inherit it). */
+	debug_phase("prepare");
 	ptrace_hold_realtime(true);
-	size_t i = 0;
+	unwinder_yield_cpu(&u);
 	uint64_t hold_start = ptrace_clock_monotonic_ns();
-	while (i < pt->nthreads && !stop_signal) {
-		for (; i < pt->nthreads && b->n < DUMP_BATCH; i++) {
-			struct tracee *th = &pt->threads[i];
-			if (o->tid && th->tid != o->tid)
-				continue;
-			struct dump_thread *d = &p->threads[p->nthreads];
-			d->tid = th->tid;
-			d->state = th->proc_state;
-			d->need_info = th->proc_state == '?';
-			snprintf(d->name, sizeof(d->name), "%s", th->name);
-			if (th->proc_state == 'D' && th->state == TRACEE_GONE)
-				sample_blocked(pid, ut, d, &snaps[p->nthreads]);
-			else if (th->proc_state != 'Z' && th->proc_state != 'X') {
-				b->threads[b->n] = th;
-				b->slot[b->n++] = p->nthreads;
-			}
-			p->nthreads++;
-		}
-		if (b->n) {
-			sample_batch(pt, ut, b, p, snaps, o->consistent, o->cfg.max_depth);
-			ptrace_target_poll(pt);
-		}
-		unwinder_feed(&u, p->nthreads);
-	}
+	sample_threads(o, pt, ut, p, snaps, b, &u);
 	ptrace_hold_realtime(false);
+	debug_phase("sampling");
 	/* The GIL's holder before threads held (--consistent) run again. */
 	dump_python_facts(p, ut);
 	ptrace_target_release(pt);
 	uint64_t held_ns = ptrace_clock_monotonic_ns() - hold_start;
+	debug_phase("detach");
 	/* Its target has the images its unwinding opened: the one kept. */
 	struct unwind_target *uut = unwinder_finish(&u);
+	debug_phase("unwinder");
 	if (uut) {
 		unwind_target_free(ut);
 		*ut_out = ut = uut;
@@ -613,12 +719,14 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 	if (taskfd >= 0)
 		close(taskfd);
 	free(scratch);
+	debug_phase("unwind rest");
 	if (r == 0) {
 		dump_find_locks(&p, ut);
 		dump_find_waits(&p, ut);
 		if (o->graph)
 			dump_follow_add(o->graph, &p, false);
 	}
+	debug_phase("locks, waits");
 	if (r == 0) {
 		fputs(before, o->out);
 		*begun = true;
@@ -627,6 +735,7 @@ dump_one(const struct dump_options *o_in, pid_t pid, bool *partial, const char *
 		sampler_out_file_write_error(errno ? errno : EIO, o->output);
 		r = -EIO;
 	}
+	debug_phase("output");
 	if (r == 0)
 		unwinder_report_target_inputs(ut, pid);
 	if (unwind_deadline_misses() != misses) {
