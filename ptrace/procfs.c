@@ -549,7 +549,10 @@ ptrace_procfs_start_time(pid_t pid, unsigned long long *out)
 	char path[64], buf[1024];
 	struct proc_stat ps;
 	*out = 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	/* The leader's own stat, not the process's: the same start time,
+	 * without the process's CPU times summed over every thread (75 us
+	 * with 1000 threads, against 3 us; a record reads it every tick). */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
 	ssize_t r = ptrace_procfs_read(path, buf, sizeof(buf));
 	if (r == -ENOENT)
 		return -ESRCH;
