@@ -315,6 +315,24 @@ thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
 	d->syscall_arg0 = regs.r[a->syscall_args[0]];
 }
 
+/* STACKSPY_TEST_INFO_WAIT=FILE (tests/dump-group.test only): the first
+ * read of a thread's name and state after its sample waits until FILE
+ * exists (10 s at most), so that the test can change what /proc says of
+ * the threads (a SIGSTOP) after they were sampled and let go, and see that
+ * the state shown is the one the stop found (mutation
+ * dump-state-from-stop), not one read while a thread happened to be on
+ * its way back to sleep. */
+static void
+test_info_wait(void)
+{
+	static int waited;
+	const char *path = getenv("STACKSPY_TEST_INFO_WAIT");
+	if (!path || !*path || __atomic_exchange_n(&waited, 1, __ATOMIC_RELAXED))
+		return;
+	for (int i = 0; i < 1000 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+}
+
 /* The name of a thread seized without it (need_info), read once it runs
  * again; and its state, if its sample did not tell (sample_batch). */
 static void
@@ -322,6 +340,7 @@ thread_info(int taskfd, struct dump_thread *d)
 {
 	char state;
 	d->need_info = false;
+	test_info_wait();
 	if (taskfd < 0)
 		return;
 	if (d->state != '?')
