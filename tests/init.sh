@@ -34,7 +34,11 @@ PYTHON=${PYTHON:-python3}
 JSONQ=$abs_top_srcdir/tests/jsonq.py
 
 [ -x "$STACKSPY" ] || framework_failure_ "no $STACKSPY"
-"$PYTHON" -c 'import json' 2>/dev/null || framework_failure_ "no $PYTHON"
+# The interpreter itself, not what PATH finds first: a wrapper there (a
+# pyenv shim, 150 ms a start against 20) ran every jsonq call of the suite.
+_py=$("$PYTHON" -c 'import json, sys; print(sys.executable)' 2>/dev/null) && [ -x "$_py" ] ||
+	framework_failure_ "no $PYTHON (with its json module)"
+PYTHON=$_py
 
 bg_pids=
 tmp_dir=$(mktemp -d "${TMPDIR:-/tmp}/stackspy-$me.XXXXXX") ||
