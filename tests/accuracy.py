@@ -19,10 +19,14 @@
 # frame of their own on the stack), detach, kill -CONT.  Then compare frame
 # by frame and classify each disagreement.  The last line is
 #   RESULT stacks=N exact=N frames=N gdb_named=N named=N name_diff=N
+#          resumed=N switch_junk=N
 # (tests/accuracy.test and bench/accuracy.sh read it); before it, one line
-#   PROGRAM NAME stops=N stacks=N exact=N longer=N
+#   PROGRAM NAME stops=N stacks=N exact=N longer=N switch_junk=N
 # per program (longer: stackspy went on to the end of the stack, every
-# frame named, where gdb gave up or went on with frames it cannot name).
+# frame named, where gdb gave up or went on with frames it cannot name;
+# switch_junk: stackspy ended at a Go stack switch, runtime.morestack or
+# runtime.systemstack on g0, where Go's own traceback ends too, and gdb
+# went on from there with frames it cannot name).
 import json
 import os
 import random
@@ -152,6 +156,7 @@ class Stats:
         self.stacks = 0
         self.exact = 0
         self.longer = 0
+        self.switch_junk = 0
         self.frames = 0
         self.gdb_named = 0
         self.named = 0
@@ -195,6 +200,9 @@ def classify(ours, ofr, stop, theirs, gstop):
 
 
 GO_STACK_ENDS = {"runtime.clone", "runtime.goexit", "runtime.mcall"}
+# A goroutine's stack switched to g0 here: Go's traceback ends at them.
+GO_SWITCHES = {"runtime.morestack.abi0", "runtime.systemstack.abi0",
+               "runtime.morestack", "runtime.systemstack"}
 
 
 def exec_ranges(pid):
@@ -271,6 +279,9 @@ def compare(prog, doc, g, st, code=()):
                   not any(lo <= b[i] < hi for lo, hi in code)) and
                  all(f.get("function") or f.get("module") for f in ofr[:-1]))):
             st.longer += 1
+        if (0 < i == len(a) < len(b) and (ofr[-1].get("function") or "") in GO_SWITCHES and
+                (theirs[i][1] is None or not any(lo <= b[i] < hi for lo, hi in code))):
+            st.switch_junk += 1
         detail = ["%s tid %d: stackspy %d frames (%s), gdb %d (%s)" %
                   (prog, tid, len(a), stop, len(theirs), gstop)]
         for i in range(max(len(a), len(theirs))):
@@ -298,7 +309,7 @@ def run_program(name, cmd, st):
             log("SKIPPED %s: exited with %s" % (name, p.returncode))
             return
         done = 0
-        stacks0, exact0, longer0 = st.stacks, st.exact, st.longer
+        stacks0, exact0, longer0, junk0 = st.stacks, st.exact, st.longer, st.switch_junk
         for _ in range(STOPS):
             time.sleep(rng.uniform(0.01, 0.15))
             if p.poll() is not None:
@@ -344,8 +355,9 @@ def run_program(name, cmd, st):
                 done += 1
             finally:
                 os.kill(p.pid, signal.SIGCONT)
-        log("PROGRAM %s stops=%d stacks=%d exact=%d longer=%d" % (
-            name, done, st.stacks - stacks0, st.exact - exact0, st.longer - longer0))
+        log("PROGRAM %s stops=%d stacks=%d exact=%d longer=%d switch_junk=%d" % (
+            name, done, st.stacks - stacks0, st.exact - exact0, st.longer - longer0,
+            st.switch_junk - junk0))
     finally:
         p.kill()
         p.wait()
@@ -374,8 +386,9 @@ def main():
         st.name_diff))
     if st.resumed:
         log("stops where stackspy left a stopped thread running: %d" % st.resumed)
-    log("RESULT stacks=%d exact=%d frames=%d gdb_named=%d named=%d name_diff=%d resumed=%d" % (
-        st.stacks, st.exact, st.frames, st.gdb_named, st.named, st.name_diff, st.resumed))
+    log("RESULT stacks=%d exact=%d frames=%d gdb_named=%d named=%d name_diff=%d resumed=%d "
+        "switch_junk=%d" % (st.stacks, st.exact, st.frames, st.gdb_named, st.named,
+                            st.name_diff, st.resumed, st.switch_junk))
 
 
 try:
