@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptrace/procfs.h"
 #include "ptrace/ptrace.h"
@@ -343,6 +344,12 @@ sampler_cmd_dump(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 	o.out = of.f;
+	/* Written at the end, all at once: in 256 KiB writes, not stdio's
+	 * 4 KiB (a 1000-thread JSON dump was 534 write calls, a millisecond
+	 * and more of its output).  A terminal stays line-buffered. */
+	static char out_buf[256 * 1024];
+	if (!isatty(fileno(o.out)))
+		setvbuf(o.out, out_buf, _IOFBF, sizeof(out_buf));
 
 	int failed = 0;
 	bool partial = false;

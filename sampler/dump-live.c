@@ -463,18 +463,41 @@ unwinder_start(struct dump_unwinder *u)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Is a CPU left for the unwinder (nothing else runnable than the
+ * tracer and the unwinder, /proc/loadavg's fourth field)? */
+static bool
+cpu_to_spare(void)
+{
+	char buf[128];
+	unsigned running = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return sscanf(buf, "%*s %*s %*s %u/", &running) == 1 && cpus > 1 &&
+	       running <= (unsigned long)cpus;
+}
+
 /* While the threads are sampled, the CPU is theirs first: a thread
  * interrupted on the CPU the unwinder runs on goes into its stop at once
  * instead of after the unwinder's time slice (bench/dump-parked.sh: mean
  * pause 35-125 us, max over 1 ms, against 20-30 us).  Only where the
  * tracer is real-time (CAP_SYS_NICE): the same right gives the unwinder
  * its normal policy back at unwinder_finish (RLIMIT_NICE refuses that to
- * others), and without it the tracer competes for its CPU anyway. */
+ * others), and without it the tracer competes for its CPU anyway.  And
+ * only where the unwinder would have a CPU to itself otherwise: on a busy
+ * host it would get nothing until the sampling ends (two CPU burners: its
+ * work then held the output 25 ms), and the targets wait for the others
+ * anyway. */
 static void
 unwinder_yield_cpu(struct dump_unwinder *u)
 {
 	struct sched_param idle = { 0 };
-	if (u->running && ptrace_realtime_on())
+	if (u->running && ptrace_realtime_on() && cpu_to_spare())
 		u->idle = pthread_setschedparam(u->thread, SCHED_IDLE, &idle) == 0;
 }
 
