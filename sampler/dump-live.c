@@ -2,9 +2,8 @@
  *
  * All threads are sampled first (each stopped only until its registers
  * and stack are copied, the next one interrupted meanwhile), the process
- * is detached, and only
- * then is anything symbolized or printed: the target is free before the
- * slow part starts.  The copies are unwound by a second thread while the
+ * is detached, and only then is anything symbolized or printed: the
+ * target is free before the slow part starts.  The copies are unwound by a second thread while the
  * next threads are sampled (struct dump_unwinder): that needs no thread
  * stopped either.
  */
@@ -217,7 +216,7 @@ sample_batch(struct ptrace_target *pt, struct unwind_target *ut, struct dump_bat
 		.stagger_us = 0,
 		.ahead = DUMP_AHEAD,
 		/* The default: each thread stopped only for its own copy
-		 * and those of its batch (blocked threads do not move
+		 * and the one before it (blocked threads do not move
 		 * anyway; a running program is not held still for the whole
 		 * dump).  --consistent: all stay stopped until the detach,
 		 * as with gdb. */
