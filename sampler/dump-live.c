@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -315,12 +316,12 @@ thread_syscall(struct dump_thread *d, const struct stack_snapshot *s)
 }
 
 /* STACKSPY_TEST_INFO_WAIT=FILE (tests/dump-group.test only): the first
- * read of a thread's name and state after its sample waits until FILE
- * exists (10 s at most), so that the test can change what /proc says of
- * the threads (a SIGSTOP) after they were sampled and let go, and see that
- * the state shown is the one the stop found (mutation
- * dump-state-from-stop), not one read while a thread happened to be on
- * its way back to sleep. */
+ * read of a thread's name and state after its sample creates FILE.wait
+ * (the dump is under way) and waits until FILE exists (10 s at most), so
+ * that the test can change what /proc says of the threads (a SIGSTOP)
+ * after they were sampled and let go, and see that the state shown is the
+ * one the stop found (mutation dump-state-from-stop), not one read while
+ * a thread happened to be on its way back to sleep. */
 static void
 test_info_wait(void)
 {
@@ -328,6 +329,11 @@ test_info_wait(void)
 	const char *path = getenv("STACKSPY_TEST_INFO_WAIT");
 	if (!path || !*path || __atomic_exchange_n(&waited, 1, __ATOMIC_RELAXED))
 		return;
+	char started[PATH_MAX];
+	snprintf(started, sizeof(started), "%s.wait", path);
+	int fd = open(started, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
 	for (int i = 0; i < 1000 && access(path, F_OK) != 0; i++)
 		usleep(10000);
 }
