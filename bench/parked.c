@@ -17,7 +17,10 @@
  * /proc/PID/task in turn, PTRACE_SEIZE, PTRACE_INTERRUPT, waitpid for the
  * stop, PTRACE_GETREGSET NT_PRSTATUS, one 16 KiB process_vm_readv from SP,
  * PTRACE_DETACH, and nothing else (no unwinding, no output).  Prints
- * "floor: N threads in X ms".
+ * "floor: N threads in X ms".  parked --floor-ahead PID: the same calls,
+ * the next thread seized and interrupted as soon as a stop is seen (its
+ * way into the stop overlaps the copy before): the best a pipelined
+ * tracer can do with them.
  */
 #include "config.h"
 
@@ -151,27 +154,29 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* One thread, as a serial dump must handle it at least.  Returns 0 or -1. */
-static int floor_thread(pid_t tid, unsigned char *buf)
+/* Wait for the interrupt's stop of tid.  Returns 0 or -1. */
+static int floor_wait(pid_t tid)
 {
-	unsigned char regs[512];
-	struct iovec iov = { .iov_base = regs, .iov_len = sizeof(regs) };
 	int st;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0L, 0L) < 0)
-		return -1;
-	if (ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0)
-		return -1;
 	for (;;) {
 		if (waitpid(tid, &st, __WALL) < 0)
 			return -1;
 		if (!WIFSTOPPED(st))
 			return -1;
 		if ((st >> 16) != 0)
-			break;
+			return 0;
 		/* A signal on its way in: hand it on, wait for our stop. */
 		ptrace(PTRACE_CONT, tid, 0L, (long)WSTOPSIG(st));
 	}
+}
+
+/* Registers, one copy, detach: the stopped tid's part.  Returns 0 or -1. */
+static int floor_take(pid_t tid, unsigned char *buf)
+{
+	unsigned char regs[512];
+	struct iovec iov = { .iov_base = regs, .iov_len = sizeof(regs) };
+
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) == 0) {
 		uint64_t sp = 0;
 #if defined(__x86_64__)
@@ -197,12 +202,42 @@ static int floor_thread(pid_t tid, unsigned char *buf)
 	return ptrace(PTRACE_DETACH, tid, 0L, 0L) < 0 ? -1 : 0;
 }
 
-static int floor_main(const char *arg)
+/* One thread, as a serial dump must handle it at least.  Returns 0 or -1. */
+static int floor_thread(pid_t tid, unsigned char *buf)
+{
+	if (ptrace(PTRACE_SEIZE, tid, 0L, 0L) < 0 || ptrace(PTRACE_INTERRUPT, tid, 0L, 0L) < 0 ||
+	    floor_wait(tid) < 0)
+		return -1;
+	return floor_take(tid, buf);
+}
+
+/* --floor-ahead: the same calls, the next thread seized and interrupted
+ * as soon as a stop is seen, before the copy (what a pipelined tracer can
+ * do at best: the thread's way into its stop overlaps the copy before).
+ * tids[0, n); returns how many failed. */
+static size_t floor_ahead(const pid_t *tids, size_t n, unsigned char *buf)
+{
+	size_t failed = 0;
+	bool ok = n && ptrace(PTRACE_SEIZE, tids[0], 0L, 0L) == 0 &&
+		  ptrace(PTRACE_INTERRUPT, tids[0], 0L, 0L) == 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool stopped = ok && floor_wait(tids[i]) == 0;
+		ok = i + 1 < n && ptrace(PTRACE_SEIZE, tids[i + 1], 0L, 0L) == 0 &&
+		     ptrace(PTRACE_INTERRUPT, tids[i + 1], 0L, 0L) == 0;
+		if (!stopped || floor_take(tids[i], buf) < 0)
+			failed++;
+	}
+	return failed;
+}
+
+static int floor_main(const char *arg, bool ahead)
 {
 	static unsigned char buf[FLOOR_COPY];
 	char path[64];
 	pid_t pid = (pid_t)atol(arg);
-	size_t n = 0, failed = 0;
+	size_t n = 0, cap = 0, failed = 0;
+	pid_t *tids = NULL;
 	struct dirent *de;
 	DIR *d;
 
@@ -217,12 +252,27 @@ static int floor_main(const char *arg)
 		if (tid <= 0)
 			continue;
 		n++;
-		if (floor_thread(tid, buf) < 0)
-			failed++;
+		if (!ahead) {
+			if (floor_thread(tid, buf) < 0)
+				failed++;
+			continue;
+		}
+		if (n > cap) {
+			cap = cap ? 2 * cap : 1024;
+			if (!(tids = realloc(tids, cap * sizeof(*tids)))) {
+				perror("parked");
+				return 1;
+			}
+		}
+		tids[n - 1] = tid;
 	}
 	closedir(d);
+	if (ahead)
+		failed = floor_ahead(tids, n, buf);
+	free(tids);
 	uint64_t t1 = now_ns();
-	printf("floor: %zu threads in %.1f ms (%zu failed)\n", n, (double)(t1 - t0) / 1e6, failed);
+	printf("floor%s: %zu threads in %.1f ms (%zu failed)\n", ahead ? " (ahead)" : "", n,
+	       (double)(t1 - t0) / 1e6, failed);
 	return failed ? 1 : 0;
 }
 
@@ -244,6 +294,8 @@ static void usage(FILE *out)
 	      "                   sleep MS (wake_loop -> wake_sleep), for ever\n"
 	      "      --floor PID  instead: time the serial floor of a dump of PID\n"
 	      "                   (seize, interrupt, wait, regs, 16 KiB copy, detach)\n"
+	      "      --floor-ahead PID  the same calls, the next thread seized and\n"
+	      "                   interrupted before each copy (a pipelined tracer's best)\n"
 	      "  -h, --help       show this help\n"
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 64 usage error.\n", out);
@@ -276,6 +328,7 @@ int main(int argc, char **argv)
 		{ "busy-first", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "floor", required_argument, NULL, 'F' },
+		{ "floor-ahead", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 }
 	};
 	long nthreads = 1000;
@@ -319,7 +372,9 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'F':
-			return floor_main(optarg);
+			return floor_main(optarg, false);
+		case 'A':
+			return floor_main(optarg, true);
 		default:
 			goto bad_usage;
 		}
