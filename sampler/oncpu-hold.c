@@ -57,6 +57,7 @@ struct holder {
 	unsigned want_until;      /* a target thread ran on its CPU lately:
 				     it holds it until this tick */
 	uint64_t exec_ns;         /* its se.exec_start when it took the CPU */
+	unsigned held;            /* ticks it held its CPU at */
 };
 
 struct oncpu_holds {
@@ -134,6 +135,7 @@ holder_main(void *arg)
 			continue;
 		h->exec_ns = own.exec_start_ns;
 		__atomic_store_n(&h->tick, t, __ATOMIC_RELEASE);
+		h->held++;
 		uint64_t until = now_ns() + s->hold_ns;
 		while (__atomic_load_n(&s->released, __ATOMIC_ACQUIRE) != t &&
 		       __atomic_load_n(&h->released, __ATOMIC_ACQUIRE) != t &&
@@ -320,9 +322,12 @@ oncpu_hold_stop(struct profiler *p)
 	__atomic_store_n(&s->quit, true, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&s->next_tick, 1, __ATOMIC_ACQ_REL);
 	syscall(SYS_futex, &s->next_tick, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-	for (size_t i = 0; i < s->n; i++)
-		if (s->h[i].started)
-			pthread_join(s->h[i].th, NULL);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->h[i].started)
+			continue;
+		pthread_join(s->h[i].th, NULL);
+		p->stats.held_ticks += s->h[i].held;
+	}
 	if (s->tracer_prio_set)
 		ptrace_realtime_priority(1);
 	free(s->by_cpu);

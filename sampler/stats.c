@@ -256,8 +256,10 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 	if (dbg && *dbg && *dbg != '0' && s->ticks) {
 		double t = (double)s->ticks;
 		error_msg("debug: per tick: %.2f wake-ups of the unwinder, %.2f voluntary and "
-			  "%.2f involuntary context switches of the tracer; %.2f stops",
+			  "%.2f involuntary context switches of the tracer; %.2f stops; "
+			  "%.2f CPUs held",
 			  (double)unwinder_wakes(p) / t, (double)s->tracer_vcsw / t,
-			  (double)s->tracer_ivcsw / t, (double)s->stopped / t);
+			  (double)s->tracer_ivcsw / t, (double)s->stopped / t,
+			  (double)s->held_ticks / t);
 	}
 }

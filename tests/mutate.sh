@@ -158,7 +158,7 @@ mutations()
 		'tests/record-server.test'
 	mutation oncpu-hold-want sampler/sample.c \
 		's/\t\toncpu_hold_want\(p, ts->state_cpu\);\n//' \
-		'a CPU where the targets run is not held after the first ticks' \
+		'a CPU where the targets run is not held after the first ticks (the debug line'"'"'s CPUs held a tick: 0.21 against 1.00)' \
 		'tests/record-server.test'
 	mutation oncpu-hold-took sampler/sample.c \
 		's/if \(!oncpu_hold_held\(p, cpu, &taker\)\)\n\t\t\treturn false;/return false;/' \
