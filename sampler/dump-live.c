@@ -3,7 +3,8 @@
  * All threads are sampled first (each stopped only until its registers
  * and stack are copied, the next one interrupted meanwhile), the process
  * is detached, and only then is anything symbolized or printed: the
- * target is free before the slow part starts.  The copies are unwound by a second thread while the
+ * target is free before the slow part starts.  The copies are unwound by
+ * a second thread while the
  * next threads are sampled (struct dump_unwinder): that needs no thread
  * stopped either.
  */
@@ -44,13 +45,8 @@
 static void
 debug_phase(const char *what)
 {
-	static int on = -1;
 	static uint64_t wall0, cpu0;
-	if (on < 0) {
-		const char *e = getenv("STACKSPY_DEBUG");
-		on = e && *e && *e != '0';
-	}
-	if (!on)
+	if (!sampler_debug())
 		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -281,9 +277,6 @@ struct dump_unwinder {
 	size_t ready;             /* p->threads[0, ready) are sampled */
 	bool done;                /* no more will come */
 	bool idle;                /* SCHED_IDLE while the sampling runs */
-	bool quit;                /* stop after the thread in hand (atomic):
-				     it could not be given its normal policy
-				     back, and the main thread does the rest */
 	size_t unwound;           /* p->threads[0, unwound) were its to unwind
 				     (those it did not, out of memory or
 				     interrupted, the main thread does) */
@@ -326,8 +319,10 @@ static void
 test_info_wait(void)
 {
 	static int waited;
+	if (__atomic_exchange_n(&waited, 1, __ATOMIC_RELAXED))
+		return;
 	const char *path = getenv("STACKSPY_TEST_INFO_WAIT");
-	if (!path || !*path || __atomic_exchange_n(&waited, 1, __ATOMIC_RELAXED))
+	if (!path || !*path)
 		return;
 	char started[PATH_MAX];
 	snprintf(started, sizeof(started), "%s.wait", path);
@@ -437,8 +432,7 @@ unwinder_main(void *arg)
 		if (from == to || !u->ut)
 			break;
 		pthread_mutex_unlock(&u->lock);
-		for (size_t k = from; k < to && !stop_signal &&
-				      !__atomic_load_n(&u->quit, __ATOMIC_RELAXED); k++) {
+		for (size_t k = from; k < to && !stop_signal; k++) {
 			if (!unwind_thread(u->o, taskfd, u->ut, &u->p->threads[k], &u->snaps[k],
 					   scratch))
 				break;
@@ -525,12 +519,11 @@ unwinder_finish(struct dump_unwinder *u)
 {
 	if (!u->running)
 		return NULL;
-	/* Back from SCHED_IDLE; if that is refused (CAP_SYS_NICE lost
-	 * meanwhile), it stops after the thread in hand, as it would crawl
-	 * on a busy host, and the caller unwinds the rest. */
+	/* Back from SCHED_IDLE (allowed: it went idle only where the tracer
+	 * could be real-time, the same CAP_SYS_NICE). */
 	struct sched_param normal = { 0 };
-	if (u->idle && pthread_setschedparam(u->thread, SCHED_OTHER, &normal) != 0)
-		__atomic_store_n(&u->quit, true, __ATOMIC_RELAXED);
+	if (u->idle)
+		pthread_setschedparam(u->thread, SCHED_OTHER, &normal);
 	pthread_mutex_lock(&u->lock);
 	u->done = true;
 	pthread_cond_signal(&u->more);

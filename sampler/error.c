@@ -237,3 +237,14 @@ sampler_info_msg(const char *fmt, ...)
 	vprint("", "", fmt, ap);
 	va_end(ap);
 }
+
+bool
+sampler_debug(void)
+{
+	static int on = -1;
+	if (on < 0) {
+		const char *e = getenv("STACKSPY_DEBUG");
+		on = e && *e && *e != '0';
+	}
+	return on;
+}

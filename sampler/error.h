@@ -23,6 +23,9 @@
 void error_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* "stackspy: <msg>: strerror(-err)" */
 void perror_msg(int err, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* STACKSPY_DEBUG=1 (set, not "0"): the debug figures of a record's
+ * summary and a dump's phases are written ("stackspy: debug: ..."). */
+bool sampler_debug(void);
 /* "stackspy: hint: <msg>" */
 void sampler_hint_msg(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* error_msg, ptrace_detach_all(), exit(EXIT_FATAL). */

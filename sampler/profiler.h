@@ -71,6 +71,8 @@ enum oncpu_drop {
 struct profiler_stats {
 	uint64_t ticks;           /* ticks run */
 	uint64_t missed_ticks;    /* deadlines that passed while a tick overran */
+	uint64_t held_ticks;      /* on-CPU: ticks a holder held a CPU at,
+				     summed over the CPUs (oncpu-hold.c) */
 	uint64_t samples;         /* stacks added (stopped + reused) */
 	uint64_t stopped;         /* thread-samples that stopped a thread */
 	uint64_t reused;          /* --idle: stacks reused, thread not stopped */
@@ -85,8 +87,6 @@ struct profiler_stats {
 	uint64_t oncpu_between;   /* on-CPU: ticks of CPU time between counted
 				     stops that they carry (oncpu_weight) */
 	uint64_t oncpu_lost_ns;   /* ... and CPU time beyond what they carry */
-	uint64_t held_ticks;      /* on-CPU: ticks a holder held a CPU at,
-				     summed over the CPUs (oncpu-hold.c) */
 	uint64_t deferred_lost;   /* ... lost: the thread ran before its stop,
 				     or the recording ended first */
 	uint64_t queue_dropped;   /* taken, but dropped: the unwinder was

@@ -252,8 +252,7 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 	/* STACKSPY_DEBUG=1: the hand-off's cost per tick (bench/
 	 * record-overhead.sh, bench/record-cost.sh compare them between
 	 * builds: unlike times, a loaded host does not move them much). */
-	const char *dbg = getenv("STACKSPY_DEBUG");
-	if (dbg && *dbg && *dbg != '0' && s->ticks) {
+	if (sampler_debug() && s->ticks) {
 		double t = (double)s->ticks;
 		error_msg("debug: per tick: %.2f wake-ups of the unwinder, %.2f voluntary and "
 			  "%.2f involuntary context switches of the tracer; %.2f stops; "

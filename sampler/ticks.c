@@ -294,6 +294,7 @@ profiler_run(struct profiler *p, double seconds)
 	unsigned long passes = 0;
 	uint64_t v0, iv0;
 	thread_switches(&v0, &iv0);
+
 	while (!stop_signal) {
 		test_hang(passes++);
 		if (job_stop_signal) {
