@@ -189,13 +189,8 @@ assert_stopped()
 {
 	_i=0
 	while :; do
-		_bad=
-		for _t in /proc/"$1"/task/*; do
-			_s=$(task_state_ "$_t")
-			_tp=$(tracer_ "$_t")
-			[ "$_s" = T ] && [ "$_tp" = 0 ] ||
-				_bad="thread ${_t##*/} in state $_s, TracerPid $_tp"
-		done
+		_bad=$(thread_table_ "$1" | awk '$2 != "T" || $3 != 0 {
+			b = "thread " $1 " in state " $2 ", TracerPid " $3 } END { print b }')
 		[ -z "$_bad" ] && return 0
 		_i=$((_i + 1))
 		[ $_i -lt 200 ] || {
@@ -210,17 +205,13 @@ assert_stopped()
 assert_running()
 {
 	kill -0 "$1" 2>/dev/null || fail_ "$2: the target died"
-	for _t in /proc/"$1"/task/*; do
-		_s=$(task_state_ "$_t")
-		_tp=$(tracer_ "$_t")
-		case $_s in
-		t|T) ls_threads "$1"; fail_ "$2: thread ${_t##*/} left in state $_s" ;;
-		esac
-		[ "$_tp" = 0 ] || {
-			ls_threads "$1"
-			fail_ "$2: thread ${_t##*/} still traced by $_tp"
-		}
-	done
+	_bad=$(thread_table_ "$1" | awk '
+		$2 == "t" || $2 == "T" { print "thread " $1 " left in state " $2; exit }
+		$3 != 0 { print "thread " $1 " still traced by " $3; exit }')
+	[ -z "$_bad" ] || {
+		ls_threads "$1"
+		fail_ "$2: $_bad"
+	}
 }
 
 # rnd N: a random number in [0, N).

@@ -162,3 +162,32 @@ assert_progress()
 	assert_detached "$_p"
 }
 
+
+# watch_stops PID [--winch]: watch PID's threads for tracing stops
+# (tests/tstop-watch.py), with --winch while it gets a SIGWINCH every
+# 20 ms, until watch_end; the watch's pid in watch_pid.
+watch_stops()
+{
+	"$PYTHON" "$abs_top_srcdir/tests/tstop-watch.py" "$1" 600 ${2+"$2"} > watch.out &
+	watch_pid=$!
+	bg_pids="$bg_pids $watch_pid"
+	# Watching before the recording starts (and its SIGTERM handler in
+	# place for watch_end).
+	_i=0
+	until grep -q '^watching' watch.out; do
+		_i=$((_i + 1))
+		[ $_i -lt 1000 ] || framework_failure_ "tests/tstop-watch.py did not start"
+		kill -0 "$watch_pid" 2>/dev/null || framework_failure_ "tests/tstop-watch.py exited"
+		sleep 0.01
+	done
+}
+
+# watch_end: end the watch; the longest tracing stop it saw, in ms, in
+# watch_ms (a watch that printed nothing is a framework failure).
+watch_end()
+{
+	kill -TERM "$watch_pid" 2>/dev/null
+	wait "$watch_pid"
+	watch_ms=$(sed -n 's/^max_t_ms //p' watch.out)
+	[ -n "$watch_ms" ] || framework_failure_ "tests/tstop-watch.py printed nothing"
+}
