@@ -323,6 +323,20 @@ struct proc_state {
 				     exec): at its next tick, never waited
 				     for (sample.c); not sampled until
 				     then */
+	/* STACKSPY_DEBUG=1: what its ticks did with it (sample.c), printed
+	 * a line a process at the end (stats.c): a process without a
+	 * stack says where it was passed over. */
+	struct {
+		uint32_t ticks;           /* ticks that came to it */
+		uint32_t map_pending;     /* ... while its map was pending */
+		uint32_t looks;           /* threads looked at */
+		uint32_t chosen;          /* ... chosen for a stop */
+		uint32_t taken;           /* ... whose stop gave a sample */
+		uint32_t reused;          /* ... whose last stack stood again */
+		uint32_t deferred;        /* ... put off (--idle's budget) */
+		uint32_t late;            /* ... whose stop of a tick before
+					     was still pending */
+	} dbg;
 };
 
 /* The unwinder's side of one process (unwinder.c; p->procs' index). */

@@ -203,7 +203,10 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		.ps = ps, .ts = ts, .sampled_ns = pick->tick_ns, .kids = kids, .nk = nk,
 		.weight = weight, .keep_last = keep, .snap = snap,
 	};
-	if (unwinder_push_sample(p, &rec) == 0 && keep) {
+	int pushed = unwinder_push_sample(p, &rec);
+	if (pushed == 0)
+		ps->dbg.taken++;
+	if (pushed == 0 && keep) {
 		/* --idle: its stack comes back once unwound; until then it is
 		 * stopped again rather than given an older one. */
 		forget_last(ts);
@@ -464,8 +467,10 @@ idle_may_stop(const struct profiler *p)
 /* Put off ts's stop: its stack when it stops is this tick's, if it has
  * not run meanwhile (its CPU time then, cpu_ns). */
 static void
-idle_defer(struct profiler *p, struct thread_state *ts, uint64_t cpu_ns, uint64_t slices)
+idle_defer(struct profiler *p, struct proc_state *ps, struct thread_state *ts, uint64_t cpu_ns,
+	   uint64_t slices)
 {
+	ps->dbg.deferred++;
 	/* Its last stack is not its stack now (it ran since): once cold,
 	 * it would be reused for every tick (a pool's worker sampled in its
 	 * 20 ms of work was counted there for a second after, in 111 of 186
@@ -601,6 +606,7 @@ static void
 idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 {
 	p->stats.reused++;
+	ps->dbg.reused++;
 	if (ts->awaiting_last) {
 		ts->owed++;
 	} else {
@@ -657,6 +663,7 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	/* Its stop costs it CPU time: read with the hot ones next tick, or
 	 * the process's clock would not match (thread_census). */
 	thread_mark_hot(p, ts);
+	ps->dbg.chosen++;
 	size_t i = p->tr.nbatch++;
 	p->tr.batch_th[i] = th;
 	p->tr.batch_pt[i] = ps->pt;
@@ -705,6 +712,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		 * is that tick's sample; interrupting it again would judge
 		 * it against this tick, as waiting. */
 		p->stats.skipped++;
+		ps->dbg.late++;
 		return;
 	}
 	/* Its schedstat, read before the state: the scheduled-in count
@@ -748,7 +756,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		 * reading before, it is put off once). */
 		if (!has_last(ts) && thread_is_cold(p, ts) &&
 		    !idle_may_stop(p)) {
-			idle_defer(p, ts, before.cpu_ns, before.slices);
+			idle_defer(p, ps, ts, before.cpu_ns, before.slices);
 			return;
 		}
 	}
@@ -789,7 +797,7 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		 * sleeping thread's stop is deferred: its stack when it comes
 		 * is this tick's, if it has not run meanwhile. */
 		if (state != 'R' && !ts->awaiting_last && !idle_may_stop(p)) {
-			idle_defer(p, ts, before.cpu_ns, before.slices);
+			idle_defer(p, ps, ts, before.cpu_ns, before.slices);
 			return;
 		}
 		p->tr.idle_stops++;
@@ -889,6 +897,7 @@ look_at(struct profiler *p, struct proc_state *ps, struct tracee *th, struct thr
 	struct look *l)
 {
 	l->looked++;
+	ps->dbg.looks++;
 	if (p->cfg.idle)
 		idle_catch_up(p, ts, p->tr.tick_no - 1);
 	ts->looked_tick = p->tr.tick_no;
@@ -903,7 +912,7 @@ look_at(struct profiler *p, struct proc_state *ps, struct tracee *th, struct thr
 			return;
 		}
 		if (!th->late && !idle_may_stop(p)) {
-			idle_defer(p, ts, ts->cpu_seen, ts->slices_seen);
+			idle_defer(p, ps, ts, ts->cpu_seen, ts->slices_seen);
 			look_done(ts);
 			return;
 		}
@@ -929,6 +938,7 @@ void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
 	/* Its pending stops were collected by the tick (ticks.c). */
+	ps->dbg.ticks++;
 	if (ps->pt->exec_seen) {
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);
@@ -943,8 +953,10 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	}
 	/* In an exec: nothing of the new program to name yet (its stacks
 	 * would be named from the old map, or have no stack end). */
-	if (ps->map_pending)
+	if (ps->map_pending) {
+		ps->dbg.map_pending++;
 		return;
+	}
 	refresh_threads(p, ps, now);
 	p->tr.tick_ns = now;
 	/* The batch keeps pointers to thread states: the table must not

@@ -260,5 +260,14 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 			  (double)unwinder_wakes(p) / t, (double)s->tracer_vcsw / t,
 			  (double)s->tracer_ivcsw / t, (double)s->stopped / t,
 			  (double)s->held_ticks / t);
+		/* What the ticks did with each process (sample.c). */
+		for (size_t i = 0; i < p->nprocs; i++) {
+			const struct proc_state *ps = &p->procs[i];
+			error_msg("debug: process %d (%s): %u ticks (%u with its map pending), "
+				  "%u looks at a thread, %u chosen, %u samples, %u reused, "
+				  "%u put off, %u late", (int)ps->pid, ps->comm, ps->dbg.ticks,
+				  ps->dbg.map_pending, ps->dbg.looks, ps->dbg.chosen, ps->dbg.taken,
+				  ps->dbg.reused, ps->dbg.deferred, ps->dbg.late);
+		}
 	}
 }
