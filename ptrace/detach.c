@@ -141,7 +141,10 @@ any_attached(void)
  * follow-detach-fork, follow-detach-again).  A child whose first stop came
  * first was adopted by a poll already: its parent's event is passed over,
  * as the detach would let that child go whether or not it takes the
- * event. */
+ * event.  Every other stop met meanwhile is answered as a poll answers it
+ * (a signal handed on): a parent held in the stop of a SIGCHLD, or of a
+ * fork whose child is known, forked no more, and the wait ran out with
+ * nothing to meet (follow-detach-again survived one quiet run of three). */
 static void
 test_fork_in_detach(void)
 {
@@ -157,22 +160,36 @@ test_fork_in_detach(void)
 	do {
 		for (struct ptrace_target *t = ptrace_registry_head(); t; t = t->next)
 			for (size_t i = 0; !t->detached && i < t->nthreads; i++) {
-				pid_t tid = t->threads[i].tid;
+				struct tracee *th = &t->threads[i];
+				pid_t tid = th->tid;
 				siginfo_t si = { 0 };
-				if (t->threads[i].state == TRACEE_GONE ||
+				if (th->state == TRACEE_GONE ||
 				    waitid(P_PID, (id_t)tid, &si,
 					   WSTOPPED | WNOHANG | WNOWAIT | __WALL) < 0 ||
-				    si.si_pid != tid ||
-				    ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) < 0 ||
-				    si.si_signo != SIGTRAP)
+				    si.si_pid != tid)
 					continue;
-				int ev = si.si_code >> 8;
 				unsigned long child = 0;
 				struct ptrace_target *owner;
-				if ((ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK) &&
+				if (ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) == 0 &&
+				    si.si_signo == SIGTRAP &&
+				    ((si.si_code >> 8) == PTRACE_EVENT_FORK ||
+				     (si.si_code >> 8) == PTRACE_EVENT_VFORK) &&
 				    ptrace(PTRACE_GETEVENTMSG, tid, 0L, &child) == 0 && child &&
 				    !ptrace_registry_find(NULL, (pid_t)child, &owner))
 					return;
+				/* Any other stop: answered as a poll answers it,
+				 * so that the tracee runs on to its next fork. */
+				int st;
+				if (waitpid(tid, &st, WNOHANG | __WALL) != tid)
+					continue;
+				if (!WIFSTOPPED(st)) {
+					th->state = TRACEE_GONE;
+					continue;
+				}
+				ptrace_tracee_event(t, tid, st);
+				th->interrupted_ns = 0;
+				th->late = false;
+				ptrace_tracee_resume(th, st);
 			}
 		nanosleep(&step, NULL);
 	} while (ptrace_clock_monotonic_ns() < end);
