@@ -328,7 +328,7 @@ struct proc_state {
 	 * stack says where it was passed over. */
 	struct {
 		uint32_t ticks;           /* ticks that came to it */
-		uint32_t map_pending;     /* ... while its map was pending */
+		uint32_t map_pending;     /* ... that left its map pending */
 		uint32_t looks;           /* threads looked at */
 		uint32_t chosen;          /* ... chosen for a stop */
 		uint32_t taken;           /* ... whose stop gave a sample */

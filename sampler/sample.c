@@ -938,7 +938,6 @@ void
 profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 {
 	/* Its pending stops were collected by the tick (ticks.c). */
-	ps->dbg.ticks++;
 	if (ps->pt->exec_seen) {
 		ps->pt->exec_seen = false;
 		reopen_after_exec(p, ps);
@@ -953,10 +952,8 @@ profiler_sample_process(struct profiler *p, struct proc_state *ps, uint64_t now)
 	}
 	/* In an exec: nothing of the new program to name yet (its stacks
 	 * would be named from the old map, or have no stack end). */
-	if (ps->map_pending) {
-		ps->dbg.map_pending++;
+	if (ps->map_pending)
 		return;
-	}
 	refresh_threads(p, ps, now);
 	p->tr.tick_ns = now;
 	/* The batch keeps pointers to thread states: the table must not

@@ -181,6 +181,8 @@ tick(struct profiler *p, bool events, bool arm)
 		if (!ps->attached || ps->exited)
 			continue;
 		profiler_sample_process(p, ps, now);
+		ps->dbg.ticks++;
+		ps->dbg.map_pending += ps->map_pending;
 	}
 	oncpu_hold_release(p);
 	uint64_t looked_ns = ptrace_clock_monotonic_ns(), waited = p->tr.stop_wait_ns;
