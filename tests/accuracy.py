@@ -13,7 +13,7 @@
 #   ACC_VERBOSE    1: print every disagreeing stack
 #
 # For each program: start it, let it run, then ACC_STOPS times: sleep a
-# random 10-150 ms, kill -STOP, wait until every thread is stopped, run
+# random 10-80 ms, kill -STOP, wait until every thread is stopped, run
 # `stackspy dump --format json` (which must leave it stopped), attach gdb,
 # walk every thread (INLINE_FRAME and TAILCALL_FRAME skipped: they have no
 # frame of their own on the stack), detach, kill -CONT.  Then compare frame
@@ -311,7 +311,9 @@ def run_program(name, cmd, st):
         done = 0
         stacks0, exact0, longer0, junk0 = st.stacks, st.exact, st.longer, st.switch_junk
         for _ in range(STOPS):
-            time.sleep(rng.uniform(0.01, 0.15))
+            # A random moment: the stops follow each other, so that the
+            # phase of a program's loops is random whatever the range.
+            time.sleep(rng.uniform(0.01, 0.08))
             if p.poll() is not None:
                 break
             os.kill(p.pid, signal.SIGSTOP)
