@@ -323,7 +323,7 @@ struct proc_state {
 				     exec): at its next tick, never waited
 				     for (sample.c); not sampled until
 				     then */
-	/* STACKSPY_DEBUG=1: what its ticks did with it (sample.c), printed
+	/* STACKSPY_DEBUG=1: what its ticks did with it (ticks.c, sample.c), printed
 	 * a line a process at the end (stats.c): a process without a
 	 * stack says where it was passed over. */
 	struct {
