@@ -180,16 +180,8 @@ test_fork_in_detach(void)
 				/* Any other stop: answered as a poll answers it,
 				 * so that the tracee runs on to its next fork. */
 				int st;
-				if (waitpid(tid, &st, WNOHANG | __WALL) != tid)
-					continue;
-				if (!WIFSTOPPED(st)) {
-					th->state = TRACEE_GONE;
-					continue;
-				}
-				ptrace_tracee_event(t, tid, st);
-				th->interrupted_ns = 0;
-				th->late = false;
-				ptrace_tracee_resume(th, st);
+				if (waitpid(tid, &st, WNOHANG | __WALL) == tid)
+					ptrace_answer_status(t, th, st);
 			}
 		nanosleep(&step, NULL);
 	} while (ptrace_clock_monotonic_ns() < end);

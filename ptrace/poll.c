@@ -57,27 +57,33 @@ ptrace_target_poll(struct ptrace_target *t)
 		}
 		if (!th)
 			continue;
-		if (!WIFSTOPPED(st)) {
-			th->state = TRACEE_GONE;
-			if (r == owner->pid) {
-				owner->leader_exited = true;
-				owner->leader_status = st;
-			}
-			continue;
-		}
-		ptrace_tracee_event(owner, r, st);
-		th->interrupted_ns = 0;  /* no batch takes this stop */
-		if (th->late && trace_stop_of(st) != TRACE_SIGNAL) {
-			/* The stop a sample's interrupt asked for, late. */
-			th->late = false;
-			if (!poll_from_yield && trace_stop_of(st) == TRACE_TRAP &&
-			    ptrace_sample_late(owner, th, st))
-				continue;
-		}
-		/* A listening tracee whose group-stop was ended by SIGCONT
-		 * reports an event-stop with SIGTRAP: resume() runs it again. */
-		ptrace_tracee_resume(th, st);
+		ptrace_answer_status(owner, th, st);
 	}
+}
+
+void
+ptrace_answer_status(struct ptrace_target *owner, struct tracee *th, int st)
+{
+	if (!WIFSTOPPED(st)) {
+		th->state = TRACEE_GONE;
+		if (th->tid == owner->pid) {
+			owner->leader_exited = true;
+			owner->leader_status = st;
+		}
+		return;
+	}
+	ptrace_tracee_event(owner, th->tid, st);
+	th->interrupted_ns = 0;  /* no batch takes this stop */
+	if (th->late && trace_stop_of(st) != TRACE_SIGNAL) {
+		/* The stop a sample's interrupt asked for, late. */
+		th->late = false;
+		if (!poll_from_yield && trace_stop_of(st) == TRACE_TRAP &&
+		    ptrace_sample_late(owner, th, st))
+			return;
+	}
+	/* A listening tracee whose group-stop was ended by SIGCONT
+	 * reports an event-stop with SIGTRAP: resume() runs it again. */
+	ptrace_tracee_resume(th, st);
 }
 
 void

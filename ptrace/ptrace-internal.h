@@ -150,6 +150,9 @@ void ptrace_late_free(struct ptrace_target *t);
  * and forget the exec'ing thread's former tid (a non-leader exec); on a
  * fork, vfork or clone adopt the child (follow.c). */
 void ptrace_tracee_event(struct ptrace_target *t, pid_t tid, int st);
+/* Answer thread th's wait status st as a poll does (poll.c): an exit
+ * marks it gone; a stop is handed on, a late sample's stop taken. */
+void ptrace_answer_status(struct ptrace_target *owner, struct tracee *th, int st);
 
 /* ---- registry.c ----------------------------------------------------------
  * ptrace_registry_new: a new target, listed; ptrace_registry_remove: unlisted (release);
