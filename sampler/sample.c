@@ -114,6 +114,43 @@ syscall_frame(struct profiler *p, const struct stack_snapshot *snap, uint32_t *i
 	return true;
 }
 
+/* The ticks put off (ts->owed) while its last sample was not being
+ * unwound that this stop's stack stands for too: none for those at which
+ * it may have run (counted lost).  Clears ts->owed. */
+static uint32_t
+owed_weight(struct profiler *p, struct thread_state *ts, const struct task_schedstat *before,
+	    char state)
+{
+	uint32_t add = 0;
+	/* Not scheduled in since: a thread just woken has run for
+	 * less than the kernel's own tick and shows no new CPU time
+	 * (a pool's worker put off for 154 ticks asleep, then stopped
+	 * a moment into its work, had them all counted there). */
+	uint64_t ran = before->cpu_ns - ts->owed_cpu_ns;
+	if (ran < idle_slack_ns() && before->slices == ts->owed_slices) {
+		add = ts->owed;
+	} else if (p->cfg.idle && state != 'R' && ts->owed_slices) {
+		/* Asleep now, after it ran (ran ns) in the ticks put
+		 * off: at as many ticks as that time spans it may
+		 * have run, and those are lost; at the others it
+		 * slept, and they are given to where it sleeps now (a
+		 * pool's worker, woken once a second, sleeps in one
+		 * place; a thread that sleeps in several has the ones
+		 * before its wake counted at the latest: the
+		 * estimate of a thread looked at once in so many
+		 * ticks).  With 20,000 threads each woken once a
+		 * second, every one of the ticks put off was lost. */
+		uint64_t running = ran / p->tr.ticks.period_ns + 1;
+		uint32_t lost = running < ts->owed ? (uint32_t)running : ts->owed;
+		add = ts->owed - lost;
+		p->stats.deferred_lost += lost;
+	} else {
+		p->stats.deferred_lost += ts->owed;
+	}
+	ts->owed = 0;
+	return add;
+}
+
 /* A stop is over (result r, snapshot snap): count it, and hand it over
  * (unwinder.c, which takes snap's buffer and leaves a free one) if it
  * stands for what the thread was doing at the tick pick->tick_ns, as the
@@ -164,34 +201,8 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		p->stats.oncpu_between += w - 1;
 		weight = w;
 	}
-	if (ts->owed && !ts->awaiting_last) {
-		/* Not scheduled in since: a thread just woken has run for
-		 * less than the kernel's own tick and shows no new CPU time
-		 * (a pool's worker put off for 154 ticks asleep, then stopped
-		 * a moment into its work, had them all counted there). */
-		uint64_t ran = before->cpu_ns - ts->owed_cpu_ns;
-		if (ran < idle_slack_ns() && before->slices == ts->owed_slices) {
-			weight += ts->owed;
-		} else if (p->cfg.idle && state != 'R' && ts->owed_slices) {
-			/* Asleep now, after it ran (ran ns) in the ticks put
-			 * off: at as many ticks as that time spans it may
-			 * have run, and those are lost; at the others it
-			 * slept, and they are given to where it sleeps now (a
-			 * pool's worker, woken once a second, sleeps in one
-			 * place; a thread that sleeps in several has the ones
-			 * before its wake counted at the latest: the
-			 * estimate of a thread looked at once in so many
-			 * ticks).  With 20,000 threads each woken once a
-			 * second, every one of the ticks put off was lost. */
-			uint64_t running = ran / p->tr.ticks.period_ns + 1;
-			uint32_t lost = running < ts->owed ? (uint32_t)running : ts->owed;
-			weight += ts->owed - lost;
-			p->stats.deferred_lost += lost;
-		} else {
-			p->stats.deferred_lost += ts->owed;
-		}
-		ts->owed = 0;
-	}
+	if (ts->owed && !ts->awaiting_last)
+		weight += owed_weight(p, ts, before, state);
 	if (!weight)
 		return;
 	uint32_t sys_id;
@@ -199,6 +210,10 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		kids = &sys_id;
 		nk = 1;
 	}
+	/* Whether the stop found it running: read before the push, which
+	 * hands snap's buffers to the unwinder and gives back others. */
+	bool ran = keep && !snap->group_stopped &&
+		   (state == 'R' || !oncpu_cut_syscall(p->tr.arch, snap));
 	struct sample_record rec = {
 		.ps = ps, .ts = ts, .sampled_ns = pick->tick_ns, .kids = kids, .nk = nk,
 		.weight = weight, .keep_last = keep, .snap = snap,
@@ -230,9 +245,12 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		 * with thousands of threads, and a worker read asleep and
 		 * woken meanwhile was stopped in its work, then counted there
 		 * for the 96 ticks it slept after (a loaded CI run).  The stop
-		 * of a thread asleep cuts its blocking call short. */
-		ts->last_ran = state == 'R' ||
-			       (!snap->group_stopped && !oncpu_cut_syscall(p->tr.arch, snap));
+		 * of a thread asleep cuts its blocking call short.  One the
+		 * stop found in a group-stop ran no code of its own, whatever
+		 * the letter said (a listening tracee is R on its way back
+		 * into the stop after each of ours, for long on a loaded
+		 * host). */
+		ts->last_ran = ran;
 		ts->last_cpu_ns = before->cpu_ns;
 	}
 }
@@ -745,6 +763,16 @@ choose_thread(struct profiler *p, struct proc_state *ps, struct tracee *th,
 		 * are read for HOT_TICKS ticks after (threads.c): at 5,000
 		 * threads a stat line for each was a third of a tick. */
 		if (unmoved && last_reusable(ts)) {
+			idle_reuse(p, ps, ts);
+			return;
+		}
+		/* In a group-stop (we listen): it runs no code of its own
+		 * until SIGCONT, which the tracer sees.  Its CPU time is no
+		 * guide: each stop of ours costs it some, past
+		 * IDLE_CPU_SLACK_NS on a loaded host, and then it was
+		 * stopped at every tick (tests/promise-stopped-record.test). */
+		if (th->state == TRACEE_LISTENING && last_reusable(ts)) {
+			ts->asleep = before;
 			idle_reuse(p, ps, ts);
 			return;
 		}

@@ -181,9 +181,17 @@ mutations()
 		'threads that did not run lately are never read again (the census trusts nothing)' \
 		'tests/record-pool.test'
 	mutation idle-ran sampler/sample.c \
-		's/ts->last_ran = state == .R. \|\|\n[^;]*;/ts->last_ran = false;/' \
+		's/\tbool ran = keep && !snap->group_stopped &&\n[^;]*;/\tbool ran = false;/' \
 		'--idle: a stack taken while the thread ran is reused while it sleeps after (the stop in the last 100 us of a burst that catches it is forced: STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
+	mutation idle-ran-after-push sampler/sample.c \
+		's/(\tbool ran = keep) && !snap->group_stopped &&\n\t\t   \(state == .R. \|\| !oncpu_cut_syscall\(p->tr.arch, snap\)\);/$1;/; s/\t\tts->last_ran = ran;/\t\tts->last_ran = ran \&\& !snap->group_stopped \&\& (state == \x27R\x27 || !oncpu_cut_syscall(p->tr.arch, snap));/' \
+		'--idle: whether the stop found the thread running is read from its snapshot after the push gave it to the unwinder (another sample'"'"'s): a stopped process'"'"'s threads are stopped at every tick' \
+		'tests/promise-stopped-record.test'
+	mutation idle-group-stop sampler/sample.c \
+		's/\t\tif \(th->state == TRACEE_LISTENING && last_reusable\(ts\)\) \{/\t\tif (0) {/' \
+		'--idle: a thread in a group-stop whose CPU time moved by our stops is stopped again (at every tick on a loaded host)' \
+		'tests/promise-stopped-record.test'
 	mutation idle-owed-woken sampler/sample.c \
 		's/\(ran < idle_slack_ns\(\) && before->slices == ts->owed_slices\)/(ran < idle_slack_ns())/' \
 		'--idle: ticks put off while a thread slept go to its stop just after it woke (forced: STACKSPY_TEST_IDLE_STOPS, STACKSPY_TEST_IDLE_SLACK_US)' \
