@@ -510,6 +510,7 @@ ptrace_snapshot_blocked(pid_t pid, pid_t tid, size_t window, stack_end_fn stack_
 	}
 	out->stack_start = sc->sp;
 	out->stack_len = 0;
+	out->code_len = 0;        /* read while it runs: nothing to go by */
 	/* Page by page: an unmapped page ends the copy there. */
 	while (out->stack_len < len) {
 		uint64_t at = sc->sp + out->stack_len;

@@ -131,8 +131,10 @@ void ptrace_tracee_wait_until_end(void);
  * coalesce, so false proves nothing). */
 bool ptrace_tracee_sleep(uint64_t wake_ns, pid_t expected);
 
-/* Stack pointer from a raw NT_PRSTATUS of this host's architecture. */
+/* Stack pointer and pc from a raw NT_PRSTATUS of this host's architecture
+ * (0 where it has no arch/ table). */
 uint64_t ptrace_regs_stack_pointer(const unsigned char *regs, size_t len);
+uint64_t ptrace_regs_pc(const unsigned char *regs, size_t len);
 
 /* Bring tracee th back to running (or to listening when it is in group-stop)
  * after a stop that we reaped with status st.  Used by sample, poll and

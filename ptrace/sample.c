@@ -33,6 +33,13 @@ ptrace_regs_stack_pointer(const unsigned char *regs, size_t len)
 	return a ? arch_pr_sp(a, regs, len) : 0;
 }
 
+uint64_t
+ptrace_regs_pc(const unsigned char *regs, size_t len)
+{
+	const struct arch *a = arch_host();
+	return a ? arch_pr_pc(a, regs, len) : 0;
+}
+
 /* While a thread is stopped for us, we are on its critical path: on a busy
  * machine the scheduler could leave us waiting on a run queue for
  * milliseconds after the thread trapped (measured: mean pause 1.3 ms with
@@ -112,14 +119,17 @@ ptrace_snapshot_release(struct stack_snapshot *s)
 	s->interp_cap = s->interp_len = 0;
 }
 
-/* Copy [start, start+len) in one process_vm_readv.  The remote side is split
- * at page boundaries so that an unmapped page ends the copy there instead of
- * failing it whole.  Returns bytes copied. */
-static size_t
-copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
+/* Copy [start, start+len) and the code at pc (out->code) in one
+ * process_vm_readv.  The stack's remote side is split at page boundaries
+ * so that an unmapped page ends the copy there instead of failing it
+ * whole; the code comes last, up to its page's end, and only with the
+ * whole stack (the kernel stops at the first piece it cannot read).
+ * Sets out->stack_len and out->code_len. */
+static void
+copy_stack(pid_t tid, uint64_t start, size_t len, uint64_t pc, struct stack_snapshot *out)
 {
-	struct iovec local = { .iov_base = dst, .iov_len = len };
-	struct iovec remote[MAX_IOV];
+	struct iovec local[2] = { { .iov_base = out->stack }, { .iov_base = out->code } };
+	struct iovec remote[MAX_IOV + 1];
 	size_t n = 0;
 	uint64_t a = start, end = start + len;
 	while (a < end && n < MAX_IOV) {
@@ -131,9 +141,17 @@ copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
 		n++;
 		a = next;
 	}
-	local.iov_len = (size_t)(a - start);
-	ssize_t r = process_vm_readv(tid, &local, 1, remote, n, 0);
-	return r < 0 ? 0 : (size_t)r;
+	local[0].iov_len = (size_t)(a - start);
+	size_t code = pc ? PAGE - (size_t)(pc & (PAGE - 1)) : 0;
+	if (code > sizeof(out->code))
+		code = sizeof(out->code);
+	local[1].iov_len = code;
+	remote[n].iov_base = (void *)(uintptr_t)pc;
+	remote[n].iov_len = code;
+	ssize_t r = process_vm_readv(tid, local, code ? 2 : 1, remote, n + (code ? 1 : 0), 0);
+	size_t got = r < 0 ? 0 : (size_t)r;
+	out->stack_len = got < local[0].iov_len ? got : local[0].iov_len;
+	out->code_len = got - out->stack_len;
 }
 
 /* Pending threads are looked at at least this often: SIGCHLDs coalesce. */
@@ -190,7 +208,7 @@ prepare(struct tracee **threads, size_t n, size_t window, size_t interp,
 			continue;  /* ptrace_sample_ready has its stop */
 		out->tid = threads[i]->tid;
 		out->regs_len = 0;
-		out->stack_len = 0;
+		out->stack_len = out->code_len = 0;
 		out->pause_ns = 0;
 		out->group_stopped = false;
 		memset(&out->stop_sched, 0, sizeof(out->stop_sched));
@@ -257,7 +275,10 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		if (end > sp && end - sp < len)
 			len = (size_t)(end - sp);
 		out->stack_start = sp;
-		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
+		out->code_addr = ptrace_regs_pc(out->regs, out->regs_len);
+		out->stack_len = out->code_len = 0;
+		if (sp)
+			copy_stack(th->tid, sp, len, out->code_addr, out);
 		out->interp_len = 0;
 		if (o->interp_read && out->interp_cap)
 			out->interp_len = o->interp_read(ctx, out, out->interp,

@@ -186,6 +186,12 @@ profiler_frame_ids_of(struct profiler *p, struct unwind_proc *up,
 {
 	if (frames[k].how == UNWIND_HOW_PYTHON)
 		return frame_id_python(p, up, &frames[k], out);
+	if (frames[k].swapped) {
+		/* Its library was swapped since the stop: named from the one
+		 * that was there, not cached for the address. */
+		out[0] = frame_name_id(p, up, frames[k].ip, unwind_frame_is_caller(frames, k));
+		return 1;
+	}
 	return profiler_frame_ids(p, up, frames[k].ip, unwind_frame_is_caller(frames, k), out);
 }
 

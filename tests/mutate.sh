@@ -478,6 +478,14 @@ mutations()
 		's/if \(nf > 0 && !unwind_target_maps_current\(up->ut, p->uw_own\.frames, nf, sampled_ns\)\)/if (0 \&\& sampled_ns)/' \
 		'a library swapped at the same address keeps the old one'"'"'s names' \
 		'tests/record-dlswap.test'
+	mutation code-at-stop unwind/target.c \
+		's/\t\t    file_code_is\(m, pc, s->code, n\) \|\|\n/\t\t    1 ||\n/' \
+		'the code at the pc in the stop is not compared with the file the map names: a library swapped since the stop names its code' \
+		'tests/record-dlswap.test'
+	mutation past-maps unwind/target.c \
+		's/\tif \(p\) \{\n\t\tt->at_stop = \*p;/\tif (0 \&\& p) {\n\t\tt->at_stop = *p;/' \
+		'a library swapped since the stop is not looked for among the mappings the map held before: its samples are [unknown]' \
+		'tests/record-dlswap.test'
 	mutation tracer-unwinds sampler/cmd-record.c \
 		's/r = profiler_unwind_in_background\(p\);/r = 0;/' \
 		'record unwinds on the tracer thread: a slow unwind holds the ticks and the target'"'"'s signals' \

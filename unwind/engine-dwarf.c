@@ -580,7 +580,8 @@ unwind_dwarf_walk_with(struct unwind_target *t, struct memory_reader *mr, struct
 	bool fp_fallback = fallback != NULL;
 	/* Where the target's maps can change (a live process, sampled again
 	 * and again); a core is walked once. */
-	bool memo = c && t->ops->read_maps && mr->snap && mr->snap->stack && *n == 1;
+	bool memo = c && t->ops->read_maps && mr->snap && mr->snap->stack && *n == 1 &&
+		    !t->swapped_end;
 	struct arch_regs first = *regs;
 	if (memo) {
 		const struct memo_entry *e = memo_find(c, a, regs, mr->snap, max, fp_fallback);

@@ -73,7 +73,9 @@ unwind_memory_read(struct memory_reader *r, uint64_t addr, void *buf, size_t len
 			return 0;
 		}
 	}
-	if (!t->ops->read_live)
+	/* Code swapped since the stop (unwind_walk): what is there now is
+	 * another library's. */
+	if (!t->ops->read_live || (addr < t->swapped_end && addr + len > t->swapped_start))
 		return -EFAULT;
 	/* Live memory (heap, JIT code, a writable mapping) may change. */
 	if (r->log)

@@ -637,6 +637,7 @@ python_frame(struct unwind_target *t, struct py_state *st, const struct py_raw_f
 	f->ip = r->code;
 	f->how = UNWIND_HOW_PYTHON;
 	f->signal_frame = false;
+	f->swapped = false;
 	int line = lasti == -2 ? -1 :
 		   c->linetable ? unwind_py_line(c->linetable, c->linetable_len,
 						 c->firstlineno, lasti) : -1;

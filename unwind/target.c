@@ -15,6 +15,7 @@
 #include "arch/arch.h"
 #include "base/base.h"
 #include "ptrace/clock.h"
+#include "ptrace/sample.h"
 #include "unwind/elf-image.h"
 #include "unwind/engines.h"
 #include "unwind/maps.h"
@@ -48,6 +49,34 @@ retire_maps(struct unwind_target *t)
 	return 0;
 }
 
+/* Remember the executable file mappings of map old that are not in map
+ * fresh (same start, file and offset): a library unloaded, perhaps to
+ * have another loaded at its address (unwind_target_code_at_stop). */
+static void
+remember_past(struct unwind_target *t, const struct module_map *old, const struct module_map *fresh)
+{
+	for (size_t i = 0; i < old->n; i++) {
+		const struct mapping *m = &old->v[i];
+		if (!(m->perms & MAPPING_X) || !m->image || !m->image->mmapped || !m->bias_known ||
+		    !m->path)
+			continue;
+		const struct mapping *f = unwind_module_map_find(fresh, m->start);
+		if (f && f->start == m->start && f->inode == m->inode && f->dev == m->dev &&
+		    f->offset == m->offset)
+			continue;
+		const char *path = unwind_name_pool_intern(&t->names, m->path,
+							   UNWIND_MAX_MODULE_NAME_BYTES);
+		if (!path) {
+			t->dropped.module_names++;
+			continue;
+		}
+		struct mapping *p = &t->past[t->npast++ % UNWIND_PAST_MAPS];
+		*p = *m;
+		p->path = (char *)path;
+		p->checked = 0;
+	}
+}
+
 int
 unwind_target_reload_maps(struct unwind_target *t)
 {
@@ -57,6 +86,7 @@ unwind_target_reload_maps(struct unwind_target *t)
 	int r = t->ops->read_maps(t, &fresh);
 	if (r < 0)
 		return r;
+	remember_past(t, &t->maps, &fresh);
 	if (t->busy == 0) {
 		unwind_module_map_free(&t->maps);
 	} else if (retire_maps(t) < 0) {
@@ -140,9 +170,73 @@ resolve_image(struct unwind_target *t, struct mapping *m)
 		m->bias_known = true;
 }
 
+/* Do the n bytes of code at addr in mapping m's file equal code? */
+static bool
+file_code_is(const struct mapping *m, uint64_t addr, const unsigned char *code, size_t n)
+{
+	if (!m->image || !m->image->mmapped || !span_inside(m->end - m->start, addr - m->start, n))
+		return false;
+	uint64_t off = addr - m->start + m->offset;
+	return span_inside(m->image->size, off, n) && memcmp(m->image->data + off, code, n) == 0;
+}
+
+/* The newest past mapping at pc whose file holds the n bytes code. */
+static const struct mapping *
+past_with_code(const struct unwind_target *t, uint64_t pc, const unsigned char *code, size_t n)
+{
+	unsigned have = t->npast < UNWIND_PAST_MAPS ? t->npast : UNWIND_PAST_MAPS;
+	for (unsigned k = 1; k <= have; k++) {
+		const struct mapping *p = &t->past[(t->npast - k) % UNWIND_PAST_MAPS];
+		if (pc >= p->start && pc < p->end && file_code_is(p, pc, code, n))
+			return p;
+	}
+	return NULL;
+}
+
+bool
+unwind_target_code_at_stop(struct unwind_target *t, const struct stack_snapshot *s)
+{
+	t->swapped_start = t->swapped_end = 0;
+	t->at_stop_found = false;
+	size_t n = s->code_len;
+	uint64_t pc = s->code_addr;
+	if (!n || !t->ops->read_live || n > sizeof(s->code))
+		return false;
+	struct mapping *m = unwind_target_mapping(t, pc);
+	if (m) {
+		/* Only a read-only mapping of a file we read (memory.c's
+		 * rule). */
+		if (!m->image || !m->image->mmapped || (m->perms & MAPPING_W) ||
+		    file_code_is(m, pc, s->code, n) ||
+		    !span_inside(m->end - m->start, pc - m->start, n))
+			return false;
+		/* Not the file's code: patched in memory (then it still
+		 * is), or another library's, swapped since (then it is
+		 * not). */
+		unsigned char now[sizeof(s->code)];
+		if (t->ops->read_live(t, pc, now, n) == 0 && memcmp(now, s->code, n) == 0)
+			return false;
+	}
+	/* Swapped, or unmapped since the stop: the library that was there,
+	 * if the map held it once. */
+	const struct mapping *p = past_with_code(t, pc, s->code, n);
+	if (p) {
+		t->at_stop = *p;
+		t->at_stop_found = true;
+		m = &t->at_stop;
+	}
+	if (!m)
+		return false;
+	t->swapped_start = m->start;
+	t->swapped_end = m->end;
+	return true;
+}
+
 struct mapping *
 unwind_target_mapping(struct unwind_target *t, uint64_t addr)
 {
+	if (addr >= t->swapped_start && addr < t->swapped_end)
+		return t->at_stop_found ? &t->at_stop : NULL;
 	struct mapping *m = t->last_map;
 	if (m && addr >= m->start && addr < m->end)
 		return m;

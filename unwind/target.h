@@ -43,6 +43,9 @@ struct unwinder;
  *   unwind_target_mapping brackets its work with unwind_target_enter/leave.
  */
 
+/* Replaced mappings a target remembers (struct unwind_target's past). */
+#define UNWIND_PAST_MAPS 8
+
 /* The engines' per-target states (struct unwinder's slot). */
 enum unwind_state_slot {
 	UNWIND_STATE_CFI,         /* engine-dwarf.c: cfi and auto */
@@ -50,6 +53,7 @@ enum unwind_state_slot {
 };
 struct name_pool;
 struct py_state;
+struct stack_snapshot;
 
 /* A target's CPython state, freed with it (python.c). */
 void unwind_py_state_free(struct py_state *st);
@@ -75,6 +79,18 @@ struct unwind_target {
 	uint64_t maps_loaded_ns;  /* CLOCK_MONOTONIC of the last reload */
 	bool map_files_denied;    /* /proc/PID/map_files cannot be read */
 	struct mapping *last_map; /* last lookup's answer: reads come in runs */
+	/* Executable mappings of files a reload of the map replaced, the
+	 * last UNWIND_PAST_MAPS (path interned; the image stays in elves):
+	 * where a swapped library's code may still be found. */
+	struct mapping past[UNWIND_PAST_MAPS];
+	unsigned npast;           /* pushed so far (past[npast % N] next) */
+	/* From unwind_walk until the next: the range where the code at the
+	 * stop is not the map's (unwind_target_code_at_stop), looked up as
+	 * at_stop (the past mapping it was found in) or, without one, as
+	 * unmapped; never read live. */
+	uint64_t swapped_start, swapped_end;
+	struct mapping at_stop;
+	bool at_stop_found;
 	struct perf_map *perf_map; /* /tmp/perf-PID.map, loaded on first use */
 	uint64_t perf_map_miss_ns; /* when it last named nothing, or 0 */
 	unsigned generation;      /* bumped by every maps reload */
@@ -127,6 +143,15 @@ struct target_ops {
 /* A public call starts / ends on t: see "Who owns what" above. */
 void unwind_target_enter(struct unwind_target *t);
 void unwind_target_leave(struct unwind_target *t);
+
+/* Set t's swapped range for a walk of snapshot s: when the code at s's
+ * pc, as it was in the stop, is neither in the file mapped there nor in
+ * the process's memory now (a library swapped at the same address
+ * since), the range of that mapping, with the past mapping (t->past)
+ * whose file holds that code if there is one.  Code patched in memory (a
+ * breakpoint, a hook) is still there: no range.  Returns whether a range
+ * was set. */
+bool unwind_target_code_at_stop(struct unwind_target *t, const struct stack_snapshot *s);
 
 /* The mapping containing addr with its image and bias resolved (image may be
  * NULL for anonymous memory).  NULL if addr is unmapped.  Valid until the

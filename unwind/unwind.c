@@ -132,16 +132,27 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	if (s->pac_mask && !t->pac_mask_fixed)
 		t->pac_mask = s->pac_mask;
 	unwind_target_enter(t);
+	/* A library swapped at the pc's address since the stop: walked on
+	 * the mapping of the one that was there, or as if nothing were
+	 * mapped there (as when it is gone) (tests/record-dlswap.test). */
+	bool swapped = unwind_target_code_at_stop(t, s);
 	if (unwind_deadline_passed())
 		*stop = UNWIND_STOP_DEADLINE;
 	else
 		*stop = n < max ? u->walk(t, &mr, &regs, frames, &n, max) : UNWIND_STOP_DEPTH;
 	/* The engines set ip, how and signal_frame: the rest is a Python
-	 * frame's. */
+	 * frame's, and whether its code is gone. */
+	int kept = 0;
 	for (int i = 0; i < n; i++) {
 		frames[i].line = 0;
 		frames[i].code_offset = 0;
+		frames[i].swapped = swapped && frames[i].ip >= t->swapped_start &&
+				    frames[i].ip < t->swapped_end;
+		/* The frames of code that is gone are one unknown. */
+		if (!frames[i].swapped || t->at_stop_found || !kept || !frames[kept - 1].swapped)
+			frames[kept++] = frames[i];
 	}
+	n = kept;
 	n = unwind_python_splice(t, s, frames, n, max, *stop);
 	unwind_target_leave(t);
 	return n;

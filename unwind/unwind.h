@@ -96,6 +96,13 @@ struct unwind_frame {
 				   (older) frame was interrupted, its ip is exact */
 	uint32_t code_offset;     /* UNWIND_HOW_PYTHON: the byte offset of its
 				     instruction in the code object's bytecode */
+	bool swapped;             /* its code at the stop is no longer
+				     where the map says (a library swapped
+				     since, at the same address): named
+				     from the one that was there (the
+				     target remembers it until the next
+				     walk), or [unknown]; never by a name
+				     cached for the address */
 };
 
 /* Parse "auto|fp|cfi|mips".  Returns 0 or -EINVAL. */
