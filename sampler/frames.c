@@ -76,11 +76,14 @@ frame_module_note(struct profiler *p, uint32_t id, const char *module, uint64_t 
 
 /* The interned name of the physical frame at ip (no cache). */
 static uint32_t
-frame_name_id(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller)
+frame_name_id(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool caller, bool swapped)
 {
 	struct unwind_symbol sym;
 	char buf[512];
-	unwind_symbolize(up->ut, ip, caller, p->cfg.sym_flags, &sym);
+	if (swapped)
+		unwind_symbolize_swapped(up->ut, ip, caller, p->cfg.sym_flags, &sym);
+	else
+		unwind_symbolize(up->ut, ip, caller, p->cfg.sym_flags, &sym);
 	const char *name = collapse_name_frame(buf, sizeof(buf), sym.function, sym.module);
 	pthread_mutex_lock(&p->stacks_lock);
 	int r = collapse_intern(p->stacks, name);
@@ -120,7 +123,7 @@ frame_ids_inline(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool c
 	struct unwind_source_frame sf[MAX_INLINE_PER_FRAME];
 	int ns = unwind_source(up->ut, ip, caller, p->cfg.sym_flags, sf, MAX_INLINE_PER_FRAME);
 	size_t n = 0;
-	out[n++] = frame_name_id(p, up, ip, caller);
+	out[n++] = frame_name_id(p, up, ip, caller, false);
 	pthread_mutex_lock(&p->stacks_lock);
 	if (ns > 0)
 		frame_source_note(p, out[0], &sf[ns - 1]);
@@ -189,7 +192,7 @@ profiler_frame_ids_of(struct profiler *p, struct unwind_proc *up,
 	if (frames[k].swapped) {
 		/* Its library was swapped since the stop: named from the one
 		 * that was there, not cached for the address. */
-		out[0] = frame_name_id(p, up, frames[k].ip, unwind_frame_is_caller(frames, k));
+		out[0] = frame_name_id(p, up, frames[k].ip, unwind_frame_is_caller(frames, k), true);
 		return 1;
 	}
 	return profiler_frame_ids(p, up, frames[k].ip, unwind_frame_is_caller(frames, k), out);
@@ -207,7 +210,7 @@ profiler_frame_ids(struct profiler *p, struct unwind_proc *up, uint64_t ip, bool
 	uint64_t key = caller ? ip - 1 : ip;
 	if (key && base_map_get(&up->names, key, out))
 		return 1;
-	out[0] = frame_name_id(p, up, ip, caller);
+	out[0] = frame_name_id(p, up, ip, caller, false);
 	if (key)
 		base_map_put(&up->names, key, out[0]);
 	return 1;

@@ -47,15 +47,11 @@ perf_map_name(struct unwind_target *t, uint64_t addr, uint64_t *off)
 	return name;
 }
 
+/* Name ip (looked up at look) in mapping m. */
 static int
-symbolize(struct unwind_target *t, uint64_t ip, bool caller,
-	  unsigned flags, struct unwind_symbol *sym)
+symbolize_in(struct unwind_target *t, struct mapping *m, uint64_t ip, uint64_t look,
+	     unsigned flags, struct unwind_symbol *sym)
 {
-	uint64_t look = caller && ip > 0 ? ip - 1 : ip;
-	memset(sym, 0, sizeof(*sym));
-	struct mapping *m = unwind_target_mapping(t, look);
-	if (!m)
-		return -ENOENT;
 	if ((flags & UNWIND_SYM_DATA) && !m->path && m > t->maps.v && m[-1].end == m->start &&
 	    m[-1].path && m[-1].path[0] == '/')
 		m = unwind_target_mapping(t, m->start - 1);
@@ -88,12 +84,37 @@ symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 	return sym->module ? 0 : -ENOENT;
 }
 
+static int
+symbolize(struct unwind_target *t, uint64_t ip, bool caller,
+	  unsigned flags, struct unwind_symbol *sym)
+{
+	uint64_t look = caller && ip > 0 ? ip - 1 : ip;
+	memset(sym, 0, sizeof(*sym));
+	struct mapping *m = unwind_target_mapping(t, look);
+	return m ? symbolize_in(t, m, ip, look, flags, sym) : -ENOENT;
+}
+
 int
 unwind_symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 		 unsigned flags, struct unwind_symbol *sym)
 {
 	unwind_target_enter(t);
 	int r = symbolize(t, ip, caller, flags, sym);
+	unwind_target_leave(t);
+	return r;
+}
+
+int
+unwind_symbolize_swapped(struct unwind_target *t, uint64_t ip, bool caller,
+			 unsigned flags, struct unwind_symbol *sym)
+{
+	uint64_t look = caller && ip > 0 ? ip - 1 : ip;
+	memset(sym, 0, sizeof(*sym));
+	struct mapping *m = &t->at_stop;
+	if (!t->at_stop_found || look < m->start || look >= m->end)
+		return -ENOENT;
+	unwind_target_enter(t);
+	int r = symbolize_in(t, m, ip, look, flags & ~UNWIND_SYM_DATA, sym);
 	unwind_target_leave(t);
 	return r;
 }

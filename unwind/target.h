@@ -84,10 +84,11 @@ struct unwind_target {
 	 * where a swapped library's code may still be found. */
 	struct mapping past[UNWIND_PAST_MAPS];
 	unsigned npast;           /* pushed so far (past[npast % N] next) */
-	/* From unwind_walk until the next: the range where the code at the
-	 * stop is not the map's (unwind_target_code_at_stop), looked up as
-	 * at_stop (the past mapping it was found in) or, without one, as
-	 * unmapped; never read live. */
+	/* During unwind_walk: the range where the code at the stop is not
+	 * the map's (unwind_target_code_at_stop), looked up as at_stop (the
+	 * past mapping it was found in) or, without one, as unmapped; never
+	 * read live.  at_stop stays until the next walk, for
+	 * unwind_symbolize_swapped. */
 	uint64_t swapped_start, swapped_end;
 	struct mapping at_stop;
 	bool at_stop_found;

@@ -153,6 +153,9 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 			frames[kept++] = frames[i];
 	}
 	n = kept;
+	/* The rest of the target's users see the map as it is; the frames
+	 * marked swapped are named from at_stop (unwind_symbolize_swapped). */
+	t->swapped_start = t->swapped_end = 0;
 	n = unwind_python_splice(t, s, frames, n, max, *stop);
 	unwind_target_leave(t);
 	return n;

@@ -98,11 +98,9 @@ struct unwind_frame {
 				     instruction in the code object's bytecode */
 	bool swapped;             /* its code at the stop is no longer
 				     where the map says (a library swapped
-				     since, at the same address): named
-				     from the one that was there (the
-				     target remembers it until the next
-				     walk), or [unknown]; never by a name
-				     cached for the address */
+				     since, at the same address): named by
+				     unwind_symbolize_swapped, never by a
+				     name cached for the address */
 };
 
 /* Parse "auto|fp|cfi|mips".  Returns 0 or -EINVAL. */
@@ -344,6 +342,11 @@ struct unwind_symbol {
  * when a module was found, -ENOENT otherwise (sym is still filled). */
 int unwind_symbolize(struct unwind_target *t, uint64_t ip, bool caller,
 		     unsigned flags, struct unwind_symbol *sym);
+/* The same for a frame of the last unwind_walk on t marked swapped: named
+ * from the library that was there at the stop, or not at all (-ENOENT,
+ * sym empty: [unknown]).  Only until the next unwind_walk on t. */
+int unwind_symbolize_swapped(struct unwind_target *t, uint64_t ip, bool caller,
+			     unsigned flags, struct unwind_symbol *sym);
 
 /* One source-level frame of a physical frame (source.c, libdw). */
 struct unwind_source_frame {
