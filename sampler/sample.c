@@ -119,19 +119,27 @@ syscall_frame(struct profiler *p, const struct stack_snapshot *snap, uint32_t *i
  * it may have run (counted lost).  Clears ts->owed. */
 static uint32_t
 owed_weight(struct profiler *p, struct thread_state *ts, const struct task_schedstat *before,
-	    char state)
+	    bool ran_at_stop)
 {
 	uint32_t add = 0;
 	/* Not scheduled in since: a thread just woken has run for
 	 * less than the kernel's own tick and shows no new CPU time
 	 * (a pool's worker put off for 154 ticks asleep, then stopped
-	 * a moment into its work, had them all counted there). */
+	 * a moment into its work, had them all counted there).  The
+	 * schedstat (before) is read before the stop, the census's at
+	 * the tick's start: what the stop found decides first.  A stop
+	 * that found it running, after the ticks it was put off at
+	 * asleep, found it woken since, and those ticks are not this
+	 * stack's (woken between the reading and the stop, pool's
+	 * workers had 44 and 161 ticks asleep counted in their work). */
 	uint64_t ran = before->cpu_ns - ts->owed_cpu_ns;
-	if (ran < idle_slack_ns() && before->slices == ts->owed_slices) {
+	if (ran_at_stop) {
+		p->stats.deferred_lost += ts->owed;
+	} else if (ran < idle_slack_ns() && before->slices == ts->owed_slices) {
 		add = ts->owed;
-	} else if (p->cfg.idle && state != 'R' && ts->owed_slices) {
-		/* Asleep now, after it ran (ran ns) in the ticks put
-		 * off: at as many ticks as that time spans it may
+	} else if (p->cfg.idle && ts->owed_slices) {
+		/* Asleep at the stop, after it ran (ran ns) in
+		 * the ticks put off: at as many ticks as that time spans it may
 		 * have run, and those are lost; at the others it
 		 * slept, and they are given to where it sleeps now (a
 		 * pool's worker, woken once a second, sleeps in one
@@ -192,6 +200,10 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 			return;  /* nothing to name it with yet */
 	}
 	bool keep = p->cfg.idle;
+	/* Whether the stop found it running (read before the push, which
+	 * hands snap's buffers to the unwinder and gives back others). */
+	bool ran = keep && !snap->group_stopped &&
+		   (state == 'R' || !oncpu_cut_syscall(p->tr.arch, snap));
 	/* Ticks deferred while it did not run (choose_thread) have this
 	 * stack too. */
 	uint32_t weight = p->tr.final_pass ? 0 : 1;
@@ -204,7 +216,7 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 	/* Put off while no stack of its was being unwound, or while the one
 	 * being unwound was taken running (not its stack asleep). */
 	if (ts->owed && (!ts->awaiting_last || ts->last_ran))
-		weight += owed_weight(p, ts, before, state);
+		weight += owed_weight(p, ts, before, ran);
 	if (!weight)
 		return;
 	uint32_t sys_id;
@@ -212,10 +224,6 @@ finish_sample(struct profiler *p, struct proc_state *ps, struct thread_state *ts
 		kids = &sys_id;
 		nk = 1;
 	}
-	/* Whether the stop found it running: read before the push, which
-	 * hands snap's buffers to the unwinder and gives back others. */
-	bool ran = keep && !snap->group_stopped &&
-		   (state == 'R' || !oncpu_cut_syscall(p->tr.arch, snap));
 	struct sample_record rec = {
 		.ps = ps, .ts = ts, .sampled_ns = pick->tick_ns, .kids = kids, .nk = nk,
 		.weight = weight, .keep_last = keep, .snap = snap,
