@@ -181,7 +181,7 @@ mutations()
 		'threads that did not run lately are never read again (the census trusts nothing)' \
 		'tests/record-pool.test'
 	mutation idle-ran sampler/sample.c \
-		's/\tbool ran = keep && !snap->group_stopped &&\n[^;]*;/\tbool ran = false;/' \
+		's/\tbool ran = keep && !snap->group_stopped &&\n[^;]*;/\tbool ran = keep \&\& state == 0;/' \
 		'--idle: a stack taken while the thread ran is reused while it sleeps after (the stop in the last 100 us of a burst that catches it is forced: STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
 	mutation idle-ran-after-push sampler/sample.c \
