@@ -119,17 +119,14 @@ ptrace_snapshot_release(struct stack_snapshot *s)
 	s->interp_cap = s->interp_len = 0;
 }
 
-/* Copy [start, start+len) and the code at pc (out->code) in one
- * process_vm_readv.  The stack's remote side is split at page boundaries
- * so that an unmapped page ends the copy there instead of failing it
- * whole; the code comes last, up to its page's end, and only with the
- * whole stack (the kernel stops at the first piece it cannot read).
- * Sets out->stack_len and out->code_len. */
-static void
-copy_stack(pid_t tid, uint64_t start, size_t len, uint64_t pc, struct stack_snapshot *out)
+/* Copy [start, start+len) in one process_vm_readv.  The remote side is split
+ * at page boundaries so that an unmapped page ends the copy there instead of
+ * failing it whole.  Returns bytes copied. */
+static size_t
+copy_stack(pid_t tid, uint64_t start, size_t len, unsigned char *dst)
 {
-	struct iovec local[2] = { { .iov_base = out->stack }, { .iov_base = out->code } };
-	struct iovec remote[MAX_IOV + 1];
+	struct iovec local = { .iov_base = dst, .iov_len = len };
+	struct iovec remote[MAX_IOV];
 	size_t n = 0;
 	uint64_t a = start, end = start + len;
 	while (a < end && n < MAX_IOV) {
@@ -141,17 +138,24 @@ copy_stack(pid_t tid, uint64_t start, size_t len, uint64_t pc, struct stack_snap
 		n++;
 		a = next;
 	}
-	local[0].iov_len = (size_t)(a - start);
-	size_t code = pc ? PAGE - (size_t)(pc & (PAGE - 1)) : 0;
-	if (code > sizeof(out->code))
-		code = sizeof(out->code);
-	local[1].iov_len = code;
-	remote[n].iov_base = (void *)(uintptr_t)pc;
-	remote[n].iov_len = code;
-	ssize_t r = process_vm_readv(tid, local, code ? 2 : 1, remote, n + (code ? 1 : 0), 0);
-	size_t got = r < 0 ? 0 : (size_t)r;
-	out->stack_len = got < local[0].iov_len ? got : local[0].iov_len;
-	out->code_len = got - out->stack_len;
+	local.iov_len = (size_t)(a - start);
+	ssize_t r = process_vm_readv(tid, &local, 1, remote, n, 0);
+	return r < 0 ? 0 : (size_t)r;
+}
+
+/* The code at the pc of a sample taken (out->code), read once its thread
+ * runs again, never inside the stop (registers and one stack copy): the
+ * microseconds since are far too few for a library to be unloaded and
+ * another loaded at its address, the unwinder's milliseconds are not
+ * (unwind_walk).  Up to the pc's page end. */
+static void
+read_code(struct stack_snapshot *out)
+{
+	uint64_t pc = ptrace_regs_pc(out->regs, out->regs_len);
+	size_t n = pc ? PAGE - (size_t)(pc & (PAGE - 1)) : 0;
+	if (n > sizeof(out->code))
+		n = sizeof(out->code);
+	out->code_len = n && ptrace_read_memory(out->tid, pc, out->code, n) == 0 ? n : 0;
 }
 
 /* Pending threads are looked at at least this often: SIGCHLDs coalesce. */
@@ -275,10 +279,7 @@ take_sample(struct ptrace_target *t, struct tracee *th, int st, const struct sam
 		if (end > sp && end - sp < len)
 			len = (size_t)(end - sp);
 		out->stack_start = sp;
-		out->code_addr = ptrace_regs_pc(out->regs, out->regs_len);
-		out->stack_len = out->code_len = 0;
-		if (sp)
-			copy_stack(th->tid, sp, len, out->code_addr, out);
+		out->stack_len = sp ? copy_stack(th->tid, sp, len, out->stack) : 0;
 		out->interp_len = 0;
 		if (o->interp_read && out->interp_cap)
 			out->interp_len = o->interp_read(ctx, out, out->interp,
@@ -686,6 +687,9 @@ sample_batch(struct ptrace_target *t, struct ptrace_target *const *ts, void *con
 		ptrace_tracee_wait_until_end();
 	if (b.boosted)
 		boost(false);
+	for (size_t i = 0; i < n && !(o->flags & SAMPLE_HOLD); i++)
+		if (results[i] == 0 && outs[i].regs_len)
+			read_code(&outs[i]);
 	if (b.since != since_small) {
 		free(b.since);
 		free(b.check_at);
@@ -818,6 +822,8 @@ ptrace_sample_late(struct ptrace_target *t, struct tracee *th, int st)
 	result = take_sample(t, th, st, &l->o, l->o.ctx, l->window,
 			     ptrace_clock_monotonic_ns(), out);
 	boost(false);
+	if (result == 0 && out->regs_len)
+		read_code(out);
 	l->fn(l->arg, t, th, result, out);
 	return true;
 }

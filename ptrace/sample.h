@@ -40,13 +40,11 @@ struct stack_snapshot {
 	unsigned char *stack;     /* owned by the snapshot, stack_cap bytes */
 	size_t stack_len;         /* bytes actually copied */
 	size_t stack_cap;
-	uint64_t code_addr;       /* the pc */
-	unsigned char code[16];   /* the code at the pc while it was
-				     stopped, read with the stack (its
-				     last piece): code_len bytes, 0 when
-				     it could not be read.  What tells a
-				     library swapped since the stop from
-				     the one there now (unwind_walk). */
+	unsigned char code[16];   /* the code at the pc, read just after the
+				     stop (code_len bytes, 0 when it could
+				     not be): what tells a library swapped
+				     since from the one there now
+				     (unwind_walk) */
 	size_t code_len;
 	uint64_t pause_ns;        /* time the thread was stopped for this sample */
 	bool group_stopped;       /* thread was (and stays) in a job-control stop */

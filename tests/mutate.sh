@@ -479,8 +479,8 @@ mutations()
 		'a library swapped at the same address keeps the old one'"'"'s names' \
 		'tests/record-dlswap.test'
 	mutation code-at-stop unwind/target.c \
-		's/\t\t    file_code_is\(m, pc, s->code, n\) \|\|\n/\t\t    1 ||\n/' \
-		'the code at the pc in the stop is not compared with the file the map names: a library swapped since the stop names its code' \
+		's/\t\t    file_code_is\(m, pc, s->code, n\)\)\n/\t\t    1)\n/' \
+		'the code at the pc, read just after the stop, is not compared with the file the map names: a library swapped since the stop names its code' \
 		'tests/record-dlswap.test'
 	mutation past-maps unwind/target.c \
 		's/\tif \(p\) \{\n\t\tt->at_stop = \*p;/\tif (0 \&\& p) {\n\t\tt->at_stop = *p;/' \

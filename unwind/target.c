@@ -194,21 +194,20 @@ past_with_code(const struct unwind_target *t, uint64_t pc, const unsigned char *
 }
 
 bool
-unwind_target_code_at_stop(struct unwind_target *t, const struct stack_snapshot *s)
+unwind_target_code_at_stop(struct unwind_target *t, const struct stack_snapshot *s, uint64_t pc)
 {
 	t->swapped_start = t->swapped_end = 0;
 	t->at_stop_found = false;
 	size_t n = s->code_len;
-	uint64_t pc = s->code_addr;
 	if (!n || !t->ops->read_live || n > sizeof(s->code))
 		return false;
 	struct mapping *m = unwind_target_mapping(t, pc);
 	if (m) {
 		/* Only a read-only mapping of a file we read (memory.c's
-		 * rule). */
+		 * rule), whose mapping holds the n bytes. */
 		if (!m->image || !m->image->mmapped || (m->perms & MAPPING_W) ||
-		    file_code_is(m, pc, s->code, n) ||
-		    !span_inside(m->end - m->start, pc - m->start, n))
+		    !span_inside(m->end - m->start, pc - m->start, n) ||
+		    file_code_is(m, pc, s->code, n))
 			return false;
 		/* Not the file's code: patched in memory (then it still
 		 * is), or another library's, swapped since (then it is

@@ -145,14 +145,15 @@ struct target_ops {
 void unwind_target_enter(struct unwind_target *t);
 void unwind_target_leave(struct unwind_target *t);
 
-/* Set t's swapped range for a walk of snapshot s: when the code at s's
- * pc, as it was in the stop, is neither in the file mapped there nor in
+/* Set t's swapped range for a walk of snapshot s (its pc): when the code
+ * at the pc, as it was just after the stop, is neither in the file mapped there nor in
  * the process's memory now (a library swapped at the same address
  * since), the range of that mapping, with the past mapping (t->past)
  * whose file holds that code if there is one.  Code patched in memory (a
  * breakpoint, a hook) is still there: no range.  Returns whether a range
  * was set. */
-bool unwind_target_code_at_stop(struct unwind_target *t, const struct stack_snapshot *s);
+bool unwind_target_code_at_stop(struct unwind_target *t, const struct stack_snapshot *s,
+				uint64_t pc);
 
 /* The mapping containing addr with its image and bias resolved (image may be
  * NULL for anonymous memory).  NULL if addr is unmapped.  Valid until the

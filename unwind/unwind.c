@@ -135,7 +135,7 @@ unwind_walk(struct unwind_target *t, enum unwind_engine e,
 	/* A library swapped at the pc's address since the stop: walked on
 	 * the mapping of the one that was there, or as if nothing were
 	 * mapped there (as when it is gone) (tests/record-dlswap.test). */
-	bool swapped = unwind_target_code_at_stop(t, s);
+	bool swapped = unwind_target_code_at_stop(t, s, frames[0].ip);
 	if (unwind_deadline_passed())
 		*stop = UNWIND_STOP_DEADLINE;
 	else
