@@ -20,8 +20,8 @@ cmd=${1:-build}
 case $cmd in
 build)
 	flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-	cflags="-I. -I$srcdir $(pkg-config --cflags libelf libunwind-generic 2>/dev/null || true)"
-	libs="$(pkg-config --libs libelf libunwind-generic libunwind-ptrace)"
+	cflags="-I. -I$srcdir $(pkg-config --cflags libelf)"
+	libs="$(pkg-config --libs libelf)"
 	# The optional libraries configure found, as the Makefile links them.
 	for v in DEMANGLE LZMA LIBDW ZLIB DEBUGINFOD LIBCURL; do
 		libs="$libs $(sed -n "s/^${v}_LIBS = //p" Makefile)"
