@@ -98,6 +98,7 @@ const struct arch arch_aarch64 = {
 	/* svc #0; the kernel's do_signal forgets the call's number before a
 	 * stop (forget_syscall), so at a stop the code says. */
 	.syscall_insn = { 0xffffffff, 0xd4000001 },
+	.syscall_pc_back = true,
 	.syscall_note = "the number is not in user_pt_regs: read the "
 			"NT_ARM_SYSTEM_CALL regset (x8 holds what the program "
 			"asked for); x0 is the first argument at entry and the "

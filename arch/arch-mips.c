@@ -50,16 +50,20 @@ static const struct arch_sigframe o32_sigframe = {
 /* o32 system calls (arch/mips/kernel/scall32-o32.S): v0 holds the number
  * (4000 + n) at entry and the value at exit, where a3 says whether it is
  * a positive errno (a3 != 0) or a result.  On an error return the kernel
- * also stores the number in r0's pr_reg slot (and the first a3 in k0's)
- * for a restart, and clears it once signals are handled (signal.c): so a
- * thread stopped while blocked in a call has r0 = the number, v0 = the
- * ERESTART* code or EINTR and a3 = 1; outside a call r0 is 0.  At a
- * syscall-entry stop (not what stackspy uses) the number is in v0. */
+ * keeps the number in pt_regs' r0 (and the first a3 in k0) for a restart,
+ * which do_signal makes after the stop (get_signal): epc back on the
+ * syscall instruction, v0 the number again.  But NT_PRSTATUS never shows
+ * r0 (mips_dump_regs32 copies r1 to r31, k0 and k1 as zero), in cores
+ * and through PTRACE_GETREGSET alike: a thread stopped while blocked in a
+ * call has its pc just after the syscall, v0 the ERESTART* code or EINTR
+ * and a3 = 1, which only the code before the pc tells from a thread that
+ * stopped anywhere else (arch_code_syscall).  At a syscall-entry stop
+ * (not what stackspy uses) the number is in v0. */
 #define MIPS_SYSCALL_NOTE \
-	"at an interrupt stop, pr_reg's r0 word is the number of the call " \
-	"the thread was blocked in (0 outside any) and v0 (r2) its return, " \
-	"a positive errno when a3 (r7) is nonzero; at a syscall-entry stop " \
-	"the number is in v0"
+	"NT_PRSTATUS has no r0: at an interrupt stop after a syscall " \
+	"instruction, v0 (r2) is the call's return, a positive errno when " \
+	"a3 (r7) is nonzero (an ERESTART* code: to be restarted); the number " \
+	"of the call is not there; at a syscall-entry stop it is in v0"
 
 #define MIPS_O32(be) \
 	.e_machine = EM_MIPS, \
@@ -77,12 +81,15 @@ static const struct arch_sigframe o32_sigframe = {
 	/* k0/k1 belong to the kernel and are garbage here; everything \
 	 * else, ra included, is the innermost frame's real value. */ \
 	.invalid_mask = UINT64_C(3) << 26, \
-	.pr_syscall_nr = R(0), \
+	.pr_syscall_nr = -1, \
 	.syscall_nr_none = 0, \
 	.nr_futex = 4238,  /* o32: 4000 + 238 */ \
 	.pr_syscall_ret = R(2), \
 	.pr_syscall_err = R(7), \
 	.syscall_note = MIPS_SYSCALL_NOTE, \
+	/* syscall (SPECIAL, funct 0x0c, any code field) */ \
+	.syscall_insn = { 0xfc00003f, 0x0000000c }, \
+	.insn_size = 4,  /* calls: engine-mips.c (ncalls 0) */ \
 	.sigframe = &o32_sigframe
 
 const struct arch arch_mipsel = {

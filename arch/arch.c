@@ -139,7 +139,7 @@ arch_code_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
 		return -EINVAL;
 	const unsigned char *at = code + code_len - a->insn_size;
 	uint32_t insn = (uint32_t)arch_get_uint(at, a->insn_size, a->big_endian);
-	if ((insn & sc->mask) == sc->value) {
+	if (a->syscall_pc_back && (insn & sc->mask) == sc->value) {
 		/* Back on the call: to be restarted (which restart code
 		 * the kernel had is gone with the call's number). */
 		out->in_syscall = true;
@@ -150,8 +150,13 @@ arch_code_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
 		return 0;
 	insn = (uint32_t)arch_get_uint(code, a->insn_size, a->big_endian);
 	if ((insn & sc->mask) == sc->value) {
+		uint64_t err = 0;
+		if (a->pr_syscall_err >= 0 &&
+		    arch_pr_word(a, pr_reg, len, a->pr_syscall_err, &err) < 0)
+			return -EINVAL;
+		int64_t v = a->word_size == 4 ? (int64_t)(int32_t)ret : (int64_t)ret;
 		out->in_syscall = true;
-		out->ret = a->word_size == 4 ? (int64_t)(int32_t)ret : (int64_t)ret;
+		out->ret = err ? -v : v;
 	}
 	return 0;
 }

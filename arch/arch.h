@@ -110,7 +110,7 @@ struct arch {
 	 * target's byte order): insn & mask == value for each pattern.  A
 	 * return address follows one.  ncalls 0: not described here
 	 * (x86-64's are decoded by unwind/engine-x86.c; MIPS's by
-	 * engine-mips.c). */
+	 * engine-mips.c; MIPS has insn_size for arch_code_syscall). */
 	const struct arch_insn_pattern *calls;
 	unsigned ncalls, insn_size;
 
@@ -142,10 +142,15 @@ struct arch {
 				     positive errno; -1: ret is -errno */
 	const char *syscall_note; /* how to read them, for the reader */
 	/* Where pr_reg does not say (pr_syscall_nr -1), the code does: the
-	 * system call instruction (aarch64's svc #0), on which a stop leaves
-	 * the pc of a call to be restarted and after which it leaves the pc
-	 * of one that returned (arch_code_syscall).  Mask 0: not known. */
+	 * system call instruction (aarch64's svc #0, MIPS's syscall), after
+	 * which a stop leaves the pc of a call that returned or will be
+	 * restarted (arch_code_syscall).  Mask 0: not known. */
 	struct arch_insn_pattern syscall_insn;
+	/* The kernel puts the pc of a call to be restarted back on the
+	 * instruction before the stop (aarch64's do_signal, "so that a
+	 * debugger will see the already changed PC"); false: after it, when
+	 * the tracee runs again (MIPS's do_signal, after get_signal). */
+	bool syscall_pc_back;
 
 	const struct arch_sigframe *sigframe;  /* NULL: CFI describes them */
 	const struct arch_sigreturn *sigreturn;  /* NULL: none known */
@@ -249,11 +254,12 @@ int arch_pr_syscall(const struct arch *a, const unsigned char *pr_reg, size_t le
  * 2 * insn_size) the one at it (code_len 2 * insn_size; insn_size: the
  * one at the pc only, at the start of a mapping).  A stop (PTRACE_INTERRUPT,
  * a group-stop) finds a thread of a blocking call that will be restarted
- * with its pc put back on the call instruction (aarch64: do_signal, "so
- * that a debugger will see the already changed PC"), and one whose call
- * returned (or was cut short: -EINTR) right after it, the return value in
- * the first return register.  A thread stopped in user code just there
- * reads as in a call too.  Returns 0, or -EINVAL. */
+ * with its pc put back on the call instruction where a->syscall_pc_back
+ * (aarch64), else right after it with the restart code as its return
+ * (MIPS), and one whose call returned (or was cut short: -EINTR) right
+ * after it, the return value in the first return register (MIPS: a
+ * positive errno where a3 says so).  A thread stopped in user code just
+ * there reads as in a call too.  Returns 0, or -EINVAL. */
 int arch_code_syscall(const struct arch *a, const unsigned char *pr_reg, size_t len,
 		      const unsigned char *code, size_t code_len, struct arch_syscall *out);
 /* The pc in pr_reg, or 0 if pr_reg is too short. */

@@ -366,6 +366,10 @@ mutations()
 		'x86-code.c: unwind_x86_decode() takes every byte it is given, past an instruction'"'"'s 15 (its copy overflows)' \
 		'tests/fuzz-cfi.test'
 
+	mutation mips-syscall-code arch/arch-mips.c \
+		's/\.syscall_insn = \{ 0xfc00003f, 0x0000000c \}/.syscall_insn = { 0, 0 }/' \
+		'MIPS: a stop that cut a blocking call short reads as running (NT_PRSTATUS has no r0): --idle never reuses a sleeping thread'"'"'s stack' \
+		'tests/vm-mipsel.test'
 	mutation lr-bad-pc unwind/engine-fp.c \
 		's/if \(m && \(m->perms & MAPPING_X\)\)\n\t\treturn 0;         \/\* code:/if (1)\n\t\treturn 0;         \/* code:/' \
 		'aarch64: a call through NULL does not go on at the link register' \

@@ -153,14 +153,53 @@ test_syscall(void)
 
 	for (int be = 0; be < 2; be++) {
 		const struct arch *a = be ? &arch_mips_be : &arch_mipsel;
-		put(m + 4 * 6, 4166, 4, be);            /* r0 slot: the number */
+		unsigned char code[8];
+		/* NT_PRSTATUS has no r0 (the kernel keeps the number there,
+		 * but never copies it out): the code before the pc says. */
+		CHECK(arch_pr_syscall(a, m, sizeof(m), &sc) == -ENOTSUP,
+		      "%s: the number is not in pr_reg", a->name);
 		put(m + 4 * 8, 516, 4, be);             /* v0: ERESTART_RESTARTBLOCK */
 		put(m + 4 * 13, 1, 4, be);              /* a3: v0 is an errno */
-		CHECK(arch_pr_syscall(a, m, sizeof(m), &sc) == 0 && sc.in_syscall &&
-		      sc.nr == 4166 && sc.ret == -516, "%s blocked in nanosleep", a->name);
-		put(m + 4 * 6, 0, 4, be);
-		CHECK(arch_pr_syscall(a, m, sizeof(m), &sc) == 0 && !sc.in_syscall,
-		      "%s outside a call", a->name);
+		put(code, 0x0000000c, 4, be);           /* syscall */
+		put(code + 4, 0x14e00003, 4, be);       /* bnez a3, ... */
+		CHECK(arch_code_syscall(a, m, sizeof(m), code, 8, &sc) == 0 && sc.in_syscall &&
+		      sc.ret == -516, "%s blocked in nanosleep, to be restarted", a->name);
+		put(m + 4 * 13, 0, 4, be);              /* a3 0: v0 a result */
+		put(m + 4 * 8, 3, 4, be);
+		CHECK(arch_code_syscall(a, m, sizeof(m), code, 8, &sc) == 0 && sc.in_syscall &&
+		      sc.ret == 3, "%s just back from a call: its result", a->name);
+		/* On the syscall, about to make it: a restart is put back
+		 * there only after the stop, so it is not in one. */
+		put(code, 0x8fbf001c, 4, be);           /* lw ra, 28(sp) */
+		put(code + 4, 0x0000000c, 4, be);
+		CHECK(arch_code_syscall(a, m, sizeof(m), code, 8, &sc) == 0 && !sc.in_syscall,
+		      "%s on the syscall instruction: not in a call", a->name);
+		put(code + 4, 0x0000000c | (5u << 6), 4, be);  /* syscall 5 */
+		CHECK(arch_code_syscall(a, m, sizeof(m), code + 4, 4, &sc) == 0 && !sc.in_syscall,
+		      "%s at the start of a mapping", a->name);
+		put(code, 0x0000000c | (5u << 6), 4, be);
+		put(code + 4, 0, 4, be);
+		CHECK(arch_code_syscall(a, m, sizeof(m), code, 8, &sc) == 0 && sc.in_syscall,
+		      "%s after a syscall with a code field", a->name);
+		put(code, 0x0000000d, 4, be);           /* break */
+		CHECK(arch_code_syscall(a, m, sizeof(m), code, 8, &sc) == 0 && !sc.in_syscall,
+		      "%s after another instruction", a->name);
+		memset(m, 0, sizeof(m));
+	}
+	{
+		/* aarch64: a call to be restarted is back on its svc #0 at
+		 * the stop (x0 the first argument again). */
+		unsigned char code[8];
+		put(code, 0xd2800000, 4, false);        /* mov x0, #0 */
+		put(code + 4, 0xd4000001, 4, false);    /* svc #0 */
+		CHECK(arch_code_syscall(&arch_aarch64, a64, sizeof(a64), code, 8, &sc) == 0 &&
+		      sc.in_syscall && sc.ret == -ERESTARTSYS, "aarch64 back on its svc");
+		put(code, 0xd4000001, 4, false);
+		put(code + 4, 0xd65f03c0, 4, false);    /* ret */
+		put(a64, (uint64_t)-4, 8, false);       /* x0: -EINTR */
+		CHECK(arch_code_syscall(&arch_aarch64, a64, sizeof(a64), code, 8, &sc) == 0 &&
+		      sc.in_syscall && sc.ret == -4, "aarch64 after a call cut short");
+		memset(a64, 0, sizeof(a64));
 	}
 	CHECK(arch_pr_syscall(&arch_aarch64, a64, sizeof(a64), &sc) == -ENOTSUP,
 	      "aarch64: the number is in another regset");

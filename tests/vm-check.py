@@ -279,6 +279,11 @@ def main():
         summary = [e for e in err if "samples" in e]
         if summary:
             print("   record %s: %s" % (name, " / ".join(summary)[:300]))
+        ticks = None
+        for e in summary:
+            m = re.search(r" (\d+) ticks at ", e)
+            if m:
+                ticks = int(m.group(1))
         per = {}
         chains = chains_for(target)
         for ln in body:
@@ -317,6 +322,13 @@ def main():
             n = sum(int(ln.rpartition(" ")[2]) for _, ln in lines)
             if r in absent:
                 errs.append("%d samples of a thread that sleeps" % n)
+            # Wall-clock (--idle): every thread at every tick, the
+            # sleeping ones from the stack their stop found them in
+            # (reused while they do not run; on MIPS a stop that cut
+            # nanosleep short read as running, and the sleeper, never
+            # reused, had 9 of 259).
+            if not absent and ticks and n < ticks // 2:
+                errs.append("%d samples of %d ticks" % (n, ticks))
             report("record %s %s" % (name, r), sorted(set(errs)),
                    "%d stacks, %d samples: %s" % (len(lines), n, lines[0][1][:160]))
 
