@@ -31,7 +31,7 @@ static void reopen_after_exec(struct profiler *p, struct proc_state *ps);
 /* STACKSPY_TEST_IDLE_SLACK_US=N (tests/record-pool.test only): --idle's
  * IDLE_CPU_SLACK_NS is N us.  At 50,000 every stop in a pool worker's
  * 20 ms of work is as one in its last microseconds, or just after it woke:
- * the rare orders that mutations idle-ran and idle-owed-woken break, made
+ * the rare orders that mutations idle-ran and idle-owed-running break, made
  * the rule. */
 static uint64_t
 idle_slack_ns(void)
@@ -49,7 +49,7 @@ idle_slack_ns(void)
  * at most N threads a tick besides the running ones (the end's pass
  * excepted), as a host too slow for the first stops of every thread
  * would: the rest are put off (mutations idle-deferred and
- * idle-owed-woken).  -1: no such bound. */
+ * idle-owed-running).  -1: no such bound. */
 static long
 test_idle_stops(void)
 {
@@ -66,7 +66,7 @@ test_idle_stops(void)
  * budget of a tick of thousands of threads would leave it, while the
  * census still reads it when it ran lately (it stays on the list of
  * threads that ran lately, which only a look adds to): the order that mutation
- * idle-catchup-seen breaks (a worker woken between two looks, read by
+ * idle-owed-running breaks (a worker woken between two looks, read by
  * the census, then found in its work), made the rule.  0: no such bound. */
 static bool
 test_idle_not_now(const struct profiler *p, const struct thread_state *ts)

@@ -41,7 +41,17 @@
 # line-table size bound (PY_MAX_LINETABLE: a table that says it is larger
 # is refused, one that is not there cannot be read or allocated either,
 # and the line of an instruction is found in the table's first entries:
-# the bound keeps memory, not the output).
+# the bound keeps memory, not the output).  Equivalent since the ticks put
+# off are lost whenever the stop that ends them finds the thread running
+# (owed_weight's ran_at_stop, mutation idle-owed-running): judging them
+# without the scheduled-in count (idle-owed-woken), or from the census's
+# reading rather than the last look's (idle-catchup-seen).  What is left
+# of either is a thread found asleep again after a run between two looks:
+# the ticks of that run counted where it sleeps, and not lost; where the
+# looks come at fixed ticks that is a sample at a tenth of the rate, as
+# fair, not a stack taken for another (measured with
+# STACKSPY_TEST_IDLE_EVERY=10 on pool -n 3: the workers' totals 121-146
+# of 198 ticks unmutated, 143-177 mutated, in pool_work 2-5 either way).
 
 
 mutations()
@@ -192,13 +202,9 @@ mutations()
 		's/\t\tif \(th->state == TRACEE_LISTENING && last_reusable\(ts\)\) \{/\t\tif (0) {/' \
 		'--idle: a thread in a group-stop whose CPU time moved by our stops is stopped again (at every tick on a loaded host)' \
 		'tests/promise-stopped-record.test'
-	mutation idle-owed-woken sampler/sample.c \
-		's/\(ran < idle_slack_ns\(\) && before->slices == ts->owed_slices\)/(ran < idle_slack_ns())/' \
-		'--idle: ticks put off while a thread slept go to its stop just after it woke (forced: STACKSPY_TEST_IDLE_STOPS, STACKSPY_TEST_IDLE_SLACK_US)' \
-		'tests/record-pool.test'
-	mutation idle-catchup-seen sampler/sample.c \
-		's/ts->owed_cpu_ns = ts->looked_cpu_ns;\n\t\tts->owed_slices = ts->looked_slices;/ts->owed_cpu_ns = ts->cpu_seen;\n\t\tts->owed_slices = ts->slices_seen;/' \
-		'--idle: the ticks a thread was not looked at are judged against its schedstat as last read (by the census, after it woke), not as its last look knew it: a worker woken in those ticks has them all counted in its work (forced by STACKSPY_TEST_IDLE_EVERY: 30-40 samples for one worker where 8 are allowed)' \
+	mutation idle-owed-running sampler/sample.c \
+		's/\tif \(ran_at_stop\) \{/\tif (0) {/' \
+		'--idle: ticks put off while a thread slept go to its stop in its work just after it woke (forced: STACKSPY_TEST_IDLE_STOPS, STACKSPY_TEST_IDLE_SLACK_US)' \
 		'tests/record-pool.test'
 	mutation idle-deferred sampler/cmd-record.c \
 		's/\tif \(!stop_signal\)\n\t\tprofiler_take_deferred\(p\);//' \
