@@ -365,6 +365,15 @@ assert_eq()
 }
 
 # jsonq SUBCOMMAND ARG...: tests/jsonq.py; a failed check fails the test.
+# sanitized: stackspy was built with AddressSanitizer (configure
+# --enable-sanitizers, CI's second run): 2-3 times slower, and freed
+# memory held in a quarantine; tests whose bounds measure its speed or
+# memory widen them there, and say why.
+sanitized()
+{
+	grep -qa __asan_init "$STACKSPY"
+}
+
 jsonq()
 {
 	"$PYTHON" "$JSONQ" "$@" || {
