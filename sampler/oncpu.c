@@ -10,6 +10,15 @@
  * registers alone (a cut-short system call) 45-54%, because most of those
  * stops find a call that has already returned and a thread waiting for a
  * CPU; with the scheduled-in count below, 99-100%.
+ *
+ * What no rule here can mend: a thread running on another CPU, with no
+ * holder there (above ONCPU_HOLD_MAX_HZ), takes its stop when the
+ * interrupt reaches it, an inter-processor interrupt's time after the look
+ * (22 us on a firecracker VM: tests/targets/stoplag).  Its stop shows it
+ * that much further on; the first microseconds of a run after a wake-up
+ * are never where a stop finds it (measured by the loop counter of
+ * sleepwork's compute_heavy: the stops that found a worker running had
+ * none in the first 22 us of its turn, those the tick took were even).
  */
 #include "config.h"
 

@@ -35,6 +35,11 @@ EXTRA_DIST += tests/targets/sleepwork.c
 check_DATA += tests/targets/sleepwork
 CLEANFILES += tests/targets/sleepwork
 tests/targets/sleepwork: TARGET_FLAGS = $(TARGET_PIE)
+# ... and tests/targets/stoplag.c, how far a thread on another CPU runs on
+# after PTRACE_INTERRUPT on this host: the lag an on-CPU sample of it has.
+EXTRA_DIST += tests/targets/stoplag.c
+check_DATA += tests/targets/stoplag
+CLEANFILES += tests/targets/stoplag
 
 # On-CPU time spent in system calls: tests/targets/syscalls.c, a reader of
 # /dev/zero beside a spinner and a sleeper (tests/record-syscall.test,

@@ -1,0 +1,145 @@
+/*
+ * stoplag.c: how long a thread running on another CPU goes on after a
+ * tracer's PTRACE_INTERRUPT, on this host (tests/record-oncpu.test,
+ * README "On-CPU": the cross-CPU stop lag).
+ *
+ * A child spins on CPU A, writing CLOCK_MONOTONIC to shared memory at every
+ * turn of its loop; the parent, on CPU B, seizes it and ROUNDS times
+ * interrupts it, waits for the stop, reads the last time the child wrote
+ * (it wrote none after it stopped) and lets it go.  That time minus the
+ * time of the interrupt is how far the child ran past it: the kernel's
+ * signal wake-up reaches a thread on another CPU by an inter-processor
+ * interrupt, about a microsecond on bare metal, tens of them in some
+ * virtual machines.  An on-CPU sample of such a thread shows where it was
+ * that much after the tracer looked.
+ *
+ * Usage: stoplag [ROUNDS]   (default 200)
+ * Prints "stoplag median M p90 P us" and exits 0; exits 77 with a reason
+ * on a host of one CPU, 1 on an error.
+ */
+#include "target.h"
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#define MAX_ROUNDS 10000
+
+static long
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static int
+pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int
+cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *) a, y = *(const long *) b;
+
+	return (x > y) - (x < y);
+}
+
+int
+main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 200;
+	cpu_set_t allowed;
+	int cpus[2], n = 0;
+
+	if (rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "stoplag: ROUNDS must be 1-%d\n", MAX_ROUNDS);
+		return 1;
+	}
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {
+		perror("stoplag: sched_getaffinity");
+		return 1;
+	}
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[n++] = c;
+	if (n < 2) {
+		fprintf(stderr, "stoplag: one CPU: no other CPU to interrupt a thread on\n");
+		return 77;
+	}
+
+	volatile long *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED) {
+		perror("stoplag: mmap");
+		return 1;
+	}
+	long *lag = calloc((size_t) rounds, sizeof(*lag));
+	if (!lag) {
+		perror("stoplag: calloc");
+		return 1;
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		perror("stoplag: fork");
+		return 1;
+	}
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(0);
+		pin(cpus[0]);
+		for (;;)
+			shared[0] = now_ns();
+	}
+	/* Whatever happens below, the child does not outlive this run. */
+	alarm(30);
+	int status = 1;
+	if (pin(cpus[1]) < 0) {
+		perror("stoplag: sched_setaffinity");
+		goto out;
+	}
+	while (shared[0] == 0)
+		usleep(1000);
+	if (ptrace(PTRACE_SEIZE, child, 0L, 0L) < 0) {
+		perror("stoplag: PTRACE_SEIZE");
+		goto out;
+	}
+	int done = 0;
+	for (; done < rounds; done++) {
+		usleep(1000);
+		long t0 = now_ns();
+		if (ptrace(PTRACE_INTERRUPT, child, 0L, 0L) < 0) {
+			perror("stoplag: PTRACE_INTERRUPT");
+			goto out;
+		}
+		int st;
+		if (waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st)) {
+			fprintf(stderr, "stoplag: the child did not stop\n");
+			goto out;
+		}
+		lag[done] = shared[0] - t0;
+		if (ptrace(PTRACE_CONT, child, 0L, 0L) < 0) {
+			perror("stoplag: PTRACE_CONT");
+			goto out;
+		}
+	}
+	qsort(lag, (size_t) done, sizeof(*lag), cmp_long);
+	long med = lag[done / 2], p90 = lag[done * 9 / 10];
+	printf("stoplag median %.1f p90 %.1f us\n", med > 0 ? med / 1e3 : 0.0,
+	       p90 > 0 ? p90 / 1e3 : 0.0);
+	status = 0;
+out:
+	kill(child, SIGKILL);
+	waitpid(child, NULL, __WALL);
+	free(lag);
+	return status;
+}
