@@ -222,7 +222,8 @@ struct sample_pick {
 	uint64_t tick_ns;              /* the tick the stop stands for */
 	struct task_schedstat before;  /* its schedstat */
 	char state;                    /* its /proc state letter */
-	bool tick_cpu;                 /* the tick took its CPU */
+	int tick_cpu;                  /* the tick took its CPU: 1, not: 0,
+					  cannot be told (no sched file): -1 */
 	int cpu;                       /* the CPU its stat line named, -1 */
 	unsigned tick_no;              /* the tick's number */
 };
@@ -409,6 +410,7 @@ struct tracer_state {
 				     took a CPU */
 	uint64_t tick_exec_ns;    /* the tracer's se.exec_start then, 0 if
 				     unknown */
+	uint64_t tick_exec_first; /* ... when it first took one this tick */
 	/* On-CPU: the last two ticks (tick_no + 1) each CPU had a sample
 	 * counted for (oncpu_cpu_claim). */
 	unsigned cpu_counted[ONCPU_CPU_SLOTS][2];
@@ -703,11 +705,12 @@ size_t profiler_kernel_frame_ids(struct profiler *p, pid_t pid, pid_t tid, uint3
 /* The on-CPU rule for a thread stopped at the tick that began at tick_ns:
  * -1 when the sample counts as on-CPU time, else an enum oncpu_drop.
  * before: its schedstat read just before the interrupt; tick_cpu: the
- * tracer, waking for the tick, took its CPU (sample.c, tick_took_cpu);
+ * tracer, waking for the tick, or a holder took its CPU (1), did not (0),
+ * cannot be told (-1: sample.c, tick_took_cpu);
  * snap->stop_sched the schedstat read inside the stop; last_stop_cpu_ns:
  * CPU time inside its previous stop (0: none). */
 int oncpu_verdict(const struct arch *a, const struct stack_snapshot *snap,
-		  const struct task_schedstat *before, bool tick_cpu, uint64_t tick_ns,
+		  const struct task_schedstat *before, int tick_cpu, uint64_t tick_ns,
 		  uint64_t last_stop_cpu_ns);
 /* pick's CPU at its tick: false when a sample of that tick was counted
  * on it already; else it is the CPU's sample now. */

@@ -653,6 +653,13 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
 	}
 }
 
+/* Two readings of se.exec_start: the same instant of a run queue's clock? */
+static bool
+exec_near(uint64_t a, uint64_t b)
+{
+	return a && b && a <= b + ONCPU_TOOK_EXEC_NS && a + ONCPU_TOOK_EXEC_NS >= b;
+}
+
 /* On-CPU: did the tick take the CPU of a thread that waits on cpu (its
  * stat line says which)?  The taker is the tracer, waking for the tick,
  * or the CPU's holder (oncpu-hold.c); a thread it took the CPU from left
@@ -663,29 +670,38 @@ idle_reuse(struct profiler *p, struct proc_state *ps, struct thread_state *ts)
  * CPU when it went to sleep, before or after.  The thread's sched is read
  * before its interrupt, only for the few threads waiting on such a CPU;
  * the tracer's own once per tick, and again after it slept in a batch's
- * stops (it came back by taking a CPU again). */
-static bool
+ * stops (it came back by taking a CPU again).  1: taken; 0: not (no taker
+ * of ours on that CPU, or another instant); -1: cannot be told (a sched
+ * file that cannot be read). */
+static int
 tick_took_cpu(struct profiler *p, pid_t pid, pid_t tid, int cpu)
 {
-	uint64_t taker = 0;
+	uint64_t taker = 0, first = 0;
 	if (cpu < 0)
-		return false;
+		return 0;
 	if (cpu != p->tr.tick_cpu) {
 		if (!oncpu_hold_held(p, cpu, &taker))
-			return false;
+			return 0;
 	} else {
 		if (!p->tr.tick_exec_read) {
 			struct task_sched own;
 			p->tr.tick_exec_read = true;
 			p->tr.tick_exec_ns = ptrace_read_task_sched(0, 0, &own) == 0 ?
 					     own.exec_start_ns : 0;
+			if (!p->tr.tick_exec_first)
+				p->tr.tick_exec_first = p->tr.tick_exec_ns;
 		}
 		taker = p->tr.tick_exec_ns;
+		/* It took the CPU again after it slept in a batch's stops:
+		 * a thread taken at its wake-up has that instant. */
+		first = p->tr.tick_exec_first;
+		if (!taker)
+			return -1;
 	}
 	struct task_sched sched;
-	return taker && ptrace_read_task_sched(pid, tid, &sched) == 0 && sched.exec_start_ns &&
-	       sched.exec_start_ns <= taker + ONCPU_TOOK_EXEC_NS &&
-	       sched.exec_start_ns + ONCPU_TOOK_EXEC_NS >= taker;
+	if (ptrace_read_task_sched(pid, tid, &sched) < 0 || !sched.exec_start_ns)
+		return -1;
+	return exec_near(sched.exec_start_ns, taker) || exec_near(sched.exec_start_ns, first);
 }
 
 /* Thread th (ts), seen in state with schedstat before, joins the tick's
@@ -711,8 +727,8 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 	pick->before = *before;
 	pick->state = state;
 	/* On-CPU: read before the interrupt, never in the stop. */
-	pick->tick_cpu = !p->cfg.idle && state == 'R' &&
-			 tick_took_cpu(p, ps->pid, th->tid, ts->state_cpu);
+	pick->tick_cpu = !p->cfg.idle && state == 'R' ?
+			 tick_took_cpu(p, ps->pid, th->tid, ts->state_cpu) : 0;
 	pick->cpu = ts->state_cpu;
 	pick->tick_no = p->tr.tick_no;
 	/* On-CPU: stopped now, as it was seen running, not after the looks
@@ -723,7 +739,7 @@ batch_add(struct profiler *p, struct proc_state *ps, struct tracee *th, struct t
 		p->tr.batch_early_ns = th->interrupted_ns;
 	/* The thread a holder took its CPU from has its interrupt: the CPU
 	 * may go (it runs into its stop there). */
-	if (pick->tick_cpu && pick->cpu != p->tr.tick_cpu)
+	if (pick->tick_cpu > 0 && pick->cpu != p->tr.tick_cpu)
 		oncpu_hold_release_cpu(p, pick->cpu);
 	/* --kernel: where a sleeping thread sleeps in the kernel, read
 	 * before the interrupt wakes it into the stop. */

@@ -162,6 +162,7 @@ tick(struct profiler *p, bool events, bool arm)
 	uint64_t now = ptrace_clock_monotonic_ns();
 	p->tr.tick_cpu = sched_getcpu();
 	p->tr.tick_exec_read = false;
+	p->tr.tick_exec_first = 0;
 	p->stats.ticks++;
 	p->tr.tick_no++;
 	p->tr.stop_wait_ns = 0;

@@ -154,6 +154,10 @@ mutations()
 		's/bool took = in->slices == before->slices \+ 1 &&/bool took = 0 \&\&/' \
 		'a thread whose CPU the tick took is dropped as waiting' \
 		'tests/unit-profiler'
+	mutation oncpu-took-other sampler/oncpu.c \
+		's/if \(tick_cpu > 0 \|\| \(tick_cpu < 0 && !sc.in_syscall\)\)/if (tick_cpu > 0 || !sc.in_syscall)/' \
+		'a thread another thread took the CPU of just before the tick counts as on-CPU (8 threads on a busy CPU stood for 1.48 of their CPU time)' \
+		'tests/unit-profiler'
 	mutation oncpu-took-syscall sampler/sample.c \
 		's/\t\ttaker = p->tr.tick_exec_ns;/\t\ttaker = 0;/' \
 		'a thread the tick preempted inside a system call is dropped as waiting (issue 33: a reader of /dev/zero on the tracer'"'"'s CPU kept 0 samples)' \
@@ -171,7 +175,7 @@ mutations()
 		'a CPU where the targets run is not held after the first ticks (the debug line'"'"'s CPUs held a tick: 0.21 against 1.00)' \
 		'tests/record-server.test'
 	mutation oncpu-hold-took sampler/sample.c \
-		's/if \(!oncpu_hold_held\(p, cpu, &taker\)\)\n\t\t\treturn false;/return false;/' \
+		's/if \(!oncpu_hold_held\(p, cpu, &taker\)\)\n\t\t\treturn 0;/return 0;/' \
 		'a thread whose CPU a holder took at the tick is dropped as waiting' \
 		'tests/record-server.test'
 	mutation oncpu-weight sampler/sample.c \

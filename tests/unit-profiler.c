@@ -434,12 +434,20 @@ test_oncpu_rule(void)
 	s.stop_sched.slices = 41;
 	s.stop_sched.wait_ns = before.wait_ns + 3000000;
 	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
-	/* ... its wait began with the tick (the tick took its CPU): counts */
+	/* ... its wait began with the tick, and the tick took its CPU:
+	 * counts */
 	s.stop_sched.wait_ns = before.wait_ns + 20000;
-	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &before, 1, tick, 0) == -1);
+	/* ... another thread took it just before the tick (a sibling woken
+	 * on a busy CPU): waiting */
+	CHECK(oncpu_verdict(a, &s, &before, 0, tick, 0) == ONCPU_DROP_WAITING);
+	/* ... who took it cannot be told (no /proc/TID/sched): the wait's
+	 * start alone decides */
+	CHECK(oncpu_verdict(a, &s, &before, -1, tick, 0) == -1);
 	/* ... but not inside a system call that returned (woken from sleep) */
 	fake_regs(&s, 230, 0);
 	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == ONCPU_DROP_WAITING);
+	CHECK(oncpu_verdict(a, &s, &before, -1, tick, 0) == ONCPU_DROP_WAITING);
 	/* ... unless the tracer was seen to take its CPU (it ran in the
 	 * kernel: a read of /dev/zero) */
 	fake_regs(&s, 0, 65536);
@@ -512,13 +520,14 @@ test_oncpu_rule_code(void)
 						.slices = 41, .read_ns = tick + 30000 };
 	uint64_t pc, x0;
 
-	/* in user code, scheduled in once since the tick: counts */
+	/* in user code, scheduled in once since the tick took its CPU:
+	 * counts */
 	pc = (uint64_t)(uintptr_t)&code[4];
 	x0 = 7;
 	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
 	memcpy(s.regs, &x0, 8);
 	CHECK(!oncpu_cut_syscall(a, &s));
-	CHECK(oncpu_verdict(a, &s, &before, false, tick, 0) == -1);
+	CHECK(oncpu_verdict(a, &s, &before, 1, tick, 0) == -1);
 	/* back on the svc: a blocking call to be restarted, cut short */
 	pc = (uint64_t)(uintptr_t)&code[8];
 	memcpy(s.regs + (size_t)a->pr_index[a->reg_ip] * 8, &pc, 8);
