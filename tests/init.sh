@@ -364,7 +364,6 @@ assert_eq()
 	[ "$1" = "$2" ] || fail_ "$3: got '$1', expected '$2'"
 }
 
-# jsonq SUBCOMMAND ARG...: tests/jsonq.py; a failed check fails the test.
 # sanitized: stackspy was built with AddressSanitizer (configure
 # --enable-sanitizers, CI's second run): 2-3 times slower, and freed
 # memory held in a quarantine; tests whose bounds measure its speed or
@@ -374,6 +373,7 @@ sanitized()
 	grep -qa __asan_init "$STACKSPY"
 }
 
+# jsonq SUBCOMMAND ARG...: tests/jsonq.py; a failed check fails the test.
 jsonq()
 {
 	"$PYTHON" "$JSONQ" "$@" || {
