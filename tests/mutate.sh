@@ -150,6 +150,10 @@ mutations()
 		's/case -EINTR:\n\t\treturn true;/case -EINTR:\n\t\treturn false;/' \
 		'a stop that cut a blocking system call short counts as on-CPU' \
 		'tests/unit-profiler'
+	mutation oncpu-moved-on sampler/oncpu.c \
+		's/return cut \? ONCPU_DROP_ASLEEP : -1;/return -1;/' \
+		'a stop that found its thread gone on into a blocking call after the look counts in that call (sleepwork'"'"'s workers: 0.07 of their ticks in clock_nanosleep)' \
+		'tests/unit-profiler tests/record-oncpu.test'
 	mutation oncpu-took-cpu sampler/oncpu.c \
 		's/bool took = in->slices == before->slices \+ 1 &&/bool took = 0 \&\&/' \
 		'a thread whose CPU the tick took is dropped as waiting' \
