@@ -168,13 +168,18 @@ start_target()
 	wait_ready "$1" "$bg_pid"
 }
 
-# thread_table_ PID: a line "TID STATE TRACERPID NAME" for each thread of
-# PID, from two processes whatever the number of threads (a command
+# thread_table_ PID...: a line "TID STATE TRACERPID NAME" for each thread
+# of each PID, from two processes whatever the number of threads (a command
 # substitution per thread made the checks of a 10,000-thread target take
 # over a minute under load).  A thread that exits meanwhile is left out.
 thread_table_()
 {
-	grep -H -E '^(Name|State|TracerPid):' /proc/"$1"/task/*/status 2>/dev/null |
+	_tt_files=
+	for _tt_p; do
+		_tt_files="$_tt_files /proc/$_tt_p/task/*/status"
+	done
+	# shellcheck disable=SC2086
+	grep -H -E '^(Name|State|TracerPid):' $_tt_files 2>/dev/null |
 	awk '{
 		path = $0; sub(/\/status:.*/, "", path); sub(/.*\//, "", path)
 		line = $0; sub(/^[^:]*:/, "", line)
@@ -244,9 +249,33 @@ assert_detached()
 	}
 }
 
+# assert_detached_all STATE PID...: assert_detached PID STATE of each PID,
+# in one look at them all.
+assert_detached_all()
+{
+	_ada_want=$1
+	shift
+	_try=0
+	while ! _detached_once_ "$_ada_want" "$@" && [ "$_bad_state_only" = yes ] &&
+	      [ $_try -lt 50 ]; do
+		_try=$((_try + 1))
+		sleep 0.01
+	done
+	[ -z "$_bad" ] || fail_ "processes $* not cleanly detached:$_bad"
+}
+
 assert_detached_once_()
 {
-	_bad=$(thread_table_ "$1" | awk -v want="${2-}" '
+	_detached_once_ "${2-}" "$1"
+}
+
+# _detached_once_ STATE PID...: sets _bad to what is wrong with the threads
+# of the PIDs now, and _bad_state_only.
+_detached_once_()
+{
+	_do_want=$1
+	shift
+	_bad=$(thread_table_ "$@" | awk -v want="$_do_want" '
 		$3 != 0 { printf " %s:TracerPid=%s", $1, $3; hard = 1 }
 		$2 == "t" { printf " %s:state=t", $1; hard = 1 }
 		want != "" && $2 != want { printf " %s:state=%s(expected %s)", $1, $2, want }
