@@ -22,13 +22,19 @@ tests_dir=${0%/*}
 
 error_() { echo "ERROR: $test: $*"; exit 99; }
 
+# shell_of FILE: the shell FILE's first line names (bash, or sh).
+shell_of()
+{
+	case $(head -n 1 "$1") in
+	*bash*) echo bash ;;
+	*) echo sh ;;
+	esac
+}
+
 # parse_check FILE: FILE parses with the shell its first line names.
 parse_check()
 {
-	case $(head -n 1 "$1") in
-	*bash*) _sh=bash ;;
-	*) _sh=sh ;;
-	esac
+	_sh=$(shell_of "$1")
 	_msg=$($_sh -n "$1" 2>&1) || error_ "$1 does not parse ($_sh -n): $_msg"
 }
 
@@ -44,9 +50,13 @@ STACKSPY_INIT_MARK=$work/init-mark
 export STACKSPY_INIT_MARK
 
 # The output goes through a file so that it can be searched for the shell's
-# own complaints afterwards; the harness logs it all the same.
+# own complaints afterwards; the harness logs it all the same.  The test
+# runs in the shell its first line names, not make's $SHELL (bash, which
+# configure prefers): a POSIX test under Debian's dash took 12-22 % less
+# time and 22 % less CPU (each fork of bash copies a larger process, and
+# the suite forks tens of thousands of times).
 t0=$(date +%s%N)
-timeout -k 10 "$limit" "${SHELL:-/bin/sh}" "$@" > "$work/output" 2>&1
+timeout -k 10 "$limit" "$(shell_of "$test")" "$@" > "$work/output" 2>&1
 rc=$?
 t1=$(date +%s%N)
 cat "$work/output"

@@ -6,8 +6,9 @@
  *   THREADS workers "e-N" block in read; SIGUSR1 to the process is counted
  *   by its handler, which prints "got N" (so a test sees at once whether a
  *   signal was delivered or is parked in a tracing stop) with the time it
- *   was handled (CLOCK_REALTIME ns); one more thread "e-spin" runs, so an
- *   on-CPU record has something to sample.
+ *   was handled (CLOCK_REALTIME ns); one more thread "e-spin" runs half of
+ *   the time (2 ms, then sleeps 2 ms), so an on-CPU record has something to
+ *   sample.
  * Usage: events jit THREADS
  *   As sig, but e-spin spins in an anonymous executable page (as JIT code
  *   does), whose address it prints ("jit ADDR"), so that a sample of it
@@ -96,14 +97,32 @@ jit_setup(void)
 	printf("jit %lx\n", (unsigned long) jit_page);
 }
 
+static long
+elapsed_us(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000L + (t.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+/* Busy half of the time, 2 ms at a time: something for an on-CPU record to
+ * sample, and a CPU left for the tests that run beside this one. */
 NOINLINE void *
 spinner(void *arg)
 {
 	volatile unsigned long x = 0;
 
 	pthread_setname_np(pthread_self(), "e-spin");
-	for (;;)
-		x = x * 3 + 1;
+	for (;;) {
+		struct timespec t0;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (elapsed_us(&t0) < 2000)
+			for (int i = 0; i < 1000; i++)
+				x = x * 3 + 1;
+		target_sleep_ms(2);
+	}
 	return arg;
 }
 
