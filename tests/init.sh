@@ -237,13 +237,7 @@ tids_of()
 # take up to half a second to settle; TracerPid and t may not.
 assert_detached()
 {
-	_try=0
-	while ! assert_detached_once_ "$@" && [ "$_bad_state_only" = yes ] &&
-	      [ $_try -lt 50 ]; do
-		_try=$((_try + 1))
-		sleep 0.01
-	done
-	[ -z "$_bad" ] || {
+	_detached_wait_ "${2-}" "$1" || {
 		ls_threads "$1"
 		fail_ "process $1 not cleanly detached:$_bad"
 	}
@@ -255,18 +249,20 @@ assert_detached_all()
 {
 	_ada_want=$1
 	shift
+	_detached_wait_ "$_ada_want" "$@" || fail_ "processes $* not cleanly detached:$_bad"
+}
+
+# _detached_wait_ STATE PID...: true when no thread of the PIDs is traced or
+# in a tracing stop and (with STATE) all are in STATE, waiting up to half a
+# second for the state to settle; else false, with what is wrong in _bad.
+_detached_wait_()
+{
 	_try=0
-	while ! _detached_once_ "$_ada_want" "$@" && [ "$_bad_state_only" = yes ] &&
-	      [ $_try -lt 50 ]; do
+	while ! _detached_once_ "$@" && [ "$_bad_state_only" = yes ] && [ $_try -lt 50 ]; do
 		_try=$((_try + 1))
 		sleep 0.01
 	done
-	[ -z "$_bad" ] || fail_ "processes $* not cleanly detached:$_bad"
-}
-
-assert_detached_once_()
-{
-	_detached_once_ "${2-}" "$1"
+	[ -z "$_bad" ]
 }
 
 # _detached_once_ STATE PID...: sets _bad to what is wrong with the threads
