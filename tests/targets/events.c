@@ -20,8 +20,8 @@
  *   it prints "vfork" before each vfork.
  * Usage: events exec DELAY_MS
  *   Threads "e-exec" and "e-sleep"; after DELAY_MS, e-exec (not the main
- *   thread) execs this program again as "events after", which runs one
- *   second (main thread "e-after") and exits 0.
+ *   thread) execs this program again as "events after", which runs
+ *   300 ms (main thread "e-after") and exits 0.
  * Prints "thread NAME TID" per thread, then "ready"; then serves stdin as
  * every target (sig mode).
  */
@@ -177,7 +177,7 @@ main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "after") == 0) {
 		pthread_setname_np(pthread_self(), "e-after");
 		printf("after %d\n", (int) getpid());
-		target_sleep_ms(1000);
+		target_sleep_ms(300);
 		return 0;
 	}
 	if (argc < 3) {
