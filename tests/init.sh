@@ -30,22 +30,28 @@ command_not_found_handle()
 
 STACKSPY=$abs_top_builddir/stackspy
 TARGETS=$abs_top_builddir/tests/targets
-# The system's interpreter where there is one (the tests use its standard
-# library only): a python3 found first in PATH may be a version manager's
-# (pyenv: a shim, 130 ms a start, then an interpreter whose site packages
-# took 47 ms a start against Debian's 14, at every call of every test).
-if [ -z "${PYTHON-}" ] && [ -x /usr/bin/python3 ]; then
-	PYTHON=/usr/bin/python3
-fi
-PYTHON=${PYTHON:-python3}
+# The tests' Python (its standard library only): $PYTHON if set, else the
+# one configure found and checked (TEST_PYTHON, from make check), else
+# Debian's /usr/bin/python3 where there is one: a python3 found first in
+# PATH may be a version manager's (pyenv: a shim, 130 ms a start, then an
+# interpreter whose site packages took 47 ms a start against Debian's 14,
+# at every call of every test).
 JSONQ=$abs_top_srcdir/tests/jsonq.py
-
 [ -x "$STACKSPY" ] || framework_failure_ "no $STACKSPY"
-# The interpreter itself, not what PATH finds first: a wrapper there (a
-# pyenv shim, 150 ms a start against 20) ran every jsonq call of the suite.
-_py=$("$PYTHON" -c 'import json, sys; print(sys.executable)' 2>/dev/null) && [ -x "$_py" ] ||
-	framework_failure_ "no $PYTHON (with its json module)"
-PYTHON=$_py
+if [ -z "${PYTHON-}" ] && [ -n "${TEST_PYTHON-}" ] && [ -x "$TEST_PYTHON" ]; then
+	PYTHON=$TEST_PYTHON
+else
+	if [ -z "${PYTHON-}" ] && [ -x /usr/bin/python3 ]; then
+		PYTHON=/usr/bin/python3
+	fi
+	PYTHON=${PYTHON:-python3}
+	# The interpreter itself, not what PATH finds first: a wrapper there
+	# (a pyenv shim, 150 ms a start against 20) ran every jsonq call of
+	# the suite.
+	_py=$("$PYTHON" -c 'import json, sys; print(sys.executable)' 2>/dev/null) && [ -x "$_py" ] ||
+		framework_failure_ "no $PYTHON (with its json module)"
+	PYTHON=$_py
+fi
 
 bg_pids=
 tmp_dir=$(mktemp -d "${TMPDIR:-/tmp}/stackspy-$me.XXXXXX") ||

@@ -12,9 +12,10 @@ AM_TESTS_ENVIRONMENT = \
 	abs_top_builddir='$(abs_top_builddir)'; \
 	abs_top_srcdir='$(abs_top_srcdir)'; \
 	GDB='$(GDB)'; \
+	TEST_PYTHON='$(TEST_PYTHON)'; \
 	FUZZ_CC='$(FUZZ_CC)'; \
 	SHELL='$(SHELL)'; \
-	export abs_top_builddir abs_top_srcdir GDB FUZZ_CC SHELL;
+	export abs_top_builddir abs_top_srcdir GDB TEST_PYTHON FUZZ_CC SHELL;
 
 EXTRA_DIST += tests/README tests/init.sh tests/run-test.sh tests/check.h \
 	tests/jsonq.py tests/gdb-frames.py tests/core-edit.py \

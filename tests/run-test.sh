@@ -22,19 +22,22 @@ tests_dir=${0%/*}
 
 error_() { echo "ERROR: $test: $*"; exit 99; }
 
-# shell_of FILE: the shell FILE's first line names (bash, or sh).
+# shell_of FILE: sets _sh to the shell FILE's first line names (bash, or
+# sh), without a fork.
 shell_of()
 {
-	case $(head -n 1 "$1") in
-	*bash*) echo bash ;;
-	*) echo sh ;;
+	_first=
+	read -r _first < "$1" || :
+	case $_first in
+	*bash*) _sh=bash ;;
+	*) _sh=sh ;;
 	esac
 }
 
 # parse_check FILE: FILE parses with the shell its first line names.
 parse_check()
 {
-	_sh=$(shell_of "$1")
+	shell_of "$1"
 	_msg=$($_sh -n "$1" 2>&1) || error_ "$1 does not parse ($_sh -n): $_msg"
 }
 
@@ -55,8 +58,9 @@ export STACKSPY_INIT_MARK
 # configure prefers): a POSIX test under Debian's dash took 12-22 % less
 # time and 22 % less CPU (each fork of bash copies a larger process, and
 # the suite forks tens of thousands of times).
+shell_of "$test"
 t0=$(date +%s%N)
-timeout -k 10 "$limit" "$(shell_of "$test")" "$@" > "$work/output" 2>&1
+timeout -k 10 "$limit" "$_sh" "$@" > "$work/output" 2>&1
 rc=$?
 t1=$(date +%s%N)
 cat "$work/output"
@@ -76,7 +80,9 @@ fi
 
 case $rc in
 0|77)
-	[ "$(cat "$STACKSPY_INIT_MARK" 2>/dev/null)" = loaded ] ||
+	_mark=
+	read -r _mark 2>/dev/null < "$STACKSPY_INIT_MARK" || :
+	[ "$_mark" = loaded ] ||
 		error_ "exited $rc without loading tests/init.sh"
 	;;
 esac
