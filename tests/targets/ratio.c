@@ -11,7 +11,7 @@
  * prints it ("calibration heavy/light R cpu/wall C"): C near 1 shows the
  * work is CPU-bound, and the tests compare against R, not against 3.
  *
- * Usage: ratio [-w WORKERS] [-l LATE_MS] [-s SECONDS] [-x] [-p]
+ * Usage: ratio [-w WORKERS] [-l LATE_MS] [-s SECONDS] [-x] [-p] [-y]
  *   -w N     N worker threads "r-work-I" (default 1)
  *   -l MS    MS ms after "ready", start one more worker "r-late" and print
  *            "thread r-late TID" (threads created mid-run)
@@ -35,9 +35,15 @@
  *            path_light (1 unit): the same pc at the same sp, with
  *            different return addresses on the stack
  *            (tests/record-memo.test)
+ *   -y       duty-cycle the workers: about 5 ms of the work, then 15 ms
+ *            asleep in nanosleep (called from work_forever), a quarter of
+ *            a CPU each, for tests that need the workers' stacks but do
+ *            not measure shares or CPU time (the leaf of a thread sampled
+ *            on its way into or out of the sleep is not work_heavy/light)
  *
  * Prints "thread NAME TID" for each thread, then "ready".  The workers
- * never sleep, so tests must not use wait_ready/wait_asleep on it.
+ * never sleep (but with -y), so tests must not use wait_ready/wait_asleep
+ * on it.
  */
 #include "target.h"
 
@@ -80,6 +86,10 @@ unsigned long work_path(unsigned long x, long units);
 unsigned long path_heavy(unsigned long x);
 unsigned long path_light(unsigned long x);
 static int by_paths;
+static int duty;
+
+#define DUTY_WORK_S  0.005
+#define DUTY_SLEEP_MS 15
 
 NOINLINE unsigned long
 work_path(unsigned long x, long units)
@@ -106,10 +116,13 @@ path_light(unsigned long x)
 	return x;
 }
 
+static double clock_s(clockid_t c);
+
 static NOINLINE void
 work_forever(void)
 {
 	unsigned long x = (unsigned long) target_gettid();
+	double until = duty ? clock_s(CLOCK_MONOTONIC) + DUTY_WORK_S : 0;
 
 	for (;;) {
 		if (by_paths) {
@@ -123,6 +136,10 @@ work_forever(void)
 		}
 		BARRIER();
 		sink = x;
+		if (duty && clock_s(CLOCK_MONOTONIC) >= until) {
+			target_sleep_ms(DUTY_SLEEP_MS);
+			until = clock_s(CLOCK_MONOTONIC) + DUTY_WORK_S;
+		}
 	}
 }
 
@@ -240,7 +257,7 @@ main(int argc, char **argv)
 
 	target_init();
 	pthread_setname_np(pthread_self(), "ratio");
-	while ((c = getopt(argc, argv, "w:l:s:xf:c:m:p")) != -1) {
+	while ((c = getopt(argc, argv, "w:l:s:xf:c:m:py")) != -1) {
 		switch (c) {
 		case 'w': workers = atol(optarg); break;
 		case 'l': late_ms = atol(optarg); break;
@@ -250,8 +267,9 @@ main(int argc, char **argv)
 		case 'c': churn_ms = atol(optarg); break;
 		case 'm': mb = atol(optarg); break;
 		case 'p': by_paths = 1; break;
+		case 'y': duty = 1; break;
 		default:
-			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x] [-f N] [-c MS] [-m MB] [-p]\n");
+			fprintf(stderr, "usage: ratio [-w N] [-l MS] [-s S] [-x] [-f N] [-c MS] [-m MB] [-p] [-y]\n");
 			return 2;
 		}
 	}
