@@ -3,10 +3,11 @@
  * that queues them, for the tests of DESIGN.md's "ptrace rules"
  * (tests/promise-*.test).
  *
- * Usage: sigcount [-w WORKERS] [-q QUEUE]
+ * Usage: sigcount [-w WORKERS] [-q QUEUE] [-y]
  *   Handles SIGRTMIN .. SIGRTMIN+3 (SA_RESTART) and counts every delivery;
  *   blocks no signal in any thread.  -w N starts N CPU-bound worker threads
- *   "s-work-I" (never asleep: a stopped process shows in their CPU time).
+ *   "s-work-I" (never asleep: a stopped process shows in their CPU time;
+ *   with -y they duty-cycle: about 5 ms of work, then 15 ms asleep).
  *   Prints "thread NAME TID" for each thread, then "ready"; then the main
  *   thread serves stdin as in target.h, plus "count" -> "count N" (the
  *   signals handled so far).  -q N caps the signals queued to it at N
@@ -20,6 +21,8 @@
  *   to process PID, or to its thread TID (rt_tgsigqueueinfo), spread over
  *   about MS milliseconds; a full queue (EAGAIN) is waited out, not
  *   counted.  Prints "sent N" and exits 0, or exits 1 when PID is gone.
+ *   SIGTERM ends the sending early: it prints "sent N" of those it sent
+ *   and exits 0.
  *   Real-time signals queue: each one sent is one delivery, so the target's
  *   count must end equal to the number sent.
  */
@@ -33,6 +36,8 @@
 static volatile unsigned long count;
 static volatile unsigned long sink;
 static volatile pid_t tids[MAX_WORKERS];
+static int duty;
+static volatile sig_atomic_t stop_sending;
 
 void *worker(void *arg);
 
@@ -56,6 +61,14 @@ worker(void *arg)
 		for (int k = 0; k < 100000; k++)
 			x = x * 6364136223846793005UL + 1442695040888963407UL;
 		sink = x;
+		if (duty) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			/* 5 ms of every 20 (the 15 ms asleep). */
+			if ((now.tv_nsec / 5000000) % 4 == 0)
+				target_sleep_ms(15);
+		}
 	}
 	return arg;
 }
@@ -77,6 +90,13 @@ send_one(pid_t pid, pid_t tid, int sig, unsigned long n)
 	return (int) syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si);
 }
 
+static void
+on_term(int sig)
+{
+	(void) sig;
+	stop_sending = 1;
+}
+
 static int
 sender(int argc, char **argv)
 {
@@ -93,8 +113,9 @@ sender(int argc, char **argv)
 	ms = atol(argv[4]);
 	if (argc == 6)
 		tid = (pid_t) atol(argv[5]);
+	signal(SIGTERM, on_term);
 	/* Batches of 10, a pause after each, so the signals cover MS. */
-	while (sent < n) {
+	while (sent < n && !stop_sending) {
 		if (send_one(pid, tid, SIGRTMIN + (int) (sent % NSIGS), sent) != 0) {
 			if (errno == EAGAIN) {
 				target_sleep_ms(1);
@@ -126,12 +147,13 @@ main(int argc, char **argv)
 
 	target_init();
 	pthread_setname_np(pthread_self(), "sigcount");
-	while ((c = getopt(argc, argv, "w:q:")) != -1) {
+	while ((c = getopt(argc, argv, "w:q:y")) != -1) {
 		switch (c) {
 		case 'w': workers = atol(optarg); break;
 		case 'q': queue = atol(optarg); break;
+		case 'y': duty = 1; break;
 		default:
-			fprintf(stderr, "usage: sigcount [-w N] [-q N]\n");
+			fprintf(stderr, "usage: sigcount [-w N] [-q N] [-y]\n");
 			return 2;
 		}
 	}
