@@ -31,7 +31,8 @@ signal_count()
 		[ $_i -lt 1000 ] || { ls_threads "$2"; fail_ "target $1 ($2) does not answer count"; }
 		sleep 0.01
 	done
-	sed -n 's/^count \([0-9]*\)$/\1/p' "$1.out" | tail -n 1
+	# The last count line (one sed, not sed | tail).
+	sed -n '/^count [0-9]*$/{s/^count //;h;}; ${x;p;}' "$1.out"
 }
 
 # expect_count NAME PID N WHAT: the target's count reaches N (signals may
@@ -217,11 +218,12 @@ assert_running()
 # rnd N: a random number in [0, N).
 rnd()
 {
-	echo $(($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % $1))
+	echo $(($(od -An -N2 -tu2 /dev/urandom) % $1))
 }
 
-# sleep_ms MS
+# sleep_ms MS (no awk: the milliseconds padded to three digits by hand)
 sleep_ms()
 {
-	sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"
+	_ms=$(($1 % 1000 + 1000))
+	sleep "$(($1 / 1000)).${_ms#1}"
 }
