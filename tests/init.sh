@@ -131,7 +131,7 @@ wait_line()
 {
 	_limit=$((${3:-30} * 20))
 	_i=0
-	while ! grep -qx ready "$1.out" 2>/dev/null; do
+	while ! has_line_ "$1.out" ready; do
 		if ! kill -0 "$2" 2>/dev/null; then
 			cat "$1.err"
 			framework_failure_ "$1 ($2) died before it was ready"
@@ -141,6 +141,32 @@ wait_line()
 			framework_failure_ "$1 ($2) not ready after ${3:-30} s"
 		sleep 0.05
 	done
+}
+
+# has_line_ FILE LINE: FILE has a line LINE (read by the shell itself: the
+# polls call it every few milliseconds, and a fork costs more than that).
+has_line_()
+{
+	{
+		while IFS= read -r _hl; do
+			[ "$_hl" = "$2" ] && return 0
+		done
+	} 2>/dev/null < "$1"
+	return 1
+}
+
+# count_prefix_ FILE PREFIX: sets _count to the number of lines of FILE that
+# begin with PREFIX, without a fork.
+count_prefix_()
+{
+	_count=0
+	{
+		while IFS= read -r _cp; do
+			case $_cp in
+			"$2"*) _count=$((_count + 1)) ;;
+			esac
+		done
+	} 2>/dev/null < "$1"
 }
 
 # wait_ready NAME PID: wait_line, then until every thread of PID is asleep
@@ -155,9 +181,7 @@ wait_ready()
 wait_asleep()
 {
 	_i=0
-	while :; do
-		thread_table_ "$1" | awk '$2 != "S" { bad = 1 } END { exit bad || NR == 0 }' &&
-			return 0
+	while ! all_in_state_ S "$1"; do
 		_i=$((_i + 1))
 		[ $_i -lt 2000 ] || {
 			ls_threads "$1"
@@ -165,6 +189,19 @@ wait_asleep()
 		}
 		sleep 0.01
 	done
+}
+
+# all_in_state_ STATE PID: PID has threads, all in STATE (one look).
+all_in_state_()
+{
+	thread_scan_ "$2"
+	[ "$_tt_n" -gt 0 ] || return 1
+	while read -r _ais_tid _ais_state _ais_rest; do
+		[ "$_ais_state" = "$1" ] || return 1
+	done <<EOF
+$_tt
+EOF
+	return 0
 }
 
 # start_target NAME PROG [ARG...]: start_bg, then wait_ready; sets bg_pid.
@@ -175,50 +212,127 @@ start_target()
 }
 
 # thread_table_ PID...: a line "TID STATE TRACERPID NAME" for each thread
-# of each PID, from two processes whatever the number of threads (a command
-# substitution per thread made the checks of a 10,000-thread target take
-# over a minute under load).  A thread that exits meanwhile is left out.
+# of each PID (thread_scan_'s table).  A thread that exits meanwhile is
+# left out.
 thread_table_()
 {
-	_tt_files=
-	for _tt_p; do
-		_tt_files="$_tt_files /proc/$_tt_p/task/*/status"
+	thread_scan_ "$@"
+	[ -z "$_tt" ] || printf '%s\n' "$_tt"
+}
+
+# thread_scan_ PID...: sets _tt to thread_table_'s lines (no newline after
+# the last), _tt_n to their number.  The helpers that poll call it, in
+# loops of 10 ms: up to 32 threads in all it reads each thread's status
+# with the shell's own read (no fork: a look through grep and awk cost
+# 28 ms of CPU on a 2-CPU VM, more than the 10 ms it waited, and the
+# suite polls thousands of times); more, through grep and one awk (two
+# processes whatever the number of threads: a command substitution per
+# thread made the checks of a 10,000-thread target take over a minute
+# under load).
+thread_scan_()
+{
+	_tt=
+	_tt_n=0
+	for _ts_p; do
+		for _ts_d in /proc/"$_ts_p"/task/*; do
+			_tt_n=$((_tt_n + 1))
+		done
 	done
-	# shellcheck disable=SC2086
-	grep -H -E '^(Name|State|TracerPid):' $_tt_files 2>/dev/null |
-	awk '{
-		path = $0; sub(/\/status:.*/, "", path); sub(/.*\//, "", path)
-		line = $0; sub(/^[^:]*:/, "", line)
-		key = line; sub(/:.*/, "", key)
-		val = line; sub(/^[^:]*:[ \t]*/, "", val)
-		if (key == "Name") name = val
-		else if (key == "State") state = substr(val, 1, 1)
-		else if (key == "TracerPid") print path, state, val + 0, name
-	}'
+	if [ "$_tt_n" -gt 32 ]; then
+		_tt_files=
+		for _ts_p; do
+			_tt_files="$_tt_files /proc/$_ts_p/task/*/status"
+		done
+		# shellcheck disable=SC2086
+		_tt=$(grep -H -E '^(Name|State|TracerPid):' $_tt_files 2>/dev/null |
+		awk '{
+			path = $0; sub(/\/status:.*/, "", path); sub(/.*\//, "", path)
+			line = $0; sub(/^[^:]*:/, "", line)
+			key = line; sub(/:.*/, "", key)
+			val = line; sub(/^[^:]*:[ \t]*/, "", val)
+			if (key == "Name") name = val
+			else if (key == "State") state = substr(val, 1, 1)
+			else if (key == "TracerPid") print path, state, val + 0, name
+		}')
+		_tt_n=0
+		[ -z "$_tt" ] || _tt_n=$(printf '%s\n' "$_tt" | wc -l)
+		return 0
+	fi
+	_tt_n=0
+	for _ts_p; do
+		for _ts_d in /proc/"$_ts_p"/task/*; do
+			_ts_name= _ts_state= _ts_tracer=
+			# Name, State, then TracerPid: the first lines of the file.
+			{
+				while read -r _ts_k _ts_v; do
+					case $_ts_k in
+					Name:) _ts_name=$_ts_v ;;
+					State:) _ts_state=${_ts_v%"${_ts_v#?}"} ;;
+					TracerPid:) _ts_tracer=$_ts_v; break ;;
+					esac
+				done
+			} 2>/dev/null < "$_ts_d/status"
+			# Gone meanwhile (or no such PID: the glob as is).
+			[ -n "$_ts_tracer" ] || continue
+			[ -z "$_tt" ] || _tt="$_tt
+"
+			_tt="$_tt${_ts_d##*/} $_ts_state $_ts_tracer $_ts_name"
+			_tt_n=$((_tt_n + 1))
+		done
+	done
 }
 
 # task_state_ /proc/PID/task/TID: the state letter, without a fork.
 task_state_()
 {
+	task_state_var_ "$1"
+	echo "$_state"
+}
+
+# task_state_var_ /proc/PID/task/TID: sets _state to the state letter (gone
+# when there is no such thread), without a fork or a subshell.
+task_state_var_()
+{
 	_line=
-	read -r _line < "$1/stat" 2>/dev/null || { echo gone; return; }
-	_s=${_line##*) }
-	echo "${_s%% *}"
+	read -r _line 2>/dev/null < "$1/stat" || :
+	if [ -z "$_line" ]; then
+		_state=gone
+		return 0
+	fi
+	_state=${_line##*) }
+	_state=${_state%% *}
 }
 
 # tracer_ /proc/PID/task/TID: its TracerPid.
 tracer_()
 {
-	while read -r _k _v; do
-		[ "$_k" = TracerPid: ] && { echo "$_v"; return; }
-	done 2>/dev/null < "$1/status"
-	echo gone
+	tracer_var_ "$1"
+	echo "$_tracer"
+}
+
+# tracer_var_ /proc/PID/task/TID: sets _tracer to its TracerPid (gone when
+# there is no such thread), without a fork or a subshell.
+tracer_var_()
+{
+	_tracer=gone
+	{
+		while read -r _k _v; do
+			[ "$_k" = TracerPid: ] && { _tracer=$_v; return 0; }
+		done
+	} 2>/dev/null < "$1/status"
+	return 0
 }
 
 # traced_stop_ PID: true if a thread of PID is in a tracing stop (t).
 traced_stop_()
 {
-	thread_table_ "$1" | awk '$2 == "t" { found = 1 } END { exit !found }'
+	thread_scan_ "$1"
+	while read -r _tsr_tid _tsr_state _tsr_rest; do
+		[ "$_tsr_state" = t ] && return 0
+	done <<EOF
+$_tt
+EOF
+	return 1
 }
 
 # ls_threads PID: each thread's tid, state, TracerPid, name (for logs).
@@ -277,11 +391,25 @@ _detached_once_()
 {
 	_do_want=$1
 	shift
-	_bad=$(thread_table_ "$@" | awk -v want="$_do_want" '
-		$3 != 0 { printf " %s:TracerPid=%s", $1, $3; hard = 1 }
-		$2 == "t" { printf " %s:state=t", $1; hard = 1 }
-		want != "" && $2 != want { printf " %s:state=%s(expected %s)", $1, $2, want }
-		END { exit hard }') && _bad_state_only=yes || _bad_state_only=no
+	thread_scan_ "$@"
+	_bad=
+	_bad_state_only=yes
+	while read -r _do_tid _do_state _do_tracer _do_rest; do
+		[ -n "$_do_tid" ] || continue
+		if [ "$_do_tracer" != 0 ]; then
+			_bad="$_bad $_do_tid:TracerPid=$_do_tracer"
+			_bad_state_only=no
+		fi
+		if [ "$_do_state" = t ]; then
+			_bad="$_bad $_do_tid:state=t"
+			_bad_state_only=no
+		fi
+		if [ -n "$_do_want" ] && [ "$_do_state" != "$_do_want" ]; then
+			_bad="$_bad $_do_tid:state=$_do_state(expected $_do_want)"
+		fi
+	done <<EOF
+$_tt
+EOF
 	[ -z "$_bad" ]
 }
 
@@ -290,10 +418,11 @@ _detached_once_()
 # not fail with EINTR.
 ping_answer()
 {
-	_before=$(grep -c '^pong' "$1.out")
+	count_prefix_ "$1.out" pong
+	_before=$_count
 	echo ping > "$1.in"
 	_i=0
-	while [ "$(grep -c '^pong' "$1.out")" -le "$_before" ]; do
+	while count_prefix_ "$1.out" pong && [ "$_count" -le "$_before" ]; do
 		kill -0 "$2" 2>/dev/null || {
 			cat "$1.err"
 			fail_ "target $1 ($2) died"
@@ -318,7 +447,7 @@ ping_target()
 wait_state()
 {
 	_i=0
-	while [ "$(task_state_ /proc/"$1"/task/"$1")" != "$2" ]; do
+	while task_state_var_ /proc/"$1"/task/"$1" && [ "$_state" != "$2" ]; do
 		_i=$((_i + 1))
 		[ $_i -lt 1000 ] || framework_failure_ "$1 never reached state $2"
 		sleep 0.01
@@ -517,7 +646,7 @@ tid_of()
 wait_traced()
 {
 	_i=0
-	while [ "$(tracer_ "/proc/$1/task/$2")" = 0 ]; do
+	while tracer_var_ "/proc/$1/task/$2" && [ "$_tracer" = 0 ]; do
 		_i=$((_i + 1))
 		[ $_i -lt 1000 ] || fail_ "stackspy never attached to $2"
 		sleep 0.01
