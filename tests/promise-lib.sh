@@ -22,10 +22,11 @@ start_sigcount()
 # (PID) has handled so far (it answers "count" with "count N").
 signal_count()
 {
-	_before=$(grep -c '^count ' "$1.out")
+	count_prefix_ "$1.out" "count "
+	_before=$_count
 	echo count > "$1.in"
 	_i=0
-	while [ "$(grep -c '^count ' "$1.out")" -le "$_before" ]; do
+	while count_prefix_ "$1.out" "count " && [ "$_count" -le "$_before" ]; do
 		kill -0 "$2" 2>/dev/null || { cat "$1.err"; fail_ "target $1 ($2) died"; }
 		_i=$((_i + 1))
 		[ $_i -lt 1000 ] || { ls_threads "$2"; fail_ "target $1 ($2) does not answer count"; }
@@ -190,8 +191,16 @@ assert_stopped()
 {
 	_i=0
 	while :; do
-		_bad=$(thread_table_ "$1" | awk '$2 != "T" || $3 != 0 {
-			b = "thread " $1 " in state " $2 ", TracerPid " $3 } END { print b }')
+		# One look, without a fork (init.sh's thread_scan_).
+		thread_scan_ "$1"
+		_bad=
+		while read -r _as_tid _as_state _as_tracer _as_rest; do
+			[ -n "$_as_tid" ] || continue
+			[ "$_as_state" = T ] && [ "$_as_tracer" = 0 ] ||
+				_bad="thread $_as_tid in state $_as_state, TracerPid $_as_tracer"
+		done <<EOF
+$_tt
+EOF
 		[ -z "$_bad" ] && return 0
 		_i=$((_i + 1))
 		[ $_i -lt 200 ] || {

@@ -136,9 +136,17 @@ check_sample_count()
 # schedstat_ns PID TID: CPU time the thread has run, in ns.
 schedstat_ns()
 {
-	_v=
-	read -r _v _rest < "/proc/$1/task/$2/schedstat" 2>/dev/null
-	echo "${_v:-0}"
+	schedstat_var_ "$1" "$2"
+	echo "$_ns"
+}
+
+# schedstat_var_ PID TID: sets _ns to what schedstat_ns prints, without a
+# fork (the polls call it every 10 ms).
+schedstat_var_()
+{
+	_ns=
+	read -r _ns _rest 2>/dev/null < "/proc/$1/task/$2/schedstat" || :
+	_ns=${_ns:-0}
 }
 
 # assert_progress PID TID...: each thread runs (its CPU time grows within
@@ -148,9 +156,10 @@ assert_progress()
 	_p=$1
 	shift
 	for _tid in "$@"; do
-		_b=$(schedstat_ns "$_p" "$_tid")
+		schedstat_var_ "$_p" "$_tid"
+		_b=$_ns
 		_i=0
-		while [ "$(schedstat_ns "$_p" "$_tid")" = "$_b" ]; do
+		while schedstat_var_ "$_p" "$_tid" && [ "$_ns" = "$_b" ]; do
 			_i=$((_i + 1))
 			[ $_i -lt 500 ] || {
 				ls_threads "$_p"
@@ -174,7 +183,7 @@ watch_stops()
 	# Watching before the recording starts (and its SIGTERM handler in
 	# place for watch_end).
 	_i=0
-	until grep -q '^watching' watch.out; do
+	until count_prefix_ watch.out watching && [ "$_count" -gt 0 ]; do
 		_i=$((_i + 1))
 		[ $_i -lt 1000 ] || framework_failure_ "tests/tstop-watch.py did not start"
 		kill -0 "$watch_pid" 2>/dev/null || framework_failure_ "tests/tstop-watch.py exited"
