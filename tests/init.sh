@@ -119,6 +119,11 @@ start_bg()
 	shift
 	rm -f "$_name.in"
 	mkfifo "$_name.in" || framework_failure_ "mkfifo $_name.in"
+	# Emptied here, not only by the background job's redirection, which
+	# may come after the caller's first look: a NAME used before would
+	# show its old "ready" line.
+	: > "$_name.out"
+	: > "$_name.err"
 	"$@" <> "$_name.in" > "$_name.out" 2> "$_name.err" &
 	bg_pid=$!
 	bg_pids="$bg_pids $bg_pid"
