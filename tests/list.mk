@@ -14,34 +14,37 @@
 
 QUICK_TESTS =
 
-# The longest first (each 10 to 30 s, in this order on a 2-CPU VM): with
+# The longest first (each 6 to 16 s, in this order on a 2-CPU VM): with
 # make -j2 the suite ends sooner when they do not start last.
 QUICK_TESTS += \
-	tests/accuracy-builds.test \
 	tests/python-frames.test \
+	tests/push-ingest.test \
+	tests/accuracy-builds.test \
+	tests/record-slow-unwind.test \
 	tests/record-subprocesses.test \
 	tests/record-crash.test \
-	tests/push-ingest.test \
+	tests/record-server.test \
+	tests/record-pool.test \
+	tests/record-oncpu.test \
+	tests/security-symbols.test \
+	tests/record-watchdog.test \
+	tests/many-fds.test \
 	tests/symbols-perfmap-grow.test \
 	tests/accuracy.test \
-	tests/record-oncpu.test \
-	tests/record-slow-unwind.test \
-	tests/mips-core.test \
-	tests/record-watchdog.test \
-	tests/record-pool.test \
-	tests/many-fds.test \
-	tests/security-symbols.test \
-	tests/security-push.test \
-	tests/security-debugbounds.test \
+	tests/cli-newcomer.test \
 	tests/cli-terminal.test \
-	tests/promise-signals-record.test \
+	tests/record-syscall.test \
+	tests/dump-linger.test \
+	tests/mips-core.test \
+	tests/security-debugbounds.test \
 	tests/promise-kill9.test \
+	tests/promise-signals-record.test \
+	tests/security-push.test \
 	tests/record-oversub.test
 
 # The framework and the command line
 QUICK_TESTS += \
 	tests/cli-command-end.test \
-	tests/cli-newcomer.test \
 	tests/cli-options-docs.test \
 	tests/mutate-records.test \
 	tests/cli-pids.test \
@@ -108,7 +111,6 @@ QUICK_TESTS += \
 	tests/dump-engine-fp.test \
 	tests/dump-exited-main.test \
 	tests/dump-group.test \
-	tests/dump-linger.test \
 	tests/dump-locks.test \
 	tests/dump-multi.test \
 	tests/dump-nullcall.test \
@@ -138,8 +140,6 @@ QUICK_TESTS += \
 	tests/record-signals-all.test \
 	tests/record-signals.test \
 	tests/record-stop.test \
-	tests/record-syscall.test \
-	tests/record-server.test \
 	tests/record-threads.test \
 	tests/record-wakers.test
 
