@@ -97,15 +97,6 @@ jit_setup(void)
 	printf("jit %lx\n", (unsigned long) jit_page);
 }
 
-static long
-elapsed_us(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000000L + (t.tv_nsec - t0->tv_nsec) / 1000;
-}
-
 /* Busy half of the time, 2 ms at a time: something for an on-CPU record to
  * sample, and a CPU left for the tests that run beside this one. */
 NOINLINE void *
@@ -113,15 +104,13 @@ spinner(void *arg)
 {
 	volatile unsigned long x = 0;
 
+	struct target_duty d = { 2, 2, 0 };
+
 	pthread_setname_np(pthread_self(), "e-spin");
 	for (;;) {
-		struct timespec t0;
-
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (elapsed_us(&t0) < 2000)
-			for (int i = 0; i < 1000; i++)
-				x = x * 3 + 1;
-		target_sleep_ms(2);
+		for (int i = 0; i < 1000; i++)
+			x = x * 3 + 1;
+		target_duty(&d);
 	}
 	return arg;
 }

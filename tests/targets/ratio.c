@@ -88,8 +88,6 @@ unsigned long path_light(unsigned long x);
 static int by_paths;
 static int duty;
 
-#define DUTY_WORK_S  0.005
-#define DUTY_SLEEP_MS 15
 
 NOINLINE unsigned long
 work_path(unsigned long x, long units)
@@ -116,13 +114,11 @@ path_light(unsigned long x)
 	return x;
 }
 
-static double clock_s(clockid_t c);
-
 static NOINLINE void
 work_forever(void)
 {
 	unsigned long x = (unsigned long) target_gettid();
-	double until = duty ? clock_s(CLOCK_MONOTONIC) + DUTY_WORK_S : 0;
+	struct target_duty d = { 5, 15, 0 };
 
 	for (;;) {
 		if (by_paths) {
@@ -136,10 +132,8 @@ work_forever(void)
 		}
 		BARRIER();
 		sink = x;
-		if (duty && clock_s(CLOCK_MONOTONIC) >= until) {
-			target_sleep_ms(DUTY_SLEEP_MS);
-			until = clock_s(CLOCK_MONOTONIC) + DUTY_WORK_S;
-		}
+		if (duty)
+			target_duty(&d);
 	}
 }
 

@@ -54,6 +54,7 @@ worker(void *arg)
 	long i = (long) arg;
 	char name[16];
 	unsigned long x = (unsigned long) i + 1;
+	struct target_duty d = { 5, 15, 0 };
 
 	snprintf(name, sizeof name, "s-work-%ld", i);
 	target_register(name, &tids[i]);
@@ -61,14 +62,8 @@ worker(void *arg)
 		for (int k = 0; k < 100000; k++)
 			x = x * 6364136223846793005UL + 1442695040888963407UL;
 		sink = x;
-		if (duty) {
-			struct timespec now;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			/* 5 ms of every 20 (the 15 ms asleep). */
-			if ((now.tv_nsec / 5000000) % 4 == 0)
-				target_sleep_ms(15);
-		}
+		if (duty)
+			target_duty(&d);
 	}
 	return arg;
 }

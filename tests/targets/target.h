@@ -84,6 +84,40 @@ target_sleep_ms(long ms)
 }
 
 /*
+ * A busy loop's duty cycle, for workers whose stacks a test needs but not
+ * their CPU share: called after each unit of work, target_duty() sleeps
+ * sleep_ms once work_ms have gone by since the last sleep (or the first
+ * call).  Start with { WORK_MS, SLEEP_MS, 0 }.
+ */
+struct target_duty {
+	long work_ms, sleep_ms;
+	long long next_ns; /* when to sleep next; 0 before the first call */
+};
+
+static inline long long
+target_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static inline void
+target_duty(struct target_duty *d)
+{
+	long long now = target_now_ns();
+
+	if (d->next_ns && now < d->next_ns)
+		return;
+	if (d->next_ns) {
+		target_sleep_ms(d->sleep_ms);
+		now = target_now_ns();
+	}
+	d->next_ns = now + d->work_ms * 1000000LL;
+}
+
+/*
  * Is thread TID of this process asleep inside system call NR (or any
  * system call when NR < 0)?  /proc/self/task/TID/syscall says "running"
  * unless the thread is blocked; stat's state must be S.
