@@ -466,14 +466,51 @@ wait_state()
 run_stackspy()
 {
 	echo "+ stackspy $*"
+	stackspy_ out err "$@"
+	[ -s err ] && sed 's/^/  stderr: /' err | head -20
+	return 0
+}
+
+# stackspy_ OUT ERR ARG...: stackspy ARG..., its stdout in OUT, stderr in
+# ERR, exit status in rc.
+stackspy_()
+{
+	_so=$1 _se=$2
+	shift 2
 	rc=0
 	if [ -n "${STACKSPY_TIMEOUT:-}" ]; then
 		# A bound for a run that a broken stackspy would never end
 		# (the mutations): killed, it exits 124 or 137.
-		timeout -k 5 "$STACKSPY_TIMEOUT" "$STACKSPY" "$@" > out 2> err || rc=$?
+		timeout -k 5 "$STACKSPY_TIMEOUT" "$STACKSPY" "$@" > "$_so" 2> "$_se" || rc=$?
 	else
-		"$STACKSPY" "$@" > out 2> err || rc=$?
+		"$STACKSPY" "$@" > "$_so" 2> "$_se" || rc=$?
 	fi
+}
+
+# start_stackspy NAME ARG...: run_stackspy ARG... in the background (so
+# that independent runs overlap): its stdout, stderr and exit status in
+# NAME.o, NAME.e and NAME.rc, its job's pid in NAME.pid.  wait_stackspy
+# NAME waits for it and makes it the last run: out, err and rc as
+# run_stackspy leaves them, for expect_rc and expect_err_has.
+start_stackspy()
+{
+	_ssn=$1
+	shift
+	echo "+ stackspy $* & ($_ssn)"
+	(
+		stackspy_ "$_ssn.o" "$_ssn.e" "$@"
+		echo "$rc" > "$_ssn.rc"
+	) &
+	echo $! > "$_ssn.pid"
+}
+
+wait_stackspy()
+{
+	_wsp=
+	read -r _wsp < "$1.pid" 2>/dev/null && wait "$_wsp" 2>/dev/null
+	cp "$1.o" out && cp "$1.e" err && read -r rc < "$1.rc" ||
+		framework_failure_ "the background stackspy $1 left no result"
+	echo "+ stackspy ($1): exited $rc"
 	[ -s err ] && sed 's/^/  stderr: /' err | head -20
 	return 0
 }

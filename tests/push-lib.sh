@@ -28,35 +28,3 @@ receiver_port()
 	done
 	read -r rport < "$1/port"
 }
-
-# record_bg NAME ARG...: stackspy ARG... in the background (bounded by
-# STACKSPY_TIMEOUT as run_stackspy is), its stdout, stderr and exit code
-# in NAME.o, NAME.e, NAME.rc; record_pid (and NAME.pid) is the job's PID.  record_got
-# NAME waits for it and makes it the current run: out, err and rc as
-# run_stackspy leaves them, for expect_rc and expect_err_has.
-record_bg()
-{
-	_name=$1
-	shift
-	echo "+ stackspy $* (in the background: $_name)"
-	(
-		rc=0
-		if [ -n "${STACKSPY_TIMEOUT:-}" ]; then
-			timeout -k 5 "$STACKSPY_TIMEOUT" "$STACKSPY" "$@" > "$_name.o" 2> "$_name.e" || rc=$?
-		else
-			"$STACKSPY" "$@" > "$_name.o" 2> "$_name.e" || rc=$?
-		fi
-		echo "$rc" > "$_name.rc"
-	) &
-	record_pid=$!
-	echo "$record_pid" > "$_name.pid"
-}
-record_got()
-{
-	wait "$(cat "$1.pid")" 2>/dev/null || :
-	cp "$1.o" out && cp "$1.e" err && read -r rc < "$1.rc" ||
-		framework_failure_ "the background record $1 left no result"
-	echo "+ stackspy ($1)"
-	[ -s err ] && sed 's/^/  stderr: /' err | head -20
-	return 0
-}
