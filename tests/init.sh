@@ -578,11 +578,27 @@ sanitized()
 # jsonq SUBCOMMAND ARG...: tests/jsonq.py; a failed check fails the test.
 jsonq()
 {
-	"$PYTHON" "$JSONQ" "$@" || {
-		_rc=$?
-		[ $_rc = 99 ] && framework_failure_ "jsonq.py $1 usage"
-		fail_ "jsonq.py $1 check failed (see above)"
-	}
+	"$PYTHON" "$JSONQ" "$@" || jsonq_failed_ "$1" $?
+}
+
+# jsonq_gets FILE PID|core|- EXPR...: jsonq gets (the document validated,
+# then the EXPRs, in one python run); their values in get1, get2, ...
+jsonq_gets()
+{
+	"$PYTHON" "$JSONQ" gets "$@" > gets.out || jsonq_failed_ gets $?
+	_k=1
+	while IFS= read -r _v; do
+		eval "get$_k=\$_v"
+		_k=$((_k + 1))
+	done < gets.out
+}
+
+# jsonq_failed_ SUBCOMMAND STATUS: a usage error (99) is the framework's,
+# anything else a failed check.
+jsonq_failed_()
+{
+	[ "$2" = 99 ] && framework_failure_ "jsonq.py $1 usage"
+	fail_ "jsonq.py $1 check failed (see above)"
 }
 
 # ---- the threads target -----------------------------------------------------
