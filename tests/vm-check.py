@@ -201,11 +201,15 @@ def main():
     secs, tracer = sections(log)
     bad = 0
 
+    failed = []
+
     def report(title, errs, detail):
         nonlocal bad
         print("%s %s: %s" % ("FAIL" if errs else "ok", title, detail))
         for e in errs:
             print("    " + e)
+        if errs:
+            failed.append("FAIL %s: %s" % (title, "; ".join(errs)[:400]))
         bad += bool(errs)
 
     def load_dump(target, engine, title):
@@ -403,6 +407,10 @@ def main():
                "%d threads, %d frames as eu-stack's, %d more past its stop at 0x0" %
                (len(want), sum(len(v) for v in want.values()), more))
 
+    # The failures again, last: a log shown cut in its middle (CI's
+    # summary) still says which check failed and why.
+    for f in failed:
+        print(f)
     print("%d checks failed" % bad if bad else "all checks passed")
     return 1 if bad else 0
 
