@@ -17,7 +17,9 @@
  *   THREADS workers "e-N" block in read; thread "e-vfork" loops: vfork(),
  *   the child sleeps CHILD_MS and exits, so the thread spends nearly all
  *   its time in D (a tracer's PTRACE_INTERRUPT waits until it leaves);
- *   it prints "vfork" before each vfork.
+ *   it prints "vfork" before each vfork, the first one after "ready" (so
+ *   that a test starts right at the beginning of a wait without waiting
+ *   out a whole CHILD_MS for the next one).
  * Usage: events exec DELAY_MS
  *   Threads "e-exec" and "e-sleep"; after DELAY_MS, e-exec (not the main
  *   thread) execs this program again as "events after", which runs
@@ -117,12 +119,17 @@ spinner(void *arg)
 
 static long vfork_child_ms;
 static volatile pid_t vfork_tid;
+/* Written once "ready" is out: the first vfork waits for it. */
+static int vfork_go[2];
 
 NOINLINE void *
 vforker(void *arg)
 {
 	pthread_setname_np(pthread_self(), "e-vfork");
 	__atomic_store_n(&vfork_tid, target_gettid(), __ATOMIC_RELEASE);
+	char go;
+	while (read(vfork_go[0], &go, 1) < 0 && errno == EINTR)
+		;
 	for (;;) {
 		/* Lets a test start right at the beginning of a wait. */
 		printf("vfork\n");
@@ -192,6 +199,8 @@ main(int argc, char **argv)
 	n = atol(argv[2]);
 	if (strcmp(argv[1], "vfork") == 0) {
 		vfork_child_ms = argc > 3 ? atol(argv[3]) : 1500;
+		if (pipe(vfork_go) != 0)
+			target_die("pipe");
 		if ((errno = pthread_create(&thread, NULL, vforker, NULL)))
 			target_die("pthread_create");
 		printf("thread e-vfork %d\n", (int) target_wait_tid(&vfork_tid));
@@ -217,6 +226,8 @@ main(int argc, char **argv)
 		printf("thread e-%ld %d\n", i, (int) tid);
 	}
 	printf("ready\n");
+	if (vfork_tid && write(vfork_go[1], "g", 1) != 1)
+		target_die("write");
 	do
 		r = read(0, buf, sizeof buf - 1);
 	while (target_command(buf, sizeof buf, r) || (r < 0 && errno == EINTR));
