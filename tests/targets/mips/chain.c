@@ -7,6 +7,10 @@
  *   chain alloca   main > va_1 > va_alloca > va_fault
  *   chain recurse  main > rec(6) > ... > rec(0) > rec_fault
  *   chain signal   main > sig_1 > sig_2 > raise(SIGUSR1) > [signal] > on_usr1 > sig_fault
+ *   chain all      each of the five in a child of its own (fork: one start of
+ *                  the program and of qemu for them all), one after the
+ *                  other; prints "CASE PID SIGNAL" for each child (SIGNAL 0:
+ *                  it did not die of one) and exits 0
  *
  * Every function is noipa (no inlining, cloning or tail calls through
  * IPA), and each call is followed by work so it is not a tail call: the
@@ -14,8 +18,11 @@
  */
 #include <alloca.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NOIPA __attribute__((noipa))
 
@@ -66,6 +73,27 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "leaf";
 	int r = 0;
+	/* Each case in a child of its own, one after the other: one start
+	 * of the program (and of qemu) for the five. */
+	if (strcmp(what, "all") == 0) {
+		static const char *const cases[] = { "leaf", "abort", "alloca", "recurse", "signal" };
+		for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			fflush(stdout);
+			pid_t pid = fork();
+			if (pid < 0)
+				return 2;
+			if (pid == 0) {
+				what = cases[i];
+				break;
+			}
+			int st;
+			if (waitpid(pid, &st, 0) != pid)
+				return 2;
+			printf("%s %d %d\n", cases[i], (int)pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		}
+		if (strcmp(what, "all") == 0)
+			return 0;
+	}
 	if (strcmp(what, "leaf") == 0)
 		r = leaf_1(argc);
 	else if (strcmp(what, "abort") == 0)
