@@ -81,11 +81,13 @@ top_start()
 # screen: the pane as text.
 screen() { tm capture-pane -p -t top; }
 
-# keys KEY...: tmux send-keys, then a moment for the redraw.
+# keys KEY...: tmux send-keys.  What the keys bring is waited for next
+# (wait_screen, wait_screen_gone, wait_rc), not a fixed pause: a key sent
+# before the last one's screen came may be read as part of it (Escape,
+# then q within top's 50 ms escape delay).
 keys()
 {
 	tm send-keys -t top "$@"
-	sleep 0.3
 }
 
 # wait_screen ERE [WHAT]: wait until the screen has a line matching ERE.
@@ -97,6 +99,21 @@ wait_screen()
 		[ $_i -lt 300 ] || {
 			screen
 			fail_ "${2:-the screen} never showed /$1/"
+		}
+		sleep 0.1
+	done
+}
+
+# wait_screen_gone ERE [WHAT]: wait until no line of the screen matches
+# ERE.
+wait_screen_gone()
+{
+	_i=0
+	while screen | grep -qE -- "$1"; do
+		_i=$((_i + 1))
+		[ $_i -lt 300 ] || {
+			screen
+			fail_ "${2:-the screen} still shows /$1/"
 		}
 		sleep 0.1
 	done
