@@ -4,6 +4,15 @@ tests/python-hostile.test.
 
   py-core-edit.py CORE EXE OUT KIND    OUT = CORE with the interpreter's
                                        memory damaged one way (KIND below)
+  py-core-edit.py CORE EXE OUT -       the same for every KIND a line of
+                                       stdin names, one after the other, in
+                                       one run: prints "kind KIND" for each
+                                       KIND, then "ready"; then for each line
+                                       KIND of stdin makes OUT CORE damaged
+                                       that way (OUT is copied once, then only
+                                       the bytes of the last KIND are put
+                                       back) and prints "damaged KIND"; exits
+                                       at "quit" or end of file
   py-core-edit.py kinds                list the KINDs
 
 EXE is the python3.11 the core was made from (its _PyRuntime and type
@@ -13,6 +22,7 @@ tstate.cframe -> current_frame -> previous.  Only ELFCLASS64
 little-endian cores.  Exit 2 when the core holds no thread with a frame.
 """
 import mmap
+import os
 import shutil
 import struct
 import subprocess
@@ -88,6 +98,14 @@ class Core:
                 f.seek(o)
                 f.write(b)
 
+    def patch_in_place(self, out_fd, undo):
+        """OUT, a copy of the core: the offsets in undo (the last kind's)
+        get the core's bytes back, then this kind's patches go in."""
+        for o in sorted(undo):
+            os.pwrite(out_fd, self.data[o:o + 8], o)
+        for o, b in sorted(self.patches.items()):
+            os.pwrite(out_fd, b, o)
+
 
 def walk(core, runtime):
     """[(tstate, [frames innermost first])] of the main interpreter."""
@@ -140,15 +158,43 @@ def damage(core, runtime, kind):
                     core.put(b + BYTES_SIZE, 1 << 62)
 
 
+def serve(core_path, exe, out):
+    """CORE EXE OUT -: one kind after the other, as stdin asks."""
+    runtime = symbol(exe, '_PyRuntime')
+    for k in KINDS:
+        print('kind %s' % k)
+    print('ready', flush=True)
+    with open(core_path, 'rb') as f:
+        core = Core(f)
+        shutil.copyfile(core_path, out)
+        fd = os.open(out, os.O_WRONLY)
+        undo = set()
+        for line in sys.stdin:
+            kind = line.strip()
+            if kind == 'quit':
+                break
+            if kind not in KINDS:
+                sys.exit('py-core-edit: no kind %r' % kind)
+            core.patches = {}
+            damage(core, runtime, kind)
+            core.patch_in_place(fd, undo)
+            undo = set(core.patches)
+            print('damaged %s' % kind, flush=True)
+        os.close(fd)
+    return 0
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == 'kinds':
         for k, what in KINDS.items():
             print('%-16s %s' % (k, what))
         return 0
-    if len(argv) != 5 or argv[4] not in KINDS:
+    if len(argv) != 5 or argv[4] not in KINDS and argv[4] != '-':
         sys.stderr.write(__doc__)
         return 64
     core_path, exe, out, kind = argv[1:]
+    if kind == '-':
+        return serve(core_path, exe, out)
     with open(core_path, 'rb') as f:
         core = Core(f)
         damage(core, symbol(exe, '_PyRuntime'), kind)
