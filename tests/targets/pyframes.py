@@ -261,27 +261,23 @@ def syscall_line(tid):
     return stat[stat.rindex(')') + 2], sc
 
 
-def wait_blocked(*names):
-    """Until each of NAMES is asleep in the same system call, with the
-    same arguments, 6 times in a row 20 ms apart: after its blocking[]
-    flag, a wait for the GIL (a futex with a 5 ms timeout, a thread that
-    gets it goes on) is not its state for good.  The threads are looked
-    at together (the same 6 looks for all)."""
+def wait_blocked(name):
+    """Until NAME is asleep in the same system call, with the same
+    arguments, 6 times in a row 20 ms apart: after its blocking[] flag,
+    a wait for the GIL (a futex with a 5 ms timeout, a thread that gets
+    it goes on) is not its state for good."""
     start = time.monotonic()
-    for name in names:
-        while not blocking.get(name):
-            deadline_passed(start, 'thread %s did not start' % name)
-            time.sleep(0.005)
-    same = dict.fromkeys(names, 0)
-    last = dict.fromkeys(names)
-    while min(same.values()) < 6:
-        for name in names:
-            deadline_passed(start, 'thread %s did not block' % name)
-            cur = syscall_line(tids[name])
-            ok = (cur is not None and cur[0] == 'S'
-                  and cur[1].split()[0] not in ('running', '-1'))
-            same[name] = same[name] + 1 if ok and cur == last[name] else (1 if ok else 0)
-            last[name] = cur
+    while not blocking.get(name):
+        deadline_passed(start, 'thread %s did not start' % name)
+        time.sleep(0.005)
+    same, last = 0, None
+    while same < 6:
+        deadline_passed(start, 'thread %s did not block' % name)
+        cur = syscall_line(tids[name])
+        ok = (cur is not None and cur[0] == 'S'
+              and cur[1].split()[0] not in ('running', '-1'))
+        same = same + 1 if ok and cur == last else (1 if ok else 0)
+        last = cur
         time.sleep(0.02)
 
 
@@ -310,19 +306,18 @@ def announce(names):
 
 def main_threads():
     register('pyframes')
+    DeepWorker(name='py-deep', daemon=True).start()
     start('py-sleep', sleeper)
     start('py-holder', holder)
     wait_blocked('py-holder')          # LOCK is held before py-lock wants it
     start('py-lock', locker)
-    reader = start('py-stdin', stdin_thread, exit_now)
-    wait_blocked('py-sleep', 'py-lock', 'py-stdin')
-    # The two busy threads last: they do not spin through the waits above
-    # (nor slow them down).
-    DeepWorker(name='py-deep', daemon=True).start()
     start('py-hash', hasher)
+    reader = start('py-stdin', stdin_thread, exit_now)
     names = ['pyframes', 'py-deep', 'py-sleep', 'py-holder', 'py-lock',
              'py-hash', 'py-stdin']
     announce(names)
+    for n in ('py-sleep', 'py-lock', 'py-stdin'):
+        wait_blocked(n)
     wait_progress('deep', 'py-deep')
     wait_progress('hash', 'py-hash')
     say('ready')
