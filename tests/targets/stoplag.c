@@ -18,10 +18,11 @@
  * often, and an interrupt then stops it where it waits.  Each interrupt
  * comes once the child runs again, as soon as it wrote after its last
  * stop (the parent spins for that, polling every 100 us after a
- * millisecond), and the parent, at nice -20 too, spins on waitpid(WNOHANG)
- * for the stop: it never waits for its CPU after a sleep.  A fixed 1 ms
- * sleep before each interrupt, and a blocking waitpid, took 7-12 s of a
- * loaded 2-CPU VM (0.4-2.3 s now).  The lag came out 1-1.5 us lower
+ * millisecond), and the parent runs at nice -20 too: its wake-ups at the
+ * stops do not wait for its CPU.  A fixed 1 ms sleep before each
+ * interrupt took 7-12 s of a loaded 2-CPU VM (0.4-1.4 s now; spinning on
+ * waitpid(WNOHANG) for the stops as well ran into the 30 s alarm there
+ * under two CPU burners and make -j2 check).  The lag came out 1-1.5 us lower
  * without the sleep (medians 20.7-22.9 us against 22.4-24.3 us, A/B on
  * that VM): the interrupt no longer comes from a CPU just woken, as
  * stackspy's ticks do; record-oncpu's LAG_BIAS is that much tighter.
@@ -154,10 +155,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 		int st;
-		pid_t w;
-		while ((w = waitpid(child, &st, __WALL | WNOHANG)) == 0)
-			continue;
-		if (w != child || !WIFSTOPPED(st)) {
+		if (waitpid(child, &st, __WALL) != child || !WIFSTOPPED(st)) {
 			fprintf(stderr, "stoplag: the child did not stop\n");
 			goto out;
 		}
