@@ -150,8 +150,16 @@ vm_run()
 {
 	_limit=$1
 	shift
+	# One guest at a time (make check-slow -j2 runs vm-aarch64 and
+	# vm-mipsel together): a guest's one emulated CPU is what host CPU
+	# its qemu gets, and the on-CPU records in it judge what ran at a
+	# tick by the guest scheduler's clock.  Beside the other guest, CI's
+	# aarch64 guest ran at half its speed and a check failed there once;
+	# held to 45% of a CPU (a cgroup quota), its on-CPU records here lost
+	# every sample of one busy thread of three, again and again.
 	_t0=$(date +%s)
-	timeout -k 5 "$_limit" "$@" -smp 1 -initrd initrd.gz -nographic \
+	flock -w "$_limit" "$abs_top_builddir/tests/vm-guest.lock" \
+		timeout -k 5 "$_limit" "$@" -smp 1 -initrd initrd.gz -nographic \
 		-no-reboot -nic none < /dev/null > console.raw 2>&1
 	_rc=$?
 	tr -d '\r' < console.raw > console.log

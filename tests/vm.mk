@@ -11,3 +11,4 @@
 EXTRA_DIST += tests/vm-lib.sh tests/vm-init.sh tests/vm-check.py \
 	tests/targets/vm/live.c tests/targets/vm/locks.c \
 	tests/targets/vm/nullcall.c tests/targets/vm/ready.h
+CLEANFILES += tests/vm-guest.lock
