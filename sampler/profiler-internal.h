@@ -141,7 +141,7 @@
 #define UNWIND_FINISH_MS  5000u
 /* UNWIND_FINISH_MS, or a test's shorter bound (STACKSPY_TEST_FINISH_MS,
  * unwinder.c). */
-unsigned unwind_finish_ms(void);
+unsigned unwinder_finish_ms(void);
 /* The unwinder's nice value (its thread only; unwinder.c). */
 #define UNWIND_NICE       (-10)
 /* A thread that has not run for this many ticks is cold: not read while

@@ -130,7 +130,7 @@ profiler_stop(struct profiler *p)
 	/* The targets run free: what is queued is unwound now, within a
 	 * bound (a file it takes too long on costs those samples, not the
 	 * output). */
-	unwinder_finish(p, unwind_finish_ms());
+	unwinder_finish(p, unwinder_finish_ms());
 }
 
 void

@@ -201,7 +201,7 @@ profiler_print_summary(struct profiler *p, const struct profiler_config *cfg)
 	if (s->not_unwound)
 		error_msg("warning: %" PRIu64 " thread-samples not in the output: the unwinder made "
 			  "no progress for %.1f s after the recording ended", s->not_unwound,
-			  (double)unwind_finish_ms() / (double)MS_PER_SEC);
+			  (double)unwinder_finish_ms() / (double)MS_PER_SEC);
 	if (s->deferred) {
 		char lost[128] = "";
 		if (s->deferred_lost)

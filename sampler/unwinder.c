@@ -249,7 +249,7 @@ run_reuse(struct profiler *p, const struct job *j)
 /* STACKSPY_TEST_SLOW_UNWIND=MS (tests/record-slow-unwind.test only): the
  * first sample's unwind takes MS longer, as one that reads a large debug
  * file would, so that the test sees the tracer go on meanwhile (and, past
- * unwind_finish_ms(), the output written without what was not unwound).
+ * unwinder_finish_ms(), the output written without what was not unwound).
  * The time is spent as such a read spends it, in a loop that offers
  * unwind_set_yield's hook (unwind_busy_for), thousands of times: a
  * sleep never ran the hook on this thread, and a real file read it too
@@ -275,7 +275,7 @@ test_slow(void)
  * instead of UNWIND_FINISH_MS, so that the test of that bound does not sit
  * out its 5 s; unset or out of range: UNWIND_FINISH_MS. */
 unsigned
-unwind_finish_ms(void)
+unwinder_finish_ms(void)
 {
 	static long ms = -2;
 	if (ms == -2) {
