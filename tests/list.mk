@@ -14,37 +14,51 @@
 
 QUICK_TESTS =
 
-# The longest first (each 6 to 16 s, in this order on a 2-CPU VM): with
+# The longest first (each 3 to 18 s, in this order on a 2-CPU VM): with
 # make -j2 the suite ends sooner when they do not start last.
 QUICK_TESTS += \
-	tests/python-frames.test \
-	tests/push-ingest.test \
 	tests/accuracy-builds.test \
-	tests/record-slow-unwind.test \
+	tests/python-frames.test \
 	tests/record-subprocesses.test \
-	tests/record-crash.test \
-	tests/record-server.test \
 	tests/record-pool.test \
-	tests/record-oncpu.test \
-	tests/security-symbols.test \
-	tests/record-watchdog.test \
+	tests/push-ingest.test \
+	tests/mips-core.test \
 	tests/many-fds.test \
 	tests/symbols-perfmap-grow.test \
+	tests/record-oncpu.test \
+	tests/record-crash.test \
 	tests/accuracy.test \
-	tests/cli-newcomer.test \
-	tests/cli-terminal.test \
 	tests/record-syscall.test \
-	tests/dump-linger.test \
-	tests/mips-core.test \
-	tests/security-debugbounds.test \
-	tests/promise-kill9.test \
-	tests/promise-signals-record.test \
+	tests/record-watchdog.test \
+	tests/security-symbols.test \
+	tests/cli-newcomer.test \
+	tests/record-slow-unwind.test \
+	tests/cli-command-end.test \
+	tests/record-signals-all.test \
+	tests/dump-locks.test \
+	tests/record-churn.test \
+	tests/record-ratio.test \
+	tests/python-hostile.test \
 	tests/security-push.test \
+	tests/security-cfi.test \
+	tests/record-threads.test \
+	tests/core-bad.test \
+	tests/promise-kill9.test \
+	tests/go-dump.test \
+	tests/top-lifecycle.test \
+	tests/promise-detach-first.test \
+	tests/record-make.test \
+	tests/record-kernel.test \
+	tests/record-perf.test \
+	tests/cli-terminal.test \
+	tests/security-debugbounds.test \
+	tests/promise-signals-record.test \
+	tests/record-server.test \
+	tests/dump-linger.test \
 	tests/record-oversub.test
 
 # The framework and the command line
 QUICK_TESTS += \
-	tests/cli-command-end.test \
 	tests/cli-options-docs.test \
 	tests/mutate-records.test \
 	tests/cli-pids.test \
@@ -81,7 +95,6 @@ QUICK_TESTS += \
 	tests/detach-signal.test \
 	tests/detach-stopped.test \
 	tests/promise-caller-ip.test \
-	tests/promise-detach-first.test \
 	tests/promise-sigcont.test \
 	tests/promise-signals-dump.test \
 	tests/promise-stack-end.test \
@@ -89,14 +102,9 @@ QUICK_TESTS += \
 	tests/promise-stopped-record.test \
 	tests/promise-stopped-top.test
 
-# CPython's frames (python-frames.test is with the longest, above)
-QUICK_TESTS += \
-	tests/python-hostile.test
-
 # dump and core files
 QUICK_TESTS += \
 	tests/dump-waits.test \
-	tests/core-bad.test \
 	tests/core-dump.test \
 	tests/core-foreign.test \
 	tests/core-nonregular.test \
@@ -111,7 +119,6 @@ QUICK_TESTS += \
 	tests/dump-engine-fp.test \
 	tests/dump-exited-main.test \
 	tests/dump-group.test \
-	tests/dump-locks.test \
 	tests/dump-multi.test \
 	tests/dump-nullcall.test \
 	tests/dump-asmleaf.test \
@@ -125,27 +132,19 @@ QUICK_TESTS += \
 
 # record
 QUICK_TESTS += \
-	tests/record-churn.test \
 	tests/record-dlswap.test \
 	tests/record-errors.test \
 	tests/record-exec.test \
 	tests/record-idle-dstate.test \
 	tests/record-inline.test \
-	tests/record-kernel.test \
-	tests/record-make.test \
 	tests/record-memo.test \
 	tests/record-nginx.test \
-	tests/record-perf.test \
-	tests/record-ratio.test \
-	tests/record-signals-all.test \
 	tests/record-signals.test \
 	tests/record-stop.test \
-	tests/record-threads.test \
 	tests/record-wakers.test
 
 # top
 QUICK_TESTS += \
-	tests/top-lifecycle.test \
 	tests/top-options.test \
 	tests/top-subprocesses.test \
 	tests/top-tmux.test
@@ -156,7 +155,6 @@ QUICK_TESTS += \
 	tests/debugframe-gdb.test \
 	tests/gdb-compare.test \
 	tests/go-cgo.test \
-	tests/go-dump.test \
 	tests/go-gdb.test \
 	tests/symbols-minidebuginfo.test \
 	tests/symbols-perfmap.test \
@@ -174,7 +172,6 @@ QUICK_TESTS += \
 
 # Root against a hostile unprivileged target (tests/hostile-lib.sh)
 QUICK_TESTS += \
-	tests/security-cfi.test \
 	tests/security-debuginfod.test \
 	tests/security-output.test \
 	tests/security-perfmap.test \
