@@ -90,33 +90,34 @@ keys()
 	tm send-keys -t top "$@"
 }
 
-# wait_screen ERE [WHAT]: wait until the screen has a line matching ERE.
-wait_screen()
+# screen_until_ 1|0 ERE MESSAGE: wait (30 s at most) until the screen has
+# (1) or has no (0) line matching ERE; fails with MESSAGE.
+screen_until_()
 {
 	_i=0
-	while ! screen | grep -qE -- "$1"; do
+	while :; do
+		if screen | grep -qE -- "$2"; then _has=1; else _has=0; fi
+		[ $_has != "$1" ] || return 0
 		_i=$((_i + 1))
 		[ $_i -lt 300 ] || {
 			screen
-			fail_ "${2:-the screen} never showed /$1/"
+			fail_ "$3"
 		}
 		sleep 0.1
 	done
+}
+
+# wait_screen ERE [WHAT]: wait until the screen has a line matching ERE.
+wait_screen()
+{
+	screen_until_ 1 "$1" "${2:-the screen} never showed /$1/"
 }
 
 # wait_screen_gone ERE [WHAT]: wait until no line of the screen matches
 # ERE.
 wait_screen_gone()
 {
-	_i=0
-	while screen | grep -qE -- "$1"; do
-		_i=$((_i + 1))
-		[ $_i -lt 300 ] || {
-			screen
-			fail_ "${2:-the screen} still shows /$1/"
-		}
-		sleep 0.1
-	done
+	screen_until_ 0 "$1" "${2:-the screen} still shows /$1/"
 }
 
 # samples_shown: the "Samples:" figure of the header, without commas.
