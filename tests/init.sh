@@ -196,6 +196,26 @@ wait_asleep()
 	done
 }
 
+# wait_exec PID NAME [THREADS]: wait until PID (a setpriv, a shell's
+# fork) has exec'd NAME and has THREADS threads (default 1): its comm is
+# NAME (read by the shell: no fork).
+wait_exec()
+{
+	_i=0 _ew_pid=$1 _ew_name=$2 _ew_n=${3:-1}
+	while :; do
+		_c=
+		read -r _c < /proc/"$_ew_pid"/comm 2>/dev/null
+		if [ "$_c" = "$_ew_name" ]; then
+			set -- /proc/"$_ew_pid"/task/*
+			[ $# -ge "$_ew_n" ] && break
+		fi
+		kill -0 "$_ew_pid" 2>/dev/null || framework_failure_ "$_ew_name ($_ew_pid) exited"
+		_i=$((_i + 1))
+		[ $_i -lt 1000 ] || framework_failure_ "$_ew_name ($_ew_pid) not started after 10 s"
+		sleep 0.01
+	done
+}
+
 # all_in_state_ STATE PID: PID has threads, all in STATE (one look).
 all_in_state_()
 {
