@@ -20,10 +20,12 @@
  *   it prints "vfork" before each vfork, the first one after "ready" (so
  *   that a test starts right at the beginning of a wait without waiting
  *   out a whole CHILD_MS for the next one).
- * Usage: events exec DELAY_MS
+ * Usage: events exec DELAY_MS [traced]
  *   Threads "e-exec" and "e-sleep"; after DELAY_MS, e-exec (not the main
  *   thread) execs this program again as "events after", which runs
- *   300 ms (main thread "e-after") and exits 0.
+ *   300 ms (main thread "e-after") and exits 0.  With "traced", DELAY_MS
+ *   counts from the moment e-exec is traced (a tracer attached), not from
+ *   its start: the exec comes while traced however late the tracer is.
  * Prints "thread NAME TID" per thread, then "ready"; then serves stdin as
  * every target (sig mode).
  */
@@ -35,6 +37,7 @@
 static int never[2];
 static volatile pid_t *tids;
 static long exec_delay_ms;
+static int exec_when_traced;
 static char **self_argv;
 static volatile sig_atomic_t got;
 
@@ -148,12 +151,39 @@ vforker(void *arg)
 	return arg;
 }
 
+/* Wait until this thread has a tracer (TracerPid in its status). */
+static void
+wait_traced(void)
+{
+	char line[256];
+	long ms;
+	FILE *f;
+	int tracer;
+
+	for (ms = 0; ms < TARGET_READY_TIMEOUT_MS; ms++) {
+		tracer = 0;
+		if (!(f = fopen("/proc/thread-self/status", "r")))
+			target_die("fopen /proc/thread-self/status");
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+				break;
+		fclose(f);
+		if (tracer)
+			return;
+		target_sleep_ms(1);
+	}
+	fprintf(stderr, "target: e-exec never traced\n");
+	_exit(3);
+}
+
 NOINLINE void *
 execer(void *arg)
 {
 	char *args[] = { self_argv[0], (char *) "after", NULL };
 
 	target_register("e-exec", &tids[0]);
+	if (exec_when_traced)
+		wait_traced();
 	target_sleep_ms(exec_delay_ms);
 	execv("/proc/self/exe", args);
 	target_die("execv");
@@ -177,7 +207,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: events sig|jit THREADS | vfork THREADS CHILD_MS | exec DELAY_MS\n");
+		fprintf(stderr, "usage: events sig|jit THREADS | vfork THREADS CHILD_MS | exec DELAY_MS [traced]\n");
 		return 99;
 	}
 	if (pipe(never) != 0)
@@ -185,6 +215,7 @@ main(int argc, char **argv)
 	pthread_setname_np(pthread_self(), "e-main");
 	if (strcmp(argv[1], "exec") == 0) {
 		exec_delay_ms = atol(argv[2]);
+		exec_when_traced = argc > 3 && strcmp(argv[3], "traced") == 0;
 		if (!(tids = calloc(2, sizeof *tids)))
 			target_die("calloc");
 		if ((errno = pthread_create(&thread, NULL, sleeper, (void *) 1L)) ||
