@@ -535,6 +535,46 @@ wait_stackspy()
 	return 0
 }
 
+# part_start NAME FUNC [ARG...]: run FUNC ARG... in a subshell in the
+# background (so that independent parts of a test overlap), in a folder
+# NAME of its own, its output in NAME.log.  A part starts no process with
+# start_bg (its bg_pids would die with it): the test starts them first.
+# part_wait NAME... waits for each part and shows its output; a part that
+# failed (fail_ 1, framework_failure_ 99, anything else: 99) ends the test
+# with its status, once all have ended.
+part_start()
+{
+	_pn=$1
+	shift
+	mkdir "$_pn" || framework_failure_ "mkdir $_pn"
+	(
+		trap - EXIT
+		cd "$_pn" || framework_failure_ "cannot enter $_pn"
+		"$@"
+	) > "$_pn.log" 2>&1 &
+	echo $! > "$_pn.part"
+}
+
+part_wait()
+{
+	_pw_rc=0
+	for _pw; do
+		_pw_pid=
+		read -r _pw_pid < "$_pw.part" ||
+			framework_failure_ "no part $_pw"
+		_pw_r=0
+		wait "$_pw_pid" || _pw_r=$?
+		echo "[part $_pw: exit $_pw_r]"
+		cat "$_pw.log"
+		case $_pw_r in
+		0) ;;
+		1|99) [ $_pw_rc != 0 ] || _pw_rc=$_pw_r ;;
+		*) [ $_pw_rc != 0 ] || _pw_rc=99 ;;
+		esac
+	done
+	[ $_pw_rc = 0 ] || exit $_pw_rc
+}
+
 # expect_rc N: the last run_stackspy exited N.
 expect_rc()
 {
