@@ -22,16 +22,19 @@ TMUX_TMPDIR=$tmp_dir
 export TMUX_TMPDIR
 unset TMUX
 # One tmux server per top_start: a server that was just killed may still
-# hold its socket when the next one starts.
+# hold its socket when the next one starts.  A part of a test run with
+# part_start (init.sh) sets tmux_part to a name of its own first: its
+# servers' names are not those of the other parts.  At exit, every server
+# of the test goes, the parts' too (their sockets are in $TMUX_TMPDIR).
 tmux_n=0
+tmux_part=
 tmux_sock=stackspy-$me-$$-0
 tm() { tmux -L "$tmux_sock" -f /dev/null "$@"; }
 tmux_cleanup()
 {
-	_n=0
-	while [ $_n -le $tmux_n ]; do
-		tmux -L "stackspy-$me-$$-$_n" kill-server 2>/dev/null
-		_n=$((_n + 1))
+	for _s in "$TMUX_TMPDIR"/tmux-*/"stackspy-$me-$$-"*; do
+		[ -S "$_s" ] || continue
+		tmux -S "$_s" kill-server 2>/dev/null
 	done
 }
 trap '_rc=$?; tmux_cleanup; cleanup_ $_rc; exit $?' EXIT
@@ -54,18 +57,19 @@ start_demo()
 }
 
 # top_start W H ARG...: run `stackspy top ARG...` in a new tmux session of
-# W x H; its exit status goes to ./rc, then the pane stays (sleep) so the
-# screen after exit can be read.  Sets top_pid.
+# W x H; its exit status goes to ./rc (in the folder top_start was called
+# in), then the pane stays (sleep) so the screen after exit can be read.
+# Sets top_pid.
 top_start()
 {
 	_w=$1 _h=$2
 	shift 2
 	rm -f rc
 	tmux_n=$((tmux_n + 1))
-	tmux_sock=stackspy-$me-$$-$tmux_n
+	tmux_sock=stackspy-$me-$$-$tmux_part$tmux_n
 	echo "+ stackspy top $* (tmux ${_w}x$_h)"
 	tm new-session -d -s top -x "$_w" -y "$_h" \
-		"'$STACKSPY' top $*; echo \$? > '$tmp_dir/rc'; exec sleep 300" ||
+		"'$STACKSPY' top $*; echo \$? > '$PWD/rc'; exec sleep 300" ||
 		framework_failure_ "tmux new-session failed"
 	_shell=$(tm list-panes -t top -F '#{pane_pid}')
 	_i=0
