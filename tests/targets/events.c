@@ -31,6 +31,7 @@
  */
 #include "target.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -155,21 +156,15 @@ vforker(void *arg)
 static void
 wait_traced(void)
 {
-	char line[256];
-	long ms;
-	FILE *f;
-	int tracer;
+	int fd = open("/proc/thread-self/status", O_RDONLY);
 
-	for (ms = 0; ms < TARGET_READY_TIMEOUT_MS; ms++) {
-		tracer = 0;
-		if (!(f = fopen("/proc/thread-self/status", "r")))
-			target_die("fopen /proc/thread-self/status");
-		while (fgets(line, sizeof line, f))
-			if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-				break;
-		fclose(f);
-		if (tracer)
+	if (fd < 0)
+		target_die("open /proc/thread-self/status");
+	for (long ms = 0; ms < TARGET_READY_TIMEOUT_MS; ms++) {
+		if (target_tracer_of(fd) > 0) {
+			close(fd);
 			return;
+		}
 		target_sleep_ms(1);
 	}
 	fprintf(stderr, "target: e-exec never traced\n");

@@ -16,20 +16,6 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 
-static int
-tracer_of(int fd)
-{
-	char buf[4096], *p;
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (!(p = strstr(buf, "\nTracerPid:")))
-		return -1;
-	return atoi(p + 11);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -59,7 +45,7 @@ main(int argc, char **argv)
 	}
 
 	for (;;) {
-		if (tracer_of(fd) == child)
+		if (target_tracer_of(fd) == child)
 			break;
 		w = waitpid(child, &status, WNOHANG);
 		if (w == child)
@@ -70,7 +56,7 @@ main(int argc, char **argv)
 				       (delay_us % 1000000) * 1000 };
 		nanosleep(&ts, NULL);
 	}
-	caught = tracer_of(fd) == child;
+	caught = target_tracer_of(fd) == child;
 	kill(child, sig);
 
 	for (i = 0; i < 30000; i++) {

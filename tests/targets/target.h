@@ -211,6 +211,22 @@ target_wait_tid(volatile pid_t *slot)
 	_exit(3);
 }
 
+/* The TracerPid of the status file open as FD (/proc/PID/status, read
+ * afresh at each call), -1 when it cannot be read. */
+static inline int
+target_tracer_of(int fd)
+{
+	char buf[4096], *p;
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (!(p = strstr(buf, "\nTracerPid:")))
+		return -1;
+	return atoi(p + 11);
+}
+
 static inline void
 target_register(const char *name, volatile pid_t *slot)
 {
