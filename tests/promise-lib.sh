@@ -152,6 +152,25 @@ cpu_ticks()
 	echo "$(stat_field "$1" 14) $(stat_field "$1" 15)"
 }
 
+# wait_utime PID BEFORE TICKS STEPS WHAT [SPID]: until the utime of PID
+# has grown by more than TICKS clock ticks since BEFORE (cpu_ticks'
+# "UTIME STIME"), polled every 10 ms, STEPS times at most; fails WHAT when
+# it has not, or when the stackspy SPID has ended first.
+wait_utime()
+{
+	_wu_before=${2%% *}
+	_wu_i=0
+	while _wu_ran=$(($(stat_field "$1" 14) - _wu_before)) && [ $_wu_ran -le "$3" ]; do
+		if [ -n "${6-}" ] && ! kill -0 "$6" 2>/dev/null; then
+			ls_threads "$1"
+			fail_ "$5: stackspy ended first (utime +$_wu_ran clock ticks)"
+		fi
+		_wu_i=$((_wu_i + 1))
+		[ $_wu_i -lt "$4" ] || fail_ "$5 (utime +$_wu_ran clock ticks in $(($4 / 100)).$(($4 % 100 / 10)) s)"
+		sleep 0.01
+	done
+}
+
 # stop_target PID: kill -STOP, and wait until every thread is in group-stop.
 stop_target()
 {
