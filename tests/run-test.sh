@@ -22,10 +22,6 @@ limit=
 	IFS= read -r _line || :
 	while IFS= read -r _line; do
 		case $_line in
-		'#'*) ;;
-		*) break ;;
-		esac
-		case $_line in
 		'# time limit: '*' s')
 			_n=${_line#'# time limit: '}
 			_n=${_n%' s'}
@@ -34,6 +30,8 @@ limit=
 			*) limit=$_n; break ;;
 			esac
 			;;
+		'#'*) ;;
+		*) break ;;
 		esac
 	done
 } 2>/dev/null < "$1"
