@@ -54,6 +54,7 @@ else
 fi
 
 bg_pids=
+part_name=
 tmp_dir=$(mktemp -d "${TMPDIR:-/tmp}/stackspy-$me.XXXXXX") ||
 	framework_failure_ "mktemp failed"
 cd "$tmp_dir" || framework_failure_ "cannot enter $tmp_dir"
@@ -537,7 +538,8 @@ wait_stackspy()
 
 # part_start NAME FUNC [ARG...]: run FUNC ARG... in a subshell in the
 # background (so that independent parts of a test overlap), in a folder
-# NAME of its own, its output in NAME.log.  A part starts no process with
+# NAME of its own (part_name: NAME there, empty in the test itself), its
+# output in NAME.log.  A part starts no process with
 # start_bg (its bg_pids would die with it): the test starts them first.
 # part_wait NAME... waits for each part and shows its output; a part that
 # failed (fail_ 1, framework_failure_ 99, anything else: 99) ends the test
@@ -549,6 +551,7 @@ part_start()
 	mkdir "$_pn" || framework_failure_ "mkdir $_pn"
 	(
 		trap - EXIT
+		part_name=$_pn
 		cd "$_pn" || framework_failure_ "cannot enter $_pn"
 		"$@"
 	) > "$_pn.log" 2>&1 &

@@ -22,12 +22,11 @@ TMUX_TMPDIR=$tmp_dir
 export TMUX_TMPDIR
 unset TMUX
 # One tmux server per top_start: a server that was just killed may still
-# hold its socket when the next one starts.  A part of a test run with
-# part_start (init.sh) sets tmux_part to a name of its own first: its
-# servers' names are not those of the other parts.  At exit, every server
+# hold its socket when the next one starts.  In a part of a test
+# (part_start, init.sh) the names carry the part's name: its servers are
+# not those of the other parts.  At exit, every server
 # of the test goes, the parts' too (their sockets are in $TMUX_TMPDIR).
 tmux_n=0
-tmux_part=
 tmux_sock=stackspy-$me-$$-0
 tm() { tmux -L "$tmux_sock" -f /dev/null "$@"; }
 tmux_cleanup()
@@ -66,7 +65,7 @@ top_start()
 	shift 2
 	rm -f rc
 	tmux_n=$((tmux_n + 1))
-	tmux_sock=stackspy-$me-$$-$tmux_part$tmux_n
+	tmux_sock=stackspy-$me-$$-$part_name$tmux_n
 	echo "+ stackspy top $* (tmux ${_w}x$_h)"
 	tm new-session -d -s top -x "$_w" -y "$_h" \
 		"'$STACKSPY' top $*; echo \$? > '$PWD/rc'; exec sleep 300" ||
