@@ -97,12 +97,15 @@ wait_senders()
 }
 
 # start_record ARG...: stackspy record ARG... in the background (record_pid),
-# stdout in out, stderr in err.
+# stdout in out, stderr in err.  It is one of the test's processes: a test
+# that fails while it records ends it before its folder goes (it wrote its
+# output there as the cleanup removed it, and the folder stayed).
 start_record()
 {
 	echo "+ stackspy record $* &"
 	"$STACKSPY" record "$@" > out 2> err &
 	record_pid=$!
+	bg_pids="$bg_pids $record_pid"
 }
 
 # stop_record: SIGINT to the recording, wait for it; it must exit 0.
